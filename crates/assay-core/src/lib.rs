@@ -1,0 +1,1 @@
+//! Samples, readers, outcomes, aggregation.
