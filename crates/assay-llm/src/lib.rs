@@ -1,0 +1,1 @@
+//! Judge access (see issue 3).
