@@ -5,7 +5,7 @@ Usage: make_big_jsonl.py N OUT   (stdlib only)
 Rows cycle through crates/assay-text/tests/data/parity/public.jsonl, taking
 each pair's prediction as "response" and its first reference as "reference";
 ids are "big-<row number>", so every row is distinct. Meant for checking that
-the CLI's memory stays flat on a large input (e.g. N = 1000000, about 0.6 GB).
+the CLI's memory stays flat on a large input (e.g. N = 1000000, about 360 MB).
 Writes in a streaming fashion, so the script's own memory stays small.
 """
 
