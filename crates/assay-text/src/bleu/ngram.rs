@@ -89,7 +89,7 @@ impl<'a> Interner<'a> {
         }
     }
 
-    pub(crate) fn lookup_all(&self, tokens: impl IntoIterator<Item = &'a str>, out: &mut Vec<u32>) {
+    pub(crate) fn lookup_all<'b>(&self, tokens: impl IntoIterator<Item = &'b str>, out: &mut Vec<u32>) {
         out.clear();
         out.extend(tokens.into_iter().map(|t| self.map.get(t).copied().unwrap_or(ABSENT)));
     }
