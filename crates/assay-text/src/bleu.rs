@@ -98,7 +98,10 @@ impl Smoothing {
 
 impl fmt::Display for Smoothing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let i = Smoothing::ALL.iter().position(|s| s == self).unwrap_or_default();
+        let i = Smoothing::ALL
+            .iter()
+            .position(|s| s == self)
+            .unwrap_or_default();
         write!(f, "method{i}")
     }
 }
@@ -168,7 +171,10 @@ pub struct BleuStats {
 
 impl AddAssign<&BleuStats> for BleuStats {
     fn add_assign(&mut self, o: &BleuStats) {
-        for (mine, theirs) in [(&mut self.numerators, &o.numerators), (&mut self.denominators, &o.denominators)] {
+        for (mine, theirs) in [
+            (&mut self.numerators, &o.numerators),
+            (&mut self.denominators, &o.denominators),
+        ] {
             if mine.len() < theirs.len() {
                 mine.resize(theirs.len(), 0);
             }
@@ -196,8 +202,11 @@ impl Scratch {
         references: &'a [R],
         max_order: usize,
     ) -> Result<BleuStats, BleuError> {
-        let ref_len = closest_ref_len(hypothesis.len(), references.iter().map(|r| r.as_ref().len()))
-            .ok_or(BleuError::NoReferences)?;
+        let ref_len = closest_ref_len(
+            hypothesis.len(),
+            references.iter().map(|r| r.as_ref().len()),
+        )
+        .ok_or(BleuError::NoReferences)?;
         let mut interner = Interner::default();
         interner.insert_all(hypothesis.iter().map(AsRef::as_ref), &mut self.hyp);
         self.index.set_hypothesis(&self.hyp, max_order);
@@ -208,8 +217,15 @@ impl Scratch {
         }
         let mut numerators = vec![0; max_order];
         self.index.add_max_matches(&mut numerators);
-        let denominators = (1..=max_order).map(|n| ngram_count(hypothesis.len(), n).max(1)).collect();
-        Ok(BleuStats { numerators, denominators, hyp_len: hypothesis.len() as u64, ref_len: ref_len as u64 })
+        let denominators = (1..=max_order)
+            .map(|n| ngram_count(hypothesis.len(), n).max(1))
+            .collect();
+        Ok(BleuStats {
+            numerators,
+            denominators,
+            hyp_len: hypothesis.len() as u64,
+            ref_len: ref_len as u64,
+        })
     }
 }
 
@@ -238,14 +254,20 @@ pub fn segment_stats<S: AsRef<str>, R: AsRef<[S]>>(
 enum P {
     /// Exact rational (nltk's Fraction); `raw` keeps the unnormalised
     /// numerator and denominator that nltk's methods read.
-    Frac { value: Rational, raw: (u64, u64) },
+    Frac {
+        value: Rational,
+        raw: (u64, u64),
+    },
     Float(f64),
 }
 
 impl P {
     fn frac(num: u64, den: u64) -> P {
         match Rational::new(u128::from(num), u128::from(den)) {
-            Some(value) => P::Frac { value, raw: (num, den) },
+            Some(value) => P::Frac {
+                value,
+                raw: (num, den),
+            },
             None => P::Float(ratio_to_f64(u128::from(num), u128::from(den))),
         }
     }
@@ -375,7 +397,12 @@ fn method4(p: &mut [P], hyp_len: u64, raw: &impl Fn(&P) -> Option<(u64, u64)>) {
 fn method5(p: &mut [P], last: &BleuStats) -> Result<(), BleuError> {
     let fifth = match (last.numerators.get(4), last.denominators.get(4)) {
         (Some(&n), Some(&d)) => P::frac(n, d),
-        _ => return Err(BleuError::MissingOrders { needed: 5, got: last.numerators.len() }),
+        _ => {
+            return Err(BleuError::MissingOrders {
+                needed: 5,
+                got: last.numerators.len(),
+            })
+        }
     };
     let Some(&first) = p.first() else {
         return Ok(());
@@ -406,7 +433,9 @@ fn method6(p: &mut [P], numerators: &[u64], last: &BleuStats) -> Result<(), Bleu
             P::Float(ratio_to_f64(u128::from(m), u128::from(l) + ALPHA))
         } else {
             let pi0 = p[i - 1].mul(p[i - 1]).div(p[i - 2]);
-            P::int(u128::from(m)).add(alpha.mul(pi0)).div(P::int(u128::from(l) + ALPHA))
+            P::int(u128::from(m))
+                .add(alpha.mul(pi0))
+                .div(P::int(u128::from(l) + ALPHA))
         };
     }
     Ok(())
@@ -428,18 +457,32 @@ fn method6(p: &mut [P], numerators: &[u64], last: &BleuStats) -> Result<(), Bleu
 /// let s1 = finalize(&stats, &stats, &w, Smoothing::Method1).unwrap();
 /// assert!((s1 - 0.3976353643835253).abs() < 1e-12);
 /// ```
-pub fn finalize(total: &BleuStats, last: &BleuStats, weights: &[f64], smoothing: Smoothing) -> Result<f64, BleuError> {
+pub fn finalize(
+    total: &BleuStats,
+    last: &BleuStats,
+    weights: &[f64],
+    smoothing: Smoothing,
+) -> Result<f64, BleuError> {
     let needed = smoothing.required_order(weights.len());
     let got = total.numerators.len().min(total.denominators.len());
     let got_last = last.numerators.len().min(last.denominators.len());
     if got.min(got_last) < needed {
-        return Err(BleuError::MissingOrders { needed, got: got.min(got_last) });
+        return Err(BleuError::MissingOrders {
+            needed,
+            got: got.min(got_last),
+        });
     }
     if weights.is_empty() || total.numerators[0] == 0 {
         return Ok(0.0);
     }
-    let mut p: Vec<P> = (0..weights.len()).map(|i| P::frac(total.numerators[i], total.denominators[i])).collect();
-    let input = SmoothingInput { hyp_len: total.hyp_len, numerators: &total.numerators, last };
+    let mut p: Vec<P> = (0..weights.len())
+        .map(|i| P::frac(total.numerators[i], total.denominators[i]))
+        .collect();
+    let input = SmoothingInput {
+        hyp_len: total.hyp_len,
+        numerators: &total.numerators,
+        last,
+    };
     smooth(smoothing, &mut p, &input)?;
     let log_sum = fsum(weights.iter().zip(&p).filter_map(|(&w, &p)| {
         let p = p.to_f64();
@@ -481,7 +524,11 @@ pub struct BleuConfig {
 
 impl Default for BleuConfig {
     fn default() -> Self {
-        BleuConfig { weights: vec![0.25; 4], smoothing: Smoothing::Method0, tokenizer: BleuTokenizer::Whitespace }
+        BleuConfig {
+            weights: vec![0.25; 4],
+            smoothing: Smoothing::Method0,
+            tokenizer: BleuTokenizer::Whitespace,
+        }
     }
 }
 
@@ -498,9 +545,16 @@ impl BleuConfig {
 /// let s = sentence_bleu("the cat sat on the mat", &["the cat sat on a mat"], &BleuConfig::default()).unwrap();
 /// assert!((s - 0.5372849659117709).abs() < 1e-12);
 /// ```
-pub fn sentence_bleu<R: AsRef<str>>(hypothesis: &str, references: &[R], config: &BleuConfig) -> Result<f64, BleuError> {
+pub fn sentence_bleu<R: AsRef<str>>(
+    hypothesis: &str,
+    references: &[R],
+    config: &BleuConfig,
+) -> Result<f64, BleuError> {
     let hyp = config.tokenizer.tokenize(hypothesis);
-    let refs: Vec<Vec<&str>> = references.iter().map(|r| config.tokenizer.tokenize(r.as_ref())).collect();
+    let refs: Vec<Vec<&str>> = references
+        .iter()
+        .map(|r| config.tokenizer.tokenize(r.as_ref()))
+        .collect();
     let stats = Scratch::default().stats(&hyp, &refs, config.max_order())?;
     finalize(&stats, &stats, &config.weights, config.smoothing)
 }
@@ -521,7 +575,10 @@ pub fn corpus_bleu<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
     config: &BleuConfig,
 ) -> Result<f64, BleuError> {
     if hypotheses.len() != references.len() {
-        return Err(BleuError::LengthMismatch { hypotheses: hypotheses.len(), references: references.len() });
+        return Err(BleuError::LengthMismatch {
+            hypotheses: hypotheses.len(),
+            references: references.len(),
+        });
     }
     let max_order = config.max_order();
     let mut scratch = Scratch::default();
@@ -531,7 +588,11 @@ pub fn corpus_bleu<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
     for (h, rs) in hypotheses.iter().zip(references) {
         config.tokenizer.tokenize_into(h.as_ref(), &mut hyp);
         refs.clear();
-        refs.extend(rs.as_ref().iter().map(|r| config.tokenizer.tokenize(r.as_ref())));
+        refs.extend(
+            rs.as_ref()
+                .iter()
+                .map(|r| config.tokenizer.tokenize(r.as_ref())),
+        );
         last = scratch.stats(&hyp, &refs, max_order)?;
         total += &last;
     }
@@ -558,12 +619,15 @@ mod tests {
     #[test]
     fn no_references_is_an_error() {
         let refs: [&[&str]; 0] = [];
-        assert_eq!(segment_stats(&["a"], &refs, 4), Err(BleuError::NoReferences));
+        assert_eq!(
+            segment_stats(&["a"], &refs, 4),
+            Err(BleuError::NoReferences)
+        );
     }
 
     #[test]
     fn zero_unigram_matches_score_zero_before_smoothing() {
-        let stats = segment_stats(&["x", "y", "z"], &[["a", "b", "c"]], 4).unwrap();
+        let stats = segment_stats(&["x", "y", "z"], &[["a", "b", "c"]], 5).unwrap();
         for s in Smoothing::ALL {
             assert_eq!(finalize(&stats, &stats, &[0.25; 4], s), Ok(0.0), "{s}");
         }
@@ -572,8 +636,14 @@ mod tests {
     #[test]
     fn method6_needs_trigram_matches() {
         let stats = segment_stats(&["a", "b", "c"], &[["a", "b", "d"]], 4).unwrap();
-        assert_eq!(finalize(&stats, &stats, &[0.25; 4], Smoothing::Method6), Err(BleuError::Method6ZeroTrigram));
-        assert_eq!(finalize(&stats, &stats, &[0.5; 2], Smoothing::Method6), Err(BleuError::Method6TooFewOrders(2)));
+        assert_eq!(
+            finalize(&stats, &stats, &[0.25; 4], Smoothing::Method6),
+            Err(BleuError::Method6ZeroTrigram)
+        );
+        assert_eq!(
+            finalize(&stats, &stats, &[0.5; 2], Smoothing::Method6),
+            Err(BleuError::Method6TooFewOrders(2))
+        );
     }
 
     #[test]

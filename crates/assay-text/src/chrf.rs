@@ -33,9 +33,17 @@ pub struct ChrfConfig {
 
 impl ChrfConfig {
     /// chrF: char order 6, word order 0, beta 2.
-    pub const CHRF: ChrfConfig = ChrfConfig { char_order: 6, word_order: 0, beta: 2 };
+    pub const CHRF: ChrfConfig = ChrfConfig {
+        char_order: 6,
+        word_order: 0,
+        beta: 2,
+    };
     /// chrF++: char order 6, word order 2, beta 2.
-    pub const CHRF_PP: ChrfConfig = ChrfConfig { char_order: 6, word_order: 2, beta: 2 };
+    pub const CHRF_PP: ChrfConfig = ChrfConfig {
+        char_order: 6,
+        word_order: 2,
+        beta: 2,
+    };
 
     fn orders(&self) -> usize {
         self.char_order + self.word_order
@@ -151,7 +159,11 @@ struct Scratch {
 
 fn push_chars(text: &str, out: &mut Vec<u32>) {
     out.clear();
-    out.extend(text.chars().filter(|&c| !is_python_whitespace(c)).map(u32::from));
+    out.extend(
+        text.chars()
+            .filter(|&c| !is_python_whitespace(c))
+            .map(u32::from),
+    );
 }
 
 impl Scratch {
@@ -192,7 +204,12 @@ impl Scratch {
             }
             let f = f_score(&self.stats, config.beta);
             if best.as_ref().is_none_or(|(b, _)| f > *b) {
-                best = Some((f, ChrfStats { orders: self.stats.clone() }));
+                best = Some((
+                    f,
+                    ChrfStats {
+                        orders: self.stats.clone(),
+                    },
+                ));
             }
         }
         best.map(|(_, s)| s).ok_or(SacreBleuError::NoReferences)
@@ -202,7 +219,11 @@ impl Scratch {
 fn fill_totals(stats: &mut [[u64; 3]], hyp_len: usize, ref_len: usize) {
     for (i, s) in stats.iter_mut().enumerate() {
         let r = ngram_count(ref_len, i + 1);
-        s[0] = if r > 0 { ngram_count(hyp_len, i + 1) } else { 0 };
+        s[0] = if r > 0 {
+            ngram_count(hyp_len, i + 1)
+        } else {
+            0
+        };
         s[1] = r;
     }
 }
@@ -249,8 +270,15 @@ pub fn finalize(stats: &ChrfStats, config: &ChrfConfig) -> f64 {
 /// let s = sentence_chrf("the cat", &["the cat"], &ChrfConfig::CHRF).unwrap();
 /// assert_eq!(s, 100.0);
 /// ```
-pub fn sentence_chrf<R: AsRef<str>>(hypothesis: &str, references: &[R], config: &ChrfConfig) -> Result<f64, SacreBleuError> {
-    Ok(finalize(&segment_stats(hypothesis, references, config)?, config))
+pub fn sentence_chrf<R: AsRef<str>>(
+    hypothesis: &str,
+    references: &[R],
+    config: &ChrfConfig,
+) -> Result<f64, SacreBleuError> {
+    Ok(finalize(
+        &segment_stats(hypothesis, references, config)?,
+        config,
+    ))
 }
 
 /// The summed statistics of a corpus.
@@ -260,10 +288,15 @@ pub fn corpus_stats<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
     config: &ChrfConfig,
 ) -> Result<ChrfStats, SacreBleuError> {
     if hypotheses.len() != references.len() {
-        return Err(SacreBleuError::LengthMismatch { hypotheses: hypotheses.len(), references: references.len() });
+        return Err(SacreBleuError::LengthMismatch {
+            hypotheses: hypotheses.len(),
+            references: references.len(),
+        });
     }
     let mut scratch = Scratch::default();
-    let mut total = ChrfStats { orders: vec![[0; 3]; config.orders()] };
+    let mut total = ChrfStats {
+        orders: vec![[0; 3]; config.orders()],
+    };
     for (h, rs) in hypotheses.iter().zip(references) {
         total += &scratch.stats(h.as_ref(), rs.as_ref(), config)?;
     }
@@ -276,7 +309,10 @@ pub fn corpus_chrf<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
     references: &[RS],
     config: &ChrfConfig,
 ) -> Result<f64, SacreBleuError> {
-    Ok(finalize(&corpus_stats(hypotheses, references, config)?, config))
+    Ok(finalize(
+        &corpus_stats(hypotheses, references, config)?,
+        config,
+    ))
 }
 
 #[cfg(test)]
@@ -289,7 +325,10 @@ mod tests {
 
     #[test]
     fn punctuation_is_split_off_words() {
-        assert_eq!(w("(hi) ok. ,x ! é! a.b"), ["(hi", ")", "ok", ".", ",", "x", "!", "é", "!", "a.b"]);
+        assert_eq!(
+            w("(hi) ok. ,x ! é! a.b"),
+            ["(hi", ")", "ok", ".", ",", "x", "!", "é", "!", "a.b"]
+        );
         assert_eq!(w("é .. 'quoted'"), ["é", ".", ".", "'quoted", "'"]);
     }
 
@@ -307,6 +346,9 @@ mod tests {
         assert_eq!(sentence_chrf("", &[""], &cfg).unwrap(), 0.0);
         assert_eq!(sentence_chrf("abc", &[" "], &cfg).unwrap(), 0.0);
         let refs: [&str; 0] = [];
-        assert_eq!(sentence_chrf("a", &refs, &cfg), Err(SacreBleuError::NoReferences));
+        assert_eq!(
+            sentence_chrf("a", &refs, &cfg),
+            Err(SacreBleuError::NoReferences)
+        );
     }
 }

@@ -244,7 +244,12 @@ impl Buf13a {
             }
         }
         if line.contains('&') {
-            for (from, to) in [("&quot;", "\""), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">")] {
+            for (from, to) in [
+                ("&quot;", "\""),
+                ("&amp;", "&"),
+                ("&lt;", "<"),
+                ("&gt;", ">"),
+            ] {
                 if line.contains(from) {
                     line = line.replace(from, to).into();
                 }
@@ -270,17 +275,26 @@ impl Buf13a {
         a.push(b' ');
         let mut b = Vec::with_capacity(a.len() * 2);
         // ([^0-9])([\.,]) -> \1 \2 (space after)
-        sub_pairs(&a, &mut b, |x, y| !x.is_ascii_digit() && matches!(y, b'.' | b','), |x, y, o| {
-            o.extend_from_slice(&[x, b' ', y, b' '])
-        });
+        sub_pairs(
+            &a,
+            &mut b,
+            |x, y| !x.is_ascii_digit() && matches!(y, b'.' | b','),
+            |x, y, o| o.extend_from_slice(&[x, b' ', y, b' ']),
+        );
         // ([\.,])([^0-9]) -> " \1 \2"
-        sub_pairs(&b, &mut a, |x, y| matches!(x, b'.' | b',') && !y.is_ascii_digit(), |x, y, o| {
-            o.extend_from_slice(&[b' ', x, b' ', y])
-        });
+        sub_pairs(
+            &b,
+            &mut a,
+            |x, y| matches!(x, b'.' | b',') && !y.is_ascii_digit(),
+            |x, y, o| o.extend_from_slice(&[b' ', x, b' ', y]),
+        );
         // ([0-9])(-) -> \1 \2 (space after)
-        sub_pairs(&a, &mut b, |x, y| x.is_ascii_digit() && y == b'-', |x, y, o| {
-            o.extend_from_slice(&[x, b' ', y, b' '])
-        });
+        sub_pairs(
+            &a,
+            &mut b,
+            |x, y| x.is_ascii_digit() && y == b'-',
+            |x, y, o| o.extend_from_slice(&[x, b' ', y, b' ']),
+        );
         self.out.clear();
         // Only ASCII bytes were inserted next to ASCII bytes, so `b` is still
         // valid UTF-8; the lossy conversion never replaces anything.
@@ -396,10 +410,14 @@ mod tests {
 
     #[test]
     fn python_whitespace_set() {
-        for c in ['\t', '\n', '\u{b}', '\u{c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{1f}', ' '] {
+        for c in [
+            '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{1f}', ' ',
+        ] {
             assert!(is_python_whitespace(c), "{c:?}");
         }
-        for c in ['\u{85}', '\u{a0}', '\u{1680}', '\u{2000}', '\u{200a}', '\u{2028}', '\u{3000}'] {
+        for c in [
+            '\u{85}', '\u{a0}', '\u{1680}', '\u{2000}', '\u{200a}', '\u{2028}', '\u{3000}',
+        ] {
             assert!(is_python_whitespace(c), "{c:?}");
         }
         for c in ['\u{1b}', '\u{200b}', '\u{feff}', 'a', '\u{180e}'] {
@@ -419,11 +437,15 @@ mod tests {
 
     #[test]
     fn regex_tokenizer_alternatives() {
-        assert_eq!(regex("The cat sat on the mat.\nIt was happy."), [
-            "The", "cat", "sat", "on", "the", "mat", "It", "was", "happy"
-        ]);
+        assert_eq!(
+            regex("The cat sat on the mat.\nIt was happy."),
+            ["The", "cat", "sat", "on", "the", "mat", "It", "was", "happy"]
+        );
         assert_eq!(regex("$100abc $x $"), ["$100", "abc", "$x", "$"]);
-        assert_eq!(regex("(hello) a..b 1,000.5"), ["(hello)", "a", "b", "1", ",000", "5"]);
+        assert_eq!(
+            regex("(hello) a..b 1,000.5"),
+            ["(hello)", "a", "b", "1", ",000", "5"]
+        );
         assert_eq!(regex("x\u{1f}y z\u{a0}w"), ["x", "\u{1f}y", "z", "w"]);
         assert!(regex("...  ").is_empty());
     }

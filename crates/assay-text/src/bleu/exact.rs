@@ -134,7 +134,10 @@ impl Rational {
             return None;
         }
         let g = gcd(num, den);
-        Some(Rational { num: num / g, den: den / g })
+        Some(Rational {
+            num: num / g,
+            den: den / g,
+        })
     }
 
     pub(crate) fn is_zero(self) -> bool {
@@ -179,7 +182,10 @@ mod tests {
 
     #[test]
     fn fsum_is_exact() {
-        assert_eq!(fsum([1e100, 1.0, -1e100, 1e-100, 1e50, -1.0, -1e50]), 1e-100);
+        assert_eq!(
+            fsum([1e100, 1.0, -1e100, 1e-100, 1e50, -1.0, -1e50]),
+            1e-100
+        );
         assert_eq!(fsum([0.1; 10]), 1.0);
         assert_eq!(fsum([]), 0.0);
         // Half-even correction: 1 + 2^-53 + 2^-105 rounds up.

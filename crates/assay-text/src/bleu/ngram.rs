@@ -45,7 +45,10 @@ impl Hasher for FoldHasher {
         if !rest.is_empty() {
             let mut w = [0u8; 8];
             w[..rest.len()].copy_from_slice(rest);
-            self.0 = fold(self.0 ^ u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59), MUL);
+            self.0 = fold(
+                self.0 ^ u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59),
+                MUL,
+            );
         }
     }
 
@@ -81,7 +84,11 @@ pub(crate) struct Interner<'a> {
 }
 
 impl<'a> Interner<'a> {
-    pub(crate) fn insert_all(&mut self, tokens: impl IntoIterator<Item = &'a str>, out: &mut Vec<u32>) {
+    pub(crate) fn insert_all(
+        &mut self,
+        tokens: impl IntoIterator<Item = &'a str>,
+        out: &mut Vec<u32>,
+    ) {
         out.clear();
         for t in tokens {
             let next = self.map.len() as u32;
@@ -89,9 +96,17 @@ impl<'a> Interner<'a> {
         }
     }
 
-    pub(crate) fn lookup_all<'b>(&self, tokens: impl IntoIterator<Item = &'b str>, out: &mut Vec<u32>) {
+    pub(crate) fn lookup_all<'b>(
+        &self,
+        tokens: impl IntoIterator<Item = &'b str>,
+        out: &mut Vec<u32>,
+    ) {
         out.clear();
-        out.extend(tokens.into_iter().map(|t| self.map.get(t).copied().unwrap_or(ABSENT)));
+        out.extend(
+            tokens
+                .into_iter()
+                .map(|t| self.map.get(t).copied().unwrap_or(ABSENT)),
+        );
     }
 }
 
@@ -172,7 +187,10 @@ impl NgramIndex {
                 let id = if prefix == ABSENT || symbol == ABSENT {
                     ABSENT
                 } else {
-                    self.map.get(&key(prefix, symbol)).copied().unwrap_or(ABSENT)
+                    self.map
+                        .get(&key(prefix, symbol))
+                        .copied()
+                        .unwrap_or(ABSENT)
                 };
                 if id != ABSENT {
                     any = true;
@@ -250,8 +268,13 @@ pub(crate) fn ngram_count(len: usize, n: usize) -> u64 {
 
 /// The reference length closest to `hyp_len`, ties going to the shorter
 /// one (nltk and sacreBLEU agree). `None` without references.
-pub(crate) fn closest_ref_len(hyp_len: usize, ref_lens: impl IntoIterator<Item = usize>) -> Option<usize> {
-    ref_lens.into_iter().min_by_key(|&r| (r.abs_diff(hyp_len), r))
+pub(crate) fn closest_ref_len(
+    hyp_len: usize,
+    ref_lens: impl IntoIterator<Item = usize>,
+) -> Option<usize> {
+    ref_lens
+        .into_iter()
+        .min_by_key(|&r| (r.abs_diff(hyp_len), r))
 }
 
 #[cfg(test)]

@@ -9,7 +9,10 @@ const WEIGHTS: [f64; 4] = [0.25; 4];
 
 fn stats(prediction: &str, references: &[String], max_order: usize) -> BleuStats {
     let hyp: Vec<&str> = python_split(prediction).collect();
-    let refs: Vec<Vec<&str>> = references.iter().map(|r| python_split(r).collect()).collect();
+    let refs: Vec<Vec<&str>> = references
+        .iter()
+        .map(|r| python_split(r).collect())
+        .collect();
     bleu::segment_stats(&hyp, &refs, max_order).expect("segment stats")
 }
 
@@ -23,7 +26,9 @@ fn sentence_bleu_every_smoothing_method() {
         let want = pair.expected["nltk_bleu"].as_f64().expect("nltk_bleu");
         let got = bleu::finalize(&s, &s, &WEIGHTS, Smoothing::Method0).expect("method0");
         assert_close(got, want, &format!("{} nltk_bleu", pair.id));
-        let want1 = pair.expected["nltk_bleu_method1"].as_f64().expect("nltk_bleu_method1");
+        let want1 = pair.expected["nltk_bleu_method1"]
+            .as_f64()
+            .expect("nltk_bleu_method1");
         let got1 = bleu::finalize(&s, &s, &WEIGHTS, Smoothing::Method1).expect("method1");
         assert_close(got1, want1, &format!("{} nltk_bleu_method1", pair.id));
         for method in Smoothing::ALL {
@@ -37,8 +42,18 @@ fn sentence_bleu_every_smoothing_method() {
                 }
                 None => {
                     assert!(want.is_null(), "{} {method}: {want}", pair.id);
-                    assert_eq!(method, Smoothing::Method6, "{}: only method6 raises", pair.id);
-                    assert_eq!(got, Err(BleuError::Method6ZeroTrigram), "{} {method}", pair.id);
+                    assert_eq!(
+                        method,
+                        Smoothing::Method6,
+                        "{}: only method6 raises",
+                        pair.id
+                    );
+                    assert_eq!(
+                        got,
+                        Err(BleuError::Method6ZeroTrigram),
+                        "{} {method}",
+                        pair.id
+                    );
                     errors += 1;
                 }
             }
@@ -55,7 +70,8 @@ fn sentence_bleu_every_smoothing_method() {
 fn sentence_bleu_on_text_matches_stats_path() {
     let config = bleu::BleuConfig::default();
     for pair in common::pairs() {
-        let got = bleu::sentence_bleu(&pair.prediction, &pair.references, &config).expect("sentence_bleu");
+        let got = bleu::sentence_bleu(&pair.prediction, &pair.references, &config)
+            .expect("sentence_bleu");
         let want = pair.expected["nltk_bleu"].as_f64().expect("nltk_bleu");
         assert_close(got, want, &format!("{} sentence_bleu", pair.id));
     }
@@ -67,8 +83,14 @@ fn corpus_bleu_methods_0_and_1() {
     let hyps: Vec<&str> = pairs.iter().map(|p| p.prediction.as_str()).collect();
     let refs: Vec<&[String]> = pairs.iter().map(|p| p.references.as_slice()).collect();
     let corpus = common::expected_corpus();
-    for (method, key) in [(Smoothing::Method0, "nltk_corpus_bleu"), (Smoothing::Method1, "nltk_corpus_bleu_method1")] {
-        let config = bleu::BleuConfig { smoothing: method, ..Default::default() };
+    for (method, key) in [
+        (Smoothing::Method0, "nltk_corpus_bleu"),
+        (Smoothing::Method1, "nltk_corpus_bleu_method1"),
+    ] {
+        let config = bleu::BleuConfig {
+            smoothing: method,
+            ..Default::default()
+        };
         let got = bleu::corpus_bleu(&hyps, &refs, &config).expect("corpus_bleu");
         assert_close(got, corpus[key].as_f64().expect(key), key);
     }
@@ -77,7 +99,15 @@ fn corpus_bleu_methods_0_and_1() {
     for p in pairs {
         total += &stats(&p.prediction, &p.references, 4);
     }
-    let last = stats(&pairs[pairs.len() - 1].prediction, &pairs[pairs.len() - 1].references, 4);
+    let last = stats(
+        &pairs[pairs.len() - 1].prediction,
+        &pairs[pairs.len() - 1].references,
+        4,
+    );
     let got = bleu::finalize(&total, &last, &WEIGHTS, Smoothing::Method0).expect("finalize");
-    assert_close(got, corpus["nltk_corpus_bleu"].as_f64().expect("corpus"), "summed stats");
+    assert_close(
+        got,
+        corpus["nltk_corpus_bleu"].as_f64().expect("corpus"),
+        "summed stats",
+    );
 }

@@ -7,14 +7,19 @@ use assay_text::sacrebleu::NRefs;
 
 const CASES: [(ChrfConfig, &str, &str); 2] = [
     (ChrfConfig::CHRF, "sacrebleu_chrf", "sacrebleu_corpus_chrf"),
-    (ChrfConfig::CHRF_PP, "sacrebleu_chrfpp", "sacrebleu_corpus_chrfpp"),
+    (
+        ChrfConfig::CHRF_PP,
+        "sacrebleu_chrfpp",
+        "sacrebleu_corpus_chrfpp",
+    ),
 ];
 
 #[test]
 fn sentence_chrf_every_pair() {
     for (config, key, _) in CASES {
         for pair in common::pairs() {
-            let got = chrf::sentence_chrf(&pair.prediction, &pair.references, &config).expect("sentence_chrf");
+            let got = chrf::sentence_chrf(&pair.prediction, &pair.references, &config)
+                .expect("sentence_chrf");
             let want = pair.expected[key].as_f64().expect(key);
             assert_close(got, want, &format!("{} {key}", pair.id));
         }
@@ -31,7 +36,11 @@ fn corpus_chrf_and_signatures() {
         let want = &common::expected_corpus()[key];
         let got = chrf::corpus_chrf(&hyps, &refs, &config).expect("corpus_chrf");
         assert_close(got, want["score"].as_f64().expect("score"), key);
-        assert_eq!(config.signature(nrefs), want["signature"].as_str().expect("signature"), "{key}");
+        assert_eq!(
+            config.signature(nrefs),
+            want["signature"].as_str().expect("signature"),
+            "{key}"
+        );
         let mut total = chrf::ChrfStats::default();
         for p in pairs {
             total += &chrf::segment_stats(&p.prediction, &p.references, &config).expect("stats");
