@@ -71,6 +71,7 @@ def main():
     parser.add_argument("rust")
     parser.add_argument("python")
     parser.add_argument("--command", default="bench/run.sh")
+    parser.add_argument("--load-start", default=None, help="load average when the run started")
     args = parser.parse_args()
     with open(args.rust, encoding="utf-8") as fh:
         rust = json.load(fh)
@@ -87,8 +88,10 @@ def main():
         "",
         f"- Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
         f"commit {git_commit(os.path.dirname(os.path.abspath(__file__)))}",
-        f"- Machine: {cpu_model()}, {os.cpu_count()} logical CPUs, "
-        f"load average at report time {', '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"- Machine: {cpu_model()}, {os.cpu_count()} logical CPUs; load average "
+        + (f"at start {args.load_start.replace(' ', ', ')}; " if args.load_start else "")
+        + f"at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        "(other work on the machine slows both sides and flattens the scaling)",
         f"- Command: `{args.command}`",
         f"- Data: the {rust['pairs_replicated']:,} pairs of the parity set replicated cyclically "
         f"(owned copies); assay-text and rougers score all of them, best of {rust['repeat']} runs.",
@@ -156,8 +159,8 @@ def main():
             f"| {fmt_ratio(rate(assay, 'distinct_1'), rate(rougers, 'distinct_1')) if rougers else ''} |"
         )
     computes = []
-    for metric, by_impl in rust["results"].items():
-        for impl, entry in by_impl.items():
+    for metric in LABELS:
+        for impl, entry in sorted(rust["results"].get(metric, {}).items()):
             computes.append(f"- {impl}, {metric}: {entry['computes']}")
     lines += ["", "What each Rust column computes:", ""] + computes
     if notes:

@@ -6,15 +6,16 @@
 #
 # Environment: PAIRS (replicated set, default 20000), SAMPLE (pairs the Python
 # side times, default 2000), THREADS (default: all logical CPUs), REPEAT (Rust
-# runs per measurement, best kept; default 3).
+# runs per measurement, best kept; default 5).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 pairs="${PAIRS:-20000}"
 sample="${SAMPLE:-2000}"
 threads="${THREADS:-$(nproc)}"
-repeat="${REPEAT:-3}"
+repeat="${REPEAT:-5}"
 
+load_start="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 "$here/setup.sh"
 cargo build --release --quiet --manifest-path "$here/lexical/Cargo.toml"
 
@@ -34,7 +35,7 @@ command="bench/run.sh"
 [[ -n "${PAIRS:-}${SAMPLE:-}${THREADS:-}${REPEAT:-}" ]] \
     && command="PAIRS=$pairs SAMPLE=$sample THREADS=$threads REPEAT=$repeat bench/run.sh"
 "$here/.venv/bin/python" "$here/report.py" "$work/rust.json" "$work/python.json" \
-    --command "$command" > "$work/results.md"
+    --command "$command" --load-start "$load_start" > "$work/results.md"
 
 cp "$work/rust.json" "$here/results.rust.json"
 cp "$work/python.json" "$here/results.python.json"

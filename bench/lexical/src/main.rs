@@ -52,7 +52,7 @@ fn parse_options() -> Result<Options, String> {
         pairs: 20_000,
         sample: 2_000,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        repeat: 3,
+        repeat: 5,
         data: default_data,
         metrics: Metric::ALL.to_vec(),
     };
