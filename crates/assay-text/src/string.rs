@@ -252,37 +252,68 @@ fn jaro(p: &[char], t: &[char]) -> f64 {
     if p.len() == 1 && t.len() == 1 {
         return if p[0] == t[0] { 1.0 } else { 0.0 };
     }
-    let bound = (p.len().max(t.len()) / 2).saturating_sub(1);
-
-    let mut p_matched = vec![false; p.len()];
-    let mut t_matched = vec![false; t.len()];
-    let mut common = 0usize;
-    for (j, &c) in t.iter().enumerate() {
-        let lo = j.saturating_sub(bound);
-        let hi = (j + bound + 1).min(p.len());
-        if lo >= hi {
-            // Later columns only move the window further right.
-            break;
-        }
-        if let Some(i) = (lo..hi).find(|&i| !p_matched[i] && p[i] == c) {
-            p_matched[i] = true;
-            t_matched[j] = true;
-            common += 1;
-        }
-    }
+    let (common, transpositions) = jaro_matches(p, t);
     if common == 0 {
         return 0.0;
     }
-
-    let p_common = p.iter().zip(&p_matched).filter(|(_, &m)| m).map(|(c, _)| c);
-    let t_common = t.iter().zip(&t_matched).filter(|(_, &m)| m).map(|(c, _)| c);
-    let transpositions = p_common.zip(t_common).filter(|(x, y)| x != y).count() / 2;
-
     let common_f = common as f64;
     let mut sim = common_f / p.len() as f64;
     sim += common_f / t.len() as f64;
     sim += (common_f - transpositions as f64) / common_f;
     sim / 3.0
+}
+
+/// The match window of Jaro: `max(len) / 2 - 1`, at least 0.
+fn jaro_bound(p: &[char], t: &[char]) -> usize {
+    (p.len().max(t.len()) / 2).saturating_sub(1)
+}
+
+/// Jaro's (matches, transpositions / 2 rounded down).
+///
+/// Bit-parallel: the candidates for `t[j]` are the bits of its pattern mask
+/// inside the window that are not matched yet, and the greedy choice is the
+/// lowest of them, so each `t` character costs O(window / 64) word
+/// operations instead of O(window) comparisons.
+fn jaro_matches(p: &[char], t: &[char]) -> (usize, usize) {
+    if p.is_empty() {
+        return (0, 0);
+    }
+    let bound = jaro_bound(p, t);
+    let masks = PatternMasks::new(p);
+    let mut p_flag = vec![0u64; masks.words];
+    let mut t_matched = Vec::with_capacity(t.len().min(p.len()));
+    for (j, &c) in t.iter().enumerate() {
+        let lo = j.saturating_sub(bound);
+        let hi = (j + bound).min(p.len() - 1);
+        if lo > hi {
+            // Later positions only move the window further right.
+            break;
+        }
+        let eq = masks.get(c);
+        for w in lo / 64..=hi / 64 {
+            let mut candidates = eq[w] & !p_flag[w];
+            if w == lo / 64 {
+                candidates &= !0u64 << (lo % 64);
+            }
+            if w == hi / 64 {
+                candidates &= !0u64 >> (63 - hi % 64);
+            }
+            if candidates != 0 {
+                p_flag[w] |= candidates & candidates.wrapping_neg();
+                t_matched.push(c);
+                break;
+            }
+        }
+    }
+    // Matched pattern characters in order, paired with matched text
+    // characters in order; each mismatch is half a transposition.
+    let p_common = p_flag.iter().enumerate().flat_map(|(w, &bits)| {
+        (0..64)
+            .filter(move |b| bits >> b & 1 == 1)
+            .map(move |b| p[w * 64 + b])
+    });
+    let half = p_common.zip(&t_matched).filter(|(x, y)| x != *y).count();
+    (t_matched.len(), half / 2)
 }
 
 /// Jaro-Winkler similarity: Jaro boosted by the common prefix (at most 4
@@ -350,6 +381,49 @@ mod tests {
             assert_eq!(
                 levenshtein(&a, &b),
                 levenshtein_dp(&a, &b),
+                "{a:?} vs {b:?}"
+            );
+        }
+    }
+
+    /// Direct transcription of the greedy Jaro matching, the oracle for the
+    /// bit-parallel version.
+    fn jaro_matches_naive(p: &[char], t: &[char]) -> (usize, usize) {
+        let bound = jaro_bound(p, t);
+        let mut p_matched = vec![false; p.len()];
+        let mut t_common = Vec::new();
+        for (j, &c) in t.iter().enumerate() {
+            let lo = j.saturating_sub(bound);
+            let hi = (j + bound + 1).min(p.len());
+            if let Some(i) = (lo..hi).find(|&i| !p_matched[i] && p[i] == c) {
+                p_matched[i] = true;
+                t_common.push(c);
+            }
+        }
+        let p_common = p.iter().zip(&p_matched).filter(|(_, &m)| m).map(|(c, _)| c);
+        let half = p_common.zip(&t_common).filter(|(x, y)| x != y).count();
+        (t_common.len(), half / 2)
+    }
+
+    #[test]
+    fn bit_parallel_jaro_equals_naive_matching() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let alphabets: [&[char]; 3] = [
+            &['a', 'b'],
+            &['a', 'b', 'c', 'd', 'é'],
+            &['x', '字', '🙂', 'y'],
+        ];
+        for round in 0..3000 {
+            let alphabet = alphabets[round % alphabets.len()];
+            let max_len = [5, 70, 300][round % 3];
+            let a = rng.string(max_len, alphabet);
+            let b = rng.string(max_len, alphabet);
+            if a.is_empty() || b.is_empty() {
+                continue;
+            }
+            assert_eq!(
+                jaro_matches(&a, &b),
+                jaro_matches_naive(&a, &b),
                 "{a:?} vs {b:?}"
             );
         }
