@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::Hash;
 use std::str::FromStr;
 
 /// The distance behind [`similarity`] (ragas `DistanceMeasure`).
@@ -96,16 +97,44 @@ pub fn string_presence(reference: &str, response: &str) -> bool {
 /// ragas `NonLLMStringSimilarity`: `1 - normalized_distance(reference, response)`,
 /// in `[0, 1]`, 1 for identical strings.
 pub fn similarity(reference: &str, response: &str, distance: StringDistance) -> f64 {
-    let p: Vec<char> = reference.chars().collect();
-    let t: Vec<char> = response.chars().collect();
+    // ASCII text is compared byte by byte with no decoding; anything else as
+    // Unicode scalar values, the elements Python's `str` is made of.
+    if reference.is_ascii() && response.is_ascii() {
+        similarity_of(reference.as_bytes(), response.as_bytes(), distance)
+    } else {
+        let p: Vec<char> = reference.chars().collect();
+        let t: Vec<char> = response.chars().collect();
+        similarity_of(&p, &t, distance)
+    }
+}
+
+fn similarity_of<S: Symbol>(p: &[S], t: &[S], distance: StringDistance) -> f64 {
     // ragas returns `1 - normalized_distance` and rapidfuzz's normalized
     // distance of the Jaro family is itself `1 - similarity`; mirroring both
     // steps keeps the last bits identical.
     match distance {
-        StringDistance::Levenshtein => 1.0 - normalize(levenshtein(&p, &t), p.len().max(t.len())),
-        StringDistance::Hamming => 1.0 - normalize(hamming_padded(&p, &t), p.len().max(t.len())),
-        StringDistance::Jaro => 1.0 - (1.0 - jaro(&p, &t)),
-        StringDistance::JaroWinkler => 1.0 - (1.0 - jaro_winkler(&p, &t, 0.1)),
+        StringDistance::Levenshtein => 1.0 - normalize(levenshtein(p, t), p.len().max(t.len())),
+        StringDistance::Hamming => 1.0 - normalize(hamming_padded(p, t), p.len().max(t.len())),
+        StringDistance::Jaro => 1.0 - (1.0 - jaro(p, t)),
+        StringDistance::JaroWinkler => 1.0 - (1.0 - jaro_winkler(p, t, 0.1)),
+    }
+}
+
+/// One element of a compared string: a byte of ASCII text or a `char`.
+trait Symbol: Copy + Eq + Hash {
+    /// The value if it is below 256 (looked up in a flat table, not hashed).
+    fn low(self) -> Option<u8>;
+}
+
+impl Symbol for u8 {
+    fn low(self) -> Option<u8> {
+        Some(self)
+    }
+}
+
+impl Symbol for char {
+    fn low(self) -> Option<u8> {
+        u8::try_from(self).ok()
     }
 }
 
@@ -119,30 +148,32 @@ fn normalize(distance: usize, maximum: usize) -> f64 {
 }
 
 /// Hamming distance where the length difference counts as mismatches.
-fn hamming_padded(a: &[char], b: &[char]) -> usize {
+fn hamming_padded<S: Symbol>(a: &[S], b: &[S]) -> usize {
     let mismatches = a.iter().zip(b).filter(|(x, y)| x != y).count();
     mismatches + a.len().abs_diff(b.len())
 }
 
-/// Bit masks of where each character occurs in a pattern, 64 positions per
-/// word, for the bit-parallel Levenshtein.
-struct PatternMasks {
+/// Bit masks of where each symbol occurs in a pattern, 64 positions per
+/// word, for the bit-parallel algorithms.
+struct PatternMasks<S> {
     words: usize,
-    /// Row index + 1 into `masks` for ASCII characters; 0 = absent.
-    ascii: [u32; 128],
-    other: HashMap<char, u32>,
-    /// Row 0 is all zeros (characters absent from the pattern).
+    /// Row of `masks` for symbols below 256; row 0 = absent.
+    low: [u32; 256],
+    other: HashMap<S, u32>,
+    /// Row 0 is all zeros (symbols absent from the pattern).
     masks: Vec<u64>,
 }
 
-impl PatternMasks {
-    fn new(pattern: &[char]) -> Self {
+impl<S: Symbol> PatternMasks<S> {
+    fn new(pattern: &[S]) -> Self {
         let words = pattern.len().div_ceil(64);
+        let mut masks = Vec::with_capacity(words * (pattern.len().min(32) + 1));
+        masks.resize(words, 0);
         let mut this = PatternMasks {
             words,
-            ascii: [0; 128],
+            low: [0; 256],
             other: HashMap::new(),
-            masks: vec![0; words],
+            masks,
         };
         for (i, &c) in pattern.iter().enumerate() {
             let row = this.row_or_insert(c);
@@ -151,11 +182,11 @@ impl PatternMasks {
         this
     }
 
-    fn row_or_insert(&mut self, c: char) -> usize {
+    fn row_or_insert(&mut self, c: S) -> usize {
         let next = (self.masks.len() / self.words) as u32;
-        let slot = match u8::try_from(c) {
-            Ok(b) if b.is_ascii() => &mut self.ascii[usize::from(b)],
-            _ => self.other.entry(c).or_insert(0),
+        let slot = match c.low() {
+            Some(b) => &mut self.low[usize::from(b)],
+            None => self.other.entry(c).or_insert(0),
         };
         if *slot == 0 {
             *slot = next;
@@ -164,10 +195,10 @@ impl PatternMasks {
         *slot as usize
     }
 
-    fn get(&self, c: char) -> &[u64] {
-        let row = match u8::try_from(c) {
-            Ok(b) if b.is_ascii() => self.ascii[usize::from(b)],
-            _ => self.other.get(&c).copied().unwrap_or(0),
+    fn get(&self, c: S) -> &[u64] {
+        let row = match c.low() {
+            Some(b) => self.low[usize::from(b)],
+            None => self.other.get(&c).copied().unwrap_or(0),
         } as usize;
         &self.masks[row * self.words..(row + 1) * self.words]
     }
@@ -178,7 +209,7 @@ impl PatternMasks {
 /// Strips the common prefix and suffix, then runs Myers' bit-vector
 /// algorithm (Hyyrö's formulation) over 64-row blocks of the shorter
 /// string: O(ceil(m / 64) * n) word operations.
-fn levenshtein(a: &[char], b: &[char]) -> usize {
+fn levenshtein<S: Symbol>(a: &[S], b: &[S]) -> usize {
     let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let (a, b) = (&a[prefix..], &b[prefix..]);
     let suffix = a
@@ -190,51 +221,70 @@ fn levenshtein(a: &[char], b: &[char]) -> usize {
     let (a, b) = (&a[..a.len() - suffix], &b[..b.len() - suffix]);
     let (pattern, text) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     if pattern.is_empty() {
-        return text.len();
+        text.len()
+    } else if pattern.len() <= 64 {
+        levenshtein_word(pattern, text)
+    } else {
+        levenshtein_blocks(pattern, text)
     }
+}
 
+/// Myers/Hyyrö for a pattern of 1 to 64 symbols: one word per column.
+fn levenshtein_word<S: Symbol>(pattern: &[S], text: &[S]) -> usize {
     let masks = PatternMasks::new(pattern);
-    let words = masks.words;
-    let mut vp = vec![!0u64; words];
-    let mut vn = vec![0u64; words];
-    let last_bit = 1u64 << ((pattern.len() - 1) % 64);
+    let last = 1u64 << (pattern.len() - 1);
+    let (mut vp, mut vn) = (!0u64, 0u64);
+    let mut score = pattern.len();
+    for &c in text {
+        let eq = masks.get(c)[0];
+        let xv = eq | vn;
+        let xh = ((eq & vp).wrapping_add(vp) ^ vp) | eq;
+        let ph = vn | !(xh | vp);
+        let mh = vp & xh;
+        if ph & last != 0 {
+            score += 1;
+        } else if mh & last != 0 {
+            score -= 1;
+        }
+        // Row 0 of the DP table grows by one per column: shift in a +1.
+        let ph = (ph << 1) | 1;
+        let mh = mh << 1;
+        vp = mh | !(xv | ph);
+        vn = ph & xv;
+    }
+    score
+}
+
+/// Myers' blocked variant for patterns longer than 64 symbols (Hyyrö's
+/// formulation): the horizontal +1/-1 of each block's last row carries into
+/// the next block as one bit, without branches.
+fn levenshtein_blocks<S: Symbol>(pattern: &[S], text: &[S]) -> usize {
+    let masks = PatternMasks::new(pattern);
+    // (VP, VN) per block: positive and negative vertical deltas.
+    let mut vecs = vec![(!0u64, 0u64); masks.words];
+    let last = 1u64 << ((pattern.len() - 1) % 64);
     let mut score = pattern.len();
 
     for &c in text {
-        let eq_words = masks.get(c);
         // Row 0 of the DP table grows by one per column: carry +1 into block 0.
-        let mut carry: i8 = 1;
-        for w in 0..words {
-            let high = if w + 1 == words { last_bit } else { 1u64 << 63 };
-            let (pv, mv) = (vp[w], vn[w]);
-            let mut eq = eq_words[w];
-            let xv = eq | mv;
-            if carry < 0 {
-                eq |= 1;
-            }
-            let xh = ((eq & pv).wrapping_add(pv) ^ pv) | eq;
-            let mut ph = mv | !(xh | pv);
-            let mut mh = pv & xh;
-            let out: i8 = if ph & high != 0 {
-                1
-            } else if mh & high != 0 {
-                -1
-            } else {
-                0
-            };
-            ph <<= 1;
-            mh <<= 1;
-            if carry < 0 {
-                mh |= 1;
-            } else if carry > 0 {
-                ph |= 1;
-            }
-            vp[w] = mh | !(xv | ph);
-            vn[w] = ph & xv;
-            carry = out;
+        let (mut hp_carry, mut hn_carry) = (1u64, 0u64);
+        let (mut hp_last, mut hn_last) = (0u64, 0u64);
+        for (&eq, (vp, vn)) in masks.get(c).iter().zip(vecs.iter_mut()) {
+            let x = eq | hn_carry;
+            let d0 = ((x & *vp).wrapping_add(*vp) ^ *vp) | x | *vn;
+            let hp = *vn | !(d0 | *vp);
+            let hn = d0 & *vp;
+            (hp_last, hn_last) = (hp, hn);
+            let (hp_out, hn_out) = (hp >> 63, hn >> 63);
+            let hp = (hp << 1) | hp_carry;
+            let hn = (hn << 1) | hn_carry;
+            *vp = hn | !(d0 | hp);
+            *vn = hp & d0;
+            (hp_carry, hn_carry) = (hp_out, hn_out);
         }
-        // `carry` is now the horizontal delta of the last pattern row.
-        score = score.wrapping_add_signed(isize::from(carry));
+        // The last pattern row lives at bit `last` of the last block.
+        score += usize::from(hp_last & last != 0);
+        score -= usize::from(hn_last & last != 0);
     }
     score
 }
@@ -242,7 +292,7 @@ fn levenshtein(a: &[char], b: &[char]) -> usize {
 /// Jaro similarity exactly as rapidfuzz computes it: greedy matching of each
 /// `t` character to the first unmatched equal `p` character within
 /// `max(len) / 2 - 1` positions, and half the transpositions rounded down.
-fn jaro(p: &[char], t: &[char]) -> f64 {
+fn jaro<S: Symbol>(p: &[S], t: &[S]) -> f64 {
     if p.is_empty() && t.is_empty() {
         return 1.0;
     }
@@ -264,7 +314,7 @@ fn jaro(p: &[char], t: &[char]) -> f64 {
 }
 
 /// The match window of Jaro: `max(len) / 2 - 1`, at least 0.
-fn jaro_bound(p: &[char], t: &[char]) -> usize {
+fn jaro_bound<S>(p: &[S], t: &[S]) -> usize {
     (p.len().max(t.len()) / 2).saturating_sub(1)
 }
 
@@ -274,7 +324,7 @@ fn jaro_bound(p: &[char], t: &[char]) -> usize {
 /// inside the window that are not matched yet, and the greedy choice is the
 /// lowest of them, so each `t` character costs O(window / 64) word
 /// operations instead of O(window) comparisons.
-fn jaro_matches(p: &[char], t: &[char]) -> (usize, usize) {
+fn jaro_matches<S: Symbol>(p: &[S], t: &[S]) -> (usize, usize) {
     if p.is_empty() {
         return (0, 0);
     }
@@ -318,7 +368,7 @@ fn jaro_matches(p: &[char], t: &[char]) -> (usize, usize) {
 
 /// Jaro-Winkler similarity: Jaro boosted by the common prefix (at most 4
 /// characters) when the Jaro similarity exceeds 0.7.
-fn jaro_winkler(p: &[char], t: &[char], prefix_weight: f64) -> f64 {
+fn jaro_winkler<S: Symbol>(p: &[S], t: &[S], prefix_weight: f64) -> f64 {
     let prefix = p.iter().zip(t).take(4).take_while(|(x, y)| x == y).count();
     let mut sim = jaro(p, t);
     if sim > 0.7 {
