@@ -195,11 +195,17 @@ impl<S: Symbol> PatternMasks<S> {
         *slot as usize
     }
 
-    fn get(&self, c: S) -> &[u64] {
+    /// The row of `c` in `masks`, 0 if the pattern lacks it.
+    fn row(&self, c: S) -> usize {
         let row = match c.low() {
             Some(b) => self.low[usize::from(b)],
             None => self.other.get(&c).copied().unwrap_or(0),
-        } as usize;
+        };
+        row as usize
+    }
+
+    fn get(&self, c: S) -> &[u64] {
+        let row = self.row(c);
         &self.masks[row * self.words..(row + 1) * self.words]
     }
 }
@@ -255,38 +261,109 @@ fn levenshtein_word<S: Symbol>(pattern: &[S], text: &[S]) -> usize {
     score
 }
 
-/// Myers' blocked variant for patterns longer than 64 symbols (Hyyrö's
-/// formulation): the horizontal +1/-1 of each block's last row carries into
-/// the next block as one bit, without branches.
+/// Levenshtein distance for patterns longer than 64 symbols (`pattern` no
+/// longer than `text`): blocked bit-vector DP restricted to a diagonal band.
+///
+/// A first band is sized from a lower bound of the distance; if the banded
+/// result exceeds the band's threshold, that result is an upper bound of the
+/// distance and a second band of that size is exact (see [`banded_blocks`]).
 fn levenshtein_blocks<S: Symbol>(pattern: &[S], text: &[S]) -> usize {
     let masks = PatternMasks::new(pattern);
-    // (VP, VN) per block: positive and negative vertical deltas.
-    let mut vecs = vec![(!0u64, 0u64); masks.words];
-    let last = 1u64 << ((pattern.len() - 1) % 64);
-    let mut score = pattern.len();
+    let delta = text.len() - pattern.len();
+    let guess = (histogram_lower_bound(&masks, text) * 3 / 2 + 16).max(delta);
+    let first = banded_blocks(&masks, pattern.len(), text, guess);
+    if first <= guess {
+        first
+    } else {
+        banded_blocks(&masks, pattern.len(), text, first)
+    }
+}
 
+/// A lower bound of the Levenshtein distance: every symbol that one string
+/// holds more often than the other needs its own edit, and one edit removes
+/// at most one surplus symbol from each side.
+fn histogram_lower_bound<S: Symbol>(masks: &PatternMasks<S>, text: &[S]) -> usize {
+    let mut surplus: Vec<isize> = masks
+        .masks
+        .chunks(masks.words)
+        .map(|row| row.iter().map(|w| w.count_ones() as isize).sum())
+        .collect();
+    let mut text_only = 0usize;
     for &c in text {
-        // Row 0 of the DP table grows by one per column: carry +1 into block 0.
+        match masks.row(c) {
+            0 => text_only += 1,
+            r => surplus[r] -= 1,
+        }
+    }
+    let pattern_surplus: usize = surplus.iter().map(|&v| v.max(0).unsigned_abs()).sum();
+    let text_surplus: usize = surplus.iter().map(|&v| v.min(0).unsigned_abs()).sum();
+    pattern_surplus.max(text_surplus + text_only)
+}
+
+/// Blocked Myers/Hyyrö DP over the cells (i, j) that a path of cost at most
+/// `k` can visit: `|i - j| + |(m - i) - (n - j)| <= k`, since reaching
+/// (i, j) costs at least `|i - j|` and finishing from it at least the
+/// second term. Requires `m >= 1` and `m <= n`.
+///
+/// Blocks outside the band are not computed; the boundary they leave is
+/// taken as a real path (a +1 per column above the band, straight down into
+/// a block entering it), so every computed value is the cost of some path
+/// and never below the true distance. Every cell of an optimal path is in
+/// the band when the distance is at most `k`, so then the result is exact;
+/// a result above `k` means the distance exceeds `k`, and the result is
+/// still an upper bound of it.
+fn banded_blocks<S: Symbol>(masks: &PatternMasks<S>, m: usize, text: &[S], k: usize) -> usize {
+    let words = masks.words;
+    let delta = text.len() - m;
+    let k = k.max(delta);
+    // Rows of column j inside the band: j - above ..= j + below (1-based).
+    let above = (k + delta) / 2;
+    let below = (k - delta) / 2;
+    let block_of = |row: usize| (row - 1) / 64;
+    let last_bit = 1u64 << ((m - 1) % 64);
+
+    // (VP, VN) per block, and the DP value at each block's bottom row; both
+    // start as column 0, where row i holds i.
+    let mut vecs = vec![(!0u64, 0u64); words];
+    let mut scores: Vec<usize> = (0..words).map(|w| ((w + 1) * 64).min(m)).collect();
+    let mut first = 0;
+    let mut last = block_of((1 + below).min(m));
+
+    for (j, &c) in text.iter().enumerate() {
+        let j = j + 1;
+        let new_last = block_of((j + below).min(m));
+        while last < new_last {
+            // The entering block continues the previous block's bottom cell
+            // straight down, as it stood at column j - 1.
+            last += 1;
+            let rows = if last + 1 == words { m - last * 64 } else { 64 };
+            vecs[last] = (!0, 0);
+            scores[last] = scores[last - 1] + rows;
+        }
+        first = first.max(block_of(j.saturating_sub(above).max(1)));
+
+        let eq_words = masks.get(c);
+        // +1 per column above the band (exactly row 0's values at the top).
         let (mut hp_carry, mut hn_carry) = (1u64, 0u64);
-        let (mut hp_last, mut hn_last) = (0u64, 0u64);
-        for (&eq, (vp, vn)) in masks.get(c).iter().zip(vecs.iter_mut()) {
-            let x = eq | hn_carry;
-            let d0 = ((x & *vp).wrapping_add(*vp) ^ *vp) | x | *vn;
-            let hp = *vn | !(d0 | *vp);
-            let hn = d0 & *vp;
-            (hp_last, hn_last) = (hp, hn);
-            let (hp_out, hn_out) = (hp >> 63, hn >> 63);
+        for w in first..=last {
+            let (vp, vn) = vecs[w];
+            let x = eq_words[w] | hn_carry;
+            let d0 = ((x & vp).wrapping_add(vp) ^ vp) | x | vn;
+            let hp = vn | !(d0 | vp);
+            let hn = d0 & vp;
+            let (hp_out, hn_out) = if w + 1 == words {
+                (u64::from(hp & last_bit != 0), u64::from(hn & last_bit != 0))
+            } else {
+                (hp >> 63, hn >> 63)
+            };
             let hp = (hp << 1) | hp_carry;
             let hn = (hn << 1) | hn_carry;
-            *vp = hn | !(d0 | hp);
-            *vn = hp & d0;
+            vecs[w] = (hn | !(d0 | hp), hp & d0);
+            scores[w] = scores[w] + hp_out as usize - hn_out as usize;
             (hp_carry, hn_carry) = (hp_out, hn_out);
         }
-        // The last pattern row lives at bit `last` of the last block.
-        score += usize::from(hp_last & last != 0);
-        score -= usize::from(hn_last & last != 0);
     }
-    score
+    scores[words - 1]
 }
 
 /// Jaro similarity exactly as rapidfuzz computes it: greedy matching of each
@@ -476,6 +553,52 @@ mod tests {
                 jaro_matches_naive(&a, &b),
                 "{a:?} vs {b:?}"
             );
+        }
+    }
+
+    #[test]
+    fn banded_levenshtein_is_exact_within_its_threshold_and_an_upper_bound_beyond() {
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        let alphabets: [&[char]; 2] = [&['a', 'b', 'c'], &['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']];
+        for round in 0..2000 {
+            let alphabet = alphabets[round % alphabets.len()];
+            let base = rng.string(260, alphabet);
+            // Mostly similar pairs (few edits) and some unrelated ones.
+            let other = if round % 4 == 0 {
+                rng.string(260, alphabet)
+            } else {
+                let mut b = base.clone();
+                for _ in 0..rng.next() % 40 {
+                    let pos = (rng.next() % (b.len() as u64 + 1)) as usize;
+                    let c = alphabet[(rng.next() % alphabet.len() as u64) as usize];
+                    match rng.next() % 3 {
+                        0 if pos < b.len() => b[pos] = c,
+                        1 => b.insert(pos, c),
+                        _ if pos < b.len() => {
+                            b.remove(pos);
+                        }
+                        _ => {}
+                    }
+                }
+                b
+            };
+            let (p, t) = if base.len() <= other.len() {
+                (&base, &other)
+            } else {
+                (&other, &base)
+            };
+            if p.is_empty() {
+                continue;
+            }
+            let want = levenshtein_dp(p, t);
+            let masks = PatternMasks::new(p);
+            let k = (rng.next() % (t.len() as u64 + 1)) as usize;
+            let got = banded_blocks(&masks, p.len(), t, k);
+            assert!(got >= want, "{got} < {want}");
+            if got <= k.max(t.len() - p.len()) {
+                assert_eq!(got, want, "k = {k}");
+            }
+            assert_eq!(levenshtein(p, t), want);
         }
     }
 
