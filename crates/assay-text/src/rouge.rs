@@ -315,6 +315,7 @@ impl RougeScorer {
                 &st.pred,
                 &st.pred_lines,
                 st.ngrams.unigram_counts(),
+                &st.lcs,
             )
         };
         for (t, b) in self.types.iter().zip(best.iter_mut()) {
