@@ -41,7 +41,12 @@ impl TokenBuf {
 
     fn flush(&mut self, emit: &mut impl FnMut(&[u8], u128)) {
         if !self.bytes.is_empty() {
-            emit(&self.bytes, self.key);
+            let key = if self.bytes.len() <= SHORT {
+                self.key
+            } else {
+                0
+            };
+            emit(&self.bytes, key);
             self.bytes.clear();
             self.key = 0;
         }
@@ -52,42 +57,95 @@ impl TokenBuf {
 /// stemming): the maximal runs of `[a-z0-9]` after Python's `str.lower()`.
 /// Any other character separates tokens, including what lowercasing
 /// produces besides ASCII (`İ` lowercases to `i` + U+0307, so it ends a
-/// token after `i`). `key` packs tokens of up to 16 bytes (see [`TokenBuf`]).
+/// token after `i`). `key` packs tokens of up to 16 bytes (see
+/// [`TokenBuf`]) and is 0 for longer ones.
 pub(super) fn for_each_raw_token(
     text: &str,
     buf: &mut TokenBuf,
     mut emit: impl FnMut(&[u8], u128),
 ) {
-    buf.bytes.clear();
-    buf.key = 0;
-    let bytes = text.as_bytes();
+    if text.is_ascii() {
+        ascii_tokens(text.as_bytes(), buf, &mut emit);
+    } else {
+        unicode_tokens(text, buf, &mut emit);
+    }
+}
+
+/// The common case: no lowercasing beyond ASCII, and a token is a slice
+/// of the input, so its key is one unaligned load.
+fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
+    let n = bytes.len();
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b.is_ascii_alphanumeric() {
-            buf.push(b.to_ascii_lowercase());
+    loop {
+        while i < n && !bytes[i].is_ascii_alphanumeric() {
             i += 1;
-        } else if b.is_ascii() {
-            buf.flush(&mut emit);
+        }
+        if i == n {
+            return;
+        }
+        let start = i;
+        while i < n && bytes[i].is_ascii_alphanumeric() {
             i += 1;
+        }
+        let len = i - start;
+        if len <= SHORT {
+            let key = lowercase_key(bytes, start, len);
+            let packed = key.to_le_bytes();
+            emit(&packed[..len], key);
         } else {
-            // A non-ASCII character: only its lowercase form can contribute
-            // (KELVIN SIGN -> `k`), so decode it and look at that.
-            let ch = text.get(i..).and_then(|rest| rest.chars().next());
-            let Some(ch) = ch else {
-                break;
-            };
-            for lower in ch.to_lowercase() {
-                if lower.is_ascii_alphanumeric() {
-                    buf.push(lower as u8);
-                } else {
-                    buf.flush(&mut emit);
-                }
-            }
-            i += ch.len_utf8();
+            buf.bytes.clear();
+            buf.bytes
+                .extend(bytes[start..i].iter().map(u8::to_ascii_lowercase));
+            emit(&buf.bytes, 0);
         }
     }
-    buf.flush(&mut emit);
+}
+
+/// Packs the ASCII alphanumeric run `bytes[start..start + len]`
+/// (`len <= 16`) lowercased, as [`TokenBuf`] would.
+fn lowercase_key(bytes: &[u8], start: usize, len: usize) -> u128 {
+    let mut word = [0u8; SHORT];
+    match bytes.get(start..start + SHORT) {
+        Some(window) => word.copy_from_slice(window),
+        None => {
+            let tail = bytes.get(start..start + len).unwrap_or(&[]);
+            word[..tail.len()].copy_from_slice(tail);
+        }
+    }
+    let mask = if len >= SHORT {
+        u128::MAX
+    } else {
+        (1u128 << (8 * len)) - 1
+    };
+    // Setting bit 0x20 lowercases an ASCII letter and keeps a digit as it is.
+    (u128::from_le_bytes(word) | 0x2020_2020_2020_2020_2020_2020_2020_2020) & mask
+}
+
+/// Text with non-ASCII characters: only two characters lowercase to
+/// something with ASCII letters (KELVIN SIGN -> `k`, U+0130 -> `i` +
+/// U+0307), but decoding every character and using the lowercase mapping
+/// keeps this exact without relying on that list.
+fn unicode_tokens(text: &str, buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
+    buf.bytes.clear();
+    buf.key = 0;
+    for ch in text.chars() {
+        if ch.is_ascii() {
+            if ch.is_ascii_alphanumeric() {
+                buf.push(ch.to_ascii_lowercase() as u8);
+            } else {
+                buf.flush(emit);
+            }
+            continue;
+        }
+        for lower in ch.to_lowercase() {
+            if lower.is_ascii_alphanumeric() {
+                buf.push(lower as u8);
+            } else {
+                buf.flush(emit);
+            }
+        }
+    }
+    buf.flush(emit);
 }
 
 /// A small multiplicative hasher (the rustc "Fx" scheme) for the rare
@@ -139,19 +197,25 @@ fn pack(token: &[u8]) -> u128 {
 }
 
 /// Open-addressing map from packed short tokens to ids: one multiply to
-/// hash and one integer compare per probe, no pointer chasing.
+/// hash, one integer compare per probe, key and value in one cache line.
 #[derive(Default)]
 struct ShortTable {
-    keys: Vec<u128>,
-    values: Vec<u32>,
+    slots: Vec<Slot>,
     /// Occupied slots, so a small table in a big allocation clears fast.
     used: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// 0 marks an empty slot.
+    key: u128,
+    value: u32,
 }
 
 impl ShortTable {
     fn slot(&self, key: u128) -> usize {
         let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
-        let bits = self.keys.len().trailing_zeros();
+        let bits = self.slots.len().trailing_zeros();
         (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
@@ -160,49 +224,49 @@ impl ShortTable {
     }
 
     fn get(&self, key: u128) -> Option<u32> {
-        if self.keys.is_empty() {
+        if self.slots.is_empty() {
             return None;
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut i = self.slot(key);
         loop {
-            match self.keys[i] {
-                k if k == key => return Some(self.values[i]),
-                0 => return None,
-                _ => i = (i + 1) & mask,
+            let slot = self.slots[i];
+            if slot.key == key {
+                return Some(slot.value);
             }
+            if slot.key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
         }
     }
 
     /// Inserts a key known to be absent.
     fn insert(&mut self, key: u128, value: u32) {
-        if (self.used.len() + 1) * 2 > self.keys.len() {
+        if (self.used.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut i = self.slot(key);
-        while self.keys[i] != 0 {
+        while self.slots[i].key != 0 {
             i = (i + 1) & mask;
         }
-        self.keys[i] = key;
-        self.values[i] = value;
+        self.slots[i] = Slot { key, value };
         self.used.push(i as u32);
     }
 
     fn grow(&mut self) {
-        let capacity = (self.keys.len() * 2).max(256);
-        let keys = std::mem::replace(&mut self.keys, vec![0; capacity]);
-        let values = std::mem::replace(&mut self.values, vec![0; capacity]);
-        let used = std::mem::take(&mut self.used);
-        for slot in used {
-            let slot = slot as usize;
-            self.insert(keys[slot], values[slot]);
+        let capacity = (self.slots.len() * 2).max(256);
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); capacity]);
+        for i in std::mem::take(&mut self.used) {
+            let slot = old[i as usize];
+            self.insert(slot.key, slot.value);
         }
     }
 
     fn clear(&mut self) {
-        for &slot in &self.used {
-            self.keys[slot as usize] = 0;
+        for &i in &self.used {
+            self.slots[i as usize].key = 0;
         }
         self.used.clear();
     }
@@ -387,5 +451,60 @@ impl Vocab {
         self.stem_buf = fin;
         self.raw_ids.insert(token, key, id);
         id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(text: &str, ascii_path: bool) -> Vec<(Vec<u8>, u128)> {
+        let mut out = Vec::new();
+        let mut buf = TokenBuf::default();
+        let mut emit = |t: &[u8], k: u128| out.push((t.to_vec(), k));
+        if ascii_path {
+            ascii_tokens(text.as_bytes(), &mut buf, &mut emit);
+        } else {
+            unicode_tokens(text, &mut buf, &mut emit);
+        }
+        out
+    }
+
+    #[test]
+    fn ascii_fast_path_matches_general_path() {
+        let long = "Pneumonoultramicroscopicsilicovolcanoconiosis";
+        for text in [
+            "",
+            "   ",
+            "a",
+            "The QUICK brown fox, jumped-over 2 lazy dogs!",
+            "exactly16letters exactly15letter seventeenletters1 end",
+            "ABCDEFGHIJKLMNOP",
+            "abcdefghijklmnopq",
+            long,
+            &format!("{long}. {long}"),
+            "don't\tstop\r\nx9Y8z7 __init__ 3.14",
+        ] {
+            let fast = collect(text, true);
+            let general = collect(text, false);
+            assert_eq!(fast, general, "{text:?}");
+            for (token, key) in &fast {
+                if token.len() <= SHORT {
+                    assert_eq!(*key, pack(token), "{text:?}");
+                }
+            }
+        }
+    }
+
+    /// The same two characters as in Python 3.11's tables lowercase to
+    /// something with ASCII letters or digits; every other non-ASCII
+    /// character only separates tokens.
+    #[test]
+    fn only_two_characters_lowercase_into_ascii() {
+        let found: Vec<char> = (0x80..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|c| c.to_lowercase().any(|l| l.is_ascii_alphanumeric()))
+            .collect();
+        assert_eq!(found, ['\u{130}', '\u{212a}']);
     }
 }
