@@ -273,7 +273,7 @@ impl Buf13a {
             }
         }
         a.push(b' ');
-        let mut b = Vec::with_capacity(a.len() * 2);
+        let mut b = std::mem::take(&mut self.out).into_bytes();
         // ([^0-9])([\.,]) -> \1 \2 (space after)
         sub_pairs(
             &a,
@@ -295,10 +295,10 @@ impl Buf13a {
             |x, y| x.is_ascii_digit() && y == b'-',
             |x, y, o| o.extend_from_slice(&[x, b' ', y, b' ']),
         );
-        self.out.clear();
         // Only ASCII bytes were inserted next to ASCII bytes, so `b` is still
         // valid UTF-8; the lossy conversion never replaces anything.
-        self.out.push_str(&String::from_utf8_lossy(&b));
+        self.out = String::from_utf8(b)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         self.tmp = a;
     }
 
@@ -353,6 +353,14 @@ pub enum BleuTokenizer {
 }
 
 impl BleuTokenizer {
+    /// The tokens of `text`, lazily.
+    pub fn tokens<'a>(&self, text: &'a str) -> Tokens<'a> {
+        match self {
+            BleuTokenizer::Regex => Tokens::Regex(regex_tokens(text)),
+            BleuTokenizer::Whitespace => Tokens::Whitespace(python_split(text)),
+        }
+    }
+
     /// Tokenizes `text`.
     pub fn tokenize<'a>(&self, text: &'a str) -> Vec<&'a str> {
         let mut out = Vec::new();
@@ -363,9 +371,27 @@ impl BleuTokenizer {
     /// Tokenizes `text`, replacing the contents of `out` (reuses its buffer).
     pub fn tokenize_into<'a>(&self, text: &'a str, out: &mut Vec<&'a str>) {
         out.clear();
+        out.extend(self.tokens(text));
+    }
+}
+
+/// Iterator returned by [`BleuTokenizer::tokens`].
+#[derive(Debug, Clone)]
+pub enum Tokens<'a> {
+    /// [`regex_tokens`].
+    Regex(RegexTokens<'a>),
+    /// [`python_split`].
+    Whitespace(PythonSplit<'a>),
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
         match self {
-            BleuTokenizer::Regex => out.extend(regex_tokens(text)),
-            BleuTokenizer::Whitespace => out.extend(python_split(text)),
+            Tokens::Regex(t) => t.next(),
+            Tokens::Whitespace(t) => t.next(),
         }
     }
 }
