@@ -26,6 +26,7 @@
 //! values such as 2.3e-78 when an order has no match): apply
 //! [`zero_below_1e9`] for that policy.
 
+use std::cell::Cell;
 use std::fmt;
 use std::ops::AddAssign;
 use std::str::FromStr;
@@ -36,7 +37,7 @@ mod exact;
 pub(crate) mod ngram;
 
 use exact::{fsum, ratio_to_f64, Rational};
-use ngram::{closest_ref_len, ngram_count, Interner, NgramIndex};
+use ngram::{closest_ref_len, ngram_count, with_local, Interner, NgramIndex};
 
 /// nltk's default `SmoothingFunction` parameters.
 const EPSILON: f64 = 0.1;
@@ -195,35 +196,43 @@ struct Scratch {
     reference: Vec<u32>,
 }
 
+thread_local! {
+    static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
+}
+
 impl Scratch {
-    fn stats<'a, S: AsRef<str> + 'a, R: AsRef<[S]>>(
+    fn stats<'h, 'r, I, J>(
         &mut self,
-        hypothesis: &'a [S],
-        references: &'a [R],
+        hypothesis: I,
+        references: J,
         max_order: usize,
-    ) -> Result<BleuStats, BleuError> {
-        let ref_len = closest_ref_len(
-            hypothesis.len(),
-            references.iter().map(|r| r.as_ref().len()),
-        )
-        .ok_or(BleuError::NoReferences)?;
-        let mut interner = Interner::default();
-        interner.insert_all(hypothesis.iter().map(AsRef::as_ref), &mut self.hyp);
+    ) -> Result<BleuStats, BleuError>
+    where
+        I: IntoIterator<Item = &'h str>,
+        J: IntoIterator,
+        J::Item: IntoIterator<Item = &'r str>,
+    {
+        let mut interner = Interner::with_capacity(64);
+        interner.insert_all(hypothesis, &mut self.hyp);
+        let hyp_len = self.hyp.len();
         self.index.set_hypothesis(&self.hyp, max_order);
+        let mut ref_len = None;
         for r in references {
-            interner.lookup_all(r.as_ref().iter().map(AsRef::as_ref), &mut self.reference);
+            interner.lookup_all(r, &mut self.reference);
+            ref_len = closest_ref_len(hyp_len, ref_len.into_iter().chain([self.reference.len()]));
             self.index.count_reference(&self.reference);
             self.index.merge_reference_max();
         }
+        let ref_len = ref_len.ok_or(BleuError::NoReferences)?;
         let mut numerators = vec![0; max_order];
         self.index.add_max_matches(&mut numerators);
         let denominators = (1..=max_order)
-            .map(|n| ngram_count(hypothesis.len(), n).max(1))
+            .map(|n| ngram_count(hyp_len, n).max(1))
             .collect();
         Ok(BleuStats {
             numerators,
             denominators,
-            hyp_len: hypothesis.len() as u64,
+            hyp_len: hyp_len as u64,
             ref_len: ref_len as u64,
         })
     }
@@ -244,7 +253,15 @@ pub fn segment_stats<S: AsRef<str>, R: AsRef<[S]>>(
     references: &[R],
     max_order: usize,
 ) -> Result<BleuStats, BleuError> {
-    Scratch::default().stats(hypothesis, references, max_order)
+    with_local(&SCRATCH, |s| {
+        s.stats(
+            hypothesis.iter().map(AsRef::as_ref),
+            references
+                .iter()
+                .map(|r| r.as_ref().iter().map(AsRef::as_ref)),
+            max_order,
+        )
+    })
 }
 
 /// A precision value as nltk holds it: a Fraction, or a float once a
@@ -550,12 +567,14 @@ pub fn sentence_bleu<R: AsRef<str>>(
     references: &[R],
     config: &BleuConfig,
 ) -> Result<f64, BleuError> {
-    let hyp = config.tokenizer.tokenize(hypothesis);
-    let refs: Vec<Vec<&str>> = references
-        .iter()
-        .map(|r| config.tokenizer.tokenize(r.as_ref()))
-        .collect();
-    let stats = Scratch::default().stats(&hyp, &refs, config.max_order())?;
+    let tok = config.tokenizer;
+    let stats = with_local(&SCRATCH, |s| {
+        s.stats(
+            tok.tokens(hypothesis),
+            references.iter().map(|r| tok.tokens(r.as_ref())),
+            config.max_order(),
+        )
+    })?;
     finalize(&stats, &stats, &config.weights, config.smoothing)
 }
 
@@ -580,22 +599,17 @@ pub fn corpus_bleu<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
             references: references.len(),
         });
     }
-    let max_order = config.max_order();
-    let mut scratch = Scratch::default();
+    let (max_order, tok) = (config.max_order(), config.tokenizer);
     let mut total = BleuStats::default();
     let mut last = BleuStats::default();
-    let (mut hyp, mut refs) = (Vec::new(), Vec::new());
-    for (h, rs) in hypotheses.iter().zip(references) {
-        config.tokenizer.tokenize_into(h.as_ref(), &mut hyp);
-        refs.clear();
-        refs.extend(
-            rs.as_ref()
-                .iter()
-                .map(|r| config.tokenizer.tokenize(r.as_ref())),
-        );
-        last = scratch.stats(&hyp, &refs, max_order)?;
-        total += &last;
-    }
+    with_local(&SCRATCH, |s| {
+        for (h, rs) in hypotheses.iter().zip(references) {
+            let refs = rs.as_ref().iter().map(|r| tok.tokens(r.as_ref()));
+            last = s.stats(tok.tokens(h.as_ref()), refs, max_order)?;
+            total += &last;
+        }
+        Ok::<_, BleuError>(())
+    })?;
     if hypotheses.is_empty() {
         return Ok(0.0);
     }

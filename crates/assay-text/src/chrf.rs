@@ -15,7 +15,9 @@
 
 use std::ops::AddAssign;
 
-use crate::bleu::ngram::{ngram_count, Interner, NgramIndex};
+use std::cell::Cell;
+
+use crate::bleu::ngram::{ngram_count, with_local, Interner, NgramIndex};
 use crate::sacrebleu::{NRefs, SacreBleuError, SACREBLEU_VERSION};
 use crate::tokenize::{is_python_whitespace, python_split};
 
@@ -157,6 +159,10 @@ struct Scratch {
     stats: Vec<[u64; 3]>,
 }
 
+thread_local! {
+    static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
+}
+
 fn push_chars(text: &str, out: &mut Vec<u32>) {
     out.clear();
     out.extend(
@@ -180,7 +186,7 @@ impl Scratch {
         push_chars(hypothesis, &mut self.hyp);
         let hyp_chars = self.hyp.len();
         self.chars.set_hypothesis(&self.hyp, nc);
-        let mut interner = Interner::default();
+        let mut interner = Interner::with_capacity(64);
         let mut hyp_words = 0;
         if nw > 0 {
             interner.insert_all(words(hypothesis), &mut self.hyp);
@@ -255,7 +261,7 @@ pub fn segment_stats<R: AsRef<str>>(
     references: &[R],
     config: &ChrfConfig,
 ) -> Result<ChrfStats, SacreBleuError> {
-    Scratch::default().stats(hypothesis, references, config)
+    with_local(&SCRATCH, |s| s.stats(hypothesis, references, config))
 }
 
 /// The chrF score (0..100) of (summed) statistics.

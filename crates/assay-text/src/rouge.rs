@@ -38,7 +38,7 @@ use std::str::FromStr;
 
 use lcs::{BitLcs, SummaryLcs};
 use ngram::NgramIndex;
-use vocab::Vocab;
+use vocab::{Side, Vocab};
 
 /// One ROUGE variant, named as in rouge-score (`rouge1`..`rouge9`,
 /// `rougeL`, `rougeLsum`).
@@ -165,8 +165,8 @@ impl Prf {
 /// ```
 pub fn tokenize(text: &str, stemming: Stemming) -> Vec<String> {
     let mut tokens = Vec::new();
-    let mut buf = Vec::new();
-    vocab::for_each_raw_token(text, &mut buf, |token| {
+    let mut buf = vocab::TokenBuf::default();
+    vocab::for_each_raw_token(text, &mut buf, |token, _| {
         let mut token = token.to_vec();
         if stemming == Stemming::Porter && token.len() > 3 {
             crate::porter::stem_ascii_lower(&mut token);
@@ -257,9 +257,14 @@ impl RougeScorer {
         let mut best = vec![Prf::default(); self.types.len()];
         let mut st = self.state.take();
         st.vocab.begin();
-        st.vocab
-            .tokenize(prediction, self.stemming, &mut st.pred, &mut st.pred_lines);
-        let distinct = st.vocab.localize_prediction(&mut st.pred);
+        st.vocab.tokenize(
+            prediction,
+            self.stemming,
+            Side::Prediction,
+            &mut st.pred,
+            &mut st.pred_lines,
+        );
+        let distinct = st.vocab.distinct();
         st.ngrams.build(&st.pred, distinct, self.levels);
         if self.types.contains(&RougeType::L) || self.types.contains(&RougeType::Lsum) {
             st.lcs.build(&st.pred, distinct);
@@ -268,10 +273,10 @@ impl RougeScorer {
             st.vocab.tokenize(
                 reference.as_ref(),
                 self.stemming,
+                Side::Reference,
                 &mut st.reference,
                 &mut st.ref_lines,
             );
-            st.vocab.localize_reference(&mut st.reference);
             self.score_reference(&mut st, k == 0, &mut best);
         }
         st.vocab.end();
@@ -310,6 +315,7 @@ impl RougeScorer {
                 &st.pred,
                 &st.pred_lines,
                 st.ngrams.unigram_counts(),
+                &st.lcs,
             )
         };
         for (t, b) in self.types.iter().zip(best.iter_mut()) {

@@ -14,7 +14,9 @@
 use std::fmt;
 use std::ops::AddAssign;
 
-use crate::bleu::ngram::{closest_ref_len, ngram_count, Interner, NgramIndex};
+use std::cell::Cell;
+
+use crate::bleu::ngram::{closest_ref_len, ngram_count, with_local, Interner, NgramIndex};
 use crate::tokenize::{is_python_whitespace, python_split, Buf13a};
 
 /// sacreBLEU's maximum n-gram order.
@@ -156,6 +158,10 @@ pub(crate) struct Scratch {
     reference: Vec<u32>,
 }
 
+thread_local! {
+    static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
+}
+
 impl Scratch {
     fn stats<R: AsRef<str>>(
         &mut self,
@@ -167,7 +173,7 @@ impl Scratch {
         }
         self.hyp_text
             .run(hypothesis.trim_end_matches(is_python_whitespace));
-        let mut interner = Interner::default();
+        let mut interner = Interner::with_capacity(64);
         interner.insert_all(python_split(self.hyp_text.text()), &mut self.hyp);
         self.index.set_hypothesis(&self.hyp, MAX_ORDER);
         let mut ref_lens = Vec::with_capacity(references.len());
@@ -205,7 +211,7 @@ pub fn segment_stats<R: AsRef<str>>(
     hypothesis: &str,
     references: &[R],
 ) -> Result<SacreBleuStats, SacreBleuError> {
-    Scratch::default().stats(hypothesis, references)
+    with_local(&SCRATCH, |s| s.stats(hypothesis, references))
 }
 
 /// sacreBLEU's `my_log`: `log(0)` is -9999999999.

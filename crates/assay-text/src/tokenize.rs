@@ -224,7 +224,6 @@ pub fn tokenize_13a(line: &str) -> String {
 #[derive(Debug, Default)]
 pub(crate) struct Buf13a {
     out: String,
-    tmp: Vec<u8>,
 }
 
 /// ASCII punctuation that 13a surrounds with spaces: the regex class
@@ -238,68 +237,60 @@ impl Buf13a {
     /// Tokenizes `line`; the tokens are then `python_split(self.text())`.
     pub(crate) fn run(&mut self, line: &str) {
         let mut line = std::borrow::Cow::Borrowed(line);
-        for (from, to) in [("<skipped>", ""), ("-\n", ""), ("\n", " ")] {
-            if line.contains(from) {
-                line = line.replace(from, to).into();
-            }
-        }
-        if line.contains('&') {
-            for (from, to) in [
-                ("&quot;", "\""),
-                ("&amp;", "&"),
-                ("&lt;", "<"),
-                ("&gt;", ">"),
-            ] {
+        // Every replacement below needs one of these bytes; most lines have none.
+        if line.bytes().any(|b| matches!(b, b'<' | b'\n' | b'&')) {
+            for (from, to) in [("<skipped>", ""), ("-\n", ""), ("\n", " ")] {
                 if line.contains(from) {
                     line = line.replace(from, to).into();
                 }
             }
+            if line.contains('&') {
+                for (from, to) in [
+                    ("&quot;", "\""),
+                    ("&amp;", "&"),
+                    ("&lt;", "<"),
+                    ("&gt;", ">"),
+                ] {
+                    if line.contains(from) {
+                        line = line.replace(from, to).into();
+                    }
+                }
+            }
         }
-        // The passes work on bytes: every pattern is ASCII, and the only
+        // The four regex passes run fused, as a chain of streaming stages
+        // (see `Pipe`), on bytes: every pattern is ASCII, and the only
         // non-ASCII-sensitive class, `[^0-9]`, matches any UTF-8 byte that is
         // not an ASCII digit. A multi-byte character can only take part in a
         // match through its last byte (followed by `.`/`,`) or its first byte
         // (after `.`/`,`), and continuation bytes never start a match, so
         // byte-wise non-overlapping scanning equals `re.sub` on code points.
-        let mut a = std::mem::take(&mut self.tmp);
-        a.clear();
-        a.reserve(line.len() * 2 + 2);
-        a.push(b' ');
+        let mut pipe = Pipe {
+            p2: None,
+            p3: None,
+            p4: None,
+            out: std::mem::take(&mut self.out).into_bytes(),
+        };
+        pipe.out.clear();
+        pipe.out.reserve(line.len() * 2 + 2);
+        pipe.s2(b' ');
         for &b in line.as_bytes() {
-            if is_13a_punct(b) {
-                a.extend_from_slice(&[b' ', b, b' ']);
+            // Pass 1 pads punctuation with spaces. A space itself is left
+            // alone: padding it would only lengthen a whitespace run, which
+            // no later pattern can match and the final split collapses.
+            if b != b' ' && is_13a_punct(b) {
+                pipe.s2(b' ');
+                pipe.s2(b);
+                pipe.s2(b' ');
             } else {
-                a.push(b);
+                pipe.s2(b);
             }
         }
-        a.push(b' ');
-        let mut b = Vec::with_capacity(a.len() * 2);
-        // ([^0-9])([\.,]) -> \1 \2 (space after)
-        sub_pairs(
-            &a,
-            &mut b,
-            |x, y| !x.is_ascii_digit() && matches!(y, b'.' | b','),
-            |x, y, o| o.extend_from_slice(&[x, b' ', y, b' ']),
-        );
-        // ([\.,])([^0-9]) -> " \1 \2"
-        sub_pairs(
-            &b,
-            &mut a,
-            |x, y| matches!(x, b'.' | b',') && !y.is_ascii_digit(),
-            |x, y, o| o.extend_from_slice(&[b' ', x, b' ', y]),
-        );
-        // ([0-9])(-) -> \1 \2 (space after)
-        sub_pairs(
-            &a,
-            &mut b,
-            |x, y| x.is_ascii_digit() && y == b'-',
-            |x, y, o| o.extend_from_slice(&[x, b' ', y, b' ']),
-        );
-        self.out.clear();
-        // Only ASCII bytes were inserted next to ASCII bytes, so `b` is still
-        // valid UTF-8; the lossy conversion never replaces anything.
-        self.out.push_str(&String::from_utf8_lossy(&b));
-        self.tmp = a;
+        pipe.s2(b' ');
+        pipe.finish();
+        // Only ASCII bytes were inserted next to ASCII bytes, so the output
+        // is still valid UTF-8; the lossy conversion never replaces anything.
+        self.out = String::from_utf8(pipe.out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     }
 
     /// The tokenized text (tokens separated by Python whitespace).
@@ -308,28 +299,80 @@ impl Buf13a {
     }
 }
 
-/// `re.sub` for a two-character pattern: scan left to right, and where
-/// `hit(x, y)` holds for the bytes at `i, i + 1`, emit the replacement and
-/// continue after both.
-fn sub_pairs(
-    src: &[u8],
-    dst: &mut Vec<u8>,
-    hit: impl Fn(u8, u8) -> bool,
-    emit: impl Fn(u8, u8, &mut Vec<u8>),
-) {
-    dst.clear();
-    let mut i = 0;
-    while i < src.len() {
-        let x = src[i];
-        match src.get(i + 1) {
-            Some(&y) if hit(x, y) => {
-                emit(x, y, dst);
-                i += 2;
+/// Passes 2 to 4 of 13a as streaming stages. Each stage is `re.sub` for a
+/// two-character pattern: it holds back one byte, and when the next byte
+/// completes a match it emits the replacement and holds nothing (so the
+/// match does not overlap the next one), else it emits the held byte and
+/// holds the new one.
+struct Pipe {
+    p2: Option<u8>,
+    p3: Option<u8>,
+    p4: Option<u8>,
+    out: Vec<u8>,
+}
+
+impl Pipe {
+    /// `([^0-9])([\.,])` -> `\1 \2 `
+    #[inline]
+    fn s2(&mut self, x: u8) {
+        match self.p2.take() {
+            Some(p) if !p.is_ascii_digit() && matches!(x, b'.' | b',') => {
+                self.s3(p);
+                self.s3(b' ');
+                self.s3(x);
+                self.s3(b' ');
             }
-            _ => {
-                dst.push(x);
-                i += 1;
+            Some(p) => {
+                self.s3(p);
+                self.p2 = Some(x);
             }
+            None => self.p2 = Some(x),
+        }
+    }
+
+    /// `([\.,])([^0-9])` -> ` \1 \2`
+    #[inline]
+    fn s3(&mut self, x: u8) {
+        match self.p3.take() {
+            Some(p) if matches!(p, b'.' | b',') && !x.is_ascii_digit() => {
+                self.s4(b' ');
+                self.s4(p);
+                self.s4(b' ');
+                self.s4(x);
+            }
+            Some(p) => {
+                self.s4(p);
+                self.p3 = Some(x);
+            }
+            None => self.p3 = Some(x),
+        }
+    }
+
+    /// `([0-9])(-)` -> `\1 \2 `
+    #[inline]
+    fn s4(&mut self, x: u8) {
+        match self.p4.take() {
+            Some(p) if p.is_ascii_digit() && x == b'-' => {
+                self.out.extend_from_slice(&[p, b' ', x, b' ']);
+            }
+            Some(p) => {
+                self.out.push(p);
+                self.p4 = Some(x);
+            }
+            None => self.p4 = Some(x),
+        }
+    }
+
+    /// Flushes the held bytes, stage by stage.
+    fn finish(&mut self) {
+        if let Some(p) = self.p2.take() {
+            self.s3(p);
+        }
+        if let Some(p) = self.p3.take() {
+            self.s4(p);
+        }
+        if let Some(p) = self.p4.take() {
+            self.out.push(p);
         }
     }
 }
@@ -353,6 +396,14 @@ pub enum BleuTokenizer {
 }
 
 impl BleuTokenizer {
+    /// The tokens of `text`, lazily.
+    pub fn tokens<'a>(&self, text: &'a str) -> Tokens<'a> {
+        match self {
+            BleuTokenizer::Regex => Tokens::Regex(regex_tokens(text)),
+            BleuTokenizer::Whitespace => Tokens::Whitespace(python_split(text)),
+        }
+    }
+
     /// Tokenizes `text`.
     pub fn tokenize<'a>(&self, text: &'a str) -> Vec<&'a str> {
         let mut out = Vec::new();
@@ -363,9 +414,27 @@ impl BleuTokenizer {
     /// Tokenizes `text`, replacing the contents of `out` (reuses its buffer).
     pub fn tokenize_into<'a>(&self, text: &'a str, out: &mut Vec<&'a str>) {
         out.clear();
+        out.extend(self.tokens(text));
+    }
+}
+
+/// Iterator returned by [`BleuTokenizer::tokens`].
+#[derive(Debug, Clone)]
+pub enum Tokens<'a> {
+    /// [`regex_tokens`].
+    Regex(RegexTokens<'a>),
+    /// [`python_split`].
+    Whitespace(PythonSplit<'a>),
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
         match self {
-            BleuTokenizer::Regex => out.extend(regex_tokens(text)),
-            BleuTokenizer::Whitespace => out.extend(python_split(text)),
+            Tokens::Regex(t) => t.next(),
+            Tokens::Whitespace(t) => t.next(),
         }
     }
 }

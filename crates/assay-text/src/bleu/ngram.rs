@@ -6,8 +6,10 @@
 //! length. References are only looked up: a reference n-gram whose prefix is
 //! not in the hypothesis cannot match and is skipped without hashing.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::thread::LocalKey;
 
 /// Prefix of a unigram key.
 const ROOT: u32 = u32::MAX;
@@ -78,12 +80,18 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FoldHasher>>;
 
 /// Maps strings to dense `u32` symbols: the hypothesis's tokens are
 /// inserted, references' tokens only looked up ([`ABSENT`] if unseen).
-#[derive(Default)]
 pub(crate) struct Interner<'a> {
     map: FastMap<&'a str, u32>,
 }
 
 impl<'a> Interner<'a> {
+    /// An interner sized for about `n` distinct tokens.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Interner {
+            map: FastMap::with_capacity_and_hasher(n, Default::default()),
+        }
+    }
+
     pub(crate) fn insert_all(
         &mut self,
         tokens: impl IntoIterator<Item = &'a str>,
@@ -110,23 +118,96 @@ impl<'a> Interner<'a> {
     }
 }
 
+/// Open-addressing table from n-gram keys to ids, reused across segments
+/// (linear probing, power-of-two size, at most half full).
+#[derive(Default)]
+struct IdTable {
+    keys: Vec<u64>,
+    ids: Vec<u32>,
+    /// `64 - log2(capacity)`.
+    shift: u32,
+}
+
+/// Never a real key: that would need both halves to be `u32::MAX`, and
+/// symbols are below [`ABSENT`].
+const EMPTY: u64 = u64::MAX;
+
+impl IdTable {
+    /// Empties the table, sized for up to `n` keys.
+    fn reset(&mut self, n: usize) {
+        let cap = (n * 2).next_power_of_two().max(16);
+        self.shift = 64 - cap.trailing_zeros();
+        if self.keys.len() != cap {
+            self.keys = vec![EMPTY; cap];
+            self.ids = vec![0; cap];
+        } else {
+            self.keys.fill(EMPTY);
+        }
+    }
+
+    /// Fibonacci hashing: the top bits of the product depend on every key bit.
+    #[inline]
+    fn slot(&self, k: u64) -> usize {
+        (k.wrapping_mul(MUL) >> self.shift) as usize
+    }
+
+    /// The id of `k`, inserting `next` if absent. Callers never insert more
+    /// keys than [`Self::reset`] was sized for, so a free slot exists.
+    #[inline]
+    fn get_or_insert(&mut self, k: u64, next: u32) -> u32 {
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(k);
+        loop {
+            let at = self.keys[i];
+            if at == k {
+                return self.ids[i];
+            }
+            if at == EMPTY {
+                self.keys[i] = k;
+                self.ids[i] = next;
+                return next;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The id of `k`, or [`ABSENT`].
+    #[inline]
+    fn get(&self, k: u64) -> u32 {
+        if self.keys.is_empty() {
+            return ABSENT;
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(k);
+        loop {
+            let at = self.keys[i];
+            if at == k {
+                return self.ids[i];
+            }
+            if at == EMPTY {
+                return ABSENT;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
 /// The hypothesis's n-grams with their counts, and per-reference counts of
 /// those n-grams.
 #[derive(Default)]
 pub(crate) struct NgramIndex {
-    map: FastMap<u64, u32>,
+    map: IdTable,
     /// Count in the hypothesis, by n-gram id.
     hyp_count: Vec<u32>,
+    /// Order (0-based), by n-gram id.
+    order: Vec<u32>,
     /// Count in the current reference, by n-gram id.
     ref_count: Vec<u32>,
     /// Max count over the references seen so far, by n-gram id.
     max_ref: Vec<u32>,
     /// Ids whose `ref_count` is non-zero.
     touched: Vec<u32>,
-    /// First id of each order (ids are assigned order by order), plus the end.
-    order_start: Vec<u32>,
-    prev: Vec<u32>,
-    cur: Vec<u32>,
+    max_order: usize,
 }
 
 #[inline]
@@ -138,30 +219,24 @@ impl NgramIndex {
     /// Registers every n-gram of orders `1..=max_order` of `hyp`, replacing
     /// any previous hypothesis.
     pub(crate) fn set_hypothesis(&mut self, hyp: &[u32], max_order: usize) {
-        self.map.clear();
+        self.map.reset(hyp.len() * max_order);
         self.hyp_count.clear();
-        self.order_start.clear();
-        self.prev.clear();
-        self.cur.clear();
-        for n in 1..=max_order {
-            self.order_start.push(self.hyp_count.len() as u32);
-            if hyp.len() < n {
-                continue;
-            }
-            for i in 0..=hyp.len() - n {
-                let prefix = if n == 1 { ROOT } else { self.prev[i] };
+        self.order.clear();
+        self.max_order = max_order;
+        // Position-major: extend the n-gram starting at i one symbol at a time.
+        for i in 0..hyp.len() {
+            let mut prefix = ROOT;
+            for (n, &symbol) in hyp[i..].iter().take(max_order).enumerate() {
                 let next = self.hyp_count.len() as u32;
-                let id = *self.map.entry(key(prefix, hyp[i + n - 1])).or_insert(next);
+                let id = self.map.get_or_insert(key(prefix, symbol), next);
                 if id == next {
                     self.hyp_count.push(0);
+                    self.order.push(n as u32);
                 }
                 self.hyp_count[id as usize] += 1;
-                self.cur.push(id);
+                prefix = id;
             }
-            std::mem::swap(&mut self.prev, &mut self.cur);
-            self.cur.clear();
         }
-        self.order_start.push(self.hyp_count.len() as u32);
         self.ref_count.clear();
         self.ref_count.resize(self.hyp_count.len(), 0);
         self.max_ref.clear();
@@ -173,40 +248,24 @@ impl NgramIndex {
     /// hypothesis lacks are [`ABSENT`]) into the per-reference counts.
     pub(crate) fn count_reference(&mut self, reference: &[u32]) {
         self.reset_reference();
-        let max_order = self.order_start.len().saturating_sub(1);
-        self.prev.clear();
-        self.cur.clear();
-        for n in 1..=max_order {
-            if reference.len() < n {
-                break;
-            }
-            let mut any = false;
-            for i in 0..=reference.len() - n {
-                let prefix = if n == 1 { ROOT } else { self.prev[i] };
-                let symbol = reference[i + n - 1];
-                let id = if prefix == ABSENT || symbol == ABSENT {
-                    ABSENT
-                } else {
-                    self.map
-                        .get(&key(prefix, symbol))
-                        .copied()
-                        .unwrap_or(ABSENT)
-                };
-                if id != ABSENT {
-                    any = true;
-                    let c = &mut self.ref_count[id as usize];
-                    if *c == 0 {
-                        self.touched.push(id);
-                    }
-                    *c += 1;
+        for i in 0..reference.len() {
+            let mut prefix = ROOT;
+            for &symbol in reference[i..].iter().take(self.max_order) {
+                if symbol == ABSENT {
+                    break;
                 }
-                self.cur.push(id);
+                let id = self.map.get(key(prefix, symbol));
+                if id == ABSENT {
+                    // No longer n-gram from here can be in the hypothesis.
+                    break;
+                }
+                let c = &mut self.ref_count[id as usize];
+                if *c == 0 {
+                    self.touched.push(id);
+                }
+                *c += 1;
+                prefix = id;
             }
-            if !any {
-                break;
-            }
-            std::mem::swap(&mut self.prev, &mut self.cur);
-            self.cur.clear();
         }
     }
 
@@ -225,19 +284,13 @@ impl NgramIndex {
         }
     }
 
-    /// Order (0-based) of n-gram `id`.
-    #[inline]
-    fn order_of(&self, id: u32) -> usize {
-        self.order_start.partition_point(|&s| s <= id) - 1
-    }
-
     /// Adds, per order, the hypothesis counts clipped by the current
     /// reference's counts to `matches`.
     pub(crate) fn add_reference_matches(&self, matches: &mut [u64]) {
         for &id in &self.touched {
             let i = id as usize;
             let m = self.hyp_count[i].min(self.ref_count[i]);
-            if let Some(slot) = matches.get_mut(self.order_of(id)) {
+            if let Some(slot) = matches.get_mut(self.order[i] as usize) {
                 *slot += u64::from(m);
             }
         }
@@ -246,18 +299,27 @@ impl NgramIndex {
     /// Adds, per order, the hypothesis counts clipped by the max count in
     /// any single reference (merged with [`Self::merge_reference_max`]).
     pub(crate) fn add_max_matches(&self, matches: &mut [u64]) {
-        for (order, w) in self.order_start.windows(2).enumerate() {
-            let (a, b) = (w[0] as usize, w[1] as usize);
-            let m: u64 = self.hyp_count[a..b]
-                .iter()
-                .zip(&self.max_ref[a..b])
-                .map(|(&h, &r)| u64::from(h.min(r)))
-                .sum();
-            if let Some(slot) = matches.get_mut(order) {
-                *slot += m;
+        let per_id = self.hyp_count.iter().zip(&self.max_ref).zip(&self.order);
+        for ((&h, &r), &order) in per_id {
+            if let Some(slot) = matches.get_mut(order as usize) {
+                *slot += u64::from(h.min(r));
             }
         }
     }
+}
+
+/// Runs `f` with this thread's scratch buffers in `key`, taken out of the
+/// thread-local for the call (a nested call just gets empty ones), so
+/// scoring many segments does not allocate per segment.
+pub(crate) fn with_local<S: Default, T>(
+    key: &'static LocalKey<Cell<S>>,
+    f: impl FnOnce(&mut S) -> T,
+) -> T {
+    let mut scratch = key.try_with(Cell::take).unwrap_or_default();
+    let out = f(&mut scratch);
+    // Fails only during thread teardown, when the buffers can just be dropped.
+    let _ = key.try_with(|c| c.set(scratch));
+    out
 }
 
 /// Number of n-grams of order `n` (1-based) in a sequence of `len` symbols.

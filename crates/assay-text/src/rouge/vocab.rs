@@ -10,58 +10,149 @@ use super::Stemming;
 /// Marks "no token / not in the prediction" in id arrays.
 pub(super) const NONE: u32 = u32::MAX;
 
+/// Marks a token that rouge-score's final `^[a-z0-9]+$` filter drops (an
+/// empty stem); such tokens take no position at all.
+const DROPPED: u32 = u32::MAX - 1;
+
 /// Past this many cached entries the interner starts afresh at the next
 /// call, so a long-lived scorer's memory stays bounded.
 const CACHE_LIMIT: usize = 1 << 16;
 
-/// Calls `emit` with every rouge-score token of `text` (no stemming):
-/// the maximal runs of `[a-z0-9]` after Python's `str.lower()`. Any other
-/// character separates tokens, including what lowercasing produces besides
-/// ASCII (`İ` lowercases to `i` + U+0307, so it ends a token after `i`).
-pub(super) fn for_each_raw_token(text: &str, buf: &mut Vec<u8>, mut emit: impl FnMut(&[u8])) {
-    buf.clear();
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b.is_ascii_alphanumeric() {
-            buf.push(b.to_ascii_lowercase());
-            i += 1;
-        } else if b.is_ascii() {
-            flush(buf, &mut emit);
-            i += 1;
-        } else {
-            // A non-ASCII character: only its lowercase form can contribute
-            // (KELVIN SIGN -> `k`), so decode it and look at that.
-            let ch = text.get(i..).and_then(|rest| rest.chars().next());
-            let Some(ch) = ch else {
-                break;
+/// Tokens of at most this many bytes are packed into one `u128` key.
+const SHORT: usize = 16;
+
+/// The token being scanned: its bytes, and while it is short, the same
+/// bytes packed little-endian into an integer key (built as bytes arrive,
+/// which is cheaper than packing the slice afterwards). Tokens never
+/// contain NUL, so the zero padding is unambiguous and 0 means "empty".
+#[derive(Default)]
+pub(super) struct TokenBuf {
+    bytes: Vec<u8>,
+    key: u128,
+}
+
+impl TokenBuf {
+    fn push(&mut self, b: u8) {
+        if self.bytes.len() < SHORT {
+            self.key |= u128::from(b) << (8 * self.bytes.len());
+        }
+        self.bytes.push(b);
+    }
+
+    fn flush(&mut self, emit: &mut impl FnMut(&[u8], u128)) {
+        if !self.bytes.is_empty() {
+            let key = if self.bytes.len() <= SHORT {
+                self.key
+            } else {
+                0
             };
-            for lower in ch.to_lowercase() {
-                if lower.is_ascii_alphanumeric() {
-                    buf.push(lower as u8);
-                } else {
-                    flush(buf, &mut emit);
-                }
-            }
-            i += ch.len_utf8();
+            emit(&self.bytes, key);
+            self.bytes.clear();
+            self.key = 0;
         }
     }
-    flush(buf, &mut emit);
 }
 
-fn flush(buf: &mut Vec<u8>, emit: &mut impl FnMut(&[u8])) {
-    if !buf.is_empty() {
-        emit(buf);
-        buf.clear();
+/// Calls `emit(token, key)` with every rouge-score token of `text` (no
+/// stemming): the maximal runs of `[a-z0-9]` after Python's `str.lower()`.
+/// Any other character separates tokens, including what lowercasing
+/// produces besides ASCII (`İ` lowercases to `i` + U+0307, so it ends a
+/// token after `i`). `key` packs tokens of up to 16 bytes (see
+/// [`TokenBuf`]) and is 0 for longer ones.
+pub(super) fn for_each_raw_token(
+    text: &str,
+    buf: &mut TokenBuf,
+    mut emit: impl FnMut(&[u8], u128),
+) {
+    if text.is_ascii() {
+        ascii_tokens(text.as_bytes(), buf, &mut emit);
+    } else {
+        unicode_tokens(text, buf, &mut emit);
     }
 }
 
-/// A small multiplicative hasher (the rustc "Fx" scheme): token keys are
-/// short and not adversarial enough to need SipHash, and hashing is on the
-/// hot path of every token.
+/// The common case: no lowercasing beyond ASCII, and a token is a slice
+/// of the input, so its key is one unaligned load.
+fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
+    let n = bytes.len();
+    let mut i = 0;
+    loop {
+        while i < n && !bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        if i == n {
+            return;
+        }
+        let start = i;
+        while i < n && bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let len = i - start;
+        if len <= SHORT {
+            let key = lowercase_key(bytes, start, len);
+            let packed = key.to_le_bytes();
+            emit(&packed[..len], key);
+        } else {
+            buf.bytes.clear();
+            buf.bytes
+                .extend(bytes[start..i].iter().map(u8::to_ascii_lowercase));
+            emit(&buf.bytes, 0);
+        }
+    }
+}
+
+/// Packs the ASCII alphanumeric run `bytes[start..start + len]`
+/// (`len <= 16`) lowercased, as [`TokenBuf`] would.
+fn lowercase_key(bytes: &[u8], start: usize, len: usize) -> u128 {
+    let mut word = [0u8; SHORT];
+    match bytes.get(start..start + SHORT) {
+        Some(window) => word.copy_from_slice(window),
+        None => {
+            let tail = bytes.get(start..start + len).unwrap_or(&[]);
+            word[..tail.len()].copy_from_slice(tail);
+        }
+    }
+    let mask = if len >= SHORT {
+        u128::MAX
+    } else {
+        (1u128 << (8 * len)) - 1
+    };
+    // Setting bit 0x20 lowercases an ASCII letter and keeps a digit as it is.
+    (u128::from_le_bytes(word) | 0x2020_2020_2020_2020_2020_2020_2020_2020) & mask
+}
+
+/// Text with non-ASCII characters: only two characters lowercase to
+/// something with ASCII letters (KELVIN SIGN -> `k`, U+0130 -> `i` +
+/// U+0307), but decoding every character and using the lowercase mapping
+/// keeps this exact without relying on that list.
+fn unicode_tokens(text: &str, buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
+    buf.bytes.clear();
+    buf.key = 0;
+    for ch in text.chars() {
+        if ch.is_ascii() {
+            if ch.is_ascii_alphanumeric() {
+                buf.push(ch.to_ascii_lowercase() as u8);
+            } else {
+                buf.flush(emit);
+            }
+            continue;
+        }
+        for lower in ch.to_lowercase() {
+            if lower.is_ascii_alphanumeric() {
+                buf.push(lower as u8);
+            } else {
+                buf.flush(emit);
+            }
+        }
+    }
+    buf.flush(emit);
+}
+
+/// A small multiplicative hasher (the rustc "Fx" scheme) for the rare
+/// tokens longer than 16 bytes: keys are short and hashing is on the hot
+/// path, so SipHash's strength would only cost time.
 #[derive(Default, Clone, Copy)]
-pub(super) struct FxHasher {
+struct FxHasher {
     hash: u64,
 }
 
@@ -98,22 +189,154 @@ impl Hasher for FxHasher {
     }
 }
 
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// Packs a token of 1..=16 bytes the way [`TokenBuf`] does.
+fn pack(token: &[u8]) -> u128 {
+    let mut bytes = [0u8; SHORT];
+    bytes[..token.len()].copy_from_slice(token);
+    u128::from_le_bytes(bytes)
+}
 
-/// Interns final (possibly stemmed) tokens to dense `u32` ids that stay
-/// valid for the whole of one scoring call, and remembers the stem of every
-/// raw token seen so the Porter stemmer runs once per distinct word.
+/// Open-addressing map from packed short tokens to ids: one multiply to
+/// hash, one integer compare per probe, key and value in one cache line.
+#[derive(Default)]
+struct ShortTable {
+    slots: Vec<Slot>,
+    /// Occupied slots, so a small table in a big allocation clears fast.
+    used: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    /// 0 marks an empty slot.
+    key: u128,
+    value: u32,
+}
+
+impl ShortTable {
+    fn slot(&self, key: u128) -> usize {
+        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+        let bits = self.slots.len().trailing_zeros();
+        (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    }
+
+    fn len(&self) -> usize {
+        self.used.len()
+    }
+
+    fn get(&self, key: u128) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(key);
+        loop {
+            let slot = self.slots[i];
+            if slot.key == key {
+                return Some(slot.value);
+            }
+            if slot.key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Inserts a key known to be absent.
+    fn insert(&mut self, key: u128, value: u32) {
+        if (self.used.len() + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(key);
+        while self.slots[i].key != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = Slot { key, value };
+        self.used.push(i as u32);
+    }
+
+    fn grow(&mut self) {
+        let capacity = (self.slots.len() * 2).max(256);
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); capacity]);
+        for i in std::mem::take(&mut self.used) {
+            let slot = old[i as usize];
+            self.insert(slot.key, slot.value);
+        }
+    }
+
+    fn clear(&mut self) {
+        for &i in &self.used {
+            self.slots[i as usize].key = 0;
+        }
+        self.used.clear();
+    }
+}
+
+/// Token bytes -> id.
+#[derive(Default)]
+struct TokenMap {
+    short: ShortTable,
+    long: HashMap<Box<[u8]>, u32, BuildHasherDefault<FxHasher>>,
+}
+
+impl TokenMap {
+    /// `key` must be `pack(token)` when the token is short.
+    fn get(&self, token: &[u8], key: u128) -> Option<u32> {
+        if token.len() <= SHORT {
+            self.short.get(key)
+        } else {
+            self.long.get(token).copied()
+        }
+    }
+
+    /// Inserts a token known to be absent (and non-empty).
+    fn insert(&mut self, token: &[u8], key: u128, id: u32) {
+        if token.len() <= SHORT {
+            self.short.insert(key, id);
+        } else {
+            self.long.insert(token.into(), id);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    fn clear(&mut self) {
+        self.short.clear();
+        self.long.clear();
+    }
+}
+
+/// Which text of a call is being tokenized.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Side {
+    /// Tokens get local ids `0..k` in order of first appearance.
+    Prediction,
+    /// Tokens map to the prediction's local ids, or `NONE` when the
+    /// prediction lacks them (such tokens can never match).
+    Reference,
+}
+
+/// Interns tokens in two layers. Global ids name final (possibly stemmed)
+/// tokens across calls, so the Porter stemmer runs once per distinct word;
+/// local ids number the prediction's distinct tokens within one call, so
+/// scoring can index small arrays. A per-call table from raw token to local
+/// id sits in front: it stays in L1 cache, while the global maps (tens of
+/// thousands of words) would miss it on every token.
 #[derive(Default)]
 pub(super) struct Vocab {
-    /// Final token text -> global id.
-    ids: FxMap<Box<[u8]>, u32>,
-    /// Raw token longer than three characters -> global id of its stem.
-    stems: FxMap<Box<[u8]>, u32>,
-    /// Global id -> id local to the current call's prediction, or `NONE`.
+    /// Raw token -> global id of its final form (`DROPPED`: no token).
+    raw_ids: TokenMap,
+    /// Final token -> global id; consulted only when a raw token is new.
+    final_ids: TokenMap,
+    /// Global id -> local id in the current call, or `NONE`.
     local: Vec<u32>,
     /// Global ids given a local id in this call, to undo `local` after it.
     assigned: Vec<u32>,
-    raw: Vec<u8>,
+    /// This call's short raw tokens -> local id, `NONE` or `DROPPED`.
+    call: ShortTable,
+    buf: TokenBuf,
     stem_buf: Vec<u8>,
 }
 
@@ -121,14 +344,14 @@ impl Vocab {
     /// Starts a scoring call; the only point where the caches may be
     /// dropped, so ids never change within a call.
     pub(super) fn begin(&mut self) {
-        if self.ids.len() + self.stems.len() > CACHE_LIMIT {
-            self.ids.clear();
-            self.stems.clear();
+        if self.raw_ids.len() + self.final_ids.len() > CACHE_LIMIT {
+            self.raw_ids.clear();
+            self.final_ids.clear();
             self.local.clear();
         }
     }
 
-    /// Ends a scoring call: forgets the local ids of the prediction.
+    /// Ends a scoring call: forgets its local ids.
     pub(super) fn end(&mut self) {
         for &g in &self.assigned {
             if let Some(slot) = self.local.get_mut(g as usize) {
@@ -136,27 +359,34 @@ impl Vocab {
             }
         }
         self.assigned.clear();
+        self.call.clear();
     }
 
-    /// Tokenizes `text` line by line into global ids (`out`), recording the
+    /// Number of distinct prediction tokens (local ids) in this call.
+    pub(super) fn distinct(&self) -> usize {
+        self.assigned.len()
+    }
+
+    /// Tokenizes `text` line by line into local ids (`out`), recording the
     /// end offset of every line that has tokens (`line_ends`): rougeLsum's
     /// sentences are the `\n`-separated lines, and the whole-text token
-    /// list is their concatenation.
+    /// list is their concatenation. A call tokenizes its prediction first.
     pub(super) fn tokenize(
         &mut self,
         text: &str,
         stemming: Stemming,
+        side: Side,
         out: &mut Vec<u32>,
         line_ends: &mut Vec<u32>,
     ) {
         out.clear();
         line_ends.clear();
-        let mut raw = std::mem::take(&mut self.raw);
+        let mut buf = std::mem::take(&mut self.buf);
         for line in text.split('\n') {
             let before = out.len();
-            for_each_raw_token(line, &mut raw, |token| {
-                let id = self.intern(token, stemming);
-                if id != NONE {
+            for_each_raw_token(line, &mut buf, |token, key| {
+                let id = self.local_id(token, key, stemming, side);
+                if id != DROPPED {
                     out.push(id);
                 }
             });
@@ -164,66 +394,117 @@ impl Vocab {
                 line_ends.push(out.len() as u32);
             }
         }
-        self.raw = raw;
+        self.buf = buf;
     }
 
-    fn intern(&mut self, token: &[u8], stemming: Stemming) -> u32 {
-        // rouge-score stems only tokens longer than three characters.
-        if stemming == Stemming::Off || token.len() <= 3 {
-            return self.id_of(token);
-        }
-        if let Some(&id) = self.stems.get(token) {
-            return id;
-        }
-        let mut stemmed = std::mem::take(&mut self.stem_buf);
-        stemmed.clear();
-        stemmed.extend_from_slice(token);
-        porter::stem_ascii_lower(&mut stemmed);
-        // rouge-score drops tokens that do not match `^[a-z0-9]+$`.
-        let id = if stemmed.is_empty() {
-            NONE
-        } else {
-            self.id_of(&stemmed)
-        };
-        self.stem_buf = stemmed;
-        self.stems.insert(token.into(), id);
-        id
-    }
-
-    fn id_of(&mut self, token: &[u8]) -> u32 {
-        if let Some(&id) = self.ids.get(token) {
-            return id;
-        }
-        let id = self.ids.len() as u32;
-        self.ids.insert(token.into(), id);
-        self.local.push(NONE);
-        id
-    }
-
-    /// Maps the prediction's global ids to local ids `0..k` in place, in
-    /// order of first appearance; returns k.
-    pub(super) fn localize_prediction(&mut self, tokens: &mut [u32]) -> usize {
-        for t in tokens.iter_mut() {
-            let g = *t as usize;
-            let Some(slot) = self.local.get_mut(g) else {
-                *t = NONE;
-                continue;
-            };
-            if *slot == NONE {
-                *slot = self.assigned.len() as u32;
-                self.assigned.push(*t);
+    /// The token's local id, `NONE` for a reference token the prediction
+    /// lacks, or `DROPPED`.
+    fn local_id(&mut self, token: &[u8], key: u128, stemming: Stemming, side: Side) -> u32 {
+        let short = token.len() <= SHORT;
+        if short {
+            if let Some(id) = self.call.get(key) {
+                return id;
             }
-            *t = *slot;
         }
-        self.assigned.len()
+        let global = self.global_id(token, key, stemming);
+        let id = match self.local.get_mut(global as usize) {
+            Some(slot) if *slot == NONE && side == Side::Prediction => {
+                *slot = self.assigned.len() as u32;
+                self.assigned.push(global);
+                *slot
+            }
+            Some(slot) => *slot,
+            None => DROPPED,
+        };
+        if short {
+            self.call.insert(key, id);
+        }
+        id
     }
 
-    /// Maps a reference's global ids to the prediction's local ids in place;
-    /// tokens the prediction lacks become `NONE`, since they can never
-    /// match.
-    pub(super) fn localize_reference(&self, tokens: &mut [u32]) {
-        for t in tokens.iter_mut() {
-            *t = self.local.get(*t as usize).copied().unwrap_or(NONE);
+    fn global_id(&mut self, token: &[u8], key: u128, stemming: Stemming) -> u32 {
+        if let Some(id) = self.raw_ids.get(token, key) {
+            return id;
         }
+        let mut fin = std::mem::take(&mut self.stem_buf);
+        fin.clear();
+        fin.extend_from_slice(token);
+        // rouge-score stems only tokens longer than three characters.
+        if stemming == Stemming::Porter && token.len() > 3 {
+            porter::stem_ascii_lower(&mut fin);
+        }
+        // rouge-score drops tokens that do not match `^[a-z0-9]+$`.
+        let id = if fin.is_empty() {
+            DROPPED
+        } else {
+            let fin_key = if fin.len() <= SHORT { pack(&fin) } else { 0 };
+            match self.final_ids.get(&fin, fin_key) {
+                Some(id) => id,
+                None => {
+                    let id = self.local.len() as u32;
+                    self.final_ids.insert(&fin, fin_key, id);
+                    self.local.push(NONE);
+                    id
+                }
+            }
+        };
+        self.stem_buf = fin;
+        self.raw_ids.insert(token, key, id);
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(text: &str, ascii_path: bool) -> Vec<(Vec<u8>, u128)> {
+        let mut out = Vec::new();
+        let mut buf = TokenBuf::default();
+        let mut emit = |t: &[u8], k: u128| out.push((t.to_vec(), k));
+        if ascii_path {
+            ascii_tokens(text.as_bytes(), &mut buf, &mut emit);
+        } else {
+            unicode_tokens(text, &mut buf, &mut emit);
+        }
+        out
+    }
+
+    #[test]
+    fn ascii_fast_path_matches_general_path() {
+        let long = "Pneumonoultramicroscopicsilicovolcanoconiosis";
+        for text in [
+            "",
+            "   ",
+            "a",
+            "The QUICK brown fox, jumped-over 2 lazy dogs!",
+            "exactly16letters exactly15letter seventeenletters1 end",
+            "ABCDEFGHIJKLMNOP",
+            "abcdefghijklmnopq",
+            long,
+            &format!("{long}. {long}"),
+            "don't\tstop\r\nx9Y8z7 __init__ 3.14",
+        ] {
+            let fast = collect(text, true);
+            let general = collect(text, false);
+            assert_eq!(fast, general, "{text:?}");
+            for (token, key) in &fast {
+                if token.len() <= SHORT {
+                    assert_eq!(*key, pack(token), "{text:?}");
+                }
+            }
+        }
+    }
+
+    /// The same two characters as in Python 3.11's tables lowercase to
+    /// something with ASCII letters or digits; every other non-ASCII
+    /// character only separates tokens.
+    #[test]
+    fn only_two_characters_lowercase_into_ascii() {
+        let found: Vec<char> = (0x80..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|c| c.to_lowercase().any(|l| l.is_ascii_alphanumeric()))
+            .collect();
+        assert_eq!(found, ['\u{130}', '\u{212a}']);
     }
 }
