@@ -3,8 +3,9 @@
 Usage: report.py RUST_JSON PYTHON_JSON [--command TEXT]   (stdlib only)
 
 Rows: each metric single-threaded ("1 thread") and on all cores. Columns:
-assay-text pairs/s, the Python reference's pairs/s, their ratio, rougers'
-pairs/s and assay/rougers for ROUGE, assay's scaling from 1 thread, and
+assay-text pairs/s, the Python reference's pairs/s, their ratio (also on CPU
+time for 1 thread), rougers' pairs/s and assay/rougers for ROUGE (ditto),
+assay's scaling from 1 thread, and
 whether assay (and rougers) produced the same scores as the Python reference
 on the sample the Python side timed (sums of per-pair scores within 1e-9 per
 pair).
@@ -66,6 +67,11 @@ def rate(entry, mode):
     return entry[mode]["pairs_per_s"] if entry else None
 
 
+def cpu_rate(entry):
+    """Pairs per CPU second of the single-threaded run, if recorded."""
+    return entry["1"].get("pairs_per_cpu_s") if entry else None
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("rust")
@@ -101,10 +107,14 @@ def main():
         f"{python['results'][next(iter(python['results']))]['N']['threads']} workers.",
         f"- All cores: {threads} threads for Rust (std::thread::scope over contiguous chunks, "
         "one scorer per thread).",
+        "- Ratios compare wall-clock throughput measured in the same run. The CPU-time columns "
+        "(1 thread only) divide pairs per CPU second instead, which other load on the machine "
+        "barely affects; on a busy machine they are the steadier figure.",
         "",
         "| metric | mode | assay pairs/s | reference pairs/s | assay / reference "
-        "| rougers pairs/s | assay / rougers | assay scaling | same scores as the reference |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| assay / reference, CPU time | rougers pairs/s | assay / rougers "
+        "| assay / rougers, CPU time | assay scaling | same scores as the reference |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     notes = []
     for metric, label in LABELS.items():
@@ -128,13 +138,20 @@ def main():
             scaling = ""
             if mode == "N" and assay is not None:
                 scaling = f"{assay['N']['pairs_per_s'] / assay['1']['pairs_per_s']:.2f} of {threads}"
+            cpu_ratio = ""
+            cpu_ratio_rougers = ""
+            if mode == "1":
+                cpu_ratio = fmt_ratio(cpu_rate(assay), cpu_rate(ref))
+                if rougers:
+                    cpu_ratio_rougers = fmt_ratio(cpu_rate(assay), cpu_rate(rougers))
             lines.append(
                 f"| {label} | {mode_label} | {fmt_rate(rate(assay, mode))} "
                 f"| {fmt_rate(ref[mode]['pairs_per_s'] if ref else None)} "
                 f"| {fmt_ratio(rate(assay, mode), ref[mode]['pairs_per_s'] if ref else None)} "
+                f"| {cpu_ratio} "
                 f"| {fmt_rate(rate(rougers, mode)) if rougers else ''} "
                 f"| {fmt_ratio(rate(assay, mode), rate(rougers, mode)) if rougers else ''} "
-                f"| {scaling} | {agree} |"
+                f"| {cpu_ratio_rougers} | {scaling} | {agree} |"
             )
     lines += [
         "",
