@@ -245,9 +245,9 @@ impl Rows {
         }
     }
 
-    fn from_object(&self, value: Value, at: Position) -> Row {
+    fn row_from_value(&self, value: Value, at: Position) -> Row {
         match value {
-            Value::Object(map) => self.from_map(&map, at),
+            Value::Object(map) => self.row_from_object(&map, at),
             other => Err(self.row_error(
                 at,
                 None,
@@ -256,7 +256,7 @@ impl Rows {
         }
     }
 
-    fn from_map(&self, map: &Map<String, Value>, at: Position) -> Row {
+    fn row_from_object(&self, map: &Map<String, Value>, at: Position) -> Row {
         Sample::from_json(self.row, map)
             .map(|s| (s, self.location(at)))
             .map_err(|e| self.row_error(at, Some(e.field), e.message))
@@ -310,7 +310,7 @@ impl Iterator for Rows {
                     Ok(r) => {
                         let at = Position::Line(r.position().map_or(0, |p| p.line()));
                         match csv_object(&headers, &r) {
-                            Ok(map) => self.from_map(&map, at),
+                            Ok(map) => self.row_from_object(&map, at),
                             Err((field, message)) => Err(self.row_error(at, Some(field), message)),
                         }
                     }
@@ -336,7 +336,7 @@ impl Iterator for Rows {
                 }
             },
         };
-        Some(self.from_object(value, at))
+        Some(self.row_from_value(value, at))
     }
 }
 
