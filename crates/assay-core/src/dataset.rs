@@ -11,7 +11,8 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 
 /// How rows are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,10 +131,15 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         file: file.clone(),
         source,
     };
-    let reader: Box<dyn Read + Send> = match source {
+    let raw: Box<dyn Read + Send> = match source {
         Source::Path(p) => Box::new(File::open(p).map_err(io_err)?),
         Source::Stdin => Box::new(io::stdin()),
     };
+    let bytes = Arc::new(AtomicU64::new(0));
+    let reader: Box<dyn Read + Send> = Box::new(Counting {
+        inner: raw,
+        bytes: Arc::clone(&bytes),
+    });
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let format = match format.or_else(|| by_extension(source)) {
         Some(f) => f,
@@ -152,6 +158,7 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         file,
         inner,
         row: 0,
+        bytes,
     })
 }
 
@@ -196,6 +203,7 @@ pub struct Rows {
     file: String,
     inner: Inner,
     row: u64,
+    bytes: Arc<AtomicU64>,
 }
 
 enum Inner {
@@ -227,6 +235,12 @@ impl Rows {
     /// The input's name as used in messages.
     pub fn file(&self) -> &str {
         &self.file
+    }
+
+    /// Bytes taken from the input so far (read-ahead included), for
+    /// progress estimates.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
     }
 
     fn location(&self, position: Position) -> Location {
@@ -431,5 +445,19 @@ fn stream_array(reader: BufReader<Box<dyn Read + Send>>, tx: mpsc::SyncSender<Ar
             line: e.line() as u64,
             message: format!("invalid JSON array: {e}"),
         });
+    }
+}
+
+/// Counts the bytes that pass through, shared with [`Rows::bytes_read`].
+struct Counting {
+    inner: Box<dyn Read + Send>,
+    bytes: Arc<AtomicU64>,
+}
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
     }
 }
