@@ -1,1 +1,538 @@
-//! TODO(helper): see crate docs.
+//! ROUGE exactly as Google's `rouge-score` 0.1.2 computes it (the package
+//! behind Hugging Face `evaluate`'s "rouge"), only much faster.
+//!
+//! - Tokens are the runs of `[a-z0-9]` after Unicode lowercasing; every
+//!   other character separates them, so text without ASCII letters or
+//!   digits (Cyrillic, CJK, ...) has no tokens and scores 0.
+//! - With [`Stemming::Porter`], tokens longer than three characters go
+//!   through NLTK's Porter stemmer ([`crate::porter`]).
+//! - rougeN (N = 1..=9) is clipped n-gram overlap, rougeL the LCS over the
+//!   whole texts, rougeLsum the summary-level union LCS over the
+//!   `\n`-separated lines.
+//! - [`RougeScorer::score_multi`] picks, for each ROUGE type separately, the
+//!   reference with the highest F-measure (the first one on ties).
+//!
+//! ```
+//! use assay_text::rouge::{RougeScorer, RougeType, Stemming};
+//!
+//! let types: Vec<RougeType> = ["rouge1", "rougeL"]
+//!     .iter()
+//!     .map(|t| t.parse())
+//!     .collect::<Result<_, _>>()?;
+//! let scorer = RougeScorer::new(&types, Stemming::Porter)?;
+//! let scores = scorer.score_multi(
+//!     &["The cat sat on the mat.", "A cat was sitting on a mat."],
+//!     "the cats sat on the mat",
+//! );
+//! assert_eq!(scores[0].fmeasure, 1.0);
+//! # Ok::<(), assay_text::rouge::RougeError>(())
+//! ```
+
+mod lcs;
+mod ngram;
+mod vocab;
+
+use std::cell::Cell;
+use std::fmt;
+use std::str::FromStr;
+
+use lcs::{BitLcs, SummaryLcs};
+use ngram::NgramIndex;
+use vocab::{Side, Vocab};
+
+/// One ROUGE variant, named as in rouge-score (`rouge1`..`rouge9`,
+/// `rougeL`, `rougeLsum`).
+///
+/// ```
+/// use assay_text::rouge::RougeType;
+/// let t: RougeType = "rougeLsum".parse()?;
+/// assert_eq!(t, RougeType::Lsum);
+/// assert_eq!(RougeType::N(2).to_string(), "rouge2");
+/// # Ok::<(), assay_text::rouge::RougeError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RougeType {
+    /// rougeN: n-gram overlap, N in `1..=9` (rouge-score accepts one digit
+    /// and rejects 0).
+    N(u8),
+    /// rougeL: longest common subsequence of the whole token lists.
+    L,
+    /// rougeLsum: summary-level LCS over the `\n`-separated lines.
+    Lsum,
+}
+
+impl RougeType {
+    /// Largest N that rouge-score accepts.
+    pub const MAX_N: u8 = 9;
+
+    /// Hugging Face `evaluate`'s default set: rouge1, rouge2, rougeL,
+    /// rougeLsum.
+    pub const DEFAULT: [RougeType; 4] = [
+        RougeType::N(1),
+        RougeType::N(2),
+        RougeType::L,
+        RougeType::Lsum,
+    ];
+}
+
+impl fmt::Display for RougeType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RougeType::N(n) => write!(f, "rouge{n}"),
+            RougeType::L => f.write_str("rougeL"),
+            RougeType::Lsum => f.write_str("rougeLsum"),
+        }
+    }
+}
+
+impl FromStr for RougeType {
+    type Err = RougeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "rougeL" => Ok(RougeType::L),
+            "rougeLsum" => Ok(RougeType::Lsum),
+            _ => match s.strip_prefix("rouge").map(str::as_bytes) {
+                Some(&[d @ b'1'..=b'9']) => Ok(RougeType::N(d - b'0')),
+                _ => Err(RougeError::UnknownType(s.to_string())),
+            },
+        }
+    }
+}
+
+/// Whether tokens are stemmed before matching (rouge-score's
+/// `use_stemmer`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Stemming {
+    /// Match tokens as they are (`use_stemmer=False`, the default).
+    #[default]
+    Off,
+    /// NLTK's Porter stemmer on tokens longer than three characters
+    /// (`use_stemmer=True`).
+    Porter,
+}
+
+/// What can go wrong when configuring ROUGE.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RougeError {
+    /// A type name that is not `rouge1`..`rouge9`, `rougeL` or `rougeLsum`.
+    #[error("unknown ROUGE type {0:?}: expected rouge1..rouge9, rougeL or rougeLsum")]
+    UnknownType(String),
+    /// [`RougeType::N`] with N outside `1..=9`.
+    #[error("ROUGE-N order {0} is outside 1..=9")]
+    NgramOrder(u8),
+}
+
+/// Precision, recall and F1 of one ROUGE type.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Prf {
+    /// Matched units over the prediction's units.
+    pub precision: f64,
+    /// Matched units over the reference's units.
+    pub recall: f64,
+    /// Harmonic mean of precision and recall; 0 when both are 0.
+    pub fmeasure: f64,
+}
+
+impl Prf {
+    /// Scores `hits` matched units out of `predicted` and `referenced`
+    /// (each denominator at least 1, as rouge-score's rougeN does), with
+    /// F computed in rouge-score's order of operations so results are
+    /// bit-identical.
+    fn from_counts(hits: usize, predicted: usize, referenced: usize) -> Prf {
+        let precision = hits as f64 / predicted.max(1) as f64;
+        let recall = hits as f64 / referenced.max(1) as f64;
+        let fmeasure = if precision + recall > 0.0 {
+            2.0 * precision * recall / (precision + recall)
+        } else {
+            0.0
+        };
+        Prf {
+            precision,
+            recall,
+            fmeasure,
+        }
+    }
+}
+
+/// Tokenizes `text` the way rouge-score does (see the module docs).
+///
+/// ```
+/// use assay_text::rouge::{tokenize, Stemming};
+/// assert_eq!(tokenize("Don't STOP, café!", Stemming::Off), ["don", "t", "stop", "caf"]);
+/// assert_eq!(tokenize("running dogs", Stemming::Porter), ["run", "dog"]);
+/// assert!(tokenize("Привет мир", Stemming::Off).is_empty());
+/// ```
+pub fn tokenize(text: &str, stemming: Stemming) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut buf = vocab::TokenBuf::default();
+    vocab::for_each_raw_token(text, &mut buf, |token, _| {
+        let mut token = token.to_vec();
+        if stemming == Stemming::Porter && token.len() > 3 {
+            crate::porter::stem_ascii_lower(&mut token);
+        }
+        if !token.is_empty() {
+            tokens.push(String::from_utf8_lossy(&token).into_owned());
+        }
+    });
+    tokens
+}
+
+/// Computes a fixed set of ROUGE types, like rouge-score's `RougeScorer`.
+///
+/// The scorer memoises tokens and stems across calls (bounded: the cache is
+/// dropped past 65,536 entries), so reuse one scorer for many pairs. It is
+/// `Send` but not `Sync`: give each thread its own.
+pub struct RougeScorer {
+    types: Vec<RougeType>,
+    stemming: Stemming,
+    /// Largest n-gram order needed (at least 1 when rougeLsum needs the
+    /// prediction's token counts).
+    levels: usize,
+    state: Cell<State>,
+}
+
+/// Caches and scratch buffers; taken out of the `Cell` for each call.
+#[derive(Default)]
+struct State {
+    vocab: Vocab,
+    ngrams: NgramIndex,
+    lcs: BitLcs,
+    summary: SummaryLcs,
+    pred: Vec<u32>,
+    pred_lines: Vec<u32>,
+    reference: Vec<u32>,
+    ref_lines: Vec<u32>,
+    hits: Vec<usize>,
+}
+
+impl RougeScorer {
+    /// A scorer for `types` (scores come back in this order).
+    ///
+    /// # Errors
+    /// [`RougeError::NgramOrder`] for a [`RougeType::N`] outside `1..=9`.
+    pub fn new(types: &[RougeType], stemming: Stemming) -> Result<Self, RougeError> {
+        let mut levels = 0;
+        for t in types {
+            match *t {
+                RougeType::N(n) if n == 0 || n > RougeType::MAX_N => {
+                    return Err(RougeError::NgramOrder(n));
+                }
+                RougeType::N(n) => levels = levels.max(usize::from(n)),
+                RougeType::Lsum => levels = levels.max(1),
+                RougeType::L => {}
+            }
+        }
+        Ok(RougeScorer {
+            types: types.to_vec(),
+            stemming,
+            levels,
+            state: Cell::new(State::default()),
+        })
+    }
+
+    /// The configured ROUGE types, in output order.
+    pub fn types(&self) -> &[RougeType] {
+        &self.types
+    }
+
+    /// The configured stemming.
+    pub fn stemming(&self) -> Stemming {
+        self.stemming
+    }
+
+    /// Scores `prediction` against one reference: one [`Prf`] per configured
+    /// type, in order (rouge-score's `score(target, prediction)`).
+    pub fn score(&self, reference: &str, prediction: &str) -> Vec<Prf> {
+        self.score_multi(&[reference], prediction)
+    }
+
+    /// rouge-score's `score_multi`: for each type independently, the scores
+    /// against the reference with the highest F-measure (the first on
+    /// ties), so different types may come from different references. With
+    /// no reference every score is 0.
+    ///
+    /// The prediction is tokenized once, not once per reference.
+    pub fn score_multi<S: AsRef<str>>(&self, references: &[S], prediction: &str) -> Vec<Prf> {
+        let mut best = vec![Prf::default(); self.types.len()];
+        let mut st = self.state.take();
+        st.vocab.begin();
+        st.vocab.tokenize(
+            prediction,
+            self.stemming,
+            Side::Prediction,
+            &mut st.pred,
+            &mut st.pred_lines,
+        );
+        let distinct = st.vocab.distinct();
+        st.ngrams.build(&st.pred, distinct, self.levels);
+        if self.types.contains(&RougeType::L) || self.types.contains(&RougeType::Lsum) {
+            st.lcs.build(&st.pred, distinct);
+        }
+        for (k, reference) in references.iter().enumerate() {
+            st.vocab.tokenize(
+                reference.as_ref(),
+                self.stemming,
+                Side::Reference,
+                &mut st.reference,
+                &mut st.ref_lines,
+            );
+            self.score_reference(&mut st, k == 0, &mut best);
+        }
+        st.vocab.end();
+        self.state.set(st);
+        best
+    }
+
+    /// Scores the loaded reference against the loaded prediction and keeps,
+    /// per type, the better of that and `best` (strictly better F wins, so
+    /// the first reference wins ties).
+    fn score_reference(&self, st: &mut State, first: bool, best: &mut [Prf]) {
+        let (lp, lr) = (st.pred.len(), st.reference.len());
+        st.hits.clear();
+        st.hits.resize(self.levels + 1, 0);
+        let hits = &mut st.hits;
+        st.ngrams.overlaps(&st.reference, |n, h| hits[n] = h);
+        let both = lp > 0 && lr > 0;
+        // One sentence each: the union is the LCS itself and every LCS token
+        // still has unused counts, so rougeLsum's hits are the LCS length.
+        let single_lines = st.pred_lines.len() == 1 && st.ref_lines.len() == 1;
+        let has_l = self.types.contains(&RougeType::L);
+        let has_lsum = self.types.contains(&RougeType::Lsum);
+        let lcs = if both && (has_l || (has_lsum && single_lines)) {
+            st.lcs.length(&st.reference)
+        } else {
+            0
+        };
+        let lsum = if !both || !has_lsum {
+            0
+        } else if single_lines {
+            lcs
+        } else {
+            st.summary.hits(
+                &st.reference,
+                &st.ref_lines,
+                &st.pred,
+                &st.pred_lines,
+                st.ngrams.unigram_counts(),
+                &st.lcs,
+            )
+        };
+        for (t, b) in self.types.iter().zip(best.iter_mut()) {
+            let s = match *t {
+                RougeType::N(n) => {
+                    let n = usize::from(n);
+                    let h = st.hits.get(n).copied().unwrap_or(0);
+                    Prf::from_counts(h, (lp + 1).saturating_sub(n), (lr + 1).saturating_sub(n))
+                }
+                // rouge-score returns zeros when either side has no tokens.
+                RougeType::L | RougeType::Lsum if !both => Prf::default(),
+                RougeType::L => Prf::from_counts(lcs, lp, lr),
+                RougeType::Lsum => Prf::from_counts(lsum, lp, lr),
+            };
+            if first || s.fmeasure > b.fmeasure {
+                *b = s;
+            }
+        }
+    }
+}
+
+impl Clone for RougeScorer {
+    /// A scorer with the same configuration and empty caches.
+    fn clone(&self) -> Self {
+        RougeScorer {
+            types: self.types.clone(),
+            stemming: self.stemming,
+            levels: self.levels,
+            state: Cell::new(State::default()),
+        }
+    }
+}
+
+impl fmt::Debug for RougeScorer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RougeScorer")
+            .field("types", &self.types)
+            .field("stemming", &self.stemming)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expected values below come from rouge-score 0.1.2.
+    fn prf(precision: f64, recall: f64, fmeasure: f64) -> Prf {
+        Prf {
+            precision,
+            recall,
+            fmeasure,
+        }
+    }
+
+    fn scorer(names: &[&str]) -> RougeScorer {
+        let types: Vec<RougeType> = names.iter().map(|n| n.parse().unwrap()).collect();
+        RougeScorer::new(&types, Stemming::Off).unwrap()
+    }
+
+    #[test]
+    fn type_names_round_trip() {
+        for name in [
+            "rouge1",
+            "rouge2",
+            "rouge3",
+            "rouge4",
+            "rouge5",
+            "rouge6",
+            "rouge7",
+            "rouge8",
+            "rouge9",
+            "rougeL",
+            "rougeLsum",
+        ] {
+            let t: RougeType = name.parse().unwrap();
+            assert_eq!(t.to_string(), name);
+        }
+        for bad in [
+            "rouge0",
+            "rouge10",
+            "rougel",
+            "ROUGE1",
+            "rouge",
+            "rougeLSum",
+            "",
+            "rouge-1",
+        ] {
+            assert_eq!(
+                bad.parse::<RougeType>(),
+                Err(RougeError::UnknownType(bad.to_string()))
+            );
+        }
+    }
+
+    #[test]
+    fn ngram_order_is_validated() {
+        assert_eq!(
+            RougeScorer::new(&[RougeType::N(0)], Stemming::Off).err(),
+            Some(RougeError::NgramOrder(0))
+        );
+        assert_eq!(
+            RougeScorer::new(&[RougeType::L, RougeType::N(10)], Stemming::Off).err(),
+            Some(RougeError::NgramOrder(10))
+        );
+    }
+
+    #[test]
+    fn higher_order_ngrams() {
+        let s = scorer(&["rouge1", "rouge2", "rouge3", "rouge4", "rouge9", "rougeL"]);
+        let got = s.score(
+            "the cat sat on the mat and the cat sat on the hat",
+            "the cat sat on the hat and the cat sat on the mat",
+        );
+        assert_eq!(
+            got,
+            [
+                prf(1.0, 1.0, 1.0),
+                prf(0.9166666666666666, 0.9166666666666666, 0.9166666666666666),
+                prf(0.8181818181818182, 0.8181818181818182, 0.8181818181818182),
+                prf(0.7, 0.7, 0.7),
+                prf(0.0, 0.0, 0.0),
+                prf(0.8461538461538461, 0.8461538461538461, 0.8461538461538461),
+            ]
+        );
+        let same = s.score("a b c d e f g h i j", "a b c d e f g h i j");
+        assert!(same.iter().all(|p| *p == prf(1.0, 1.0, 1.0)));
+    }
+
+    #[test]
+    fn summary_level_lcs_on_lines() {
+        let s = scorer(&["rouge1", "rouge2", "rouge4", "rougeL", "rougeLsum"]);
+        let got = s.score("a b a b\nb a b a\nc a", "b a\na b a b c\na a");
+        assert_eq!(
+            got,
+            [
+                prf(1.0, 0.9, 0.9473684210526316),
+                prf(0.625, 0.5555555555555556, 0.5882352941176471),
+                prf(
+                    0.16666666666666666,
+                    0.14285714285714285,
+                    0.15384615384615383
+                ),
+                prf(0.7777777777777778, 0.7, 0.7368421052631577),
+                prf(1.0, 0.9, 0.9473684210526316),
+            ]
+        );
+    }
+
+    #[test]
+    fn backtrack_tie_break_is_rouge_scores() {
+        // Going left on ties instead of up would give 0.4 and 0.533.
+        let s = scorer(&["rougeLsum"]);
+        assert_eq!(s.score("c c a c", "a b b c\nc b"), [prf(0.5, 0.75, 0.6)]);
+        assert_eq!(
+            s.score("b b\nc b c a", "c b\nc a b c\na b c"),
+            [prf(
+                0.5555555555555556,
+                0.8333333333333334,
+                0.6666666666666667
+            )]
+        );
+    }
+
+    #[test]
+    fn empty_and_tokenless_texts_score_zero() {
+        let s = RougeScorer::new(&RougeType::DEFAULT, Stemming::Porter).unwrap();
+        let zero = [Prf::default(); 4];
+        assert_eq!(s.score("", ""), zero);
+        assert_eq!(s.score("", "some text"), zero);
+        assert_eq!(s.score("some text", ""), zero);
+        // Cyrillic has no [a-z0-9] characters: no tokens, even against itself.
+        assert_eq!(s.score("Привет мир", "Привет мир"), zero);
+        assert_eq!(s.score(" \n\n ...", "!!\n"), zero);
+        assert_eq!(s.score_multi::<&str>(&[], "anything"), zero);
+    }
+
+    #[test]
+    fn lowercasing_follows_python() {
+        let s = scorer(&["rouge1", "rouge2", "rougeLsum"]);
+        let one = [prf(1.0, 1.0, 1.0); 3];
+        // KELVIN SIGN lowercases to ASCII `k`.
+        assert_eq!(s.score("OK \u{212a}", "ok k"), one);
+        // U+0130 lowercases to `i` + U+0307, which separates.
+        assert_eq!(s.score("\u{130}stanbul", "i stanbul"), one);
+        // `\r` is dropped by the tokenizer, not a line break of its own.
+        assert_eq!(s.score("line one\r\nline two", "line one\nline two"), one);
+        assert_eq!(
+            tokenize("Don't STOP, café! fu\u{308}r für", Stemming::Off),
+            ["don", "t", "stop", "caf", "fu", "r", "f", "r"]
+        );
+    }
+
+    #[test]
+    fn stemming_applies_to_long_tokens_only() {
+        assert_eq!(
+            tokenize("Running dogs ran; cats flies ties", Stemming::Porter),
+            ["run", "dog", "ran", "cat", "fli", "tie"]
+        );
+        // Four-letter "dies" takes NLTK's ies -> ie; three-letter "ies" is
+        // never stemmed.
+        assert_eq!(tokenize("ies dies", Stemming::Porter), ["ies", "die"]);
+    }
+
+    #[test]
+    fn score_multi_takes_first_best_per_type() {
+        let s = scorer(&["rouge1", "rouge2"]);
+        // Same F (2/3) from P=1,R=0.5 and from P=0.5,R=1: the first wins.
+        let got = s.score_multi(&["a b c d", "a"], "a b");
+        assert_eq!(got[0], prf(1.0, 0.5, 0.6666666666666666));
+        let got = s.score_multi(&["a", "a b c d"], "a b");
+        assert_eq!(got[0], prf(0.5, 1.0, 0.6666666666666666));
+        // Each type picks its own reference.
+        let got = s.score_multi(&["b a", "a x"], "a b");
+        assert_eq!(got[0], prf(1.0, 1.0, 1.0));
+        assert_eq!(got[1], prf(0.0, 0.0, 0.0));
+        let got = s.score_multi(&["a x y", "x a b"], "a b");
+        assert_eq!(got[1], prf(1.0, 0.5, 0.6666666666666666));
+    }
+}
