@@ -1,1 +1,513 @@
-//! TODO(helper): see crate docs.
+//! Tokenizers that reproduce the Python references exactly.
+//!
+//! - [`python_split`]: Python's `str.split()` with no argument.
+//! - [`regex_tokens`]: valor-lite's `RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+")`.
+//! - [`tokenize_13a`]: sacreBLEU's default `13a` tokenizer.
+//!
+//! `str.split()` and 13a use Python's notion of whitespace
+//! ([`is_python_whitespace`]), which is wider than Rust's
+//! `char::is_whitespace`; the regex tokenizer does not (see there).
+
+use std::fmt;
+use std::str::FromStr;
+
+mod unicode_tables;
+
+/// Whether `c` is whitespace for Python's `str.isspace()`, `str.split()` and
+/// the `re` class `\s` on `str`.
+///
+/// That is Rust's `char::is_whitespace` plus the information separators
+/// U+001C..U+001F, which Python counts (bidi class B/S) and Rust does not.
+///
+/// ```
+/// use assay_text::tokenize::is_python_whitespace;
+/// assert!(is_python_whitespace('\u{1f}'));
+/// assert!(is_python_whitespace('\u{a0}'));
+/// assert!(!is_python_whitespace('\u{200b}'));
+/// ```
+#[inline]
+pub fn is_python_whitespace(c: char) -> bool {
+    if c.is_ascii() {
+        is_ascii_python_whitespace(c as u8)
+    } else {
+        c.is_whitespace()
+    }
+}
+
+#[inline]
+fn is_ascii_python_whitespace(b: u8) -> bool {
+    matches!(b, b'\t'..=b'\r' | 0x1c..=b' ')
+}
+
+/// Python's `str.split()` with no argument: the maximal runs of
+/// non-whitespace characters, with Python's whitespace set.
+///
+/// ```
+/// use assay_text::tokenize::python_split;
+/// let tokens: Vec<&str> = python_split(" a\u{1f}b\u{a0}c  ").collect();
+/// assert_eq!(tokens, ["a", "b", "c"]);
+/// ```
+pub fn python_split(s: &str) -> PythonSplit<'_> {
+    PythonSplit { rest: s }
+}
+
+/// Iterator returned by [`python_split`].
+#[derive(Debug, Clone)]
+pub struct PythonSplit<'a> {
+    rest: &'a str,
+}
+
+/// Byte length of the leading run of `s` whose characters satisfy `want`
+/// applied to "is whitespace". ASCII is decided from the byte alone.
+#[inline]
+fn run_len(s: &str, whitespace: bool) -> usize {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            if is_ascii_python_whitespace(b) != whitespace {
+                return i;
+            }
+            i += 1;
+        } else {
+            let Some(c) = s[i..].chars().next() else {
+                return i;
+            };
+            if c.is_whitespace() != whitespace {
+                return i;
+            }
+            i += c.len_utf8();
+        }
+    }
+    i
+}
+
+impl<'a> Iterator for PythonSplit<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        let start = run_len(self.rest, true);
+        let rest = &self.rest[start..];
+        if rest.is_empty() {
+            self.rest = rest;
+            return None;
+        }
+        let end = run_len(rest, false);
+        let (token, tail) = rest.split_at(end);
+        self.rest = tail;
+        Some(token)
+    }
+}
+
+fn in_table(c: char, table: &[(u32, u32)]) -> bool {
+    let c = c as u32;
+    table
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// `\w` of the Python `regex` module (Unicode word characters).
+#[inline]
+fn is_word(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric() || c == '_'
+    } else {
+        in_table(c, unicode_tables::WORD)
+    }
+}
+
+/// `\d` of the Python `regex` module: a decimal digit (category Nd).
+#[inline]
+fn is_decimal(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_digit()
+    } else {
+        in_table(c, unicode_tables::DECIMAL)
+    }
+}
+
+/// valor-lite's BLEU tokenizer, nltk `RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+")`,
+/// i.e. `findall` with that pattern.
+///
+/// At each position the alternatives are tried in order: a run of word
+/// characters; a `$` followed by decimal digits; a run of anything but
+/// whitespace and `.`. A character none of them matches (whitespace, `.`) is
+/// skipped.
+///
+/// nltk 3.10.4 compiles the pattern with the third-party `regex` module, not
+/// `re`, and its classes are reproduced exactly: `\w` is Unicode's word class
+/// (combining marks included, `²` excluded), `\d` is category Nd, and `\s` is
+/// the Unicode White_Space property, i.e. Rust's `char::is_whitespace`
+/// (U+001C..U+001F are *not* whitespace here, unlike for `str.split()`).
+///
+/// ```
+/// use assay_text::tokenize::regex_tokens;
+/// let tokens: Vec<&str> = regex_tokens("Price is $100, it's final.").collect();
+/// assert_eq!(tokens, ["Price", "is", "$100", ",", "it", "'s", "final"]);
+/// ```
+pub fn regex_tokens(s: &str) -> RegexTokens<'_> {
+    RegexTokens { text: s, pos: 0 }
+}
+
+/// Iterator returned by [`regex_tokens`].
+#[derive(Debug, Clone)]
+pub struct RegexTokens<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> RegexTokens<'a> {
+    /// Byte offset just past the run of characters from `from` satisfying `f`.
+    fn run_end(&self, from: usize, f: impl Fn(char) -> bool) -> usize {
+        self.text[from..]
+            .char_indices()
+            .find(|&(_, c)| !f(c))
+            .map_or(self.text.len(), |(i, _)| from + i)
+    }
+}
+
+impl<'a> Iterator for RegexTokens<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        loop {
+            let start = self.pos;
+            let mut chars = self.text[start..].chars();
+            let c = chars.next()?;
+            let end = if is_word(c) {
+                self.run_end(start, is_word)
+            } else if c == '$' && chars.next().is_some_and(is_decimal) {
+                self.run_end(start + 1, is_decimal)
+            } else if c != '.' && !c.is_whitespace() {
+                self.run_end(start, |c| c != '.' && !c.is_whitespace())
+            } else {
+                self.pos = start + c.len_utf8();
+                continue;
+            };
+            self.pos = end;
+            return Some(&self.text[start..end]);
+        }
+    }
+}
+
+/// sacreBLEU's `13a` tokenizer (mteval-v13a), returning the tokens joined by
+/// single spaces, as sacreBLEU does.
+///
+/// Removes `<skipped>` and `-\n`, turns `\n` into a space, unescapes
+/// `&quot;`, `&amp;`, `&lt;`, `&gt;` in that order, then splits off ASCII
+/// punctuation (except `'`, `,`, `-`, `.`), periods and commas not between
+/// digits, and hyphens after a digit. The replacements are left to right
+/// and non-overlapping, like Python's `re.sub`.
+///
+/// ```
+/// use assay_text::tokenize::tokenize_13a;
+/// assert_eq!(tokenize_13a("Hello, world! 1,000.5 &amp;lt;"), "Hello , world ! 1,000.5 <");
+/// ```
+pub fn tokenize_13a(line: &str) -> String {
+    let mut buf = Buf13a::default();
+    buf.run(line);
+    python_split(buf.text()).collect::<Vec<_>>().join(" ")
+}
+
+/// Reusable buffers for the 13a tokenizer, so that scoring many segments
+/// does not allocate per segment.
+#[derive(Debug, Default)]
+pub(crate) struct Buf13a {
+    out: String,
+    tmp: Vec<u8>,
+}
+
+/// ASCII punctuation that 13a surrounds with spaces: the regex class
+/// `[\{-\~\[-\` -\&\(-\+\:-\@\/]`.
+#[inline]
+fn is_13a_punct(b: u8) -> bool {
+    matches!(b, b'{'..=b'~' | b'['..=b'`' | b' '..=b'&' | b'('..=b'+' | b':'..=b'@' | b'/')
+}
+
+impl Buf13a {
+    /// Tokenizes `line`; the tokens are then `python_split(self.text())`.
+    pub(crate) fn run(&mut self, line: &str) {
+        let mut line = std::borrow::Cow::Borrowed(line);
+        for (from, to) in [("<skipped>", ""), ("-\n", ""), ("\n", " ")] {
+            if line.contains(from) {
+                line = line.replace(from, to).into();
+            }
+        }
+        if line.contains('&') {
+            for (from, to) in [
+                ("&quot;", "\""),
+                ("&amp;", "&"),
+                ("&lt;", "<"),
+                ("&gt;", ">"),
+            ] {
+                if line.contains(from) {
+                    line = line.replace(from, to).into();
+                }
+            }
+        }
+        // The passes work on bytes: every pattern is ASCII, and the only
+        // non-ASCII-sensitive class, `[^0-9]`, matches any UTF-8 byte that is
+        // not an ASCII digit. A multi-byte character can only take part in a
+        // match through its last byte (followed by `.`/`,`) or its first byte
+        // (after `.`/`,`), and continuation bytes never start a match, so
+        // byte-wise non-overlapping scanning equals `re.sub` on code points.
+        let mut a = std::mem::take(&mut self.tmp);
+        a.clear();
+        a.reserve(line.len() * 2 + 2);
+        a.push(b' ');
+        for &b in line.as_bytes() {
+            if is_13a_punct(b) {
+                a.extend_from_slice(&[b' ', b, b' ']);
+            } else {
+                a.push(b);
+            }
+        }
+        a.push(b' ');
+        let mut b = std::mem::take(&mut self.out).into_bytes();
+        // ([^0-9])([\.,]) -> \1 \2 (space after)
+        sub_pairs(
+            &a,
+            &mut b,
+            |x, y| !x.is_ascii_digit() && matches!(y, b'.' | b','),
+            |x, y, o| o.extend_from_slice(&[x, b' ', y, b' ']),
+        );
+        // ([\.,])([^0-9]) -> " \1 \2"
+        sub_pairs(
+            &b,
+            &mut a,
+            |x, y| matches!(x, b'.' | b',') && !y.is_ascii_digit(),
+            |x, y, o| o.extend_from_slice(&[b' ', x, b' ', y]),
+        );
+        // ([0-9])(-) -> \1 \2 (space after)
+        sub_pairs(
+            &a,
+            &mut b,
+            |x, y| x.is_ascii_digit() && y == b'-',
+            |x, y, o| o.extend_from_slice(&[x, b' ', y, b' ']),
+        );
+        // Only ASCII bytes were inserted next to ASCII bytes, so `b` is still
+        // valid UTF-8; the lossy conversion never replaces anything.
+        self.out = String::from_utf8(b)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        self.tmp = a;
+    }
+
+    /// The tokenized text (tokens separated by Python whitespace).
+    pub(crate) fn text(&self) -> &str {
+        &self.out
+    }
+}
+
+/// `re.sub` for a two-character pattern: scan left to right, and where
+/// `hit(x, y)` holds for the bytes at `i, i + 1`, emit the replacement and
+/// continue after both.
+fn sub_pairs(
+    src: &[u8],
+    dst: &mut Vec<u8>,
+    hit: impl Fn(u8, u8) -> bool,
+    emit: impl Fn(u8, u8, &mut Vec<u8>),
+) {
+    dst.clear();
+    let mut i = 0;
+    while i < src.len() {
+        let x = src[i];
+        match src.get(i + 1) {
+            Some(&y) if hit(x, y) => {
+                emit(x, y, dst);
+                i += 2;
+            }
+            _ => {
+                dst.push(x);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Which tokenizer turns a text into BLEU tokens.
+///
+/// ```
+/// use assay_text::tokenize::BleuTokenizer;
+/// let t: BleuTokenizer = "regex".parse().unwrap();
+/// assert_eq!(t, BleuTokenizer::Regex);
+/// assert_eq!(t.to_string(), "regex");
+/// assert_eq!(BleuTokenizer::Whitespace.tokenize("a  b"), ["a", "b"]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum BleuTokenizer {
+    /// valor-lite's regex tokenizer ([`regex_tokens`]).
+    Regex,
+    /// Python `str.split()` ([`python_split`]), as nltk examples and HF use.
+    #[default]
+    Whitespace,
+}
+
+impl BleuTokenizer {
+    /// The tokens of `text`, lazily.
+    pub fn tokens<'a>(&self, text: &'a str) -> Tokens<'a> {
+        match self {
+            BleuTokenizer::Regex => Tokens::Regex(regex_tokens(text)),
+            BleuTokenizer::Whitespace => Tokens::Whitespace(python_split(text)),
+        }
+    }
+
+    /// Tokenizes `text`.
+    pub fn tokenize<'a>(&self, text: &'a str) -> Vec<&'a str> {
+        let mut out = Vec::new();
+        self.tokenize_into(text, &mut out);
+        out
+    }
+
+    /// Tokenizes `text`, replacing the contents of `out` (reuses its buffer).
+    pub fn tokenize_into<'a>(&self, text: &'a str, out: &mut Vec<&'a str>) {
+        out.clear();
+        out.extend(self.tokens(text));
+    }
+}
+
+/// Iterator returned by [`BleuTokenizer::tokens`].
+#[derive(Debug, Clone)]
+pub enum Tokens<'a> {
+    /// [`regex_tokens`].
+    Regex(RegexTokens<'a>),
+    /// [`python_split`].
+    Whitespace(PythonSplit<'a>),
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a str;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Tokens::Regex(t) => t.next(),
+            Tokens::Whitespace(t) => t.next(),
+        }
+    }
+}
+
+impl fmt::Display for BleuTokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BleuTokenizer::Regex => "regex",
+            BleuTokenizer::Whitespace => "whitespace",
+        })
+    }
+}
+
+/// Error for an unknown tokenizer name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown BLEU tokenizer {0:?} (expected \"regex\" or \"whitespace\")")]
+pub struct UnknownTokenizer(pub String);
+
+impl FromStr for BleuTokenizer {
+    type Err = UnknownTokenizer;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "regex" => Ok(BleuTokenizer::Regex),
+            "whitespace" => Ok(BleuTokenizer::Whitespace),
+            other => Err(UnknownTokenizer(other.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Vec<&str> {
+        python_split(s).collect()
+    }
+
+    fn regex(s: &str) -> Vec<&str> {
+        regex_tokens(s).collect()
+    }
+
+    #[test]
+    fn python_whitespace_set() {
+        for c in [
+            '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{1c}', '\u{1d}', '\u{1e}', '\u{1f}', ' ',
+        ] {
+            assert!(is_python_whitespace(c), "{c:?}");
+        }
+        for c in [
+            '\u{85}', '\u{a0}', '\u{1680}', '\u{2000}', '\u{200a}', '\u{2028}', '\u{3000}',
+        ] {
+            assert!(is_python_whitespace(c), "{c:?}");
+        }
+        for c in ['\u{1b}', '\u{200b}', '\u{feff}', 'a', '\u{180e}'] {
+            assert!(!is_python_whitespace(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn split_on_unit_separator_and_unicode_spaces() {
+        assert_eq!(split("a\u{1f}b\u{1c}c"), ["a", "b", "c"]);
+        assert_eq!(split("\u{3000}x\u{a0}\u{85}y\u{2029}"), ["x", "y"]);
+        assert_eq!(split("a\u{200b} b"), ["a\u{200b}", "b"]);
+        assert!(split("").is_empty());
+        assert!(split(" \t\n ").is_empty());
+        assert_eq!(split("héllo wörld"), ["héllo", "wörld"]);
+    }
+
+    #[test]
+    fn regex_tokenizer_alternatives() {
+        assert_eq!(
+            regex("The cat sat on the mat.\nIt was happy."),
+            ["The", "cat", "sat", "on", "the", "mat", "It", "was", "happy"]
+        );
+        assert_eq!(regex("$100abc $x $"), ["$100", "abc", "$x", "$"]);
+        assert_eq!(
+            regex("(hello) a..b 1,000.5"),
+            ["(hello)", "a", "b", "1", ",000", "5"]
+        );
+        assert_eq!(regex("x\u{1f}y z\u{a0}w"), ["x", "\u{1f}y", "z", "w"]);
+        assert!(regex("...  ").is_empty());
+    }
+
+    #[test]
+    fn regex_tokenizer_uses_python_classes() {
+        // A combining vowel sign is `\w`, so the syllable stays one token.
+        assert_eq!(regex("किताब"), ["किताब"]);
+        // Arabic-Indic digits are `\d`, so `$` + them is one token.
+        assert_eq!(regex("$\u{663}\u{664}!"), ["$\u{663}\u{664}", "!"]);
+        // Superscript two (category No) is neither `\w` nor `\d`.
+        assert_eq!(regex("$\u{b2}"), ["$\u{b2}"]);
+        assert_eq!(regex("a\u{b2}"), ["a", "\u{b2}"]);
+    }
+
+    #[test]
+    fn tokenize_13a_edge_cases() {
+        assert_eq!(tokenize_13a("&amp;lt;"), "<");
+        assert_eq!(tokenize_13a("&quot;hi&quot; &gt;"), "\" hi \" >");
+        assert_eq!(tokenize_13a("co-\noperate"), "cooperate");
+        assert_eq!(tokenize_13a("line\nbreak<skipped>"), "line break");
+        assert_eq!(tokenize_13a("a..b"), "a . . b");
+        assert_eq!(tokenize_13a("end.."), "end . .");
+        assert_eq!(tokenize_13a("1,000.5 costs 3.-"), "1,000.5 costs 3 . -");
+        assert_eq!(tokenize_13a("x,y 2-3 a-b"), "x , y 2 - 3 a-b");
+        assert_eq!(tokenize_13a("it's (ok) [1]"), "it's ( ok ) [ 1 ]");
+        assert_eq!(tokenize_13a("é. ü,2"), "é . ü , 2");
+        assert_eq!(tokenize_13a("a\u{1f}b"), "a b");
+        assert_eq!(tokenize_13a(""), "");
+    }
+
+    #[test]
+    fn bleu_tokenizer_round_trip() {
+        for t in [BleuTokenizer::Regex, BleuTokenizer::Whitespace] {
+            assert_eq!(t.to_string().parse::<BleuTokenizer>(), Ok(t));
+        }
+        assert!("13a".parse::<BleuTokenizer>().is_err());
+    }
+}
