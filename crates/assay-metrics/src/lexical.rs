@@ -7,9 +7,9 @@ use crate::spec::{spec, MetricSpec};
 use crate::MetricId;
 use assay_core::{Failure, FailureKind, Outcome, Sample, Signature, SkipReason};
 use assay_text::bleu::{self, BleuStats, Smoothing};
-use assay_text::chrf::{self, ChrfStats};
+use assay_text::chrf::{self, ChrfConfig, ChrfStats};
 use assay_text::rouge::{Prf, RougeScorer, RougeType, Stemming};
-use assay_text::sacrebleu::{self, SacreBleuStats};
+use assay_text::sacrebleu::{self, EffectiveOrder, NRefs, SacreBleuStats};
 use assay_text::string::{self, StringDistance};
 use assay_text::tokenize::BleuTokenizer;
 use serde::Serialize;
@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 /// Version of the reference implementations whose numbers we reproduce,
 /// recorded in signatures.
 const NLTK: &str = "nltk-3.10.4";
-const SACREBLEU: &str = "2.6.0";
+const SACREBLEU: &str = sacrebleu::SACREBLEU_VERSION;
 
 /// A metric with its parameters resolved.
 #[derive(Clone, Debug)]
@@ -30,13 +30,21 @@ pub struct Metric {
 
 #[derive(Clone, Debug)]
 enum Kind {
-    Rouge { types: Vec<RougeType>, stemming: Stemming },
-    Bleu { weights: Vec<f64>, smoothing: Smoothing, tokenizer: BleuTokenizer },
+    /// The scorer is built (and its types checked) once, then cloned per
+    /// thread; boxed because it carries its working buffers.
+    Rouge(Box<RougeScorer>),
+    Bleu {
+        weights: Vec<f64>,
+        smoothing: Smoothing,
+        tokenizer: BleuTokenizer,
+    },
     Sacrebleu,
-    Chrf { word_order: usize },
+    Chrf(ChrfConfig),
     ExactMatch,
     StringPresence,
-    StringSimilarity { distance: StringDistance },
+    StringSimilarity {
+        distance: StringDistance,
+    },
 }
 
 impl Metric {
@@ -44,12 +52,13 @@ impl Metric {
     pub fn configure(id: MetricId, given: &BTreeMap<String, String>) -> Result<Metric, ParamError> {
         let values = Values::resolve(id, spec(id).params, given)?;
         let kind = match id {
-            MetricId::Rouge => Kind::Rouge {
-                types: values.get("types", parse_rouge_types)?,
-                stemming: values.get("use_stemmer", |s| {
+            MetricId::Rouge => {
+                let types = values.get("types", parse_rouge_types)?;
+                let stemming = values.get("use_stemmer", |s| {
                     parse_bool(s).map(|on| if on { Stemming::Porter } else { Stemming::Off })
-                })?,
-            },
+                })?;
+                Kind::Rouge(Box::new(values.get("types", |_| RougeScorer::new(&types, stemming))?))
+            }
             MetricId::Bleu => Kind::Bleu {
                 weights: values.get("weights", |s| {
                     parse_f64_list(s).and_then(|w| {
@@ -64,8 +73,8 @@ impl Metric {
                 tokenizer: values.get("tokenizer", str::parse::<BleuTokenizer>)?,
             },
             MetricId::Sacrebleu => Kind::Sacrebleu,
-            MetricId::Chrf => Kind::Chrf { word_order: 0 },
-            MetricId::Chrfpp => Kind::Chrf { word_order: 2 },
+            MetricId::Chrf => Kind::Chrf(ChrfConfig::CHRF),
+            MetricId::Chrfpp => Kind::Chrf(ChrfConfig::CHRF_PP),
             MetricId::ExactMatch => Kind::ExactMatch,
             MetricId::StringPresence => Kind::StringPresence,
             MetricId::StringSimilarity => Kind::StringSimilarity {
@@ -86,7 +95,7 @@ impl Metric {
     /// Names of the outcomes written per sample, in order.
     pub fn outputs(&self) -> Vec<String> {
         match &self.kind {
-            Kind::Rouge { types, .. } => types.iter().map(ToString::to_string).collect(),
+            Kind::Rouge(scorer) => scorer.types().iter().map(ToString::to_string).collect(),
             _ => vec![self.id.to_string()],
         }
     }
@@ -94,15 +103,21 @@ impl Metric {
     /// Every parameter's value, defaults included, for the manifest.
     pub fn params_json(&self) -> Value {
         match &self.kind {
-            Kind::Rouge { types, stemming } => json!({
-                "types": types.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                "use_stemmer": *stemming == Stemming::Porter,
+            Kind::Rouge(scorer) => json!({
+                "types": scorer.types().iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "use_stemmer": scorer.stemming() == Stemming::Porter,
             }),
-            Kind::Bleu { weights, smoothing, tokenizer } => json!({
+            Kind::Bleu {
+                weights,
+                smoothing,
+                tokenizer,
+            } => json!({
                 "weights": weights, "smoothing": smoothing.to_string(), "tokenizer": tokenizer.to_string(),
             }),
             Kind::StringSimilarity { distance } => json!({"distance": distance.to_string()}),
-            Kind::Sacrebleu | Kind::Chrf { .. } | Kind::ExactMatch | Kind::StringPresence => json!({}),
+            Kind::Sacrebleu | Kind::Chrf { .. } | Kind::ExactMatch | Kind::StringPresence => {
+                json!({})
+            }
         }
     }
 
@@ -112,13 +127,31 @@ impl Metric {
     pub fn signature(&self) -> Signature {
         let name = self.id.name();
         match &self.kind {
-            Kind::Rouge { stemming, .. } => Signature::new(name, 1)
-                .with("stem", if *stemming == Stemming::Porter { "porter-nltk" } else { "no" })
+            Kind::Rouge(scorer) => Signature::new(name, 1)
+                .with(
+                    "stem",
+                    if scorer.stemming() == Stemming::Porter {
+                        "porter-nltk"
+                    } else {
+                        "no"
+                    },
+                )
                 .with("tok", "rouge-score")
                 .with("multiref", "max"),
-            Kind::Bleu { weights, smoothing, tokenizer } => Signature::new(name, 1)
+            Kind::Bleu {
+                weights,
+                smoothing,
+                tokenizer,
+            } => Signature::new(name, 1)
                 .with("tok", tokenizer)
-                .with("weights", weights.iter().map(|w| format!("{w}")).collect::<Vec<_>>().join(","))
+                .with(
+                    "weights",
+                    weights
+                        .iter()
+                        .map(|w| format!("{w}"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                )
                 .with("smooth", smoothing)
                 .with("tiny", "zero")
                 .with("ref", NLTK),
@@ -129,15 +162,18 @@ impl Metric {
                 .with("tok", "13a")
                 .with("smooth", "exp")
                 .with("version", SACREBLEU),
-            Kind::Chrf { word_order } => Signature::new(name, 1)
+            Kind::Chrf(config) => Signature::new(name, 1)
                 .with("nrefs", "var")
                 .with("case", "mixed")
                 .with("eff", "yes")
-                .with("nc", 6)
-                .with("nw", word_order)
+                .with("nc", config.char_order)
+                .with("nw", config.word_order)
+                .with("beta", config.beta)
                 .with("space", "no")
                 .with("version", SACREBLEU),
-            Kind::ExactMatch | Kind::StringPresence => Signature::new(name, 1).with("multiref", "any"),
+            Kind::ExactMatch | Kind::StringPresence => {
+                Signature::new(name, 1).with("multiref", "any")
+            }
             Kind::StringSimilarity { distance } => Signature::new(name, 1)
                 .with("distance", distance)
                 .with("multiref", "max"),
@@ -147,11 +183,13 @@ impl Metric {
     /// A scorer for one thread; its corpus statistics add up across threads.
     pub fn scorer(&self) -> Scorer {
         let state = match &self.kind {
-            Kind::Rouge { types, stemming } => State::Rouge(RougeScorer::new(types, *stemming)),
-            Kind::Bleu { .. } => State::Bleu(None),
-            Kind::Sacrebleu => State::Sacrebleu(SacreBleuStats::default()),
-            Kind::Chrf { .. } => State::Chrf(ChrfStats::default()),
-            Kind::ExactMatch | Kind::StringPresence | Kind::StringSimilarity { .. } => State::Stateless,
+            Kind::Rouge(scorer) => State::Rouge(scorer.clone()),
+            Kind::Bleu { .. } => State::Bleu(Summed::default()),
+            Kind::Sacrebleu => State::Sacrebleu(Summed::default()),
+            Kind::Chrf(_) => State::Chrf(Summed::default()),
+            Kind::ExactMatch | Kind::StringPresence | Kind::StringSimilarity { .. } => {
+                State::Stateless
+            }
         };
         Scorer {
             metric: self.clone(),
@@ -179,34 +217,75 @@ pub struct Scorer {
 }
 
 enum State {
-    Rouge(RougeScorer),
-    /// nltk's corpus BLEU: the sum of all statistics, and the last row's
-    /// own (its smoothing methods 4 to 7 read the last pair).
-    Bleu(Option<BleuCorpus>),
-    Sacrebleu(SacreBleuStats),
-    Chrf(ChrfStats),
+    Rouge(Box<RougeScorer>),
+    Bleu(Summed<BleuStats>),
+    Sacrebleu(Summed<SacreBleuStats>),
+    Chrf(Summed<ChrfStats>),
     Stateless,
 }
 
-#[derive(Clone, Debug)]
-struct BleuCorpus {
-    total: BleuStats,
-    last_row: u64,
-    last: BleuStats,
+/// Corpus statistics: the sum over rows, how many references rows had (for
+/// sacreBLEU's `nrefs`), and the last row's own statistics, which nltk's
+/// corpus BLEU hands to its smoothing methods 4 to 7.
+#[derive(Clone, Debug, Default)]
+struct Summed<S> {
+    total: S,
+    rows: u64,
+    refs: Option<(usize, usize)>,
+    last: Option<(u64, S)>,
+}
+
+impl<S: Clone + for<'a> std::ops::AddAssign<&'a S>> Summed<S> {
+    fn add(&mut self, row: u64, n_refs: usize, stats: S) {
+        self.merge(Summed {
+            total: stats.clone(),
+            rows: 1,
+            refs: Some((n_refs, n_refs)),
+            last: Some((row, stats)),
+        });
+    }
+
+    fn merge(&mut self, other: Summed<S>) {
+        self.total += &other.total;
+        self.rows += other.rows;
+        self.refs = match (self.refs, other.refs) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (mine, theirs) => mine.or(theirs),
+        };
+        if other.last.as_ref().map(|l| l.0) >= self.last.as_ref().map(|l| l.0) {
+            self.last = other.last;
+        }
+    }
+
+    fn nrefs(&self) -> NRefs {
+        let (lo, hi) = self.refs.unwrap_or_default();
+        NRefs::of([lo, hi])
+    }
 }
 
 impl Scorer {
     /// The outcomes of one sample, one per [`Metric::outputs`] name.
     pub fn score(&mut self, sample: &Sample) -> Vec<Outcome> {
         let n = self.metric.outputs().len();
-        if let Some(missing) = self.metric.spec().required.iter().find(|f| !sample.has(**f)) {
+        if let Some(missing) = self
+            .metric
+            .spec()
+            .required
+            .iter()
+            .find(|f| !sample.has(**f))
+        {
             return vec![Outcome::Skipped(SkipReason::MissingField(*missing)); n];
         }
-        let (Some(response), Some(references)) = (sample.response.as_deref(), sample.reference_list()) else {
-            return vec![Outcome::Skipped(SkipReason::MissingField(assay_core::Field::Response)); n];
+        let (Some(response), Some(references)) =
+            (sample.response.as_deref(), sample.reference_list())
+        else {
+            return vec![
+                Outcome::Skipped(SkipReason::MissingField(assay_core::Field::Response));
+                n
+            ];
         };
         match (&self.metric.kind, &mut self.state) {
-            (Kind::Rouge { .. }, State::Rouge(scorer)) => scorer
+            (Kind::Rouge(_), State::Rouge(scorer)) => scorer
                 .score_multi(&references, response)
                 .into_iter()
                 .map(|prf: Prf| {
@@ -230,29 +309,29 @@ impl Scorer {
                             ),
                             Err(e) => undefined(e),
                         };
-                        add_bleu(corpus, sample.row, stats);
+                        corpus.add(sample.row, references.len(), stats);
                         outcome
                     }
                     Err(e) => undefined(e),
                 };
                 vec![outcome]
             }
-            (Kind::Sacrebleu, State::Sacrebleu(total)) => {
-                let stats = sacrebleu::segment_stats(response, &references);
-                let score = sacrebleu::sentence_score(&stats);
-                *total += &stats;
-                vec![Outcome::scored(
-                    score.score / 100.0,
-                    json!({"score": score.score, "counts": score.counts, "totals": score.totals,
-                           "precisions": score.precisions, "bp": score.bp,
-                           "sys_len": score.sys_len, "ref_len": score.ref_len}),
-                )]
-            }
-            (Kind::Chrf { word_order }, State::Chrf(total)) => {
-                let (score, stats) = chrf::sentence(response, &references, *word_order);
-                *total += &stats;
-                vec![Outcome::scored(score / 100.0, json!({"score": score}))]
-            }
+            (Kind::Sacrebleu, State::Sacrebleu(corpus)) => vec![match sacrebleu::segment_stats(response, &references) {
+                Ok(stats) => {
+                    let score = sacrebleu::finalize(&stats, EffectiveOrder::On);
+                    corpus.add(sample.row, references.len(), stats);
+                    Outcome::scored(score.score / 100.0, sacrebleu_details(&score))
+                }
+                Err(e) => undefined(e),
+            }],
+            (Kind::Chrf(config), State::Chrf(corpus)) => vec![match chrf::segment_stats(response, &references, config) {
+                Ok(stats) => {
+                    let score = chrf::finalize(&stats, config);
+                    corpus.add(sample.row, references.len(), stats);
+                    Outcome::scored(score / 100.0, json!({"score": score}))
+                }
+                Err(e) => undefined(e),
+            }],
             (Kind::ExactMatch, _) => vec![indicator(references.iter().position(|r| string::exact_match(r, response)))],
             (Kind::StringPresence, _) => vec![indicator(references.iter().position(|r| string::string_presence(r, response)))],
             (Kind::StringSimilarity { distance }, _) => {
@@ -282,25 +361,6 @@ impl Scorer {
     }
 }
 
-fn add_bleu(corpus: &mut Option<BleuCorpus>, row: u64, stats: BleuStats) {
-    match corpus {
-        None => {
-            *corpus = Some(BleuCorpus {
-                total: stats.clone(),
-                last_row: row,
-                last: stats,
-            })
-        }
-        Some(c) => {
-            c.total += &stats;
-            if row >= c.last_row {
-                c.last_row = row;
-                c.last = stats;
-            }
-        }
-    }
-}
-
 fn undefined(e: impl std::fmt::Display) -> Outcome {
     Outcome::Failed(Failure {
         kind: FailureKind::Undefined,
@@ -324,9 +384,9 @@ pub struct Corpus {
 
 enum CorpusKind {
     None,
-    Bleu(Option<BleuCorpus>),
-    Sacrebleu(SacreBleuStats),
-    Chrf(ChrfStats),
+    Bleu(Summed<BleuStats>),
+    Sacrebleu(Summed<SacreBleuStats>),
+    Chrf(Summed<ChrfStats>),
 }
 
 /// A corpus-level score, as written in `summary.json`.
@@ -346,21 +406,9 @@ impl Corpus {
     /// Adds another thread's statistics.
     pub fn merge(&mut self, other: Corpus) {
         match (&mut self.kind, other.kind) {
-            (CorpusKind::Bleu(mine), CorpusKind::Bleu(Some(theirs))) => {
-                let BleuCorpus { total, last_row, last } = theirs;
-                match mine {
-                    None => *mine = Some(BleuCorpus { total, last_row, last }),
-                    Some(m) => {
-                        m.total += &total;
-                        if last_row >= m.last_row {
-                            m.last_row = last_row;
-                            m.last = last;
-                        }
-                    }
-                }
-            }
-            (CorpusKind::Sacrebleu(mine), CorpusKind::Sacrebleu(theirs)) => *mine += &theirs,
-            (CorpusKind::Chrf(mine), CorpusKind::Chrf(theirs)) => *mine += &theirs,
+            (CorpusKind::Bleu(mine), CorpusKind::Bleu(theirs)) => mine.merge(theirs),
+            (CorpusKind::Sacrebleu(mine), CorpusKind::Sacrebleu(theirs)) => mine.merge(theirs),
+            (CorpusKind::Chrf(mine), CorpusKind::Chrf(theirs)) => mine.merge(theirs),
             _ => {}
         }
     }
@@ -369,36 +417,46 @@ impl Corpus {
     pub fn finalize(&self) -> Option<CorpusScore> {
         let name = self.metric.id.to_string();
         match (&self.kind, &self.metric.kind) {
-            (CorpusKind::Bleu(Some(c)), Kind::Bleu { weights, smoothing, .. }) => {
-                let value = bleu::finalize(&c.total, &c.last, weights, *smoothing).ok()?;
+            (
+                CorpusKind::Bleu(c),
+                Kind::Bleu {
+                    weights, smoothing, ..
+                },
+            ) => {
+                let (_, last) = c.last.as_ref()?;
+                let value = bleu::finalize(&c.total, last, weights, *smoothing).ok()?;
                 Some(CorpusScore {
                     name,
                     value,
                     details: json!({"matches": c.total.numerators, "totals": c.total.denominators,
-                                    "hyp_len": c.total.hyp_len, "ref_len": c.total.ref_len}),
+                                    "hyp_len": c.total.hyp_len, "ref_len": c.total.ref_len, "rows": c.rows}),
                     signature: None,
                 })
             }
-            (CorpusKind::Sacrebleu(stats), _) if !stats.is_empty() => {
-                let s = sacrebleu::corpus_score(stats);
+            (CorpusKind::Sacrebleu(c), _) if c.rows > 0 => {
+                let score = sacrebleu::finalize(&c.total, EffectiveOrder::Off);
                 Some(CorpusScore {
                     name,
-                    value: s.score / 100.0,
-                    details: json!({"score": s.score, "counts": s.counts, "totals": s.totals,
-                                    "precisions": s.precisions, "bp": s.bp, "sys_len": s.sys_len, "ref_len": s.ref_len}),
-                    signature: Some(sacrebleu::CORPUS_SIGNATURE.to_string()),
+                    value: score.score / 100.0,
+                    details: sacrebleu_details(&score),
+                    signature: Some(sacrebleu::bleu_signature(c.nrefs(), EffectiveOrder::Off)),
                 })
             }
-            (CorpusKind::Chrf(stats), Kind::Chrf { word_order }) if !stats.is_empty() => {
-                let score = chrf::corpus_score(stats);
+            (CorpusKind::Chrf(c), Kind::Chrf(config)) if c.rows > 0 => {
+                let score = chrf::finalize(&c.total, config);
                 Some(CorpusScore {
                     name,
                     value: score / 100.0,
                     details: json!({"score": score}),
-                    signature: Some(chrf::signature(*word_order)),
+                    signature: Some(config.signature(c.nrefs())),
                 })
             }
             _ => None,
         }
     }
+}
+
+fn sacrebleu_details(score: &sacrebleu::BleuScore) -> Value {
+    json!({"score": score.score, "counts": score.counts, "totals": score.totals,
+           "precisions": score.precisions, "bp": score.bp, "sys_len": score.sys_len, "ref_len": score.ref_len})
 }

@@ -21,9 +21,18 @@ pub enum ParamError {
     #[error("--set {0}")]
     Metric(#[from] crate::id::UnknownMetric),
     #[error("{metric}: unknown parameter '{param}' (known: {known})")]
-    Unknown { metric: MetricId, param: String, known: String },
+    Unknown {
+        metric: MetricId,
+        param: String,
+        known: String,
+    },
     #[error("{metric}.{param}={value}: {message}")]
-    Invalid { metric: MetricId, param: String, value: String, message: String },
+    Invalid {
+        metric: MetricId,
+        param: String,
+        value: String,
+        message: String,
+    },
 }
 
 /// One `--set METRIC.PARAM=VALUE`, split.
@@ -66,8 +75,15 @@ pub struct Values {
 
 impl Values {
     /// Checks `given` (param -> value) against `specs` and fills defaults.
-    pub fn resolve(metric: MetricId, specs: &[ParamSpec], given: &BTreeMap<String, String>) -> Result<Values, ParamError> {
-        if let Some(unknown) = given.keys().find(|k| !specs.iter().any(|p| p.name == k.as_str())) {
+    pub fn resolve(
+        metric: MetricId,
+        specs: &[ParamSpec],
+        given: &BTreeMap<String, String>,
+    ) -> Result<Values, ParamError> {
+        if let Some(unknown) = given
+            .keys()
+            .find(|k| !specs.iter().any(|p| p.name == k.as_str()))
+        {
             return Err(ParamError::Unknown {
                 metric,
                 param: unknown.clone(),
@@ -80,14 +96,30 @@ impl Values {
         }
         let values = specs
             .iter()
-            .map(|p| (p.name, given.get(p.name).cloned().unwrap_or_else(|| p.default.to_string())))
+            .map(|p| {
+                (
+                    p.name,
+                    given
+                        .get(p.name)
+                        .cloned()
+                        .unwrap_or_else(|| p.default.to_string()),
+                )
+            })
             .collect();
         Ok(Values { metric, values })
     }
 
     /// Parses one parameter with `parse`, naming it in the error.
-    pub fn get<T, E: std::fmt::Display>(&self, name: &'static str, parse: impl FnOnce(&str) -> Result<T, E>) -> Result<T, ParamError> {
-        let raw = self.values.get(name).map(String::as_str).unwrap_or_default();
+    pub fn get<T, E: std::fmt::Display>(
+        &self,
+        name: &'static str,
+        parse: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<T, ParamError> {
+        let raw = self
+            .values
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or_default();
         parse(raw).map_err(|e| ParamError::Invalid {
             metric: self.metric,
             param: name.to_string(),
@@ -125,23 +157,45 @@ mod tests {
 
     #[test]
     fn settings_parse_and_reject() {
-        assert!(matches!("rouge".parse::<Setting>(), Err(ParamError::Syntax(_))));
-        assert!(matches!("rouge.=x".parse::<Setting>(), Err(ParamError::Syntax(_))));
-        assert!(matches!("nope.x=1".parse::<Setting>(), Err(ParamError::Metric(_))));
+        assert!(matches!(
+            "rouge".parse::<Setting>(),
+            Err(ParamError::Syntax(_))
+        ));
+        assert!(matches!(
+            "rouge.=x".parse::<Setting>(),
+            Err(ParamError::Syntax(_))
+        ));
+        assert!(matches!(
+            "nope.x=1".parse::<Setting>(),
+            Err(ParamError::Metric(_))
+        ));
         let s: Setting = "bleu.weights=0.5,0.5".parse().unwrap();
         assert_eq!(s.value, "0.5,0.5");
     }
 
     #[test]
     fn unknown_params_list_the_known_ones() {
-        let specs = [ParamSpec { name: "a", default: "1", doc: "" }];
+        let specs = [ParamSpec {
+            name: "a",
+            default: "1",
+            doc: "",
+        }];
         let given = BTreeMap::from([("b".to_string(), "2".to_string())]);
         let e = Values::resolve(MetricId::Bleu, &specs, &given).unwrap_err();
         assert_eq!(e.to_string(), "bleu: unknown parameter 'b' (known: a)");
         let v = Values::resolve(MetricId::Bleu, &specs, &BTreeMap::new()).unwrap();
         assert_eq!(v.get("a", |s| s.parse::<u32>()).unwrap(), 1);
-        let bad = Values::resolve(MetricId::Bleu, &specs, &BTreeMap::from([("a".into(), "x".into())])).unwrap();
-        assert!(bad.get("a", |s| s.parse::<u32>()).unwrap_err().to_string().starts_with("bleu.a=x: "));
+        let bad = Values::resolve(
+            MetricId::Bleu,
+            &specs,
+            &BTreeMap::from([("a".into(), "x".into())]),
+        )
+        .unwrap();
+        assert!(bad
+            .get("a", |s| s.parse::<u32>())
+            .unwrap_err()
+            .to_string()
+            .starts_with("bleu.a=x: "));
     }
 
     #[test]

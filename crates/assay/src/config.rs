@@ -35,7 +35,12 @@ pub struct UsageError(pub String);
 pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
     let usage = |e: &dyn std::fmt::Display| anyhow::Error::new(UsageError(e.to_string()));
     let mut ids: Vec<MetricId> = Vec::new();
-    for name in args.metrics.iter().map(|m| m.trim()).filter(|m| !m.is_empty()) {
+    for name in args
+        .metrics
+        .iter()
+        .map(|m| m.trim())
+        .filter(|m| !m.is_empty())
+    {
         let id: MetricId = name.parse().map_err(|e| usage(&e))?;
         if ids.contains(&id) {
             return Err(usage(&format!("metric '{id}' listed twice")));
@@ -49,13 +54,18 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
     for raw in &args.settings {
         let s: Setting = raw.parse().map_err(|e| usage(&e))?;
         if !ids.contains(&s.metric) {
-            return Err(usage(&format!("--set {raw}: metric '{}' is not in --metrics", s.metric)));
+            return Err(usage(&format!(
+                "--set {raw}: metric '{}' is not in --metrics",
+                s.metric
+            )));
         }
         given.entry(s.metric).or_default().insert(s.param, s.value);
     }
     let metrics = ids
         .iter()
-        .map(|id| Metric::configure(*id, given.get(id).unwrap_or(&BTreeMap::new())).map_err(|e| usage(&e)))
+        .map(|id| {
+            Metric::configure(*id, given.get(id).unwrap_or(&BTreeMap::new())).map_err(|e| usage(&e))
+        })
         .collect::<Result<Vec<_>>>()?;
     let input_format = args
         .input_format
@@ -69,7 +79,8 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
     };
     let out = match args.out {
         Some(dir) => dir,
-        None => PathBuf::from("runs").join(utc_timestamp(std::time::SystemTime::now()).context("system clock")?),
+        None => PathBuf::from("runs")
+            .join(utc_timestamp(std::time::SystemTime::now()).context("system clock")?),
     };
     Ok(EvalConfig {
         source: Source::parse(&args.data),

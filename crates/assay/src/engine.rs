@@ -6,7 +6,10 @@ use crate::config::{EvalConfig, Strictness, UsageError};
 use crate::progress::Progress;
 use crate::rundir::{RunDir, MANIFEST, RESULTS, SUMMARY};
 use anyhow::{Context, Result};
-use assay_core::{dataset, Accumulator, Failure, FailureKind, Outcome, OutcomeRecord, Row, Sample, Source, Summary};
+use assay_core::{
+    dataset, Accumulator, Failure, FailureKind, Outcome, OutcomeRecord, Row, Sample, Source,
+    Summary,
+};
 use assay_metrics::{Corpus, CorpusScore, Direction, Metric, Scorer};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -38,7 +41,8 @@ pub struct RunSummary {
 }
 
 pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
-    let mut rows = dataset::open(&cfg.source, cfg.input_format).map_err(|e| UsageError(e.to_string()))?;
+    let mut rows =
+        dataset::open(&cfg.source, cfg.input_format).map_err(|e| UsageError(e.to_string()))?;
     if cfg.out.join(RESULTS).exists() {
         return Err(UsageError(format!(
             "{} already holds a run; a run directory is never overwritten (choose another --out)",
@@ -89,7 +93,10 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
                 Ok((s, _)) => (Cow::Borrowed(s.id.as_str()), s.row),
                 Err(e) => (Cow::Owned(e.row.to_string()), e.row),
             };
-            for ((_, name), (outcome, acc)) in names.iter().zip(outcomes.iter().zip(accumulators.iter_mut())) {
+            for ((_, name), (outcome, acc)) in names
+                .iter()
+                .zip(outcomes.iter().zip(accumulators.iter_mut()))
+            {
                 dir.append(&OutcomeRecord::new(&id, row_no, name, outcome))?;
                 acc.add(outcome);
             }
@@ -157,7 +164,10 @@ fn score_batch(batch: &[Row], scorers: &mut [Vec<Scorer>], n_outputs: usize) -> 
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     })
 }
@@ -185,7 +195,10 @@ fn manifest(cfg: &EvalConfig) -> Result<Value> {
     let (path, sha256) = match &cfg.source {
         Source::Path(p) => (
             p.display().to_string(),
-            Some(assay_core::hash::sha256_file(p).with_context(|| format!("cannot read {}", p.display()))?),
+            Some(
+                assay_core::hash::sha256_file(p)
+                    .with_context(|| format!("cannot read {}", p.display()))?,
+            ),
         ),
         Source::Stdin => ("-".to_string(), None),
     };

@@ -35,7 +35,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Metrics(args) => {
             match args.format {
                 OutputFormat::Table => print!("{}", render::metrics_table()),
-                OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&render::metrics_json())?),
+                OutputFormat::Json => {
+                    println!("{}", serde_json::to_string_pretty(&render::metrics_json())?)
+                }
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -23,7 +23,11 @@ impl Progress {
 
     /// Redraws at most ten times a second.
     pub fn update(&mut self, rows: u64, bytes_read: u64) {
-        if !self.enabled || self.last_draw.is_some_and(|t| t.elapsed() < Duration::from_millis(100)) {
+        if !self.enabled
+            || self
+                .last_draw
+                .is_some_and(|t| t.elapsed() < Duration::from_millis(100))
+        {
             return;
         }
         self.last_draw = Some(Instant::now());
@@ -34,7 +38,11 @@ impl Progress {
                 let done = (bytes_read as f64 / total as f64).min(1.0);
                 let width = 30;
                 let filled = (done * width as f64) as usize;
-                let eta = if done > 0.0 { elapsed * (1.0 - done) / done } else { 0.0 };
+                let eta = if done > 0.0 {
+                    elapsed * (1.0 - done) / done
+                } else {
+                    0.0
+                };
                 format!(
                     "[{}{}] {:3.0}% {rows} rows {rate:.0}/s ETA {}",
                     "#".repeat(filled),

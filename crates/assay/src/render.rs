@@ -68,7 +68,11 @@ pub fn metrics_table() -> String {
         let _ = writeln!(out, "  outputs:    {}", spec.outputs);
         let _ = writeln!(out, "  empty:      {}", spec.empty_inputs);
         for p in spec.params {
-            let _ = writeln!(out, "  --set {}.{}={}  {}", spec.id, p.name, p.default, p.doc);
+            let _ = writeln!(
+                out,
+                "  --set {}.{}={}  {}",
+                spec.id, p.name, p.default, p.doc
+            );
         }
         out.push('\n');
     }
@@ -111,7 +115,13 @@ fn squash(s: &str) -> String {
 fn align(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for row in rows {

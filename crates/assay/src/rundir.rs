@@ -22,7 +22,8 @@ impl RunDir {
     /// Creates the directory. An existing `results.jsonl` there is refused
     /// rather than overwritten: it may hold paid-for work.
     pub fn create(path: &Path) -> Result<RunDir> {
-        fs::create_dir_all(path).with_context(|| format!("cannot create run directory {}", path.display()))?;
+        fs::create_dir_all(path)
+            .with_context(|| format!("cannot create run directory {}", path.display()))?;
         let results_path = path.join(RESULTS);
         let file = OpenOptions::new()
             .write(true)

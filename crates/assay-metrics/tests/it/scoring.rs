@@ -8,7 +8,10 @@ fn sample(v: serde_json::Value) -> Sample {
 }
 
 fn metric(id: MetricId, params: &[(&str, &str)]) -> Metric {
-    let given = params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+    let given = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect::<BTreeMap<_, _>>();
     Metric::configure(id, &given).unwrap()
 }
 
@@ -23,9 +26,17 @@ fn value(o: &Outcome) -> f64 {
 fn missing_fields_skip_every_output_naming_the_field() {
     let mut s = metric(MetricId::Rouge, &[]).scorer();
     let out = s.score(&sample(json!({"response": "x"})));
-    assert_eq!(out, vec![Outcome::Skipped(SkipReason::MissingField(Field::References)); 4]);
-    let out = metric(MetricId::Bleu, &[]).scorer().score(&sample(json!({"reference": "x"})));
-    assert_eq!(out, vec![Outcome::Skipped(SkipReason::MissingField(Field::Response))]);
+    assert_eq!(
+        out,
+        vec![Outcome::Skipped(SkipReason::MissingField(Field::References)); 4]
+    );
+    let out = metric(MetricId::Bleu, &[])
+        .scorer()
+        .score(&sample(json!({"reference": "x"})));
+    assert_eq!(
+        out,
+        vec![Outcome::Skipped(SkipReason::MissingField(Field::Response))]
+    );
 }
 
 #[test]
@@ -35,16 +46,31 @@ fn string_metrics_take_the_best_reference() {
     assert_eq!(em[0], Outcome::scored(1.0, json!({"matched_reference": 1})));
     let sim = metric(MetricId::StringSimilarity, &[]).scorer().score(&s);
     assert_eq!(sim[0], Outcome::scored(1.0, json!({"best_reference": 1})));
-    let pres = metric(MetricId::StringPresence, &[]).scorer().score(&sample(json!({"response": "a cat sat", "reference": "dog"})));
+    let pres = metric(MetricId::StringPresence, &[])
+        .scorer()
+        .score(&sample(
+            json!({"response": "a cat sat", "reference": "dog"}),
+        ));
     assert_eq!(value(&pres[0]), 0.0);
 }
 
 #[test]
 fn empty_inputs_follow_the_documented_rules() {
     let s = sample(json!({"response": "", "reference": ""}));
-    assert_eq!(value(&metric(MetricId::ExactMatch, &[]).scorer().score(&s)[0]), 1.0);
-    assert_eq!(value(&metric(MetricId::StringSimilarity, &[]).scorer().score(&s)[0]), 1.0);
-    for id in [MetricId::Rouge, MetricId::Bleu, MetricId::Sacrebleu, MetricId::Chrf] {
+    assert_eq!(
+        value(&metric(MetricId::ExactMatch, &[]).scorer().score(&s)[0]),
+        1.0
+    );
+    assert_eq!(
+        value(&metric(MetricId::StringSimilarity, &[]).scorer().score(&s)[0]),
+        1.0
+    );
+    for id in [
+        MetricId::Rouge,
+        MetricId::Bleu,
+        MetricId::Sacrebleu,
+        MetricId::Chrf,
+    ] {
         for o in metric(id, &[]).scorer().score(&s) {
             assert_eq!(value(&o), 0.0, "{id}");
         }
@@ -57,7 +83,9 @@ fn valor_tiny_bleu_is_reported_as_zero() {
     let s = sample(json!({"response": "Mary loves Joe", "reference": "Mary loves Joe"}));
     let out = metric(MetricId::Bleu, &[]).scorer().score(&s);
     assert_eq!(value(&out[0]), 0.0);
-    let out = metric(MetricId::Bleu, &[("weights", "1")]).scorer().score(&s);
+    let out = metric(MetricId::Bleu, &[("weights", "1")])
+        .scorer()
+        .score(&s);
     assert_eq!(value(&out[0]), 1.0);
 }
 
@@ -65,7 +93,12 @@ fn valor_tiny_bleu_is_reported_as_zero() {
 fn undefined_bleu_is_a_typed_failure_not_nan() {
     // nltk's method6 asserts on a hypothesis without trigram matches.
     let s = sample(json!({"response": "a b c d", "reference": "a b x y"}));
-    let out = metric(MetricId::Bleu, &[("smoothing", "method6"), ("tokenizer", "whitespace")]).scorer().score(&s);
+    let out = metric(
+        MetricId::Bleu,
+        &[("smoothing", "method6"), ("tokenizer", "whitespace")],
+    )
+    .scorer()
+    .score(&s);
     match &out[0] {
         Outcome::Failed(f) => assert_eq!(f.kind, assay_core::FailureKind::Undefined),
         other => panic!("{other:?}"),
@@ -75,13 +108,30 @@ fn undefined_bleu_is_a_typed_failure_not_nan() {
 #[test]
 fn corpus_statistics_merge_across_scorers() {
     let m = metric(MetricId::Sacrebleu, &[]);
-    let rows = [("the cat sat", "the cat sat down"), ("a dog", "the dog"), ("hello world", "hello world")];
+    let rows = [
+        ("the cat sat on the mat today", "the cat sat on a mat today"),
+        (
+            "a dog barked at the mailman loudly",
+            "the dog barked loudly at the mailman",
+        ),
+        ("hello world , how are you", "hello world , how are you"),
+    ];
     let mut one = m.scorer();
     let (mut a, mut b) = (m.scorer(), m.scorer());
     for (i, (hyp, r)) in rows.iter().enumerate() {
-        let s = Sample::from_json(i as u64 + 1, json!({"response": hyp, "reference": r}).as_object().unwrap()).unwrap();
+        let s = Sample::from_json(
+            i as u64 + 1,
+            json!({"response": hyp, "reference": r})
+                .as_object()
+                .unwrap(),
+        )
+        .unwrap();
         one.score(&s);
-        if i % 2 == 0 { a.score(&s) } else { b.score(&s) };
+        if i % 2 == 0 {
+            a.score(&s)
+        } else {
+            b.score(&s)
+        };
     }
     let whole = one.into_corpus().finalize().unwrap();
     let mut split = a.into_corpus();
