@@ -15,49 +15,82 @@ pub const BOOTSTRAP_SEED: u64 = 0;
 /// resamples × n draws and agrees with it closely at that size.
 pub const BOOTSTRAP_MAX_N: usize = 100_000;
 
-/// Collects the outcomes of one metric output.
-#[derive(Clone, Debug, Default)]
+/// Collects the outcomes of one metric output in bounded memory: running
+/// moments always, the values themselves only while the bootstrap may
+/// still need them (up to [`BOOTSTRAP_MAX_N`]).
+#[derive(Clone, Debug)]
 pub struct Accumulator {
-    values: Vec<f64>,
+    values: Option<Vec<f64>>,
+    n: u64,
+    sum: f64,
+    /// Welford's running mean and sum of squared deviations.
+    mean: f64,
+    m2: f64,
+    min: f64,
+    max: f64,
     skipped: u64,
     failed: BTreeMap<FailureKind, u64>,
+}
+
+impl Default for Accumulator {
+    fn default() -> Self {
+        Accumulator {
+            values: Some(Vec::new()),
+            n: 0,
+            sum: 0.0,
+            mean: 0.0,
+            m2: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+            skipped: 0,
+            failed: BTreeMap::new(),
+        }
+    }
 }
 
 impl Accumulator {
     pub fn add(&mut self, outcome: &Outcome) {
         match outcome {
-            Outcome::Scored { value, .. } => self.values.push(*value),
+            Outcome::Scored { value, .. } => self.add_value(*value),
             Outcome::Skipped(_) => self.skipped += 1,
             Outcome::Failed(f) => *self.failed.entry(f.kind).or_default() += 1,
         }
     }
 
-    /// The scored values so far, in arrival order.
-    pub fn values(&self) -> &[f64] {
-        &self.values
+    fn add_value(&mut self, v: f64) {
+        self.n += 1;
+        self.sum += v;
+        let delta = v - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (v - self.mean);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        if let Some(values) = &mut self.values {
+            if values.len() < BOOTSTRAP_MAX_N {
+                values.push(v);
+            } else {
+                self.values = None;
+            }
+        }
     }
 
     pub fn summary(&self) -> Summary {
-        let n = self.values.len();
-        let stats = (n > 0).then(|| {
-            let mean = mean(&self.values);
-            let var = self.values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
-            let (min, max) = self
-                .values
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-                    (lo.min(v), hi.max(v))
-                });
+        let stats = (self.n > 0).then(|| {
+            let mean = self.sum / self.n as f64;
+            let std = (self.m2 / self.n as f64).max(0.0).sqrt();
             Stats {
                 mean,
-                std: var.sqrt(),
-                ci95: confidence_interval(&self.values, mean, var.sqrt()),
-                min,
-                max,
+                std,
+                ci95: match &self.values {
+                    Some(values) => bootstrap(values),
+                    None => normal(mean, std, self.n),
+                },
+                min: self.min,
+                max: self.max,
             }
         });
         Summary {
-            n_scored: n as u64,
+            n_scored: self.n,
             n_skipped: self.skipped,
             n_failed: self.failed.values().sum(),
             failed_by_kind: self
@@ -102,20 +135,17 @@ pub struct Interval {
     pub method: &'static str,
 }
 
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len() as f64
+fn normal(mean: f64, std: f64, n: u64) -> Interval {
+    let half = 1.96 * std / (n as f64).sqrt();
+    Interval {
+        low: mean - half,
+        high: mean + half,
+        method: "normal",
+    }
 }
 
-fn confidence_interval(values: &[f64], mean: f64, std: f64) -> Interval {
+fn bootstrap(values: &[f64]) -> Interval {
     let n = values.len();
-    if n > BOOTSTRAP_MAX_N {
-        let half = 1.96 * std / (n as f64).sqrt();
-        return Interval {
-            low: mean - half,
-            high: mean + half,
-            method: "normal",
-        };
-    }
     let mut rng = SplitMix64(BOOTSTRAP_SEED);
     let mut means: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
         .map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64)
@@ -214,14 +244,26 @@ mod tests {
     }
 
     #[test]
-    fn large_inputs_use_the_normal_interval() {
-        let values: Vec<f64> = (0..BOOTSTRAP_MAX_N + 1).map(|i| (i % 2) as f64).collect();
-        let m = mean(&values);
-        let ci = confidence_interval(&values, m, 0.5);
-        assert_eq!(ci.method, "normal");
+    fn large_inputs_use_the_normal_interval_and_keep_no_values() {
+        let mut acc = Accumulator::default();
+        let n = BOOTSTRAP_MAX_N + 1;
+        for i in 0..n {
+            acc.add(&Outcome::scored((i % 2) as f64, json!(null)));
+        }
         assert!(
-            (ci.high - ci.low - 2.0 * 1.96 * 0.5 / ((BOOTSTRAP_MAX_N + 1) as f64).sqrt()).abs()
-                < 1e-12
+            acc.values.is_none(),
+            "values are dropped past the bootstrap limit"
+        );
+        let st = acc.summary().stats.unwrap();
+        assert_eq!(st.ci95.method, "normal");
+        let want_std = (0.25f64 - 1.0 / (4.0 * (n * n) as f64)).sqrt();
+        assert!(
+            (st.std - want_std).abs() < 1e-12,
+            "{} vs {want_std}",
+            st.std
+        );
+        assert!(
+            (st.ci95.high - st.ci95.low - 2.0 * 1.96 * st.std / (n as f64).sqrt()).abs() < 1e-12
         );
     }
 }

@@ -57,7 +57,9 @@ impl Metric {
                 let stemming = values.get("use_stemmer", |s| {
                     parse_bool(s).map(|on| if on { Stemming::Porter } else { Stemming::Off })
                 })?;
-                Kind::Rouge(Box::new(values.get("types", |_| RougeScorer::new(&types, stemming))?))
+                Kind::Rouge(Box::new(
+                    values.get("types", |_| RougeScorer::new(&types, stemming))?,
+                ))
             }
             MetricId::Bleu => Kind::Bleu {
                 weights: values.get("weights", |s| {
