@@ -180,8 +180,9 @@ pub fn tokenize(text: &str, stemming: Stemming) -> Vec<String> {
 
 /// Computes a fixed set of ROUGE types, like rouge-score's `RougeScorer`.
 ///
-/// The scorer memoises tokens and stems across calls (bounded: the cache is
-/// dropped past 65,536 entries), so reuse one scorer for many pairs. It is
+/// With [`Stemming::Porter`] the scorer memoises stems across calls
+/// (bounded: the cache starts afresh past 65,536 words), so reuse one
+/// scorer for many pairs. It keeps scratch buffers too, which makes it
 /// `Send` but not `Sync`: give each thread its own.
 pub struct RougeScorer {
     types: Vec<RougeType>,
@@ -518,6 +519,38 @@ mod tests {
         // Four-letter "dies" takes NLTK's ies -> ie; three-letter "ies" is
         // never stemmed.
         assert_eq!(tokenize("ies dies", Stemming::Porter), ["ies", "die"]);
+    }
+
+    /// Past the stem cache's bound the cache starts afresh between calls;
+    /// scores do not change.
+    #[test]
+    fn stem_cache_bound_keeps_scores() {
+        let s = RougeScorer::new(&RougeType::DEFAULT, Stemming::Porter).unwrap();
+        let pair = (
+            "the cats were running home\nquickly",
+            "a cat runs home quickly",
+        );
+        let before = s.score(pair.0, pair.1);
+        let mut words = Vec::new();
+        for i in 0..70_000u32 {
+            let word: String = (0..4)
+                .map(|k| char::from(b'a' + ((i >> (5 * k)) % 26) as u8))
+                .collect();
+            words.push(format!("{word}{i}ings"));
+            if words.len() == 5_000 {
+                s.score(&words.join(" "), "x");
+                words.clear();
+            }
+        }
+        assert_eq!(s.score(pair.0, pair.1), before);
+        let fresh = RougeScorer::new(&RougeType::DEFAULT, Stemming::Porter).unwrap();
+        assert_eq!(fresh.score(pair.0, pair.1), before);
+    }
+
+    #[test]
+    fn scorer_is_send() {
+        fn assert_send<T: Send>() {}
+        assert_send::<RougeScorer>();
     }
 
     #[test]

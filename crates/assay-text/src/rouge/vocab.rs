@@ -7,7 +7,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Stemming;
 
-/// Marks "no token / not in the prediction" in id arrays.
+/// Marks a reference token that the prediction lacks (it can never match).
 pub(super) const NONE: u32 = u32::MAX;
 
 /// Marks a token that rouge-score's final `^[a-z0-9]+$` filter drops (an
