@@ -112,12 +112,37 @@ pub enum Stemming {
     Porter,
 }
 
+impl fmt::Display for Stemming {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stemming::Off => "off",
+            Stemming::Porter => "porter",
+        })
+    }
+}
+
+impl FromStr for Stemming {
+    type Err = RougeError;
+
+    /// Parses `off` or `porter`, as [`Stemming`]'s `Display` writes them.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "off" => Ok(Stemming::Off),
+            "porter" => Ok(Stemming::Porter),
+            _ => Err(RougeError::UnknownStemming(s.to_string())),
+        }
+    }
+}
+
 /// What can go wrong when configuring ROUGE.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RougeError {
     /// A type name that is not `rouge1`..`rouge9`, `rougeL` or `rougeLsum`.
     #[error("unknown ROUGE type {0:?}: expected rouge1..rouge9, rougeL or rougeLsum")]
     UnknownType(String),
+    /// A stemming name other than `off` or `porter`.
+    #[error("unknown stemming {0:?}: expected off or porter")]
+    UnknownStemming(String),
     /// [`RougeType::N`] with N outside `1..=9`.
     #[error("ROUGE-N order {0} is outside 1..=9")]
     NgramOrder(u8),
@@ -410,6 +435,17 @@ mod tests {
                 Err(RougeError::UnknownType(bad.to_string()))
             );
         }
+    }
+
+    #[test]
+    fn stemming_names_round_trip() {
+        for s in [Stemming::Off, Stemming::Porter] {
+            assert_eq!(s.to_string().parse::<Stemming>(), Ok(s));
+        }
+        assert_eq!(
+            "Porter".parse::<Stemming>(),
+            Err(RougeError::UnknownStemming("Porter".to_string()))
+        );
     }
 
     #[test]
