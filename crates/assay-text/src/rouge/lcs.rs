@@ -49,7 +49,10 @@ impl BitLcs {
                 // No match anywhere: the row is unchanged.
                 continue;
             }
-            let mask = &self.masks[t as usize * words..][..words];
+            let from = t as usize * words;
+            let Some(mask) = self.masks.get(from..from + words) else {
+                continue;
+            };
             let mut carry = false;
             // lcs_step across words, carrying the addition.
             for (v, &m) in self.v.iter_mut().zip(mask) {

@@ -7,15 +7,15 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Stemming;
 
-/// Marks "no token / not in the prediction" in id arrays.
+/// Marks a reference token that the prediction lacks (it can never match).
 pub(super) const NONE: u32 = u32::MAX;
 
 /// Marks a token that rouge-score's final `^[a-z0-9]+$` filter drops (an
 /// empty stem); such tokens take no position at all.
 const DROPPED: u32 = u32::MAX - 1;
 
-/// Past this many cached entries the interner starts afresh at the next
-/// call, so a long-lived scorer's memory stays bounded.
+/// Past this many memoised stems the cache starts afresh at the next call,
+/// so a long-lived scorer's memory stays bounded.
 const CACHE_LIMIT: usize = 1 << 16;
 
 /// Tokens of at most this many bytes are packed into one `u128` key.
@@ -41,7 +41,12 @@ impl TokenBuf {
 
     fn flush(&mut self, emit: &mut impl FnMut(&[u8], u128)) {
         if !self.bytes.is_empty() {
-            emit(&self.bytes, self.key);
+            let key = if self.bytes.len() <= SHORT {
+                self.key
+            } else {
+                0
+            };
+            emit(&self.bytes, key);
             self.bytes.clear();
             self.key = 0;
         }
@@ -52,42 +57,95 @@ impl TokenBuf {
 /// stemming): the maximal runs of `[a-z0-9]` after Python's `str.lower()`.
 /// Any other character separates tokens, including what lowercasing
 /// produces besides ASCII (`İ` lowercases to `i` + U+0307, so it ends a
-/// token after `i`). `key` packs tokens of up to 16 bytes (see [`TokenBuf`]).
+/// token after `i`). `key` packs tokens of up to 16 bytes (see
+/// [`TokenBuf`]) and is 0 for longer ones.
 pub(super) fn for_each_raw_token(
     text: &str,
     buf: &mut TokenBuf,
     mut emit: impl FnMut(&[u8], u128),
 ) {
-    buf.bytes.clear();
-    buf.key = 0;
-    let bytes = text.as_bytes();
+    if text.is_ascii() {
+        ascii_tokens(text.as_bytes(), buf, &mut emit);
+    } else {
+        unicode_tokens(text, buf, &mut emit);
+    }
+}
+
+/// The common case: no lowercasing beyond ASCII, and a token is a slice
+/// of the input, so its key is one unaligned load.
+fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
+    let n = bytes.len();
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b.is_ascii_alphanumeric() {
-            buf.push(b.to_ascii_lowercase());
+    loop {
+        while i < n && !bytes[i].is_ascii_alphanumeric() {
             i += 1;
-        } else if b.is_ascii() {
-            buf.flush(&mut emit);
+        }
+        if i == n {
+            return;
+        }
+        let start = i;
+        while i < n && bytes[i].is_ascii_alphanumeric() {
             i += 1;
+        }
+        let len = i - start;
+        if len <= SHORT {
+            let key = lowercase_key(bytes, start, len);
+            let packed = key.to_le_bytes();
+            emit(&packed[..len], key);
         } else {
-            // A non-ASCII character: only its lowercase form can contribute
-            // (KELVIN SIGN -> `k`), so decode it and look at that.
-            let ch = text.get(i..).and_then(|rest| rest.chars().next());
-            let Some(ch) = ch else {
-                break;
-            };
-            for lower in ch.to_lowercase() {
-                if lower.is_ascii_alphanumeric() {
-                    buf.push(lower as u8);
-                } else {
-                    buf.flush(&mut emit);
-                }
-            }
-            i += ch.len_utf8();
+            buf.bytes.clear();
+            buf.bytes
+                .extend(bytes[start..i].iter().map(u8::to_ascii_lowercase));
+            emit(&buf.bytes, 0);
         }
     }
-    buf.flush(&mut emit);
+}
+
+/// Packs the ASCII alphanumeric run `bytes[start..start + len]`
+/// (`len <= 16`) lowercased, as [`TokenBuf`] would.
+fn lowercase_key(bytes: &[u8], start: usize, len: usize) -> u128 {
+    let mut word = [0u8; SHORT];
+    match bytes.get(start..start + SHORT) {
+        Some(window) => word.copy_from_slice(window),
+        None => {
+            let tail = bytes.get(start..start + len).unwrap_or(&[]);
+            word[..tail.len()].copy_from_slice(tail);
+        }
+    }
+    let mask = if len >= SHORT {
+        u128::MAX
+    } else {
+        (1u128 << (8 * len)) - 1
+    };
+    // Setting bit 0x20 lowercases an ASCII letter and keeps a digit as it is.
+    (u128::from_le_bytes(word) | 0x2020_2020_2020_2020_2020_2020_2020_2020) & mask
+}
+
+/// Text with non-ASCII characters: only two characters lowercase to
+/// something with ASCII letters (KELVIN SIGN -> `k`, U+0130 -> `i` +
+/// U+0307), but decoding every character and using the lowercase mapping
+/// keeps this exact without relying on that list.
+fn unicode_tokens(text: &str, buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
+    buf.bytes.clear();
+    buf.key = 0;
+    for ch in text.chars() {
+        if ch.is_ascii() {
+            if ch.is_ascii_alphanumeric() {
+                buf.push(ch.to_ascii_lowercase() as u8);
+            } else {
+                buf.flush(emit);
+            }
+            continue;
+        }
+        for lower in ch.to_lowercase() {
+            if lower.is_ascii_alphanumeric() {
+                buf.push(lower as u8);
+            } else {
+                buf.flush(emit);
+            }
+        }
+    }
+    buf.flush(emit);
 }
 
 /// A small multiplicative hasher (the rustc "Fx" scheme) for the rare
@@ -138,81 +196,93 @@ fn pack(token: &[u8]) -> u128 {
     u128::from_le_bytes(bytes)
 }
 
-/// Open-addressing map from packed short tokens to ids: one multiply to
-/// hash and one integer compare per probe, no pointer chasing.
-#[derive(Default)]
-struct ShortTable {
-    keys: Vec<u128>,
-    values: Vec<u32>,
+/// Open-addressing map from packed short tokens to `V`: one multiply to
+/// hash, one integer compare per probe, key and value in one cache line.
+struct ShortTable<V> {
+    slots: Vec<Slot<V>>,
     /// Occupied slots, so a small table in a big allocation clears fast.
     used: Vec<u32>,
 }
 
-impl ShortTable {
+impl<V> Default for ShortTable<V> {
+    fn default() -> Self {
+        ShortTable {
+            slots: Vec::new(),
+            used: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Slot<V> {
+    /// 0 marks an empty slot.
+    key: u128,
+    value: V,
+}
+
+impl<V: Copy + Default> ShortTable<V> {
     fn slot(&self, key: u128) -> usize {
         let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
-        let bits = self.keys.len().trailing_zeros();
+        let bits = self.slots.len().trailing_zeros();
         (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
-    fn len(&self) -> usize {
-        self.used.len()
-    }
-
-    fn get(&self, key: u128) -> Option<u32> {
-        if self.keys.is_empty() {
+    fn get(&self, key: u128) -> Option<V> {
+        if self.slots.is_empty() {
             return None;
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut i = self.slot(key);
         loop {
-            match self.keys[i] {
-                k if k == key => return Some(self.values[i]),
-                0 => return None,
-                _ => i = (i + 1) & mask,
+            let slot = self.slots[i];
+            if slot.key == key {
+                return Some(slot.value);
             }
+            if slot.key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
         }
     }
 
     /// Inserts a key known to be absent.
-    fn insert(&mut self, key: u128, value: u32) {
-        if (self.used.len() + 1) * 2 > self.keys.len() {
+    fn insert(&mut self, key: u128, value: V) {
+        if (self.used.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut i = self.slot(key);
-        while self.keys[i] != 0 {
+        while self.slots[i].key != 0 {
             i = (i + 1) & mask;
         }
-        self.keys[i] = key;
-        self.values[i] = value;
+        self.slots[i] = Slot { key, value };
         self.used.push(i as u32);
     }
 
     fn grow(&mut self) {
-        let capacity = (self.keys.len() * 2).max(256);
-        let keys = std::mem::replace(&mut self.keys, vec![0; capacity]);
-        let values = std::mem::replace(&mut self.values, vec![0; capacity]);
-        let used = std::mem::take(&mut self.used);
-        for slot in used {
-            let slot = slot as usize;
-            self.insert(keys[slot], values[slot]);
+        let capacity = (self.slots.len() * 2).max(256);
+        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); capacity]);
+        for i in std::mem::take(&mut self.used) {
+            let slot = old[i as usize];
+            self.insert(slot.key, slot.value);
         }
     }
 
     fn clear(&mut self) {
-        for &slot in &self.used {
-            self.keys[slot as usize] = 0;
+        for &i in &self.used {
+            self.slots[i as usize].key = 0;
         }
         self.used.clear();
     }
 }
 
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
 /// Token bytes -> id.
 #[derive(Default)]
 struct TokenMap {
-    short: ShortTable,
-    long: HashMap<Box<[u8]>, u32, BuildHasherDefault<FxHasher>>,
+    short: ShortTable<u32>,
+    long: FxMap<Box<[u8]>, u32>,
 }
 
 impl TokenMap {
@@ -234,10 +304,6 @@ impl TokenMap {
         }
     }
 
-    fn len(&self) -> usize {
-        self.short.len() + self.long.len()
-    }
-
     fn clear(&mut self) {
         self.short.clear();
         self.long.clear();
@@ -254,53 +320,66 @@ pub(super) enum Side {
     Reference,
 }
 
-/// Interns tokens in two layers. Global ids name final (possibly stemmed)
-/// tokens across calls, so the Porter stemmer runs once per distinct word;
-/// local ids number the prediction's distinct tokens within one call, so
-/// scoring can index small arrays. A per-call table from raw token to local
-/// id sits in front: it stays in L1 cache, while the global maps (tens of
-/// thousands of words) would miss it on every token.
+/// Raw token -> its Porter stem, across calls; the only state that
+/// outlives a call, since stemming is what is worth remembering. Short
+/// tokens (all but a few) map to their packed stem in one table probe
+/// (0: the stem is empty); the rest keep bytes.
+#[derive(Default)]
+struct StemCache {
+    short: ShortTable<u128>,
+    long: FxMap<Box<[u8]>, Box<[u8]>>,
+}
+
+/// A final token: packed when short (as every final token of at most 16
+/// bytes must be, so equal tokens meet), else its bytes are in `stem_buf`.
+#[derive(Clone, Copy)]
+enum Final {
+    Short(u128),
+    Long,
+    Empty,
+}
+
+/// Numbers the tokens of one call: the prediction's distinct (final)
+/// tokens get local ids `0..k`, which the scorer uses to index small
+/// arrays; reference tokens map onto them. Every table here is per call and
+/// small enough to stay in cache; the stem cache is consulted once per new
+/// raw token of a call.
 #[derive(Default)]
 pub(super) struct Vocab {
-    /// Raw token -> global id of its final form (`DROPPED`: no token).
-    raw_ids: TokenMap,
-    /// Final token -> global id; consulted only when a raw token is new.
-    final_ids: TokenMap,
-    /// Global id -> local id in the current call, or `NONE`.
-    local: Vec<u32>,
-    /// Global ids given a local id in this call, to undo `local` after it.
-    assigned: Vec<u32>,
-    /// This call's short raw tokens -> local id, `NONE` or `DROPPED`.
-    call: ShortTable,
+    /// This call's raw tokens -> local id, `NONE` or `DROPPED`.
+    raw: TokenMap,
+    /// This call's final (stemmed) prediction tokens -> local id; with
+    /// stemming off, final and raw tokens coincide and `raw` suffices.
+    finals: TokenMap,
+    distinct: u32,
+    stems: StemCache,
+    /// Number of memoised stems.
+    stemmed: usize,
     buf: TokenBuf,
     stem_buf: Vec<u8>,
 }
 
 impl Vocab {
-    /// Starts a scoring call; the only point where the caches may be
-    /// dropped, so ids never change within a call.
+    /// Starts a scoring call; the only point where the stem cache may be
+    /// dropped (past `CACHE_LIMIT` words), so memory stays bounded.
     pub(super) fn begin(&mut self) {
-        if self.raw_ids.len() + self.final_ids.len() > CACHE_LIMIT {
-            self.raw_ids.clear();
-            self.final_ids.clear();
-            self.local.clear();
+        if self.stemmed > CACHE_LIMIT {
+            self.stems.short.clear();
+            self.stems.long.clear();
+            self.stemmed = 0;
         }
     }
 
     /// Ends a scoring call: forgets its local ids.
     pub(super) fn end(&mut self) {
-        for &g in &self.assigned {
-            if let Some(slot) = self.local.get_mut(g as usize) {
-                *slot = NONE;
-            }
-        }
-        self.assigned.clear();
-        self.call.clear();
+        self.raw.clear();
+        self.finals.clear();
+        self.distinct = 0;
     }
 
     /// Number of distinct prediction tokens (local ids) in this call.
     pub(super) fn distinct(&self) -> usize {
-        self.assigned.len()
+        self.distinct as usize
     }
 
     /// Tokenizes `text` line by line into local ids (`out`), recording the
@@ -336,56 +415,152 @@ impl Vocab {
     /// The token's local id, `NONE` for a reference token the prediction
     /// lacks, or `DROPPED`.
     fn local_id(&mut self, token: &[u8], key: u128, stemming: Stemming, side: Side) -> u32 {
-        let short = token.len() <= SHORT;
-        if short {
-            if let Some(id) = self.call.get(key) {
-                return id;
-            }
+        if let Some(id) = self.raw.get(token, key) {
+            return id;
         }
-        let global = self.global_id(token, key, stemming);
-        let id = match self.local.get_mut(global as usize) {
-            Some(slot) if *slot == NONE && side == Side::Prediction => {
-                *slot = self.assigned.len() as u32;
-                self.assigned.push(global);
-                *slot
-            }
-            Some(slot) => *slot,
-            None => DROPPED,
+        // rouge-score stems only tokens longer than three characters.
+        let id = if stemming == Stemming::Off {
+            self.new_final(side)
+        } else if token.len() <= 3 {
+            self.final_id(Final::Short(key), side)
+        } else {
+            let fin = self.stem(token, key);
+            self.final_id(fin, side)
         };
-        if short {
-            self.call.insert(key, id);
+        self.raw.insert(token, key, id);
+        id
+    }
+
+    /// A final token not seen before in this call.
+    fn new_final(&mut self, side: Side) -> u32 {
+        match side {
+            Side::Prediction => {
+                self.distinct += 1;
+                self.distinct - 1
+            }
+            Side::Reference => NONE,
+        }
+    }
+
+    /// The local id of a final token.
+    fn final_id(&mut self, fin: Final, side: Side) -> u32 {
+        let known = match fin {
+            Final::Empty => return DROPPED,
+            Final::Short(key) => self.finals.short.get(key),
+            Final::Long => self.finals.long.get(self.stem_buf.as_slice()).copied(),
+        };
+        if let Some(id) = known {
+            return id;
+        }
+        let id = self.new_final(side);
+        if id != NONE {
+            match fin {
+                Final::Short(key) => self.finals.short.insert(key, id),
+                Final::Long => {
+                    self.finals.long.insert(self.stem_buf.as_slice().into(), id);
+                }
+                Final::Empty => {}
+            }
         }
         id
     }
 
-    fn global_id(&mut self, token: &[u8], key: u128, stemming: Stemming) -> u32 {
-        if let Some(id) = self.raw_ids.get(token, key) {
-            return id;
+    /// The stem of `token` (longer than three characters), memoised.
+    fn stem(&mut self, token: &[u8], key: u128) -> Final {
+        if token.len() <= SHORT {
+            if let Some(fin) = self.stems.short.get(key) {
+                return if fin == 0 {
+                    Final::Empty
+                } else {
+                    Final::Short(fin)
+                };
+            }
         }
-        let mut fin = std::mem::take(&mut self.stem_buf);
-        fin.clear();
-        fin.extend_from_slice(token);
-        // rouge-score stems only tokens longer than three characters.
-        if stemming == Stemming::Porter && token.len() > 3 {
-            porter::stem_ascii_lower(&mut fin);
+        if let Some(fin) = self.stems.long.get(token) {
+            self.stem_buf.clear();
+            self.stem_buf.extend_from_slice(fin);
+            return self.buffered_final();
         }
-        // rouge-score drops tokens that do not match `^[a-z0-9]+$`.
-        let id = if fin.is_empty() {
-            DROPPED
+        self.stem_buf.clear();
+        self.stem_buf.extend_from_slice(token);
+        porter::stem_ascii_lower(&mut self.stem_buf);
+        self.stemmed += 1;
+        let fin = self.stem_buf.as_slice();
+        if token.len() <= SHORT && fin.len() <= SHORT {
+            // pack(&[]) is 0, which marks the empty stem.
+            let packed = pack(fin);
+            self.stems.short.insert(key, packed);
+            return if packed == 0 {
+                Final::Empty
+            } else {
+                Final::Short(packed)
+            };
+        }
+        self.stems.long.insert(token.into(), fin.into());
+        self.buffered_final()
+    }
+
+    /// The final token held in `stem_buf`.
+    fn buffered_final(&self) -> Final {
+        match self.stem_buf.len() {
+            0 => Final::Empty,
+            n if n <= SHORT => Final::Short(pack(&self.stem_buf)),
+            _ => Final::Long,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(text: &str, ascii_path: bool) -> Vec<(Vec<u8>, u128)> {
+        let mut out = Vec::new();
+        let mut buf = TokenBuf::default();
+        let mut emit = |t: &[u8], k: u128| out.push((t.to_vec(), k));
+        if ascii_path {
+            ascii_tokens(text.as_bytes(), &mut buf, &mut emit);
         } else {
-            let fin_key = if fin.len() <= SHORT { pack(&fin) } else { 0 };
-            match self.final_ids.get(&fin, fin_key) {
-                Some(id) => id,
-                None => {
-                    let id = self.local.len() as u32;
-                    self.final_ids.insert(&fin, fin_key, id);
-                    self.local.push(NONE);
-                    id
+            unicode_tokens(text, &mut buf, &mut emit);
+        }
+        out
+    }
+
+    #[test]
+    fn ascii_fast_path_matches_general_path() {
+        let long = "Pneumonoultramicroscopicsilicovolcanoconiosis";
+        for text in [
+            "",
+            "   ",
+            "a",
+            "The QUICK brown fox, jumped-over 2 lazy dogs!",
+            "exactly16letters exactly15letter seventeenletters1 end",
+            "ABCDEFGHIJKLMNOP",
+            "abcdefghijklmnopq",
+            long,
+            &format!("{long}. {long}"),
+            "don't\tstop\r\nx9Y8z7 __init__ 3.14",
+        ] {
+            let fast = collect(text, true);
+            let general = collect(text, false);
+            assert_eq!(fast, general, "{text:?}");
+            for (token, key) in &fast {
+                if token.len() <= SHORT {
+                    assert_eq!(*key, pack(token), "{text:?}");
                 }
             }
-        };
-        self.stem_buf = fin;
-        self.raw_ids.insert(token, key, id);
-        id
+        }
+    }
+
+    /// The same two characters as in Python 3.11's tables lowercase to
+    /// something with ASCII letters or digits; every other non-ASCII
+    /// character only separates tokens.
+    #[test]
+    fn only_two_characters_lowercase_into_ascii() {
+        let found: Vec<char> = (0x80..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|c| c.to_lowercase().any(|l| l.is_ascii_alphanumeric()))
+            .collect();
+        assert_eq!(found, ['\u{130}', '\u{212a}']);
     }
 }
