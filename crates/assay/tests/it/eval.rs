@@ -291,3 +291,41 @@ fn an_existing_run_is_never_overwritten() {
     assert!(stderr(&o).contains("never overwritten"), "{}", stderr(&o));
     assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), before);
 }
+
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example = repo().join("examples/rag_qa.jsonl");
+    let quiet = assay(
+        &[
+            "eval",
+            example.to_str().unwrap(),
+            "-m",
+            "bleu",
+            "--out",
+            tmp.path().join("a").to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(
+        !stderr(&quiet).contains("ETA"),
+        "no progress bar when stderr is not a terminal"
+    );
+    // `script` (util-linux) runs the command on a pseudo-terminal.
+    let cmd = format!(
+        "{} eval {} -m bleu --out {}",
+        env!("CARGO_BIN_EXE_assay"),
+        example.display(),
+        tmp.path().join("b").display()
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("script");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let screen = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        screen.contains("100% 10 rows") && screen.contains("ETA 0:00:00"),
+        "{screen}"
+    );
+}
