@@ -166,11 +166,15 @@ thread_local! {
 
 fn push_chars(text: &str, out: &mut Vec<u32>) {
     out.clear();
-    out.extend(
-        text.chars()
-            .filter(|&c| !is_python_whitespace(c))
-            .map(u32::from),
-    );
+    if text.is_ascii() {
+        let kept = text
+            .bytes()
+            .filter(|&b| !is_python_whitespace(char::from(b)));
+        out.extend(kept.map(u32::from));
+    } else {
+        let kept = text.chars().filter(|&c| !is_python_whitespace(c));
+        out.extend(kept.map(u32::from));
+    }
 }
 
 impl Scratch {

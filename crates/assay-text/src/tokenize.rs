@@ -35,7 +35,7 @@ pub fn is_python_whitespace(c: char) -> bool {
 }
 
 #[inline]
-fn is_ascii_python_whitespace(b: u8) -> bool {
+const fn is_ascii_python_whitespace(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | 0x1c..=b' ')
 }
 
@@ -57,19 +57,31 @@ pub struct PythonSplit<'a> {
     rest: &'a str,
 }
 
-/// Byte length of the leading run of `s` whose characters satisfy `want`
-/// applied to "is whitespace". ASCII is decided from the byte alone.
+/// Byte classes: 0 ASCII non-whitespace, 1 ASCII (Python) whitespace,
+/// 2 part of a multi-byte character.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [2u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = is_ascii_python_whitespace(b as u8) as u8;
+        b += 1;
+    }
+    t
+};
+
+/// Byte length of the leading run of `s` whose characters are whitespace
+/// (`whitespace`) or not. ASCII is decided from the byte alone.
 #[inline]
 fn run_len(s: &str, whitespace: bool) -> usize {
+    let want = u8::from(whitespace);
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            if is_ascii_python_whitespace(b) != whitespace {
-                return i;
-            }
+        let class = BYTE_CLASS[usize::from(bytes[i])];
+        if class == want {
             i += 1;
+        } else if class < 2 {
+            return i;
         } else {
             let Some(c) = s[i..].chars().next() else {
                 return i;
