@@ -285,7 +285,17 @@ impl Buf13a {
         pipe.out.clear();
         pipe.out.reserve(line.len() * 2 + 2);
         pipe.s2(b' ');
-        for &b in line.as_bytes() {
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if is_13a_inert(b) && pipe.inert() {
+                // Fast path: a run of bytes no pass touches.
+                let run = bytes[i..].iter().take_while(|&&b| is_13a_inert(b)).count();
+                pipe.pass_through(&bytes[i..i + run]);
+                i += run;
+                continue;
+            }
             // Pass 1 pads punctuation with spaces. A space itself is left
             // alone: padding it would only lengthen a whitespace run, which
             // no later pattern can match and the final split collapses.
@@ -296,6 +306,7 @@ impl Buf13a {
             } else {
                 pipe.s2(b);
             }
+            i += 1;
         }
         pipe.s2(b' ');
         pipe.finish();
@@ -323,7 +334,51 @@ struct Pipe {
     out: Vec<u8>,
 }
 
+/// Whether byte `b` can take part in no match of passes 2 to 4.
+#[inline]
+fn is_stage_plain(b: u8) -> bool {
+    !(b.is_ascii_digit() || matches!(b, b'.' | b',' | b'-'))
+}
+
+/// Whether byte `b` is left alone by every 13a pass (a space counts: see
+/// pass 1 in [`Buf13a::run`]).
+#[inline]
+fn is_13a_inert(b: u8) -> bool {
+    is_stage_plain(b) && (b == b' ' || !is_13a_punct(b))
+}
+
 impl Pipe {
+    /// Whether every stage holds a byte that cannot start a match, so that
+    /// inert input just shifts through the three one-byte delays.
+    #[inline]
+    fn inert(&self) -> bool {
+        [self.p2, self.p3, self.p4]
+            .iter()
+            .all(|p| p.is_some_and(is_stage_plain))
+    }
+
+    /// Feeds inert bytes while [`Self::inert`] holds: nothing can match, so
+    /// the stages act as a three-byte delay line.
+    fn pass_through(&mut self, run: &[u8]) {
+        let (Some(p4), Some(p3), Some(p2)) = (self.p4, self.p3, self.p2) else {
+            run.iter().for_each(|&b| self.s2(b));
+            return;
+        };
+        let held = [p4, p3, p2];
+        let k = run.len();
+        if k >= 3 {
+            self.out.extend_from_slice(&held);
+            self.out.extend_from_slice(&run[..k - 3]);
+            (self.p4, self.p3, self.p2) = (Some(run[k - 3]), Some(run[k - 2]), Some(run[k - 1]));
+        } else {
+            let mut seq = [0u8; 5];
+            seq[..3].copy_from_slice(&held);
+            seq[3..3 + k].copy_from_slice(run);
+            self.out.extend_from_slice(&seq[..k]);
+            (self.p4, self.p3, self.p2) = (Some(seq[k]), Some(seq[k + 1]), Some(seq[k + 2]));
+        }
+    }
+
     /// `([^0-9])([\.,])` -> `\1 \2 `
     #[inline]
     fn s2(&mut self, x: u8) {
