@@ -240,9 +240,43 @@ pub(crate) struct Buf13a {
 
 /// ASCII punctuation that 13a surrounds with spaces: the regex class
 /// `[\{-\~\[-\` -\&\(-\+\:-\@\/]`.
-#[inline]
-fn is_13a_punct(b: u8) -> bool {
+const fn is_13a_punct(b: u8) -> bool {
     matches!(b, b'{'..=b'~' | b'['..=b'`' | b' '..=b'&' | b'('..=b'+' | b':'..=b'@' | b'/')
+}
+
+/// Whether byte `b` can take part in no match of passes 2 to 4.
+const fn is_stage_plain(b: u8) -> bool {
+    !(b.is_ascii_digit() || matches!(b, b'.' | b',' | b'-'))
+}
+
+/// 13a byte classes (a table: a `match` on ranges compiles to a jump).
+const INERT: u8 = 0;
+const PADDED: u8 = 1;
+const ACTIVE: u8 = 2;
+
+/// [`INERT`]: left alone by every pass (a space counts, see pass 1 in
+/// [`Buf13a::run`]); [`PADDED`]: punctuation pass 1 pads with spaces;
+/// [`ACTIVE`]: digits, `.`, `,`, `-`, which passes 2 to 4 look at.
+static CLASS_13A: [u8; 256] = {
+    let mut t = [INERT; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        t[b] = if !is_stage_plain(byte) {
+            ACTIVE
+        } else if byte != b' ' && is_13a_punct(byte) {
+            PADDED
+        } else {
+            INERT
+        };
+        b += 1;
+    }
+    t
+};
+
+#[inline]
+fn class_13a(b: u8) -> u8 {
+    CLASS_13A[usize::from(b)]
 }
 
 impl Buf13a {
@@ -289,9 +323,13 @@ impl Buf13a {
         let mut i = 0;
         while i < bytes.len() {
             let b = bytes[i];
-            if is_13a_inert(b) && pipe.inert() {
+            let class = class_13a(b);
+            if class == INERT && pipe.inert() {
                 // Fast path: a run of bytes no pass touches.
-                let run = bytes[i..].iter().take_while(|&&b| is_13a_inert(b)).count();
+                let run = bytes[i..]
+                    .iter()
+                    .take_while(|&&b| class_13a(b) == INERT)
+                    .count();
                 pipe.pass_through(&bytes[i..i + run]);
                 i += run;
                 continue;
@@ -299,7 +337,7 @@ impl Buf13a {
             // Pass 1 pads punctuation with spaces. A space itself is left
             // alone: padding it would only lengthen a whitespace run, which
             // no later pattern can match and the final split collapses.
-            if b != b' ' && is_13a_punct(b) {
+            if class == PADDED {
                 pipe.s2(b' ');
                 pipe.s2(b);
                 pipe.s2(b' ');
@@ -332,19 +370,6 @@ struct Pipe {
     p3: Option<u8>,
     p4: Option<u8>,
     out: Vec<u8>,
-}
-
-/// Whether byte `b` can take part in no match of passes 2 to 4.
-#[inline]
-fn is_stage_plain(b: u8) -> bool {
-    !(b.is_ascii_digit() || matches!(b, b'.' | b',' | b'-'))
-}
-
-/// Whether byte `b` is left alone by every 13a pass (a space counts: see
-/// pass 1 in [`Buf13a::run`]).
-#[inline]
-fn is_13a_inert(b: u8) -> bool {
-    is_stage_plain(b) && (b == b' ' || !is_13a_punct(b))
 }
 
 impl Pipe {
