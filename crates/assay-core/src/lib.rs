@@ -1,1 +1,17 @@
-//! Samples, readers, outcomes, aggregation.
+//! The data model of assay: samples and their fields, streaming dataset
+//! readers, outcomes, per-metric aggregation and run signatures.
+//!
+//! No model code lives here: every other crate builds on these types.
+
+pub mod aggregate;
+pub mod dataset;
+pub mod hash;
+pub mod outcome;
+pub mod sample;
+pub mod signature;
+
+pub use aggregate::{Accumulator, Summary};
+pub use dataset::{Format, Location, Position, Row, RowError, Rows, Source};
+pub use outcome::{Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status};
+pub use sample::{Field, Sample};
+pub use signature::Signature;

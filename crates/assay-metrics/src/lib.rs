@@ -1,1 +1,25 @@
-//! The metric registry.
+//! The one registry of assay's metrics: ids, what each needs and accepts,
+//! its signature, and per-sample scoring.
+//!
+//! The lexical metrics wrap the pure algorithms of `assay-text`; scoring is
+//! a function of the sample alone, so it is tested without any model.
+//!
+//! ```
+//! use assay_metrics::{Metric, MetricId};
+//! let metric = Metric::configure(MetricId::ExactMatch, &Default::default()).unwrap();
+//! let mut scorer = metric.scorer();
+//! let row = serde_json::json!({"response": "Paris", "reference": "Paris"});
+//! let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
+//! let outcomes = scorer.score(&sample);
+//! assert!(matches!(outcomes[0], assay_core::Outcome::Scored { value, .. } if value == 1.0));
+//! ```
+
+pub mod id;
+pub mod lexical;
+pub mod params;
+pub mod spec;
+
+pub use id::{MetricId, UnknownMetric};
+pub use lexical::{Corpus, CorpusScore, Metric, Scorer};
+pub use params::{ParamError, Setting};
+pub use spec::{spec, Direction, MetricSpec, SPECS};

@@ -112,12 +112,37 @@ pub enum Stemming {
     Porter,
 }
 
+impl fmt::Display for Stemming {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stemming::Off => "off",
+            Stemming::Porter => "porter",
+        })
+    }
+}
+
+impl FromStr for Stemming {
+    type Err = RougeError;
+
+    /// Parses `off` or `porter`, as [`Stemming`]'s `Display` writes them.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "off" => Ok(Stemming::Off),
+            "porter" => Ok(Stemming::Porter),
+            _ => Err(RougeError::UnknownStemming(s.to_string())),
+        }
+    }
+}
+
 /// What can go wrong when configuring ROUGE.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RougeError {
     /// A type name that is not `rouge1`..`rouge9`, `rougeL` or `rougeLsum`.
     #[error("unknown ROUGE type {0:?}: expected rouge1..rouge9, rougeL or rougeLsum")]
     UnknownType(String),
+    /// A stemming name other than `off` or `porter`.
+    #[error("unknown stemming {0:?}: expected off or porter")]
+    UnknownStemming(String),
     /// [`RougeType::N`] with N outside `1..=9`.
     #[error("ROUGE-N order {0} is outside 1..=9")]
     NgramOrder(u8),
@@ -180,8 +205,9 @@ pub fn tokenize(text: &str, stemming: Stemming) -> Vec<String> {
 
 /// Computes a fixed set of ROUGE types, like rouge-score's `RougeScorer`.
 ///
-/// The scorer memoises tokens and stems across calls (bounded: the cache is
-/// dropped past 65,536 entries), so reuse one scorer for many pairs. It is
+/// With [`Stemming::Porter`] the scorer memoises stems across calls
+/// (bounded: the cache starts afresh past 65,536 words), so reuse one
+/// scorer for many pairs. It keeps scratch buffers too, which makes it
 /// `Send` but not `Sync`: give each thread its own.
 pub struct RougeScorer {
     types: Vec<RougeType>,
@@ -412,6 +438,17 @@ mod tests {
     }
 
     #[test]
+    fn stemming_names_round_trip() {
+        for s in [Stemming::Off, Stemming::Porter] {
+            assert_eq!(s.to_string().parse::<Stemming>(), Ok(s));
+        }
+        assert_eq!(
+            "Porter".parse::<Stemming>(),
+            Err(RougeError::UnknownStemming("Porter".to_string()))
+        );
+    }
+
+    #[test]
     fn ngram_order_is_validated() {
         assert_eq!(
             RougeScorer::new(&[RougeType::N(0)], Stemming::Off).err(),
@@ -518,6 +555,38 @@ mod tests {
         // Four-letter "dies" takes NLTK's ies -> ie; three-letter "ies" is
         // never stemmed.
         assert_eq!(tokenize("ies dies", Stemming::Porter), ["ies", "die"]);
+    }
+
+    /// Past the stem cache's bound the cache starts afresh between calls;
+    /// scores do not change.
+    #[test]
+    fn stem_cache_bound_keeps_scores() {
+        let s = RougeScorer::new(&RougeType::DEFAULT, Stemming::Porter).unwrap();
+        let pair = (
+            "the cats were running home\nquickly",
+            "a cat runs home quickly",
+        );
+        let before = s.score(pair.0, pair.1);
+        let mut words = Vec::new();
+        for i in 0..70_000u32 {
+            let word: String = (0..4)
+                .map(|k| char::from(b'a' + ((i >> (5 * k)) % 26) as u8))
+                .collect();
+            words.push(format!("{word}{i}ings"));
+            if words.len() == 5_000 {
+                s.score(&words.join(" "), "x");
+                words.clear();
+            }
+        }
+        assert_eq!(s.score(pair.0, pair.1), before);
+        let fresh = RougeScorer::new(&RougeType::DEFAULT, Stemming::Porter).unwrap();
+        assert_eq!(fresh.score(pair.0, pair.1), before);
+    }
+
+    #[test]
+    fn scorer_is_send() {
+        fn assert_send<T: Send>() {}
+        assert_send::<RougeScorer>();
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub fn is_python_whitespace(c: char) -> bool {
 }
 
 #[inline]
-fn is_ascii_python_whitespace(b: u8) -> bool {
+const fn is_ascii_python_whitespace(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | 0x1c..=b' ')
 }
 
@@ -57,19 +57,31 @@ pub struct PythonSplit<'a> {
     rest: &'a str,
 }
 
-/// Byte length of the leading run of `s` whose characters satisfy `want`
-/// applied to "is whitespace". ASCII is decided from the byte alone.
+/// Byte classes: 0 ASCII non-whitespace, 1 ASCII (Python) whitespace,
+/// 2 part of a multi-byte character.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [2u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = is_ascii_python_whitespace(b as u8) as u8;
+        b += 1;
+    }
+    t
+};
+
+/// Byte length of the leading run of `s` whose characters are whitespace
+/// (`whitespace`) or not. ASCII is decided from the byte alone.
 #[inline]
 fn run_len(s: &str, whitespace: bool) -> usize {
+    let want = u8::from(whitespace);
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            if is_ascii_python_whitespace(b) != whitespace {
-                return i;
-            }
+        let class = BYTE_CLASS[usize::from(bytes[i])];
+        if class == want {
             i += 1;
+        } else if class < 2 {
+            return i;
         } else {
             let Some(c) = s[i..].chars().next() else {
                 return i;
@@ -228,9 +240,43 @@ pub(crate) struct Buf13a {
 
 /// ASCII punctuation that 13a surrounds with spaces: the regex class
 /// `[\{-\~\[-\` -\&\(-\+\:-\@\/]`.
-#[inline]
-fn is_13a_punct(b: u8) -> bool {
+const fn is_13a_punct(b: u8) -> bool {
     matches!(b, b'{'..=b'~' | b'['..=b'`' | b' '..=b'&' | b'('..=b'+' | b':'..=b'@' | b'/')
+}
+
+/// Whether byte `b` can take part in no match of passes 2 to 4.
+const fn is_stage_plain(b: u8) -> bool {
+    !(b.is_ascii_digit() || matches!(b, b'.' | b',' | b'-'))
+}
+
+/// 13a byte classes (a table: a `match` on ranges compiles to a jump).
+const INERT: u8 = 0;
+const PADDED: u8 = 1;
+const ACTIVE: u8 = 2;
+
+/// [`INERT`]: left alone by every pass (a space counts, see pass 1 in
+/// [`Buf13a::run`]); [`PADDED`]: punctuation pass 1 pads with spaces;
+/// [`ACTIVE`]: digits, `.`, `,`, `-`, which passes 2 to 4 look at.
+static CLASS_13A: [u8; 256] = {
+    let mut t = [INERT; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        t[b] = if !is_stage_plain(byte) {
+            ACTIVE
+        } else if byte != b' ' && is_13a_punct(byte) {
+            PADDED
+        } else {
+            INERT
+        };
+        b += 1;
+    }
+    t
+};
+
+#[inline]
+fn class_13a(b: u8) -> u8 {
+    CLASS_13A[usize::from(b)]
 }
 
 impl Buf13a {
@@ -273,17 +319,32 @@ impl Buf13a {
         pipe.out.clear();
         pipe.out.reserve(line.len() * 2 + 2);
         pipe.s2(b' ');
-        for &b in line.as_bytes() {
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let class = class_13a(b);
+            if class == INERT && pipe.inert() {
+                // Fast path: a run of bytes no pass touches.
+                let run = bytes[i..]
+                    .iter()
+                    .take_while(|&&b| class_13a(b) == INERT)
+                    .count();
+                pipe.pass_through(&bytes[i..i + run]);
+                i += run;
+                continue;
+            }
             // Pass 1 pads punctuation with spaces. A space itself is left
             // alone: padding it would only lengthen a whitespace run, which
             // no later pattern can match and the final split collapses.
-            if b != b' ' && is_13a_punct(b) {
+            if class == PADDED {
                 pipe.s2(b' ');
                 pipe.s2(b);
                 pipe.s2(b' ');
             } else {
                 pipe.s2(b);
             }
+            i += 1;
         }
         pipe.s2(b' ');
         pipe.finish();
@@ -312,6 +373,37 @@ struct Pipe {
 }
 
 impl Pipe {
+    /// Whether every stage holds a byte that cannot start a match, so that
+    /// inert input just shifts through the three one-byte delays.
+    #[inline]
+    fn inert(&self) -> bool {
+        [self.p2, self.p3, self.p4]
+            .iter()
+            .all(|p| p.is_some_and(is_stage_plain))
+    }
+
+    /// Feeds inert bytes while [`Self::inert`] holds: nothing can match, so
+    /// the stages act as a three-byte delay line.
+    fn pass_through(&mut self, run: &[u8]) {
+        let (Some(p4), Some(p3), Some(p2)) = (self.p4, self.p3, self.p2) else {
+            run.iter().for_each(|&b| self.s2(b));
+            return;
+        };
+        let held = [p4, p3, p2];
+        let k = run.len();
+        if k >= 3 {
+            self.out.extend_from_slice(&held);
+            self.out.extend_from_slice(&run[..k - 3]);
+            (self.p4, self.p3, self.p2) = (Some(run[k - 3]), Some(run[k - 2]), Some(run[k - 1]));
+        } else {
+            let mut seq = [0u8; 5];
+            seq[..3].copy_from_slice(&held);
+            seq[3..3 + k].copy_from_slice(run);
+            self.out.extend_from_slice(&seq[..k]);
+            (self.p4, self.p3, self.p2) = (Some(seq[k]), Some(seq[k + 1]), Some(seq[k + 2]));
+        }
+    }
+
     /// `([^0-9])([\.,])` -> `\1 \2 `
     #[inline]
     fn s2(&mut self, x: u8) {

@@ -7,15 +7,15 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::Stemming;
 
-/// Marks "no token / not in the prediction" in id arrays.
+/// Marks a reference token that the prediction lacks (it can never match).
 pub(super) const NONE: u32 = u32::MAX;
 
 /// Marks a token that rouge-score's final `^[a-z0-9]+$` filter drops (an
 /// empty stem); such tokens take no position at all.
 const DROPPED: u32 = u32::MAX - 1;
 
-/// Past this many cached entries the interner starts afresh at the next
-/// call, so a long-lived scorer's memory stays bounded.
+/// Past this many memoised stems the cache starts afresh at the next call,
+/// so a long-lived scorer's memory stays bounded.
 const CACHE_LIMIT: usize = 1 << 16;
 
 /// Tokens of at most this many bytes are packed into one `u128` key.
@@ -196,34 +196,38 @@ fn pack(token: &[u8]) -> u128 {
     u128::from_le_bytes(bytes)
 }
 
-/// Open-addressing map from packed short tokens to ids: one multiply to
+/// Open-addressing map from packed short tokens to `V`: one multiply to
 /// hash, one integer compare per probe, key and value in one cache line.
-#[derive(Default)]
-struct ShortTable {
-    slots: Vec<Slot>,
+struct ShortTable<V> {
+    slots: Vec<Slot<V>>,
     /// Occupied slots, so a small table in a big allocation clears fast.
     used: Vec<u32>,
 }
 
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    /// 0 marks an empty slot.
-    key: u128,
-    value: u32,
+impl<V> Default for ShortTable<V> {
+    fn default() -> Self {
+        ShortTable {
+            slots: Vec::new(),
+            used: Vec::new(),
+        }
+    }
 }
 
-impl ShortTable {
+#[derive(Clone, Copy, Default)]
+struct Slot<V> {
+    /// 0 marks an empty slot.
+    key: u128,
+    value: V,
+}
+
+impl<V: Copy + Default> ShortTable<V> {
     fn slot(&self, key: u128) -> usize {
         let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
         let bits = self.slots.len().trailing_zeros();
         (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
-    fn len(&self) -> usize {
-        self.used.len()
-    }
-
-    fn get(&self, key: u128) -> Option<u32> {
+    fn get(&self, key: u128) -> Option<V> {
         if self.slots.is_empty() {
             return None;
         }
@@ -242,7 +246,7 @@ impl ShortTable {
     }
 
     /// Inserts a key known to be absent.
-    fn insert(&mut self, key: u128, value: u32) {
+    fn insert(&mut self, key: u128, value: V) {
         if (self.used.len() + 1) * 2 > self.slots.len() {
             self.grow();
         }
@@ -272,11 +276,13 @@ impl ShortTable {
     }
 }
 
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+
 /// Token bytes -> id.
 #[derive(Default)]
 struct TokenMap {
-    short: ShortTable,
-    long: HashMap<Box<[u8]>, u32, BuildHasherDefault<FxHasher>>,
+    short: ShortTable<u32>,
+    long: FxMap<Box<[u8]>, u32>,
 }
 
 impl TokenMap {
@@ -298,10 +304,6 @@ impl TokenMap {
         }
     }
 
-    fn len(&self) -> usize {
-        self.short.len() + self.long.len()
-    }
-
     fn clear(&mut self) {
         self.short.clear();
         self.long.clear();
@@ -318,53 +320,66 @@ pub(super) enum Side {
     Reference,
 }
 
-/// Interns tokens in two layers. Global ids name final (possibly stemmed)
-/// tokens across calls, so the Porter stemmer runs once per distinct word;
-/// local ids number the prediction's distinct tokens within one call, so
-/// scoring can index small arrays. A per-call table from raw token to local
-/// id sits in front: it stays in L1 cache, while the global maps (tens of
-/// thousands of words) would miss it on every token.
+/// Raw token -> its Porter stem, across calls; the only state that
+/// outlives a call, since stemming is what is worth remembering. Short
+/// tokens (all but a few) map to their packed stem in one table probe
+/// (0: the stem is empty); the rest keep bytes.
+#[derive(Default)]
+struct StemCache {
+    short: ShortTable<u128>,
+    long: FxMap<Box<[u8]>, Box<[u8]>>,
+}
+
+/// A final token: packed when short (as every final token of at most 16
+/// bytes must be, so equal tokens meet), else its bytes are in `stem_buf`.
+#[derive(Clone, Copy)]
+enum Final {
+    Short(u128),
+    Long,
+    Empty,
+}
+
+/// Numbers the tokens of one call: the prediction's distinct (final)
+/// tokens get local ids `0..k`, which the scorer uses to index small
+/// arrays; reference tokens map onto them. Every table here is per call and
+/// small enough to stay in cache; the stem cache is consulted once per new
+/// raw token of a call.
 #[derive(Default)]
 pub(super) struct Vocab {
-    /// Raw token -> global id of its final form (`DROPPED`: no token).
-    raw_ids: TokenMap,
-    /// Final token -> global id; consulted only when a raw token is new.
-    final_ids: TokenMap,
-    /// Global id -> local id in the current call, or `NONE`.
-    local: Vec<u32>,
-    /// Global ids given a local id in this call, to undo `local` after it.
-    assigned: Vec<u32>,
-    /// This call's short raw tokens -> local id, `NONE` or `DROPPED`.
-    call: ShortTable,
+    /// This call's raw tokens -> local id, `NONE` or `DROPPED`.
+    raw: TokenMap,
+    /// This call's final (stemmed) prediction tokens -> local id; with
+    /// stemming off, final and raw tokens coincide and `raw` suffices.
+    finals: TokenMap,
+    distinct: u32,
+    stems: StemCache,
+    /// Number of memoised stems.
+    stemmed: usize,
     buf: TokenBuf,
     stem_buf: Vec<u8>,
 }
 
 impl Vocab {
-    /// Starts a scoring call; the only point where the caches may be
-    /// dropped, so ids never change within a call.
+    /// Starts a scoring call; the only point where the stem cache may be
+    /// dropped (past `CACHE_LIMIT` words), so memory stays bounded.
     pub(super) fn begin(&mut self) {
-        if self.raw_ids.len() + self.final_ids.len() > CACHE_LIMIT {
-            self.raw_ids.clear();
-            self.final_ids.clear();
-            self.local.clear();
+        if self.stemmed > CACHE_LIMIT {
+            self.stems.short.clear();
+            self.stems.long.clear();
+            self.stemmed = 0;
         }
     }
 
     /// Ends a scoring call: forgets its local ids.
     pub(super) fn end(&mut self) {
-        for &g in &self.assigned {
-            if let Some(slot) = self.local.get_mut(g as usize) {
-                *slot = NONE;
-            }
-        }
-        self.assigned.clear();
-        self.call.clear();
+        self.raw.clear();
+        self.finals.clear();
+        self.distinct = 0;
     }
 
     /// Number of distinct prediction tokens (local ids) in this call.
     pub(super) fn distinct(&self) -> usize {
-        self.assigned.len()
+        self.distinct as usize
     }
 
     /// Tokenizes `text` line by line into local ids (`out`), recording the
@@ -400,57 +415,98 @@ impl Vocab {
     /// The token's local id, `NONE` for a reference token the prediction
     /// lacks, or `DROPPED`.
     fn local_id(&mut self, token: &[u8], key: u128, stemming: Stemming, side: Side) -> u32 {
-        let short = token.len() <= SHORT;
-        if short {
-            if let Some(id) = self.call.get(key) {
-                return id;
-            }
+        if let Some(id) = self.raw.get(token, key) {
+            return id;
         }
-        let global = self.global_id(token, key, stemming);
-        let id = match self.local.get_mut(global as usize) {
-            Some(slot) if *slot == NONE && side == Side::Prediction => {
-                *slot = self.assigned.len() as u32;
-                self.assigned.push(global);
-                *slot
-            }
-            Some(slot) => *slot,
-            None => DROPPED,
+        // rouge-score stems only tokens longer than three characters.
+        let id = if stemming == Stemming::Off {
+            self.new_final(side)
+        } else if token.len() <= 3 {
+            self.final_id(Final::Short(key), side)
+        } else {
+            let fin = self.stem(token, key);
+            self.final_id(fin, side)
         };
-        if short {
-            self.call.insert(key, id);
+        self.raw.insert(token, key, id);
+        id
+    }
+
+    /// A final token not seen before in this call.
+    fn new_final(&mut self, side: Side) -> u32 {
+        match side {
+            Side::Prediction => {
+                self.distinct += 1;
+                self.distinct - 1
+            }
+            Side::Reference => NONE,
+        }
+    }
+
+    /// The local id of a final token.
+    fn final_id(&mut self, fin: Final, side: Side) -> u32 {
+        let known = match fin {
+            Final::Empty => return DROPPED,
+            Final::Short(key) => self.finals.short.get(key),
+            Final::Long => self.finals.long.get(self.stem_buf.as_slice()).copied(),
+        };
+        if let Some(id) = known {
+            return id;
+        }
+        let id = self.new_final(side);
+        if id != NONE {
+            match fin {
+                Final::Short(key) => self.finals.short.insert(key, id),
+                Final::Long => {
+                    self.finals.long.insert(self.stem_buf.as_slice().into(), id);
+                }
+                Final::Empty => {}
+            }
         }
         id
     }
 
-    fn global_id(&mut self, token: &[u8], key: u128, stemming: Stemming) -> u32 {
-        if let Some(id) = self.raw_ids.get(token, key) {
-            return id;
-        }
-        let mut fin = std::mem::take(&mut self.stem_buf);
-        fin.clear();
-        fin.extend_from_slice(token);
-        // rouge-score stems only tokens longer than three characters.
-        if stemming == Stemming::Porter && token.len() > 3 {
-            porter::stem_ascii_lower(&mut fin);
-        }
-        // rouge-score drops tokens that do not match `^[a-z0-9]+$`.
-        let id = if fin.is_empty() {
-            DROPPED
-        } else {
-            let fin_key = if fin.len() <= SHORT { pack(&fin) } else { 0 };
-            match self.final_ids.get(&fin, fin_key) {
-                Some(id) => id,
-                None => {
-                    let id = self.local.len() as u32;
-                    self.final_ids.insert(&fin, fin_key, id);
-                    self.local.push(NONE);
-                    id
-                }
+    /// The stem of `token` (longer than three characters), memoised.
+    fn stem(&mut self, token: &[u8], key: u128) -> Final {
+        if token.len() <= SHORT {
+            if let Some(fin) = self.stems.short.get(key) {
+                return if fin == 0 {
+                    Final::Empty
+                } else {
+                    Final::Short(fin)
+                };
             }
-        };
-        self.stem_buf = fin;
-        self.raw_ids.insert(token, key, id);
-        id
+        }
+        if let Some(fin) = self.stems.long.get(token) {
+            self.stem_buf.clear();
+            self.stem_buf.extend_from_slice(fin);
+            return self.buffered_final();
+        }
+        self.stem_buf.clear();
+        self.stem_buf.extend_from_slice(token);
+        porter::stem_ascii_lower(&mut self.stem_buf);
+        self.stemmed += 1;
+        let fin = self.stem_buf.as_slice();
+        if token.len() <= SHORT && fin.len() <= SHORT {
+            // pack(&[]) is 0, which marks the empty stem.
+            let packed = pack(fin);
+            self.stems.short.insert(key, packed);
+            return if packed == 0 {
+                Final::Empty
+            } else {
+                Final::Short(packed)
+            };
+        }
+        self.stems.long.insert(token.into(), fin.into());
+        self.buffered_final()
+    }
+
+    /// The final token held in `stem_buf`.
+    fn buffered_final(&self) -> Final {
+        match self.stem_buf.len() {
+            0 => Final::Empty,
+            n if n <= SHORT => Final::Short(pack(&self.stem_buf)),
+            _ => Final::Long,
+        }
     }
 }
 

@@ -1,0 +1,463 @@
+//! Streaming dataset readers: JSONL, a JSON array, CSV, or stdin.
+//!
+//! Rows come one at a time so memory stays flat however long the input is.
+//! A bad row is an `Err` item naming file, line and field; the rows after it
+//! still come.
+
+use crate::sample::{kind, Sample};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+
+/// How rows are encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Jsonl,
+    JsonArray,
+    Csv,
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Jsonl => "jsonl",
+            Format::JsonArray => "json",
+            Format::Csv => "csv",
+        })
+    }
+}
+
+impl FromStr for Format {
+    type Err = DatasetError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "jsonl" | "ndjson" => Ok(Format::Jsonl),
+            "json" => Ok(Format::JsonArray),
+            "csv" => Ok(Format::Csv),
+            other => Err(DatasetError::UnknownFormat(other.to_string())),
+        }
+    }
+}
+
+/// Where rows come from: a file, or `-` for standard input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Path(PathBuf),
+    Stdin,
+}
+
+impl Source {
+    /// `-` means standard input.
+    pub fn parse(arg: &str) -> Source {
+        if arg == "-" {
+            Source::Stdin
+        } else {
+            Source::Path(PathBuf::from(arg))
+        }
+    }
+
+    /// The name used in messages: the path, or `<stdin>`.
+    pub fn display_name(&self) -> String {
+        match self {
+            Source::Path(p) => p.display().to_string(),
+            Source::Stdin => "<stdin>".to_string(),
+        }
+    }
+}
+
+/// The input as a whole cannot be read (as opposed to one bad row).
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("{file}: {source}")]
+    Io { file: String, source: io::Error },
+    #[error("unknown input format '{0}' (expected jsonl, json or csv)")]
+    UnknownFormat(String),
+    #[error("{file}: {message}")]
+    Malformed { file: String, message: String },
+}
+
+/// Where a row is in its input, for messages: `data.jsonl:12` or
+/// `data.json[element 3]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub file: String,
+    pub position: Position,
+}
+
+/// A row's place within its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// 1-based line where the row starts (JSONL, CSV, a JSON syntax error).
+    Line(u64),
+    /// 1-based element of a JSON array.
+    Element(u64),
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Position::Line(n) => write!(f, "{}:{n}", self.file),
+            Position::Element(n) => write!(f, "{}[element {n}]", self.file),
+        }
+    }
+}
+
+/// One row that could not be turned into a [`Sample`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{location}: {}{message}", field.as_ref().map(|f| format!("field '{f}': ")).unwrap_or_default())]
+pub struct RowError {
+    /// 1-based data row number, as [`Sample::row`].
+    pub row: u64,
+    pub location: Location,
+    /// The field at fault, as written in the input, when one is.
+    pub field: Option<String>,
+    pub message: String,
+}
+
+/// A row read from the input: a sample and where it came from, or why not.
+pub type Row = Result<(Sample, Location), RowError>;
+
+/// Opens a dataset. `format` overrides detection by extension
+/// (`.jsonl`/`.ndjson`, `.json`, `.csv`); without either, the first
+/// non-blank byte decides: `[` is a JSON array, anything else JSONL.
+pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetError> {
+    let file = source.display_name();
+    let io_err = |source| DatasetError::Io {
+        file: file.clone(),
+        source,
+    };
+    let raw: Box<dyn Read + Send> = match source {
+        Source::Path(p) => Box::new(File::open(p).map_err(io_err)?),
+        Source::Stdin => Box::new(io::stdin()),
+    };
+    let bytes = Arc::new(AtomicU64::new(0));
+    let reader: Box<dyn Read + Send> = Box::new(Counting {
+        inner: raw,
+        bytes: Arc::clone(&bytes),
+    });
+    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    let format = match format.or_else(|| by_extension(source)) {
+        Some(f) => f,
+        None => sniff(&mut reader).map_err(io_err)?,
+    };
+    let inner = match format {
+        Format::Jsonl => Inner::Jsonl {
+            lines: reader,
+            line: 0,
+            buf: Vec::new(),
+        },
+        Format::Csv => csv_rows(reader, &file)?,
+        Format::JsonArray => json_array_rows(reader, file.clone()),
+    };
+    Ok(Rows {
+        file,
+        inner,
+        row: 0,
+        bytes,
+    })
+}
+
+fn by_extension(source: &Source) -> Option<Format> {
+    let Source::Path(p) = source else { return None };
+    match Path::new(p)
+        .extension()?
+        .to_str()?
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "jsonl" | "ndjson" => Some(Format::Jsonl),
+        "json" => Some(Format::JsonArray),
+        "csv" => Some(Format::Csv),
+        _ => None,
+    }
+}
+
+fn sniff(reader: &mut impl BufRead) -> io::Result<Format> {
+    loop {
+        let buf = reader.fill_buf()?;
+        match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+            Some(i) => {
+                let first = buf[i];
+                return Ok(if first == b'[' {
+                    Format::JsonArray
+                } else {
+                    Format::Jsonl
+                });
+            }
+            None if buf.is_empty() => return Ok(Format::Jsonl),
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    }
+}
+
+/// The rows of one input, in order.
+pub struct Rows {
+    file: String,
+    inner: Inner,
+    row: u64,
+    bytes: Arc<AtomicU64>,
+}
+
+enum Inner {
+    Jsonl {
+        lines: BufReader<Box<dyn Read + Send>>,
+        line: u64,
+        buf: Vec<u8>,
+    },
+    Csv {
+        records: csv::StringRecordsIntoIter<BufReader<Box<dyn Read + Send>>>,
+        headers: Vec<String>,
+    },
+    /// Elements parsed on a reader thread, handed over through a bounded
+    /// channel so a huge array never sits in memory.
+    JsonArray(mpsc::Receiver<ArrayItem>),
+    Done,
+}
+
+enum ArrayItem {
+    Element(Value),
+    /// The array is malformed at this line; nothing after it can be read.
+    Error {
+        message: String,
+        line: u64,
+    },
+}
+
+impl Rows {
+    /// The input's name as used in messages.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Bytes taken from the input so far (read-ahead included), for
+    /// progress estimates.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    fn location(&self, position: Position) -> Location {
+        Location {
+            file: self.file.clone(),
+            position,
+        }
+    }
+
+    fn row_error(&self, at: Position, field: Option<String>, message: String) -> RowError {
+        RowError {
+            row: self.row,
+            location: self.location(at),
+            field,
+            message,
+        }
+    }
+
+    fn row_from_value(&self, value: Value, at: Position) -> Row {
+        match value {
+            Value::Object(map) => self.row_from_object(&map, at),
+            other => Err(self.row_error(
+                at,
+                None,
+                format!("expected an object, got {}", kind(&other)),
+            )),
+        }
+    }
+
+    fn row_from_object(&self, map: &Map<String, Value>, at: Position) -> Row {
+        Sample::from_json(self.row, map)
+            .map(|s| (s, self.location(at)))
+            .map_err(|e| self.row_error(at, Some(e.field), e.message))
+    }
+}
+
+impl Iterator for Rows {
+    type Item = Row;
+
+    fn next(&mut self) -> Option<Row> {
+        let (value, at) = match &mut self.inner {
+            Inner::Done => return None,
+            Inner::Jsonl { lines, line, buf } => loop {
+                buf.clear();
+                *line += 1;
+                match lines.read_until(b'\n', buf) {
+                    Ok(0) => {
+                        self.inner = Inner::Done;
+                        return None;
+                    }
+                    Ok(_) if buf.iter().all(u8::is_ascii_whitespace) => continue,
+                    Ok(_) => {
+                        let at = Position::Line(*line);
+                        // from_slice also rejects invalid UTF-8, so such a line is one bad row.
+                        let parsed = serde_json::from_slice::<Value>(buf);
+                        self.row += 1;
+                        break match parsed {
+                            Ok(v) => (v, at),
+                            Err(e) => {
+                                return Some(Err(self.row_error(
+                                    at,
+                                    None,
+                                    format!("invalid JSON: {e}"),
+                                )))
+                            }
+                        };
+                    }
+                    Err(e) => {
+                        let at = Position::Line(*line);
+                        self.row += 1;
+                        self.inner = Inner::Done;
+                        return Some(Err(self.row_error(at, None, format!("cannot read: {e}"))));
+                    }
+                }
+            },
+            Inner::Csv { records, headers } => {
+                let record = records.next()?;
+                self.row += 1;
+                let headers = headers.clone();
+                return Some(match record {
+                    Ok(r) => {
+                        let at = Position::Line(r.position().map_or(0, |p| p.line()));
+                        match csv_object(&headers, &r) {
+                            Ok(map) => self.row_from_object(&map, at),
+                            Err((field, message)) => Err(self.row_error(at, Some(field), message)),
+                        }
+                    }
+                    Err(e) => {
+                        let at = Position::Line(e.position().map_or(0, |p| p.line()));
+                        Err(self.row_error(at, None, format!("invalid CSV: {e}")))
+                    }
+                });
+            }
+            Inner::JsonArray(rx) => match rx.recv() {
+                Err(_) => {
+                    self.inner = Inner::Done;
+                    return None;
+                }
+                Ok(ArrayItem::Element(value)) => {
+                    self.row += 1;
+                    (value, Position::Element(self.row))
+                }
+                Ok(ArrayItem::Error { message, line }) => {
+                    self.row += 1;
+                    self.inner = Inner::Done;
+                    return Some(Err(self.row_error(Position::Line(line), None, message)));
+                }
+            },
+        };
+        Some(self.row_from_value(value, at))
+    }
+}
+
+fn csv_rows(reader: BufReader<Box<dyn Read + Send>>, file: &str) -> Result<Inner, DatasetError> {
+    let mut csv = csv::ReaderBuilder::new()
+        .flexible(false)
+        .from_reader(reader);
+    let headers = csv
+        .headers()
+        .map_err(|e| DatasetError::Malformed {
+            file: file.to_string(),
+            message: format!("cannot read the CSV header: {e}"),
+        })?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    Ok(Inner::Csv {
+        records: csv.into_records(),
+        headers,
+    })
+}
+
+/// A CSV record as a JSON object: empty cells are absent, list fields hold
+/// JSON arrays, every other cell is a string.
+fn csv_object(
+    headers: &[String],
+    record: &csv::StringRecord,
+) -> Result<Map<String, Value>, (String, String)> {
+    let mut map = Map::new();
+    for (name, cell) in headers.iter().zip(record.iter()) {
+        if cell.is_empty() {
+            continue;
+        }
+        let is_list = matches!(
+            name.parse::<crate::Field>(),
+            Ok(crate::Field::RetrievedContexts
+                | crate::Field::References
+                | crate::Field::ReferenceContexts)
+        );
+        let value = if is_list {
+            serde_json::from_str(cell).map_err(|e| {
+                (
+                    name.clone(),
+                    format!("expected a JSON array of strings in the cell: {e}"),
+                )
+            })?
+        } else {
+            Value::String(cell.to_string())
+        };
+        map.insert(name.clone(), value);
+    }
+    Ok(map)
+}
+
+/// Parses a JSON array on its own thread, element by element, through a
+/// channel of bounded depth.
+fn json_array_rows(reader: BufReader<Box<dyn Read + Send>>, file: String) -> Inner {
+    let (tx, rx) = mpsc::sync_channel(256);
+    std::thread::Builder::new()
+        .name(format!("read {file}"))
+        .spawn(move || stream_array(reader, tx))
+        .map_or(Inner::Done, |_| Inner::JsonArray(rx))
+}
+
+fn stream_array(reader: BufReader<Box<dyn Read + Send>>, tx: mpsc::SyncSender<ArrayItem>) {
+    use serde::de::{Deserializer, SeqAccess, Visitor};
+    let mut de = serde_json::Deserializer::from_reader(reader);
+
+    struct Elements<'a> {
+        tx: &'a mpsc::SyncSender<ArrayItem>,
+    }
+    impl<'de> Visitor<'de> for Elements<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON array of objects")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while let Some(value) = seq.next_element::<Value>()? {
+                // The receiver hung up: nobody wants more rows.
+                if self.tx.send(ArrayItem::Element(value)).is_err() {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        }
+    }
+    let result = de
+        .deserialize_seq(Elements { tx: &tx })
+        .and_then(|()| de.end());
+    if let Err(e) = result {
+        let _ = tx.send(ArrayItem::Error {
+            line: e.line() as u64,
+            message: format!("invalid JSON array: {e}"),
+        });
+    }
+}
+
+/// Counts the bytes that pass through, shared with [`Rows::bytes_read`].
+struct Counting {
+    inner: Box<dyn Read + Send>,
+    bytes: Arc<AtomicU64>,
+}
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}

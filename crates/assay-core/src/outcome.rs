@@ -1,0 +1,217 @@
+//! What scoring one (sample, metric) produces, and its public JSON form.
+
+use crate::Field;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// The result of one metric on one sample. Never NaN: a number is either
+/// scored, or the outcome says why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Scored {
+        /// In [0, 1].
+        value: f64,
+        /// Why this value, composed from the evidence (may be absent for
+        /// lexical metrics, whose details say it all).
+        reason: Option<String>,
+        /// Everything needed to audit the value.
+        details: Value,
+    },
+    Skipped(SkipReason),
+    Failed(Failure),
+}
+
+impl Outcome {
+    /// A scored outcome with details and no reason.
+    pub fn scored(value: f64, details: Value) -> Outcome {
+        Outcome::Scored {
+            value,
+            reason: None,
+            details,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            Outcome::Scored { .. } => Status::Scored,
+            Outcome::Skipped(_) => Status::Skipped,
+            Outcome::Failed(_) => Status::Failed,
+        }
+    }
+}
+
+/// Why a sample was not scored although nothing went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The metric needs this field and the row lacks it.
+    MissingField(Field),
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::MissingField(Field::References) => {
+                f.write_str("missing required field 'reference' (or 'references')")
+            }
+            SkipReason::MissingField(field) => write!(f, "missing required field '{field}'"),
+        }
+    }
+}
+
+/// Something went wrong; `kind` says what, `message` carries the evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: FailureKind,
+    pub message: String,
+}
+
+/// The kinds of failure, as reported in results and counted in summaries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The row could not be read or has a field of the wrong type.
+    Input,
+    /// The metric's computation is undefined for this input (e.g. nltk's
+    /// smoothing method 6 on a hypothesis without trigram matches).
+    Undefined,
+}
+
+impl FailureKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Input => "input",
+            FailureKind::Undefined => "undefined",
+        }
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An outcome's status, as written in `results.jsonl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Scored,
+    Skipped,
+    Failed,
+}
+
+/// Version of the `results.jsonl` row format. Later versions add fields,
+/// never rename them.
+pub const RESULTS_FORMAT_VERSION: u32 = 1;
+
+/// One line of `results.jsonl`.
+///
+/// ```
+/// use assay_core::{Outcome, OutcomeRecord};
+/// let rec = OutcomeRecord::new("q1", 1, "bleu", &Outcome::scored(0.5, serde_json::json!({})));
+/// let line = serde_json::to_string(&rec).unwrap();
+/// assert_eq!(line, r#"{"format_version":1,"sample_id":"q1","row":1,"metric":"bleu","status":"scored","value":0.5,"details":{}}"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OutcomeRecord {
+    pub format_version: u32,
+    pub sample_id: String,
+    pub row: u64,
+    pub metric: String,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorRecord>,
+}
+
+/// The `error` object of a failed outcome.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    pub kind: FailureKind,
+    pub message: String,
+}
+
+impl OutcomeRecord {
+    pub fn new(sample_id: &str, row: u64, metric: &str, outcome: &Outcome) -> OutcomeRecord {
+        let mut rec = OutcomeRecord {
+            format_version: RESULTS_FORMAT_VERSION,
+            sample_id: sample_id.to_string(),
+            row,
+            metric: metric.to_string(),
+            status: outcome.status(),
+            value: None,
+            details: None,
+            reason: None,
+            error: None,
+        };
+        match outcome {
+            Outcome::Scored {
+                value,
+                reason,
+                details,
+            } => {
+                rec.value = Some(*value);
+                rec.reason = reason.clone();
+                rec.details = Some(details.clone());
+            }
+            Outcome::Skipped(why) => rec.reason = Some(why.to_string()),
+            Outcome::Failed(f) => {
+                rec.error = Some(ErrorRecord {
+                    kind: f.kind,
+                    message: f.message.clone(),
+                })
+            }
+        }
+        rec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn skipped_and_failed_rows_have_their_keys_only() {
+        let skipped = OutcomeRecord::new(
+            "a",
+            2,
+            "rouge1",
+            &Outcome::Skipped(SkipReason::MissingField(Field::References)),
+        );
+        assert_eq!(
+            serde_json::to_value(&skipped).unwrap(),
+            json!({"format_version": 1, "sample_id": "a", "row": 2, "metric": "rouge1", "status": "skipped",
+                   "reason": "missing required field 'reference' (or 'references')"})
+        );
+        let failed = Outcome::Failed(Failure {
+            kind: FailureKind::Input,
+            message: "data.jsonl:3: invalid JSON".into(),
+        });
+        let v = serde_json::to_value(OutcomeRecord::new("3", 3, "bleu", &failed)).unwrap();
+        assert_eq!(
+            v["error"],
+            json!({"kind": "input", "message": "data.jsonl:3: invalid JSON"})
+        );
+        assert!(v.get("value").is_none());
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let rec = OutcomeRecord::new(
+            "x",
+            9,
+            "chrf",
+            &Outcome::scored(0.25, json!({"score": 25.0})),
+        );
+        let back: OutcomeRecord =
+            serde_json::from_str(&serde_json::to_string(&rec).unwrap()).unwrap();
+        assert_eq!(back, rec);
+    }
+}

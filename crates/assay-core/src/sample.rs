@@ -1,0 +1,311 @@
+//! The unit of evaluation: one dataset row, with its fields parsed once.
+
+use serde_json::{Map, Value};
+use std::fmt;
+use std::str::FromStr;
+
+/// A field of a [`Sample`], with the names users may give it.
+///
+/// ```
+/// use assay_core::Field;
+/// assert_eq!("question".parse::<Field>().unwrap(), Field::UserInput);
+/// assert_eq!(Field::UserInput.to_string(), "user_input");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    UserInput,
+    Response,
+    RetrievedContexts,
+    Reference,
+    References,
+    ReferenceContexts,
+}
+
+impl Field {
+    /// Every field, in documentation order.
+    pub const ALL: [Field; 6] = [
+        Field::UserInput,
+        Field::Response,
+        Field::RetrievedContexts,
+        Field::Reference,
+        Field::References,
+        Field::ReferenceContexts,
+    ];
+
+    /// The canonical name, as written in results and docs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::UserInput => "user_input",
+            Field::Response => "response",
+            Field::RetrievedContexts => "retrieved_contexts",
+            Field::Reference => "reference",
+            Field::References => "references",
+            Field::ReferenceContexts => "reference_contexts",
+        }
+    }
+
+    /// Other accepted names of this field in input files.
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Field::UserInput => &["question", "query"],
+            Field::Response => &["answer", "prediction"],
+            Field::RetrievedContexts => &["contexts"],
+            Field::Reference => &["ground_truth"],
+            Field::References => &["ground_truths"],
+            Field::ReferenceContexts => &[],
+        }
+    }
+
+    fn is_list(self) -> bool {
+        matches!(
+            self,
+            Field::RetrievedContexts | Field::References | Field::ReferenceContexts
+        )
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The name is neither a field nor an alias of one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown field '{0}'")]
+pub struct UnknownField(pub String);
+
+impl FromStr for Field {
+    type Err = UnknownField;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Field::ALL
+            .into_iter()
+            .find(|f| f.name() == s || f.aliases().contains(&s))
+            .ok_or_else(|| UnknownField(s.to_string()))
+    }
+}
+
+/// A row's field has the wrong type or is given twice.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field '{field}': {message}")]
+pub struct FieldError {
+    /// The name as written in the input (an alias stays an alias).
+    pub field: String,
+    pub message: String,
+}
+
+/// One dataset row. Absent fields are `None`; which ones a metric needs is
+/// the metric's business.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// The row's `id`, or its 1-based row number when it has none.
+    pub id: String,
+    /// 1-based position among the data rows of the input.
+    pub row: u64,
+    pub user_input: Option<String>,
+    pub response: Option<String>,
+    pub retrieved_contexts: Option<Vec<String>>,
+    pub reference: Option<String>,
+    pub references: Option<Vec<String>>,
+    pub reference_contexts: Option<Vec<String>>,
+}
+
+impl Sample {
+    /// Builds a sample from a JSON object, resolving aliases. Keys that are
+    /// not fields are ignored; `null` counts as absent.
+    ///
+    /// ```
+    /// use assay_core::Sample;
+    /// let row = serde_json::json!({"question": "q", "answer": "a", "ground_truth": "g"});
+    /// let s = Sample::from_json(7, row.as_object().unwrap()).unwrap();
+    /// assert_eq!((s.id.as_str(), s.response.as_deref()), ("7", Some("a")));
+    /// assert_eq!(s.reference_list(), Some(vec!["g"]));
+    /// ```
+    pub fn from_json(row: u64, object: &Map<String, Value>) -> Result<Sample, FieldError> {
+        let mut sample = Sample {
+            id: row.to_string(),
+            row,
+            ..Sample::default()
+        };
+        let mut seen: [Option<&str>; 6] = [None; 6];
+        for (key, value) in object {
+            if key == "id" {
+                sample.id = match value {
+                    Value::String(s) => s.clone(),
+                    Value::Number(n) => n.to_string(),
+                    Value::Null => continue,
+                    other => {
+                        return Err(field_error(
+                            key,
+                            format!("expected a string or number, got {}", kind(other)),
+                        ))
+                    }
+                };
+                continue;
+            }
+            let Ok(field) = key.parse::<Field>() else {
+                continue;
+            };
+            if value.is_null() {
+                continue;
+            }
+            let slot = &mut seen[field as usize];
+            if let Some(previous) = slot {
+                return Err(field_error(
+                    key,
+                    format!("given twice (also as '{previous}'), both name '{field}'"),
+                ));
+            }
+            *slot = Some(key);
+            sample.set(field, key, value)?;
+        }
+        Ok(sample)
+    }
+
+    fn set(&mut self, field: Field, key: &str, value: &Value) -> Result<(), FieldError> {
+        if field.is_list() {
+            let list = string_list(key, value)?;
+            match field {
+                Field::RetrievedContexts => self.retrieved_contexts = Some(list),
+                Field::References => self.references = Some(list),
+                _ => self.reference_contexts = Some(list),
+            }
+        } else {
+            let Value::String(text) = value else {
+                return Err(field_error(
+                    key,
+                    format!("expected a string, got {}", kind(value)),
+                ));
+            };
+            let text = Some(text.clone());
+            match field {
+                Field::UserInput => self.user_input = text,
+                Field::Response => self.response = text,
+                _ => self.reference = text,
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the field is present (for [`Field::References`], either
+    /// `references` or a single `reference` will do).
+    pub fn has(&self, field: Field) -> bool {
+        match field {
+            Field::UserInput => self.user_input.is_some(),
+            Field::Response => self.response.is_some(),
+            Field::RetrievedContexts => self.retrieved_contexts.is_some(),
+            Field::Reference => self.reference.is_some(),
+            Field::References => self.reference_list().is_some(),
+            Field::ReferenceContexts => self.reference_contexts.is_some(),
+        }
+    }
+
+    /// All references: `references`, else `reference` as a one-element list.
+    pub fn reference_list(&self) -> Option<Vec<&str>> {
+        match (&self.references, &self.reference) {
+            (Some(list), _) => Some(list.iter().map(String::as_str).collect()),
+            (None, Some(one)) => Some(vec![one.as_str()]),
+            (None, None) => None,
+        }
+    }
+}
+
+fn string_list(key: &str, value: &Value) -> Result<Vec<String>, FieldError> {
+    let Value::Array(items) = value else {
+        return Err(field_error(
+            key,
+            format!("expected a list of strings, got {}", kind(value)),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(field_error(
+                key,
+                format!("item {i}: expected a string, got {}", kind(other)),
+            )),
+        })
+        .collect()
+}
+
+fn field_error(key: &str, message: String) -> FieldError {
+    FieldError {
+        field: key.to_string(),
+        message,
+    }
+}
+
+/// A JSON value's type, in the words an error message needs.
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Result<Sample, FieldError> {
+        Sample::from_json(3, v.as_object().unwrap())
+    }
+
+    #[test]
+    fn aliases_map_to_fields_and_round_trip() {
+        for f in Field::ALL {
+            assert_eq!(f.name().parse::<Field>().unwrap(), f);
+            for a in f.aliases() {
+                assert_eq!(a.parse::<Field>().unwrap(), f);
+            }
+        }
+        assert!("responses".parse::<Field>().is_err());
+    }
+
+    #[test]
+    fn all_fields_and_numeric_id() {
+        let s = parse(
+            json!({"id": 12, "query": "q", "prediction": "p", "contexts": ["a", "b"],
+            "ground_truths": ["x", "y"], "reference_contexts": [], "extra": {"ignored": true}}),
+        )
+        .unwrap();
+        assert_eq!(s.id, "12");
+        assert_eq!(s.user_input.as_deref(), Some("q"));
+        assert_eq!(s.response.as_deref(), Some("p"));
+        assert_eq!(s.retrieved_contexts.as_ref().unwrap().len(), 2);
+        assert_eq!(s.reference_list(), Some(vec!["x", "y"]));
+        assert!(s.has(Field::References) && !s.has(Field::Reference));
+    }
+
+    #[test]
+    fn null_is_absent_and_id_defaults_to_row() {
+        let s = parse(json!({"response": null, "id": null})).unwrap();
+        assert_eq!(s.id, "3");
+        assert!(!s.has(Field::Response));
+    }
+
+    #[test]
+    fn wrong_types_name_the_field() {
+        let e = parse(json!({"answer": 5})).unwrap_err();
+        assert_eq!(e.field, "answer");
+        assert!(e.message.contains("expected a string, got a number"), "{e}");
+        let e = parse(json!({"contexts": ["ok", 1]})).unwrap_err();
+        assert_eq!(e.field, "contexts");
+        assert!(e.message.contains("item 1"), "{e}");
+        let e = parse(json!({"references": "one"})).unwrap_err();
+        assert!(e.message.contains("list of strings"), "{e}");
+    }
+
+    #[test]
+    fn a_field_given_twice_is_an_error() {
+        let e = parse(json!({"question": "a", "user_input": "b"})).unwrap_err();
+        assert!(e.message.contains("given twice"), "{e}");
+    }
+}

@@ -1,0 +1,207 @@
+use assay_core::dataset::{self, Format, Source};
+use assay_core::{Position, Row};
+use std::io::Write;
+
+fn rows_of(name: &str, content: &[u8], format: Option<Format>) -> (tempfile::TempDir, Vec<Row>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(content)
+        .unwrap();
+    let rows = dataset::open(&Source::Path(path), format)
+        .unwrap()
+        .collect();
+    (dir, rows)
+}
+
+#[test]
+fn jsonl_bad_rows_name_line_and_field_and_the_rest_go_on() {
+    let content = b"{\"id\": \"a\", \"answer\": \"x\", \"ground_truth\": \"y\"}\n\n{not json}\n{\"response\": 3}\n[1]\n{\"response\": \"\\u00e9\"}\n\xff\xfe\n{\"question\": \"last\"}";
+    let (_d, rows) = rows_of("d.jsonl", content, None);
+    assert_eq!(rows.len(), 7, "blank line skipped, every other line a row");
+    let (s, loc) = rows[0].as_ref().unwrap();
+    assert_eq!(
+        (s.id.as_str(), s.row, loc.position),
+        ("a", 1, Position::Line(1))
+    );
+    let e = rows[1].as_ref().unwrap_err();
+    assert_eq!(
+        (e.row, e.location.position, e.field.as_deref()),
+        (2, Position::Line(3), None)
+    );
+    assert!(e.to_string().contains("d.jsonl:3: invalid JSON"), "{e}");
+    let e = rows[2].as_ref().unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("response"));
+    assert!(
+        e.to_string()
+            .ends_with("d.jsonl:4: field 'response': expected a string, got a number"),
+        "{e}"
+    );
+    assert!(rows[3]
+        .as_ref()
+        .unwrap_err()
+        .message
+        .contains("expected an object, got a list"));
+    assert_eq!(rows[4].as_ref().unwrap().0.response.as_deref(), Some("é"));
+    assert!(
+        rows[5]
+            .as_ref()
+            .unwrap_err()
+            .message
+            .contains("invalid JSON"),
+        "invalid UTF-8 is one bad row"
+    );
+    let (last, loc) = rows[6].as_ref().unwrap();
+    assert_eq!(
+        (last.id.as_str(), last.user_input.as_deref(), loc.position),
+        ("7", Some("last"), Position::Line(8))
+    );
+}
+
+#[test]
+fn json_array_streams_elements() {
+    let (_d, rows) = rows_of(
+        "d.json",
+        br#" [ {"response": "a"}, {"response": "b", "contexts": ["c1"]}, 5 ] "#,
+        None,
+    );
+    assert_eq!(rows.len(), 3);
+    assert_eq!(
+        rows[1].as_ref().unwrap().0.retrieved_contexts.as_deref(),
+        Some(&["c1".to_string()][..])
+    );
+    let e = rows[2].as_ref().unwrap_err();
+    assert_eq!(e.location.position, Position::Element(3));
+    assert!(e.to_string().contains("d.json[element 3]"), "{e}");
+}
+
+#[test]
+fn json_array_syntax_error_is_reported_after_the_good_elements() {
+    let (_d, rows) = rows_of(
+        "d.json",
+        b"[{\"response\": \"a\"},\n{\"response\": }]",
+        None,
+    );
+    assert_eq!(rows.len(), 2);
+    assert!(rows[0].is_ok());
+    let e = rows[1].as_ref().unwrap_err();
+    assert_eq!(e.location.position, Position::Line(2));
+}
+
+#[test]
+fn sniffing_without_extension() {
+    let (_d, rows) = rows_of("data", b"\n  [{\"response\": \"a\"}]", None);
+    assert_eq!(rows.len(), 1);
+    let (_d, rows) = rows_of(
+        "data",
+        b"{\"response\": \"a\"}\n{\"response\": \"b\"}\n",
+        None,
+    );
+    assert_eq!(rows.len(), 2);
+    let (_d, rows) = rows_of("data.txt", b"response,reference\nx,y\n", Some(Format::Csv));
+    assert_eq!(rows[0].as_ref().unwrap().0.reference.as_deref(), Some("y"));
+}
+
+#[test]
+fn csv_lists_are_json_cells_and_empty_cells_are_absent() {
+    let content = "id,question,answer,contexts,ground_truths\n\
+                   q1,What?,\"Yes, it is.\",\"[\"\"c1\"\", \"\"c2\"\"]\",\"[\"\"g\"\"]\"\n\
+                   q2,Why?,,not-a-list,\n\
+                   q3,Who?,\"multi\nline\",[],\n";
+    let (_d, rows) = rows_of("d.csv", content.as_bytes(), None);
+    assert_eq!(rows.len(), 3);
+    let (s, loc) = rows[0].as_ref().unwrap();
+    assert_eq!(s.response.as_deref(), Some("Yes, it is."));
+    assert_eq!(s.retrieved_contexts.as_ref().unwrap(), &["c1", "c2"]);
+    assert_eq!(s.reference_list(), Some(vec!["g"]));
+    assert_eq!(loc.position, Position::Line(2));
+    let e = rows[1].as_ref().unwrap_err();
+    assert_eq!(
+        (e.field.as_deref(), e.location.position),
+        (Some("contexts"), Position::Line(3))
+    );
+    let (s, loc) = rows[2].as_ref().unwrap();
+    assert_eq!(
+        (s.response.as_deref(), s.row, loc.position),
+        (Some("multi\nline"), 3, Position::Line(4))
+    );
+}
+
+#[test]
+fn csv_with_a_short_record_is_one_bad_row() {
+    let (_d, rows) = rows_of("d.csv", b"response,reference\na,b\nonly\nc,d\n", None);
+    assert_eq!(rows.len(), 3);
+    assert!(rows[1]
+        .as_ref()
+        .unwrap_err()
+        .message
+        .contains("invalid CSV"));
+    assert!(rows[2].is_ok());
+}
+
+#[test]
+fn a_missing_file_is_an_error_naming_it() {
+    let err = dataset::open(&Source::Path("/nonexistent/x.jsonl".into()), None)
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().starts_with("/nonexistent/x.jsonl: "),
+        "{err}"
+    );
+}
+
+/// Bytes from a fixed-seed xorshift, biased towards JSON/CSV punctuation so
+/// the readers meet half-valid rows, not only noise.
+fn garbage(seed: u64, len: usize) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"{}[]\",:\n\r\\ abc01-.eE\t\xff\xc3\xa9nulltrue";
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ALPHABET[(x % ALPHABET.len() as u64) as usize]
+        })
+        .collect()
+}
+
+#[test]
+fn arbitrary_bytes_never_panic_and_every_row_is_accounted_for() {
+    for seed in 0..300u64 {
+        let bytes = garbage(seed, 400);
+        for (name, format) in [
+            ("g.jsonl", None),
+            ("g.json", None),
+            ("g.csv", None),
+            ("g", Some(Format::Jsonl)),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let rows: Vec<Row> = match dataset::open(&Source::Path(path.clone()), format) {
+                Ok(rows) => rows.collect(),
+                // Only a CSV header can make the whole input unreadable.
+                Err(e) => {
+                    assert!(
+                        name.ends_with(".csv") && e.to_string().contains(&*path.to_string_lossy()),
+                        "{e}"
+                    );
+                    continue;
+                }
+            };
+            let mut expected_row = 0;
+            for row in &rows {
+                expected_row += 1;
+                let n = match row {
+                    Ok((s, _)) => s.row,
+                    Err(e) => e.row,
+                };
+                assert_eq!(
+                    n, expected_row,
+                    "rows are numbered consecutively ({name}, seed {seed})"
+                );
+            }
+        }
+    }
+}

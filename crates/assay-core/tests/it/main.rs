@@ -1,0 +1,3 @@
+//! Integration tests of assay-core: readers over real files.
+
+mod dataset;

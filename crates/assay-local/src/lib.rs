@@ -1,0 +1,1 @@
+//! In-process models (see issue 4).

@@ -1,0 +1,71 @@
+//! Metric ids, parsed once at the boundary.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Every metric assay knows, by the id users type.
+///
+/// ```
+/// use assay_metrics::MetricId;
+/// let id: MetricId = "string_similarity".parse().unwrap();
+/// assert_eq!(id.to_string(), "string_similarity");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MetricId {
+    Rouge,
+    Bleu,
+    Sacrebleu,
+    Chrf,
+    Chrfpp,
+    ExactMatch,
+    StringPresence,
+    StringSimilarity,
+}
+
+impl MetricId {
+    /// Every metric, in the order `assay metrics` lists them.
+    pub const ALL: [MetricId; 8] = [
+        MetricId::Rouge,
+        MetricId::Bleu,
+        MetricId::Sacrebleu,
+        MetricId::Chrf,
+        MetricId::Chrfpp,
+        MetricId::ExactMatch,
+        MetricId::StringPresence,
+        MetricId::StringSimilarity,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MetricId::Rouge => "rouge",
+            MetricId::Bleu => "bleu",
+            MetricId::Sacrebleu => "sacrebleu",
+            MetricId::Chrf => "chrf",
+            MetricId::Chrfpp => "chrfpp",
+            MetricId::ExactMatch => "exact_match",
+            MetricId::StringPresence => "string_presence",
+            MetricId::StringSimilarity => "string_similarity",
+        }
+    }
+}
+
+impl fmt::Display for MetricId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Not a metric id; the message lists the known ones.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown metric '{0}' (known: {known})", known = MetricId::ALL.map(MetricId::name).join(", "))]
+pub struct UnknownMetric(pub String);
+
+impl FromStr for MetricId {
+    type Err = UnknownMetric;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        MetricId::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownMetric(s.to_string()))
+    }
+}

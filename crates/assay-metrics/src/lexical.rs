@@ -1,0 +1,464 @@
+//! The configured lexical metrics: parameters resolved, signatures, and
+//! per-thread scorers that turn a [`Sample`] into outcomes and accumulate
+//! corpus-level statistics.
+
+use crate::params::{parse_bool, parse_f64_list, ParamError, Values};
+use crate::spec::{spec, MetricSpec};
+use crate::MetricId;
+use assay_core::{Failure, FailureKind, Outcome, Sample, Signature, SkipReason};
+use assay_text::bleu::{self, BleuStats, Smoothing};
+use assay_text::chrf::{self, ChrfConfig, ChrfStats};
+use assay_text::rouge::{Prf, RougeScorer, RougeType, Stemming};
+use assay_text::sacrebleu::{self, EffectiveOrder, NRefs, SacreBleuStats};
+use assay_text::string::{self, StringDistance};
+use assay_text::tokenize::BleuTokenizer;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Version of the reference implementations whose numbers we reproduce,
+/// recorded in signatures.
+const NLTK: &str = "nltk-3.10.4";
+const SACREBLEU: &str = sacrebleu::SACREBLEU_VERSION;
+
+/// A metric with its parameters resolved.
+#[derive(Clone, Debug)]
+pub struct Metric {
+    id: MetricId,
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// The scorer is built (and its types checked) once, then cloned per
+    /// thread; boxed because it carries its working buffers.
+    Rouge(Box<RougeScorer>),
+    Bleu {
+        weights: Vec<f64>,
+        smoothing: Smoothing,
+        tokenizer: BleuTokenizer,
+    },
+    Sacrebleu,
+    Chrf(ChrfConfig),
+    ExactMatch,
+    StringPresence,
+    StringSimilarity {
+        distance: StringDistance,
+    },
+}
+
+impl Metric {
+    /// Resolves `given` (param name -> value) against the metric's spec.
+    pub fn configure(id: MetricId, given: &BTreeMap<String, String>) -> Result<Metric, ParamError> {
+        let values = Values::resolve(id, spec(id).params, given)?;
+        let kind = match id {
+            MetricId::Rouge => {
+                let types = values.get("types", parse_rouge_types)?;
+                let stemming = values.get("use_stemmer", |s| {
+                    parse_bool(s).map(|on| if on { Stemming::Porter } else { Stemming::Off })
+                })?;
+                Kind::Rouge(Box::new(
+                    values.get("types", |_| RougeScorer::new(&types, stemming))?,
+                ))
+            }
+            MetricId::Bleu => Kind::Bleu {
+                weights: values.get("weights", |s| {
+                    parse_f64_list(s).and_then(|w| {
+                        if w.is_empty() || w.len() > 16 {
+                            Err("expected 1 to 16 weights".to_string())
+                        } else {
+                            Ok(w)
+                        }
+                    })
+                })?,
+                smoothing: values.get("smoothing", str::parse::<Smoothing>)?,
+                tokenizer: values.get("tokenizer", str::parse::<BleuTokenizer>)?,
+            },
+            MetricId::Sacrebleu => Kind::Sacrebleu,
+            MetricId::Chrf => Kind::Chrf(ChrfConfig::CHRF),
+            MetricId::Chrfpp => Kind::Chrf(ChrfConfig::CHRF_PP),
+            MetricId::ExactMatch => Kind::ExactMatch,
+            MetricId::StringPresence => Kind::StringPresence,
+            MetricId::StringSimilarity => Kind::StringSimilarity {
+                distance: values.get("distance", str::parse::<StringDistance>)?,
+            },
+        };
+        Ok(Metric { id, kind })
+    }
+
+    pub fn id(&self) -> MetricId {
+        self.id
+    }
+
+    pub fn spec(&self) -> &'static MetricSpec {
+        spec(self.id)
+    }
+
+    /// Names of the outcomes written per sample, in order.
+    pub fn outputs(&self) -> Vec<String> {
+        match &self.kind {
+            Kind::Rouge(scorer) => scorer.types().iter().map(ToString::to_string).collect(),
+            _ => vec![self.id.to_string()],
+        }
+    }
+
+    /// Every parameter's value, defaults included, for the manifest.
+    pub fn params_json(&self) -> Value {
+        match &self.kind {
+            Kind::Rouge(scorer) => json!({
+                "types": scorer.types().iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "use_stemmer": scorer.stemming() == Stemming::Porter,
+            }),
+            Kind::Bleu {
+                weights,
+                smoothing,
+                tokenizer,
+            } => json!({
+                "weights": weights, "smoothing": smoothing.to_string(), "tokenizer": tokenizer.to_string(),
+            }),
+            Kind::StringSimilarity { distance } => json!({"distance": distance.to_string()}),
+            Kind::Sacrebleu | Kind::Chrf { .. } | Kind::ExactMatch | Kind::StringPresence => {
+                json!({})
+            }
+        }
+    }
+
+    /// The signature of this metric's numbers: it changes whenever anything
+    /// that can change them changes (parameters, reference semantics, the
+    /// implementation's version).
+    pub fn signature(&self) -> Signature {
+        let name = self.id.name();
+        match &self.kind {
+            Kind::Rouge(scorer) => Signature::new(name, 1)
+                .with(
+                    "stem",
+                    if scorer.stemming() == Stemming::Porter {
+                        "porter-nltk"
+                    } else {
+                        "no"
+                    },
+                )
+                .with("tok", "rouge-score")
+                .with("multiref", "max"),
+            Kind::Bleu {
+                weights,
+                smoothing,
+                tokenizer,
+            } => Signature::new(name, 1)
+                .with("tok", tokenizer)
+                .with(
+                    "weights",
+                    weights
+                        .iter()
+                        .map(|w| format!("{w}"))
+                        .collect::<Vec<_>>()
+                        .join(","),
+                )
+                .with("smooth", smoothing)
+                .with("tiny", "zero")
+                .with("ref", NLTK),
+            Kind::Sacrebleu => Signature::new(name, 1)
+                .with("nrefs", "var")
+                .with("case", "mixed")
+                .with("eff", "yes")
+                .with("tok", "13a")
+                .with("smooth", "exp")
+                .with("version", SACREBLEU),
+            Kind::Chrf(config) => Signature::new(name, 1)
+                .with("nrefs", "var")
+                .with("case", "mixed")
+                .with("eff", "yes")
+                .with("nc", config.char_order)
+                .with("nw", config.word_order)
+                .with("beta", config.beta)
+                .with("space", "no")
+                .with("version", SACREBLEU),
+            Kind::ExactMatch | Kind::StringPresence => {
+                Signature::new(name, 1).with("multiref", "any")
+            }
+            Kind::StringSimilarity { distance } => Signature::new(name, 1)
+                .with("distance", distance)
+                .with("multiref", "max"),
+        }
+    }
+
+    /// A scorer for one thread; its corpus statistics add up across threads.
+    pub fn scorer(&self) -> Scorer {
+        let state = match &self.kind {
+            Kind::Rouge(scorer) => State::Rouge(scorer.clone()),
+            Kind::Bleu { .. } => State::Bleu(Summed::default()),
+            Kind::Sacrebleu => State::Sacrebleu(Summed::default()),
+            Kind::Chrf(_) => State::Chrf(Summed::default()),
+            Kind::ExactMatch | Kind::StringPresence | Kind::StringSimilarity { .. } => {
+                State::Stateless
+            }
+        };
+        Scorer {
+            metric: self.clone(),
+            state,
+        }
+    }
+}
+
+fn parse_rouge_types(s: &str) -> Result<Vec<RougeType>, String> {
+    let mut types: Vec<RougeType> = Vec::new();
+    for t in s.split(',').map(str::trim) {
+        let t: RougeType = t.parse().map_err(|e| format!("{e}"))?;
+        if types.contains(&t) {
+            return Err(format!("'{t}' listed twice"));
+        }
+        types.push(t);
+    }
+    Ok(types)
+}
+
+/// Scores samples for one metric on one thread.
+pub struct Scorer {
+    metric: Metric,
+    state: State,
+}
+
+enum State {
+    Rouge(Box<RougeScorer>),
+    Bleu(Summed<BleuStats>),
+    Sacrebleu(Summed<SacreBleuStats>),
+    Chrf(Summed<ChrfStats>),
+    Stateless,
+}
+
+/// Corpus statistics: the sum over rows, how many references rows had (for
+/// sacreBLEU's `nrefs`), and the last row's own statistics, which nltk's
+/// corpus BLEU hands to its smoothing methods 4 to 7.
+#[derive(Clone, Debug, Default)]
+struct Summed<S> {
+    total: S,
+    rows: u64,
+    refs: Option<(usize, usize)>,
+    last: Option<(u64, S)>,
+}
+
+impl<S: Clone + for<'a> std::ops::AddAssign<&'a S>> Summed<S> {
+    fn add(&mut self, row: u64, n_refs: usize, stats: S) {
+        self.merge(Summed {
+            total: stats.clone(),
+            rows: 1,
+            refs: Some((n_refs, n_refs)),
+            last: Some((row, stats)),
+        });
+    }
+
+    fn merge(&mut self, other: Summed<S>) {
+        self.total += &other.total;
+        self.rows += other.rows;
+        self.refs = match (self.refs, other.refs) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (mine, theirs) => mine.or(theirs),
+        };
+        if other.last.as_ref().map(|l| l.0) >= self.last.as_ref().map(|l| l.0) {
+            self.last = other.last;
+        }
+    }
+
+    fn nrefs(&self) -> NRefs {
+        let (lo, hi) = self.refs.unwrap_or_default();
+        NRefs::of([lo, hi])
+    }
+}
+
+impl Scorer {
+    /// The outcomes of one sample, one per [`Metric::outputs`] name.
+    pub fn score(&mut self, sample: &Sample) -> Vec<Outcome> {
+        let n = self.metric.outputs().len();
+        if let Some(missing) = self
+            .metric
+            .spec()
+            .required
+            .iter()
+            .find(|f| !sample.has(**f))
+        {
+            return vec![Outcome::Skipped(SkipReason::MissingField(*missing)); n];
+        }
+        let (Some(response), Some(references)) =
+            (sample.response.as_deref(), sample.reference_list())
+        else {
+            return vec![
+                Outcome::Skipped(SkipReason::MissingField(assay_core::Field::Response));
+                n
+            ];
+        };
+        match (&self.metric.kind, &mut self.state) {
+            (Kind::Rouge(_), State::Rouge(scorer)) => scorer
+                .score_multi(&references, response)
+                .into_iter()
+                .map(|prf: Prf| {
+                    Outcome::scored(
+                        prf.fmeasure,
+                        json!({"precision": prf.precision, "recall": prf.recall, "fmeasure": prf.fmeasure}),
+                    )
+                })
+                .collect(),
+            (Kind::Bleu { weights, smoothing, tokenizer }, State::Bleu(corpus)) => {
+                let hyp = tokenizer.tokenize(response);
+                let refs: Vec<Vec<&str>> = references.iter().map(|r| tokenizer.tokenize(r)).collect();
+                let order = smoothing.required_order(weights.len());
+                let outcome = match bleu::segment_stats(&hyp, &refs, order) {
+                    Ok(stats) => {
+                        let outcome = match bleu::finalize(&stats, &stats, weights, *smoothing) {
+                            Ok(v) => Outcome::scored(
+                                bleu::zero_below_1e9(v),
+                                json!({"matches": stats.numerators, "totals": stats.denominators,
+                                       "hyp_len": stats.hyp_len, "ref_len": stats.ref_len}),
+                            ),
+                            Err(e) => undefined(e),
+                        };
+                        corpus.add(sample.row, references.len(), stats);
+                        outcome
+                    }
+                    Err(e) => undefined(e),
+                };
+                vec![outcome]
+            }
+            (Kind::Sacrebleu, State::Sacrebleu(corpus)) => vec![match sacrebleu::segment_stats(response, &references) {
+                Ok(stats) => {
+                    let score = sacrebleu::finalize(&stats, EffectiveOrder::On);
+                    corpus.add(sample.row, references.len(), stats);
+                    Outcome::scored(score.score / 100.0, sacrebleu_details(&score))
+                }
+                Err(e) => undefined(e),
+            }],
+            (Kind::Chrf(config), State::Chrf(corpus)) => vec![match chrf::segment_stats(response, &references, config) {
+                Ok(stats) => {
+                    let score = chrf::finalize(&stats, config);
+                    corpus.add(sample.row, references.len(), stats);
+                    Outcome::scored(score / 100.0, json!({"score": score}))
+                }
+                Err(e) => undefined(e),
+            }],
+            (Kind::ExactMatch, _) => vec![indicator(references.iter().position(|r| string::exact_match(r, response)))],
+            (Kind::StringPresence, _) => vec![indicator(references.iter().position(|r| string::string_presence(r, response)))],
+            (Kind::StringSimilarity { distance }, _) => {
+                let (best, value) = references
+                    .iter()
+                    .map(|r| string::similarity(r, response, *distance))
+                    .enumerate()
+                    .fold((0, f64::NEG_INFINITY), |acc, (i, v)| if v > acc.1 { (i, v) } else { acc });
+                vec![Outcome::scored(value, json!({"best_reference": best}))]
+            }
+            _ => unreachable!("a scorer's state is built from its own metric's kind"),
+        }
+    }
+
+    /// This thread's corpus-level statistics.
+    pub fn into_corpus(self) -> Corpus {
+        let kind = match self.state {
+            State::Bleu(stats) => CorpusKind::Bleu(stats),
+            State::Sacrebleu(stats) => CorpusKind::Sacrebleu(stats),
+            State::Chrf(stats) => CorpusKind::Chrf(stats),
+            State::Rouge(_) | State::Stateless => CorpusKind::None,
+        };
+        Corpus {
+            metric: self.metric,
+            kind,
+        }
+    }
+}
+
+fn undefined(e: impl std::fmt::Display) -> Outcome {
+    Outcome::Failed(Failure {
+        kind: FailureKind::Undefined,
+        message: e.to_string(),
+    })
+}
+
+/// 1 when some reference matched (its index in details), else 0.
+fn indicator(matched: Option<usize>) -> Outcome {
+    match matched {
+        Some(i) => Outcome::scored(1.0, json!({"matched_reference": i})),
+        None => Outcome::scored(0.0, json!({})),
+    }
+}
+
+/// Corpus-level statistics of one metric, summed over threads.
+pub struct Corpus {
+    metric: Metric,
+    kind: CorpusKind,
+}
+
+enum CorpusKind {
+    None,
+    Bleu(Summed<BleuStats>),
+    Sacrebleu(Summed<SacreBleuStats>),
+    Chrf(Summed<ChrfStats>),
+}
+
+/// A corpus-level score, as written in `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct CorpusScore {
+    pub name: String,
+    /// In [0, 1].
+    pub value: f64,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub details: Value,
+    /// The reference implementation's own signature, where it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+impl Corpus {
+    /// Adds another thread's statistics.
+    pub fn merge(&mut self, other: Corpus) {
+        match (&mut self.kind, other.kind) {
+            (CorpusKind::Bleu(mine), CorpusKind::Bleu(theirs)) => mine.merge(theirs),
+            (CorpusKind::Sacrebleu(mine), CorpusKind::Sacrebleu(theirs)) => mine.merge(theirs),
+            (CorpusKind::Chrf(mine), CorpusKind::Chrf(theirs)) => mine.merge(theirs),
+            _ => {}
+        }
+    }
+
+    /// The corpus score, when the metric has one and anything was scored.
+    pub fn finalize(&self) -> Option<CorpusScore> {
+        let name = self.metric.id.to_string();
+        match (&self.kind, &self.metric.kind) {
+            (
+                CorpusKind::Bleu(c),
+                Kind::Bleu {
+                    weights, smoothing, ..
+                },
+            ) => {
+                let (_, last) = c.last.as_ref()?;
+                let value = bleu::finalize(&c.total, last, weights, *smoothing).ok()?;
+                Some(CorpusScore {
+                    name,
+                    value,
+                    details: json!({"matches": c.total.numerators, "totals": c.total.denominators,
+                                    "hyp_len": c.total.hyp_len, "ref_len": c.total.ref_len, "rows": c.rows}),
+                    signature: None,
+                })
+            }
+            (CorpusKind::Sacrebleu(c), _) if c.rows > 0 => {
+                let score = sacrebleu::finalize(&c.total, EffectiveOrder::Off);
+                Some(CorpusScore {
+                    name,
+                    value: score.score / 100.0,
+                    details: sacrebleu_details(&score),
+                    signature: Some(sacrebleu::bleu_signature(c.nrefs(), EffectiveOrder::Off)),
+                })
+            }
+            (CorpusKind::Chrf(c), Kind::Chrf(config)) if c.rows > 0 => {
+                let score = chrf::finalize(&c.total, config);
+                Some(CorpusScore {
+                    name,
+                    value: score / 100.0,
+                    details: json!({"score": score}),
+                    signature: Some(config.signature(c.nrefs())),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+fn sacrebleu_details(score: &sacrebleu::BleuScore) -> Value {
+    json!({"score": score.score, "counts": score.counts, "totals": score.totals,
+           "precisions": score.precisions, "bp": score.bp, "sys_len": score.sys_len, "ref_len": score.ref_len})
+}

@@ -1,0 +1,208 @@
+//! Metric parameters as users give them (`--set METRIC.PARAM=VALUE`),
+//! checked against each metric's declared parameters.
+
+use crate::MetricId;
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+/// A parameter a metric accepts, with its default as a user would type it.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// A bad `--set`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    #[error("--set {0}: expected METRIC.PARAM=VALUE")]
+    Syntax(String),
+    #[error("--set {0}")]
+    Metric(#[from] crate::id::UnknownMetric),
+    #[error("{metric}: unknown parameter '{param}' (known: {known})")]
+    Unknown {
+        metric: MetricId,
+        param: String,
+        known: String,
+    },
+    #[error("{metric}.{param}={value}: {message}")]
+    Invalid {
+        metric: MetricId,
+        param: String,
+        value: String,
+        message: String,
+    },
+}
+
+/// One `--set METRIC.PARAM=VALUE`, split.
+///
+/// ```
+/// use assay_metrics::{params::Setting, MetricId};
+/// let s: Setting = "rouge.use_stemmer=true".parse().unwrap();
+/// assert_eq!((s.metric, s.param.as_str(), s.value.as_str()), (MetricId::Rouge, "use_stemmer", "true"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    pub metric: MetricId,
+    pub param: String,
+    pub value: String,
+}
+
+impl FromStr for Setting {
+    type Err = ParamError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let syntax = || ParamError::Syntax(s.to_string());
+        let (key, value) = s.split_once('=').ok_or_else(syntax)?;
+        let (metric, param) = key.split_once('.').ok_or_else(syntax)?;
+        if param.is_empty() {
+            return Err(syntax());
+        }
+        Ok(Setting {
+            metric: metric.parse()?,
+            param: param.to_string(),
+            value: value.to_string(),
+        })
+    }
+}
+
+/// The values of one metric's parameters: given ones over defaults.
+#[derive(Clone, Debug)]
+pub struct Values {
+    metric: MetricId,
+    values: BTreeMap<&'static str, String>,
+}
+
+impl Values {
+    /// Checks `given` (param -> value) against `specs` and fills defaults.
+    pub fn resolve(
+        metric: MetricId,
+        specs: &[ParamSpec],
+        given: &BTreeMap<String, String>,
+    ) -> Result<Values, ParamError> {
+        if let Some(unknown) = given
+            .keys()
+            .find(|k| !specs.iter().any(|p| p.name == k.as_str()))
+        {
+            return Err(ParamError::Unknown {
+                metric,
+                param: unknown.clone(),
+                known: if specs.is_empty() {
+                    "none".to_string()
+                } else {
+                    specs.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                },
+            });
+        }
+        let values = specs
+            .iter()
+            .map(|p| {
+                (
+                    p.name,
+                    given
+                        .get(p.name)
+                        .cloned()
+                        .unwrap_or_else(|| p.default.to_string()),
+                )
+            })
+            .collect();
+        Ok(Values { metric, values })
+    }
+
+    /// Parses one parameter with `parse`, naming it in the error.
+    pub fn get<T, E: std::fmt::Display>(
+        &self,
+        name: &'static str,
+        parse: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<T, ParamError> {
+        let raw = self
+            .values
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or_default();
+        parse(raw).map_err(|e| ParamError::Invalid {
+            metric: self.metric,
+            param: name.to_string(),
+            value: raw.to_string(),
+            message: e.to_string(),
+        })
+    }
+}
+
+/// Parses `true/false/yes/no/1/0`.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" => Ok(true),
+        "false" | "no" | "0" => Ok(false),
+        _ => Err("expected true or false".to_string()),
+    }
+}
+
+/// Parses a comma-separated list of numbers, e.g. `0.25,0.25,0.25,0.25`.
+pub fn parse_f64_list(s: &str) -> Result<Vec<f64>, String> {
+    s.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("'{x}' is not a finite number"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_parse_and_reject() {
+        assert!(matches!(
+            "rouge".parse::<Setting>(),
+            Err(ParamError::Syntax(_))
+        ));
+        assert!(matches!(
+            "rouge.=x".parse::<Setting>(),
+            Err(ParamError::Syntax(_))
+        ));
+        assert!(matches!(
+            "nope.x=1".parse::<Setting>(),
+            Err(ParamError::Metric(_))
+        ));
+        let s: Setting = "bleu.weights=0.5,0.5".parse().unwrap();
+        assert_eq!(s.value, "0.5,0.5");
+    }
+
+    #[test]
+    fn unknown_params_list_the_known_ones() {
+        let specs = [ParamSpec {
+            name: "a",
+            default: "1",
+            doc: "",
+        }];
+        let given = BTreeMap::from([("b".to_string(), "2".to_string())]);
+        let e = Values::resolve(MetricId::Bleu, &specs, &given).unwrap_err();
+        assert_eq!(e.to_string(), "bleu: unknown parameter 'b' (known: a)");
+        let v = Values::resolve(MetricId::Bleu, &specs, &BTreeMap::new()).unwrap();
+        assert_eq!(v.get("a", |s| s.parse::<u32>()).unwrap(), 1);
+        let bad = Values::resolve(
+            MetricId::Bleu,
+            &specs,
+            &BTreeMap::from([("a".into(), "x".into())]),
+        )
+        .unwrap();
+        assert!(bad
+            .get("a", |s| s.parse::<u32>())
+            .unwrap_err()
+            .to_string()
+            .starts_with("bleu.a=x: "));
+    }
+
+    #[test]
+    fn lists_and_bools() {
+        assert_eq!(parse_f64_list("0.25, 0.75").unwrap(), vec![0.25, 0.75]);
+        assert!(parse_f64_list("1,nan").is_err());
+        assert_eq!(parse_bool("Yes"), Ok(true));
+        assert!(parse_bool("maybe").is_err());
+    }
+}

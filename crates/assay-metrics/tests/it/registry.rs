@@ -1,0 +1,129 @@
+use assay_metrics::{spec, Metric, MetricId, SPECS};
+use std::collections::{BTreeMap, HashSet};
+
+/// For every parameter, another valid value. A parameter missing here fails
+/// `every_parameter_is_covered`, so a new one cannot skip the signature check.
+const ALTERNATIVES: &[(MetricId, &str, &str)] = &[
+    (MetricId::Rouge, "types", "rouge1,rouge3"),
+    (MetricId::Rouge, "use_stemmer", "true"),
+    (MetricId::Bleu, "weights", "0.5,0.5"),
+    (MetricId::Bleu, "smoothing", "method4"),
+    (MetricId::Bleu, "tokenizer", "whitespace"),
+    (MetricId::StringSimilarity, "distance", "jaro_winkler"),
+];
+
+/// Parameters that select outputs without changing any output's numbers.
+const OUTPUT_SELECTORS: &[(MetricId, &str)] = &[(MetricId::Rouge, "types")];
+
+#[test]
+fn ids_are_unique_round_trip_and_match_their_specs() {
+    let mut seen = HashSet::new();
+    for (i, id) in MetricId::ALL.iter().enumerate() {
+        assert!(seen.insert(id.name()), "{id} twice");
+        assert_eq!(id.name().parse::<MetricId>().unwrap(), *id);
+        assert_eq!(SPECS[i].id, *id, "SPECS is in MetricId::ALL order");
+        assert_eq!(spec(*id).id, *id);
+    }
+    assert_eq!(SPECS.len(), MetricId::ALL.len());
+}
+
+#[test]
+fn every_metric_is_documented() {
+    for s in &SPECS {
+        for (what, text) in [
+            ("summary", s.summary),
+            ("definition", s.definition),
+            ("empty_inputs", s.empty_inputs),
+            ("outputs", s.outputs),
+        ] {
+            assert!(text.len() > 3, "{} lacks {what}", s.id);
+        }
+        assert!(!s.required.is_empty(), "{} requires nothing?", s.id);
+        for p in s.params {
+            assert!(!p.doc.is_empty(), "{}.{} undocumented", s.id, p.name);
+        }
+    }
+}
+
+#[test]
+fn defaults_configure_and_outputs_follow() {
+    for id in MetricId::ALL {
+        let m = Metric::configure(id, &BTreeMap::new()).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert!(!m.outputs().is_empty());
+        assert!(m.signature().to_string().starts_with(&format!("{id}|v")));
+    }
+    let rouge = Metric::configure(
+        MetricId::Rouge,
+        &BTreeMap::from([("types".into(), "rouge3,rougeLsum".into())]),
+    )
+    .unwrap();
+    assert_eq!(rouge.outputs(), ["rouge3", "rougeLsum"]);
+}
+
+#[test]
+fn every_parameter_is_covered() {
+    for s in &SPECS {
+        for p in s.params {
+            assert!(
+                ALTERNATIVES
+                    .iter()
+                    .any(|(m, n, _)| *m == s.id && *n == p.name),
+                "{}.{} has no alternative value in this test",
+                s.id,
+                p.name
+            );
+        }
+    }
+}
+
+#[test]
+fn every_number_changing_parameter_changes_the_signature() {
+    for (id, name, value) in ALTERNATIVES {
+        let base = Metric::configure(*id, &BTreeMap::new()).unwrap();
+        let other = Metric::configure(
+            *id,
+            &BTreeMap::from([(name.to_string(), value.to_string())]),
+        )
+        .unwrap_or_else(|e| panic!("{id}.{name}={value}: {e}"));
+        assert_ne!(
+            base.params_json(),
+            other.params_json(),
+            "{id}.{name} not in the manifest params"
+        );
+        if OUTPUT_SELECTORS.contains(&(*id, *name)) {
+            assert_eq!(base.signature(), other.signature());
+        } else {
+            assert_ne!(
+                base.signature(),
+                other.signature(),
+                "{id}.{name}={value} leaves the signature unchanged"
+            );
+        }
+    }
+}
+
+#[test]
+fn signatures_are_golden() {
+    let v = env!("CARGO_PKG_VERSION");
+    let sig = |id| {
+        Metric::configure(id, &BTreeMap::new())
+            .unwrap()
+            .signature()
+            .to_string()
+    };
+    assert_eq!(
+        sig(MetricId::Rouge),
+        format!("rouge|v1|stem:no|tok:rouge-score|multiref:max|assay:{v}")
+    );
+    assert_eq!(
+        sig(MetricId::Sacrebleu),
+        format!(
+            "sacrebleu|v1|nrefs:var|case:mixed|eff:yes|tok:13a|smooth:exp|version:2.6.0|assay:{v}"
+        )
+    );
+    assert_eq!(sig(MetricId::Chrfpp), format!("chrfpp|v1|nrefs:var|case:mixed|eff:yes|nc:6|nw:2|beta:2|space:no|version:2.6.0|assay:{v}"));
+    assert_eq!(
+        sig(MetricId::StringSimilarity),
+        format!("string_similarity|v1|distance:levenshtein|multiref:max|assay:{v}")
+    );
+}

@@ -1,0 +1,142 @@
+use assay_core::{Field, Outcome, Sample, SkipReason};
+use assay_metrics::{Metric, MetricId};
+use serde_json::json;
+use std::collections::BTreeMap;
+
+fn sample(v: serde_json::Value) -> Sample {
+    Sample::from_json(1, v.as_object().unwrap()).unwrap()
+}
+
+fn metric(id: MetricId, params: &[(&str, &str)]) -> Metric {
+    let given = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect::<BTreeMap<_, _>>();
+    Metric::configure(id, &given).unwrap()
+}
+
+fn value(o: &Outcome) -> f64 {
+    match o {
+        Outcome::Scored { value, .. } => *value,
+        other => panic!("not scored: {other:?}"),
+    }
+}
+
+#[test]
+fn missing_fields_skip_every_output_naming_the_field() {
+    let mut s = metric(MetricId::Rouge, &[]).scorer();
+    let out = s.score(&sample(json!({"response": "x"})));
+    assert_eq!(
+        out,
+        vec![Outcome::Skipped(SkipReason::MissingField(Field::References)); 4]
+    );
+    let out = metric(MetricId::Bleu, &[])
+        .scorer()
+        .score(&sample(json!({"reference": "x"})));
+    assert_eq!(
+        out,
+        vec![Outcome::Skipped(SkipReason::MissingField(Field::Response))]
+    );
+}
+
+#[test]
+fn string_metrics_take_the_best_reference() {
+    let s = sample(json!({"response": "the cat", "references": ["dog", "the cat", "the cats"]}));
+    let em = metric(MetricId::ExactMatch, &[]).scorer().score(&s);
+    assert_eq!(em[0], Outcome::scored(1.0, json!({"matched_reference": 1})));
+    let sim = metric(MetricId::StringSimilarity, &[]).scorer().score(&s);
+    assert_eq!(sim[0], Outcome::scored(1.0, json!({"best_reference": 1})));
+    let pres = metric(MetricId::StringPresence, &[])
+        .scorer()
+        .score(&sample(
+            json!({"response": "a cat sat", "reference": "dog"}),
+        ));
+    assert_eq!(value(&pres[0]), 0.0);
+}
+
+#[test]
+fn empty_inputs_follow_the_documented_rules() {
+    let s = sample(json!({"response": "", "reference": ""}));
+    assert_eq!(
+        value(&metric(MetricId::ExactMatch, &[]).scorer().score(&s)[0]),
+        1.0
+    );
+    assert_eq!(
+        value(&metric(MetricId::StringSimilarity, &[]).scorer().score(&s)[0]),
+        1.0
+    );
+    for id in [
+        MetricId::Rouge,
+        MetricId::Bleu,
+        MetricId::Sacrebleu,
+        MetricId::Chrf,
+    ] {
+        for o in metric(id, &[]).scorer().score(&s) {
+            assert_eq!(value(&o), 0.0, "{id}");
+        }
+    }
+}
+
+#[test]
+fn valor_tiny_bleu_is_reported_as_zero() {
+    // No 4-gram match: nltk gives ~1e-78 without smoothing; valor reports 0.
+    let s = sample(json!({"response": "Mary loves Joe", "reference": "Mary loves Joe"}));
+    let out = metric(MetricId::Bleu, &[]).scorer().score(&s);
+    assert_eq!(value(&out[0]), 0.0);
+    let out = metric(MetricId::Bleu, &[("weights", "1")])
+        .scorer()
+        .score(&s);
+    assert_eq!(value(&out[0]), 1.0);
+}
+
+#[test]
+fn undefined_bleu_is_a_typed_failure_not_nan() {
+    // nltk's method6 asserts on a hypothesis without trigram matches.
+    let s = sample(json!({"response": "a b c d", "reference": "a b x y"}));
+    let out = metric(
+        MetricId::Bleu,
+        &[("smoothing", "method6"), ("tokenizer", "whitespace")],
+    )
+    .scorer()
+    .score(&s);
+    match &out[0] {
+        Outcome::Failed(f) => assert_eq!(f.kind, assay_core::FailureKind::Undefined),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn corpus_statistics_merge_across_scorers() {
+    let m = metric(MetricId::Sacrebleu, &[]);
+    let rows = [
+        ("the cat sat on the mat today", "the cat sat on a mat today"),
+        (
+            "a dog barked at the mailman loudly",
+            "the dog barked loudly at the mailman",
+        ),
+        ("hello world , how are you", "hello world , how are you"),
+    ];
+    let mut one = m.scorer();
+    let (mut a, mut b) = (m.scorer(), m.scorer());
+    for (i, (hyp, r)) in rows.iter().enumerate() {
+        let s = Sample::from_json(
+            i as u64 + 1,
+            json!({"response": hyp, "reference": r})
+                .as_object()
+                .unwrap(),
+        )
+        .unwrap();
+        one.score(&s);
+        if i % 2 == 0 {
+            a.score(&s)
+        } else {
+            b.score(&s)
+        };
+    }
+    let whole = one.into_corpus().finalize().unwrap();
+    let mut split = a.into_corpus();
+    split.merge(b.into_corpus());
+    let merged = split.finalize().unwrap();
+    assert_eq!(whole.value, merged.value);
+    assert!(whole.value > 0.0 && whole.value < 1.0);
+}

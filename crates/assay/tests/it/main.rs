@@ -1,0 +1,6 @@
+//! End-to-end tests of the `assay` binary: real files in, run directory out.
+
+mod common;
+mod eval;
+mod metrics_cmd;
+mod parity;
