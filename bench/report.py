@@ -156,7 +156,7 @@ def main():
     lines += [
         "",
         f"One pass over the {rust['distinct_pairs']:,} distinct pairs, 1 thread, fresh scorer "
-        "(assay-text's ROUGE scorer memoises tokens and stems across calls; this shows the "
+        "(assay-text's ROUGE scorer memoises stems across calls; this shows the "
         "throughput without the repeats that replication adds):",
         "",
         "| metric | assay pairs/s | assay / reference (1 process) | rougers pairs/s | assay / rougers |",

@@ -96,7 +96,7 @@ impl Implementation {
             (Implementation::Assay, Metric::Rouge | Metric::RougeStem) => format!(
                 "assay_text::rouge::RougeScorer::new([Rouge1, Rouge2, RougeL, RougeLsum], \
                  stemming {stem}).score_multi(references, prediction): all references, best F \
-                 per type; tokenizes the prediction once and memoises tokens and stems across calls"
+                 per type; tokenizes the prediction once; with stemming, memoises stems across calls"
             ),
             (Implementation::Assay, Metric::NltkBleu) => "assay_text::bleu::sentence_bleu(prediction, \
                  references, &BleuConfig::default()): nltk sentence_bleu on str.split() tokens, \
