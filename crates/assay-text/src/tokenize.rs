@@ -69,11 +69,18 @@ static BYTE_CLASS: [u8; 256] = {
     t
 };
 
-/// Byte length of the leading run of `s` whose characters are whitespace
-/// (`whitespace`) or not. ASCII is decided from the byte alone.
+/// What a run of characters in [`run_len`] consists of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Run {
+    Whitespace = 1,
+    Token = 0,
+}
+
+/// Byte length of the leading run of `s` of `kind` characters. ASCII is
+/// decided from the byte alone.
 #[inline]
-fn run_len(s: &str, whitespace: bool) -> usize {
-    let want = u8::from(whitespace);
+fn run_len(s: &str, kind: Run) -> usize {
+    let want = kind as u8;
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -86,7 +93,7 @@ fn run_len(s: &str, whitespace: bool) -> usize {
             let Some(c) = s[i..].chars().next() else {
                 return i;
             };
-            if c.is_whitespace() != whitespace {
+            if c.is_whitespace() != (kind == Run::Whitespace) {
                 return i;
             }
             i += c.len_utf8();
@@ -100,13 +107,13 @@ impl<'a> Iterator for PythonSplit<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a str> {
-        let start = run_len(self.rest, true);
+        let start = run_len(self.rest, Run::Whitespace);
         let rest = &self.rest[start..];
         if rest.is_empty() {
             self.rest = rest;
             return None;
         }
-        let end = run_len(rest, false);
+        let end = run_len(rest, Run::Token);
         let (token, tail) = rest.split_at(end);
         self.rest = tail;
         Some(token)
