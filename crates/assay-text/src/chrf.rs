@@ -157,6 +157,7 @@ struct Scratch {
     hyp: Vec<u32>,
     reference: Vec<u32>,
     stats: Vec<[u64; 3]>,
+    matches: Vec<u64>,
 }
 
 thread_local! {
@@ -165,11 +166,15 @@ thread_local! {
 
 fn push_chars(text: &str, out: &mut Vec<u32>) {
     out.clear();
-    out.extend(
-        text.chars()
-            .filter(|&c| !is_python_whitespace(c))
-            .map(u32::from),
-    );
+    if text.is_ascii() {
+        let kept = text
+            .bytes()
+            .filter(|&b| !is_python_whitespace(char::from(b)));
+        out.extend(kept.map(u32::from));
+    } else {
+        let kept = text.chars().filter(|&c| !is_python_whitespace(c));
+        out.extend(kept.map(u32::from));
+    }
 }
 
 impl Scratch {
@@ -186,7 +191,8 @@ impl Scratch {
         push_chars(hypothesis, &mut self.hyp);
         let hyp_chars = self.hyp.len();
         self.chars.set_hypothesis(&self.hyp, nc);
-        let mut interner = Interner::with_capacity(64);
+        // Words only for chrF++ (capacity 0 does not allocate).
+        let mut interner = Interner::with_capacity(if nw > 0 { 64 } else { 0 });
         let mut hyp_words = 0;
         if nw > 0 {
             interner.insert_all(words(hypothesis), &mut self.hyp);
@@ -200,13 +206,21 @@ impl Scratch {
             self.stats.resize(nc + nw, [0; 3]);
             push_chars(r, &mut self.reference);
             fill_totals(&mut self.stats[..nc], hyp_chars, self.reference.len());
-            self.chars.count_reference(&self.reference);
-            add_matches(&self.chars, &mut self.stats[..nc]);
+            add_matches(
+                &mut self.chars,
+                &self.reference,
+                &mut self.stats[..nc],
+                &mut self.matches,
+            );
             if nw > 0 {
                 interner.lookup_all(words(r), &mut self.reference);
                 fill_totals(&mut self.stats[nc..], hyp_words, self.reference.len());
-                self.words.count_reference(&self.reference);
-                add_matches(&self.words, &mut self.stats[nc..]);
+                add_matches(
+                    &mut self.words,
+                    &self.reference,
+                    &mut self.stats[nc..],
+                    &mut self.matches,
+                );
             }
             let f = f_score(&self.stats, config.beta);
             if best.as_ref().is_none_or(|(b, _)| f > *b) {
@@ -234,16 +248,16 @@ fn fill_totals(stats: &mut [[u64; 3]], hyp_len: usize, ref_len: usize) {
     }
 }
 
-fn add_matches(index: &NgramIndex, stats: &mut [[u64; 3]]) {
-    let mut m = [0u64; 16];
-    let mut heap;
-    let matches: &mut [u64] = if stats.len() <= m.len() {
-        &mut m[..stats.len()]
-    } else {
-        heap = vec![0; stats.len()];
-        &mut heap
-    };
-    index.add_reference_matches(matches);
+/// Sets the match counts (third field) of `stats` from `index` and `reference`.
+fn add_matches(
+    index: &mut NgramIndex,
+    reference: &[u32],
+    stats: &mut [[u64; 3]],
+    matches: &mut Vec<u64>,
+) {
+    matches.clear();
+    matches.resize(stats.len(), 0);
+    index.add_clipped_matches(reference, matches);
     for (s, m) in stats.iter_mut().zip(matches.iter()) {
         s[2] = *m;
     }

@@ -35,7 +35,7 @@ pub fn is_python_whitespace(c: char) -> bool {
 }
 
 #[inline]
-fn is_ascii_python_whitespace(b: u8) -> bool {
+const fn is_ascii_python_whitespace(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | 0x1c..=b' ')
 }
 
@@ -57,24 +57,43 @@ pub struct PythonSplit<'a> {
     rest: &'a str,
 }
 
-/// Byte length of the leading run of `s` whose characters satisfy `want`
-/// applied to "is whitespace". ASCII is decided from the byte alone.
+/// Byte classes: 0 ASCII non-whitespace, 1 ASCII (Python) whitespace,
+/// 2 part of a multi-byte character.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [2u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = is_ascii_python_whitespace(b as u8) as u8;
+        b += 1;
+    }
+    t
+};
+
+/// What a run of characters in [`run_len`] consists of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Run {
+    Whitespace = 1,
+    Token = 0,
+}
+
+/// Byte length of the leading run of `s` of `kind` characters. ASCII is
+/// decided from the byte alone.
 #[inline]
-fn run_len(s: &str, whitespace: bool) -> usize {
+fn run_len(s: &str, kind: Run) -> usize {
+    let want = kind as u8;
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            if is_ascii_python_whitespace(b) != whitespace {
-                return i;
-            }
+        let class = BYTE_CLASS[usize::from(bytes[i])];
+        if class == want {
             i += 1;
+        } else if class < 2 {
+            return i;
         } else {
             let Some(c) = s[i..].chars().next() else {
                 return i;
             };
-            if c.is_whitespace() != whitespace {
+            if c.is_whitespace() != (kind == Run::Whitespace) {
                 return i;
             }
             i += c.len_utf8();
@@ -88,13 +107,13 @@ impl<'a> Iterator for PythonSplit<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a str> {
-        let start = run_len(self.rest, true);
+        let start = run_len(self.rest, Run::Whitespace);
         let rest = &self.rest[start..];
         if rest.is_empty() {
             self.rest = rest;
             return None;
         }
-        let end = run_len(rest, false);
+        let end = run_len(rest, Run::Token);
         let (token, tail) = rest.split_at(end);
         self.rest = tail;
         Some(token)
@@ -224,82 +243,122 @@ pub fn tokenize_13a(line: &str) -> String {
 #[derive(Debug, Default)]
 pub(crate) struct Buf13a {
     out: String,
-    tmp: Vec<u8>,
 }
 
 /// ASCII punctuation that 13a surrounds with spaces: the regex class
 /// `[\{-\~\[-\` -\&\(-\+\:-\@\/]`.
-#[inline]
-fn is_13a_punct(b: u8) -> bool {
+const fn is_13a_punct(b: u8) -> bool {
     matches!(b, b'{'..=b'~' | b'['..=b'`' | b' '..=b'&' | b'('..=b'+' | b':'..=b'@' | b'/')
+}
+
+/// Whether byte `b` can take part in no match of passes 2 to 4.
+const fn is_stage_plain(b: u8) -> bool {
+    !(b.is_ascii_digit() || matches!(b, b'.' | b',' | b'-'))
+}
+
+/// 13a byte classes (a table: a `match` on ranges compiles to a jump).
+const INERT: u8 = 0;
+const PADDED: u8 = 1;
+const ACTIVE: u8 = 2;
+
+/// [`INERT`]: left alone by every pass (a space counts, see pass 1 in
+/// [`Buf13a::run`]); [`PADDED`]: punctuation pass 1 pads with spaces;
+/// [`ACTIVE`]: digits, `.`, `,`, `-`, which passes 2 to 4 look at.
+static CLASS_13A: [u8; 256] = {
+    let mut t = [INERT; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        t[b] = if !is_stage_plain(byte) {
+            ACTIVE
+        } else if byte != b' ' && is_13a_punct(byte) {
+            PADDED
+        } else {
+            INERT
+        };
+        b += 1;
+    }
+    t
+};
+
+#[inline]
+fn class_13a(b: u8) -> u8 {
+    CLASS_13A[usize::from(b)]
 }
 
 impl Buf13a {
     /// Tokenizes `line`; the tokens are then `python_split(self.text())`.
     pub(crate) fn run(&mut self, line: &str) {
         let mut line = std::borrow::Cow::Borrowed(line);
-        for (from, to) in [("<skipped>", ""), ("-\n", ""), ("\n", " ")] {
-            if line.contains(from) {
-                line = line.replace(from, to).into();
-            }
-        }
-        if line.contains('&') {
-            for (from, to) in [
-                ("&quot;", "\""),
-                ("&amp;", "&"),
-                ("&lt;", "<"),
-                ("&gt;", ">"),
-            ] {
+        // Every replacement below needs one of these bytes; most lines have none.
+        if line.bytes().any(|b| matches!(b, b'<' | b'\n' | b'&')) {
+            for (from, to) in [("<skipped>", ""), ("-\n", ""), ("\n", " ")] {
                 if line.contains(from) {
                     line = line.replace(from, to).into();
                 }
             }
+            if line.contains('&') {
+                for (from, to) in [
+                    ("&quot;", "\""),
+                    ("&amp;", "&"),
+                    ("&lt;", "<"),
+                    ("&gt;", ">"),
+                ] {
+                    if line.contains(from) {
+                        line = line.replace(from, to).into();
+                    }
+                }
+            }
         }
-        // The passes work on bytes: every pattern is ASCII, and the only
+        // The four regex passes run fused, as a chain of streaming stages
+        // (see `Pipe`), on bytes: every pattern is ASCII, and the only
         // non-ASCII-sensitive class, `[^0-9]`, matches any UTF-8 byte that is
         // not an ASCII digit. A multi-byte character can only take part in a
         // match through its last byte (followed by `.`/`,`) or its first byte
         // (after `.`/`,`), and continuation bytes never start a match, so
         // byte-wise non-overlapping scanning equals `re.sub` on code points.
-        let mut a = std::mem::take(&mut self.tmp);
-        a.clear();
-        a.reserve(line.len() * 2 + 2);
-        a.push(b' ');
-        for &b in line.as_bytes() {
-            if is_13a_punct(b) {
-                a.extend_from_slice(&[b' ', b, b' ']);
-            } else {
-                a.push(b);
+        let mut pipe = Pipe {
+            p2: None,
+            p3: None,
+            p4: None,
+            out: std::mem::take(&mut self.out).into_bytes(),
+        };
+        pipe.out.clear();
+        pipe.out.reserve(line.len() * 2 + 2);
+        pipe.s2(b' ');
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let class = class_13a(b);
+            if class == INERT && pipe.inert() {
+                // Fast path: a run of bytes no pass touches.
+                let run = bytes[i..]
+                    .iter()
+                    .take_while(|&&b| class_13a(b) == INERT)
+                    .count();
+                pipe.pass_through(&bytes[i..i + run]);
+                i += run;
+                continue;
             }
+            // Pass 1 pads punctuation with spaces. A space itself is left
+            // alone: padding it would only lengthen a whitespace run, which
+            // no later pattern can match and the final split collapses.
+            if class == PADDED {
+                pipe.s2(b' ');
+                pipe.s2(b);
+                pipe.s2(b' ');
+            } else {
+                pipe.s2(b);
+            }
+            i += 1;
         }
-        a.push(b' ');
-        let mut b = std::mem::take(&mut self.out).into_bytes();
-        // ([^0-9])([\.,]) -> \1 \2 (space after)
-        sub_pairs(
-            &a,
-            &mut b,
-            |x, y| !x.is_ascii_digit() && matches!(y, b'.' | b','),
-            |x, y, o| o.extend_from_slice(&[x, b' ', y, b' ']),
-        );
-        // ([\.,])([^0-9]) -> " \1 \2"
-        sub_pairs(
-            &b,
-            &mut a,
-            |x, y| matches!(x, b'.' | b',') && !y.is_ascii_digit(),
-            |x, y, o| o.extend_from_slice(&[b' ', x, b' ', y]),
-        );
-        // ([0-9])(-) -> \1 \2 (space after)
-        sub_pairs(
-            &a,
-            &mut b,
-            |x, y| x.is_ascii_digit() && y == b'-',
-            |x, y, o| o.extend_from_slice(&[x, b' ', y, b' ']),
-        );
-        // Only ASCII bytes were inserted next to ASCII bytes, so `b` is still
-        // valid UTF-8; the lossy conversion never replaces anything.
-        self.out = String::from_utf8(b)
+        pipe.s2(b' ');
+        pipe.finish();
+        // Only ASCII bytes were inserted next to ASCII bytes, so the output
+        // is still valid UTF-8; the lossy conversion never replaces anything.
+        self.out = String::from_utf8(pipe.out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        self.tmp = a;
     }
 
     /// The tokenized text (tokens separated by Python whitespace).
@@ -308,28 +367,111 @@ impl Buf13a {
     }
 }
 
-/// `re.sub` for a two-character pattern: scan left to right, and where
-/// `hit(x, y)` holds for the bytes at `i, i + 1`, emit the replacement and
-/// continue after both.
-fn sub_pairs(
-    src: &[u8],
-    dst: &mut Vec<u8>,
-    hit: impl Fn(u8, u8) -> bool,
-    emit: impl Fn(u8, u8, &mut Vec<u8>),
-) {
-    dst.clear();
-    let mut i = 0;
-    while i < src.len() {
-        let x = src[i];
-        match src.get(i + 1) {
-            Some(&y) if hit(x, y) => {
-                emit(x, y, dst);
-                i += 2;
+/// Passes 2 to 4 of 13a as streaming stages. Each stage is `re.sub` for a
+/// two-character pattern: it holds back one byte, and when the next byte
+/// completes a match it emits the replacement and holds nothing (so the
+/// match does not overlap the next one), else it emits the held byte and
+/// holds the new one.
+struct Pipe {
+    p2: Option<u8>,
+    p3: Option<u8>,
+    p4: Option<u8>,
+    out: Vec<u8>,
+}
+
+impl Pipe {
+    /// Whether every stage holds a byte that cannot start a match, so that
+    /// inert input just shifts through the three one-byte delays.
+    #[inline]
+    fn inert(&self) -> bool {
+        [self.p2, self.p3, self.p4]
+            .iter()
+            .all(|p| p.is_some_and(is_stage_plain))
+    }
+
+    /// Feeds inert bytes while [`Self::inert`] holds: nothing can match, so
+    /// the stages act as a three-byte delay line.
+    fn pass_through(&mut self, run: &[u8]) {
+        let (Some(p4), Some(p3), Some(p2)) = (self.p4, self.p3, self.p2) else {
+            run.iter().for_each(|&b| self.s2(b));
+            return;
+        };
+        let held = [p4, p3, p2];
+        let k = run.len();
+        if k >= 3 {
+            self.out.extend_from_slice(&held);
+            self.out.extend_from_slice(&run[..k - 3]);
+            (self.p4, self.p3, self.p2) = (Some(run[k - 3]), Some(run[k - 2]), Some(run[k - 1]));
+        } else {
+            let mut seq = [0u8; 5];
+            seq[..3].copy_from_slice(&held);
+            seq[3..3 + k].copy_from_slice(run);
+            self.out.extend_from_slice(&seq[..k]);
+            (self.p4, self.p3, self.p2) = (Some(seq[k]), Some(seq[k + 1]), Some(seq[k + 2]));
+        }
+    }
+
+    /// `([^0-9])([\.,])` -> `\1 \2 `
+    #[inline]
+    fn s2(&mut self, x: u8) {
+        match self.p2.take() {
+            Some(p) if !p.is_ascii_digit() && matches!(x, b'.' | b',') => {
+                self.s3(p);
+                self.s3(b' ');
+                self.s3(x);
+                self.s3(b' ');
             }
-            _ => {
-                dst.push(x);
-                i += 1;
+            Some(p) => {
+                self.s3(p);
+                self.p2 = Some(x);
             }
+            None => self.p2 = Some(x),
+        }
+    }
+
+    /// `([\.,])([^0-9])` -> ` \1 \2`
+    #[inline]
+    fn s3(&mut self, x: u8) {
+        match self.p3.take() {
+            Some(p) if matches!(p, b'.' | b',') && !x.is_ascii_digit() => {
+                self.s4(b' ');
+                self.s4(p);
+                self.s4(b' ');
+                self.s4(x);
+            }
+            Some(p) => {
+                self.s4(p);
+                self.p3 = Some(x);
+            }
+            None => self.p3 = Some(x),
+        }
+    }
+
+    /// `([0-9])(-)` -> `\1 \2 `
+    #[inline]
+    fn s4(&mut self, x: u8) {
+        match self.p4.take() {
+            Some(p) if p.is_ascii_digit() && x == b'-' => {
+                self.out.extend_from_slice(&[p, b' ', x, b' ']);
+            }
+            Some(p) => {
+                self.out.push(p);
+                self.p4 = Some(x);
+            }
+            None => self.p4 = Some(x),
+        }
+    }
+
+    /// Flushes the held bytes, stage by stage.
+    fn finish(&mut self) {
+        if let Some(p) = self.p2.take() {
+            self.s3(p);
+        }
+        if let Some(p) = self.p3.take() {
+            self.s4(p);
+        }
+        if let Some(p) = self.p4.take() {
+            self.out.push(p);
         }
     }
 }
@@ -452,6 +594,27 @@ mod tests {
     }
 
     #[test]
+    fn python_whitespace_is_exactly_str_isspace() {
+        // Every code point for which CPython 3.11's `str.isspace()` is true.
+        let py: [(u32, u32); 10] = [
+            (0x9, 0xD),
+            (0x1C, 0x20),
+            (0x85, 0x85),
+            (0xA0, 0xA0),
+            (0x1680, 0x1680),
+            (0x2000, 0x200A),
+            (0x2028, 0x2029),
+            (0x202F, 0x202F),
+            (0x205F, 0x205F),
+            (0x3000, 0x3000),
+        ];
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let want = py.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32)));
+            assert_eq!(is_python_whitespace(c), want, "{:#x}", c as u32);
+        }
+    }
+
+    #[test]
     fn split_on_unit_separator_and_unicode_spaces() {
         assert_eq!(split("a\u{1f}b\u{1c}c"), ["a", "b", "c"]);
         assert_eq!(split("\u{3000}x\u{a0}\u{85}y\u{2029}"), ["x", "y"]);
@@ -477,7 +640,7 @@ mod tests {
     }
 
     #[test]
-    fn regex_tokenizer_uses_python_classes() {
+    fn regex_tokenizer_uses_regex_module_classes() {
         // A combining vowel sign is `\w`, so the syllable stays one token.
         assert_eq!(regex("किताब"), ["किताब"]);
         // Arabic-Indic digits are `\d`, so `$` + them is one token.

@@ -122,8 +122,8 @@ impl<'a> Interner<'a> {
 /// (linear probing, power-of-two size, at most half full).
 #[derive(Default)]
 struct IdTable {
-    keys: Vec<u64>,
-    ids: Vec<u32>,
+    /// Key and id side by side: one cache access per probe.
+    slots: Vec<(u64, u32)>,
     /// `64 - log2(capacity)`.
     shift: u32,
 }
@@ -137,11 +137,10 @@ impl IdTable {
     fn reset(&mut self, n: usize) {
         let cap = (n * 2).next_power_of_two().max(16);
         self.shift = 64 - cap.trailing_zeros();
-        if self.keys.len() != cap {
-            self.keys = vec![EMPTY; cap];
-            self.ids = vec![0; cap];
+        if self.slots.len() != cap {
+            self.slots = vec![(EMPTY, 0); cap];
         } else {
-            self.keys.fill(EMPTY);
+            self.slots.fill((EMPTY, 0));
         }
     }
 
@@ -155,16 +154,15 @@ impl IdTable {
     /// keys than [`Self::reset`] was sized for, so a free slot exists.
     #[inline]
     fn get_or_insert(&mut self, k: u64, next: u32) -> u32 {
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut i = self.slot(k);
         loop {
-            let at = self.keys[i];
+            let (at, id) = self.slots[i];
             if at == k {
-                return self.ids[i];
+                return id;
             }
             if at == EMPTY {
-                self.keys[i] = k;
-                self.ids[i] = next;
+                self.slots[i] = (k, next);
                 return next;
             }
             i = (i + 1) & mask;
@@ -174,15 +172,15 @@ impl IdTable {
     /// The id of `k`, or [`ABSENT`].
     #[inline]
     fn get(&self, k: u64) -> u32 {
-        if self.keys.is_empty() {
+        if self.slots.is_empty() {
             return ABSENT;
         }
-        let mask = self.keys.len() - 1;
+        let mask = self.slots.len() - 1;
         let mut i = self.slot(k);
         loop {
-            let at = self.keys[i];
+            let (at, id) = self.slots[i];
             if at == k {
-                return self.ids[i];
+                return id;
             }
             if at == EMPTY {
                 return ABSENT;
@@ -207,7 +205,63 @@ pub(crate) struct NgramIndex {
     max_ref: Vec<u32>,
     /// Ids whose `ref_count` is non-zero.
     touched: Vec<u32>,
+    /// Id of the n-gram minus its first symbol, by n-gram id (orders >= 2).
+    suffix: Vec<u32>,
+    /// Ids of the hypothesis n-grams by position and order, then of the
+    /// reference n-grams starting at the current position.
+    chain: Vec<u32>,
+    /// Hypothesis counts not yet matched by the current reference.
+    budget: Vec<u32>,
     max_order: usize,
+}
+
+/// Enumerates the n-grams of a reference that occur in the hypothesis.
+struct Walk<'a> {
+    map: &'a IdTable,
+    suffix: &'a [u32],
+    max_order: usize,
+}
+
+impl Walk<'_> {
+    /// Calls `visit(order, id)` (order 0-based) for every n-gram of
+    /// `reference` of orders `1..=max_order` present in the hypothesis.
+    ///
+    /// `chain[..len]` holds the ids of the n-grams at position i of orders
+    /// 1..=len, the longest run present in the hypothesis. Moving to i + 1,
+    /// those minus their first symbol are the n-grams at i + 1 of orders
+    /// 1..len, found through `suffix` without hashing; only longer ones
+    /// need a lookup.
+    #[inline]
+    fn run(&self, reference: &[u32], chain: &mut Vec<u32>, mut visit: impl FnMut(usize, u32)) {
+        chain.clear();
+        chain.resize(self.max_order, ABSENT);
+        let mut len = 0;
+        for i in 0..reference.len() {
+            if len > 0 {
+                for m in 0..len - 1 {
+                    chain[m] = self.suffix[chain[m + 1] as usize];
+                }
+                len -= 1;
+            }
+            while len < self.max_order && i + len < reference.len() {
+                let symbol = reference[i + len];
+                if symbol == ABSENT {
+                    break;
+                }
+                let prefix = if len == 0 { ROOT } else { chain[len - 1] };
+                let id = self.map.get(key(prefix, symbol));
+                if id == ABSENT {
+                    // No longer n-gram from here can be in the hypothesis.
+                    break;
+                }
+                chain[len] = id;
+                len += 1;
+            }
+            for (order, &id) in chain[..len].iter().enumerate() {
+                visit(order, id);
+            }
+        }
+    }
 }
 
 #[inline]
@@ -223,7 +277,10 @@ impl NgramIndex {
         self.hyp_count.clear();
         self.order.clear();
         self.max_order = max_order;
-        // Position-major: extend the n-gram starting at i one symbol at a time.
+        // Position-major: extend the n-gram starting at i one symbol at a
+        // time; `chain[i * max_order + n]` is the id of order n at i.
+        self.chain.clear();
+        self.chain.resize(hyp.len() * max_order, ABSENT);
         for i in 0..hyp.len() {
             let mut prefix = ROOT;
             for (n, &symbol) in hyp[i..].iter().take(max_order).enumerate() {
@@ -234,7 +291,18 @@ impl NgramIndex {
                     self.order.push(n as u32);
                 }
                 self.hyp_count[id as usize] += 1;
+                self.chain[i * max_order + n] = id;
                 prefix = id;
+            }
+        }
+        // The n-gram of order n + 1 at i, minus its first symbol, is the one
+        // of order n at i + 1.
+        self.suffix.clear();
+        self.suffix.resize(self.hyp_count.len(), ABSENT);
+        for i in 0..hyp.len().saturating_sub(1) {
+            for n in 1..max_order.min(hyp.len() - i) {
+                let id = self.chain[i * max_order + n];
+                self.suffix[id as usize] = self.chain[(i + 1) * max_order + n - 1];
             }
         }
         self.ref_count.clear();
@@ -248,25 +316,41 @@ impl NgramIndex {
     /// hypothesis lacks are [`ABSENT`]) into the per-reference counts.
     pub(crate) fn count_reference(&mut self, reference: &[u32]) {
         self.reset_reference();
-        for i in 0..reference.len() {
-            let mut prefix = ROOT;
-            for &symbol in reference[i..].iter().take(self.max_order) {
-                if symbol == ABSENT {
-                    break;
-                }
-                let id = self.map.get(key(prefix, symbol));
-                if id == ABSENT {
-                    // No longer n-gram from here can be in the hypothesis.
-                    break;
-                }
-                let c = &mut self.ref_count[id as usize];
-                if *c == 0 {
-                    self.touched.push(id);
-                }
-                *c += 1;
-                prefix = id;
+        let (ref_count, touched) = (&mut self.ref_count, &mut self.touched);
+        let walk = Walk {
+            map: &self.map,
+            suffix: &self.suffix,
+            max_order: self.max_order,
+        };
+        walk.run(reference, &mut self.chain, |_, id| {
+            let c = &mut ref_count[id as usize];
+            if *c == 0 {
+                touched.push(id);
             }
-        }
+            *c += 1;
+        });
+    }
+
+    /// Adds, per order, the hypothesis counts clipped by `reference`'s to
+    /// `matches`: each reference occurrence consumes one unit of the
+    /// hypothesis count, so no per-reference counts are kept.
+    pub(crate) fn add_clipped_matches(&mut self, reference: &[u32], matches: &mut [u64]) {
+        self.budget.clear();
+        self.budget.extend_from_slice(&self.hyp_count);
+        let budget = &mut self.budget;
+        let walk = Walk {
+            map: &self.map,
+            suffix: &self.suffix,
+            max_order: self.max_order,
+        };
+        walk.run(reference, &mut self.chain, |order, id| {
+            let b = &mut budget[id as usize];
+            let hit = u32::from(*b > 0);
+            *b -= hit;
+            if let Some(m) = matches.get_mut(order) {
+                *m += u64::from(hit);
+            }
+        });
     }
 
     fn reset_reference(&mut self) {
@@ -281,18 +365,6 @@ impl NgramIndex {
         for &id in &self.touched {
             let i = id as usize;
             self.max_ref[i] = self.max_ref[i].max(self.ref_count[i]);
-        }
-    }
-
-    /// Adds, per order, the hypothesis counts clipped by the current
-    /// reference's counts to `matches`.
-    pub(crate) fn add_reference_matches(&self, matches: &mut [u64]) {
-        for &id in &self.touched {
-            let i = id as usize;
-            let m = self.hyp_count[i].min(self.ref_count[i]);
-            if let Some(slot) = matches.get_mut(self.order[i] as usize) {
-                *slot += u64::from(m);
-            }
         }
     }
 
@@ -357,7 +429,7 @@ mod tests {
         // unigrams: a min(2, max(1,2)) + b min(1, 1) = 3; bigrams: "a a" 1, "a b" 1
         assert_eq!(m, [3, 2]);
         let mut last = [0u64; 2];
-        idx.add_reference_matches(&mut last);
+        idx.add_clipped_matches(&[0, 0], &mut last);
         assert_eq!(last, [2, 1]);
     }
 
@@ -365,10 +437,13 @@ mod tests {
     fn absent_symbols_break_ngrams() {
         let mut idx = NgramIndex::default();
         idx.set_hypothesis(&[0, 1, 2], 3);
-        idx.count_reference(&[0, ABSENT, 1, 2]);
         let mut m = [0u64; 3];
-        idx.add_reference_matches(&mut m);
+        idx.add_clipped_matches(&[0, ABSENT, 1, 2], &mut m);
         assert_eq!(m, [3, 1, 0]);
+        // Clipping: "a a a" against hypothesis "a b c" matches one "a".
+        let mut m = [0u64; 3];
+        idx.add_clipped_matches(&[0, 0, 0], &mut m);
+        assert_eq!(m, [1, 0, 0]);
     }
 
     #[test]
