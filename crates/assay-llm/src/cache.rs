@@ -6,7 +6,8 @@
 //! header or key.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -18,11 +19,17 @@ use crate::{Error, ErrorKind};
 /// Version of the table layout, stored in the file's `meta` table.
 pub const CACHE_FORMAT_VERSION: u32 = 1;
 
+/// Read connections per cache: WAL lets them read in parallel with each
+/// other and with the writer, so lookups do not queue behind one lock.
+const READERS: usize = 4;
+
 /// An open cache file, shareable across tasks.
 #[derive(Debug)]
 pub struct Cache {
     path: PathBuf,
-    conn: Mutex<Connection>,
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
 }
 
 /// What [`Cache::stats`] reports.
@@ -85,17 +92,27 @@ impl Cache {
                 )?;
             }
             Some(v) if v == CACHE_FORMAT_VERSION.to_string() => {}
-            Some(v) => return Err(Error::new(
-                ErrorKind::Cache,
-                format!(
+            Some(v) => {
+                return Err(Error::new(
+                    ErrorKind::Cache,
+                    format!(
                     "{} has cache format {v}, this build reads {CACHE_FORMAT_VERSION}; clear it",
                     path.display()
                 ),
-            )),
+                ))
+            }
+        }
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let reader = Connection::open(&path)?;
+            reader.busy_timeout(std::time::Duration::from_secs(10))?;
+            readers.push(Mutex::new(reader));
         }
         Ok(Cache {
             path,
-            conn: Mutex::new(conn),
+            writer: Mutex::new(conn),
+            readers,
+            next_reader: AtomicUsize::new(0),
         })
     }
 
@@ -104,16 +121,39 @@ impl Cache {
         &self.path
     }
 
-    fn conn(&self) -> Result<MutexGuard<'_, Connection>, Error> {
-        self.conn
-            .lock()
-            .map_err(|_| Error::new(ErrorKind::Cache, "cache lock poisoned"))
+    fn writer(&self) -> Result<MutexGuard<'_, Connection>, Error> {
+        self.writer.lock().map_err(|_| poisoned())
+    }
+
+    /// A free read connection, else the next one in turn.
+    fn reader(&self) -> Result<MutexGuard<'_, Connection>, Error> {
+        for r in &self.readers {
+            match r.try_lock() {
+                Ok(guard) => return Ok(guard),
+                Err(TryLockError::WouldBlock) => {}
+                Err(TryLockError::Poisoned(_)) => return Err(poisoned()),
+            }
+        }
+        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len();
+        self.readers[i].lock().map_err(|_| poisoned())
+    }
+
+    /// Deletes a row that no longer decodes, so it is fetched again.
+    fn drop_row(&self, table: Table, key: &RequestKey) -> Result<(), Error> {
+        let sql = match table {
+            Table::Chat => "DELETE FROM chat WHERE key = ?1",
+            Table::Embedding => "DELETE FROM embedding WHERE key = ?1",
+        };
+        self.writer()?
+            .prepare_cached(sql)?
+            .execute([key.as_str()])?;
+        Ok(())
     }
 
     /// The stored answer for `key`, marked [`Source::Cache`].
     pub fn get_chat(&self, key: &RequestKey) -> Result<Option<ChatResponse>, Error> {
-        let conn = self.conn()?;
-        let row: Option<String> = conn
+        let row: Option<String> = self
+            .reader()?
             .prepare_cached("SELECT response FROM chat WHERE key = ?1")?
             .query_row([key.as_str()], |r| r.get(0))
             .optional()?;
@@ -124,8 +164,7 @@ impl Cache {
                 Ok(Some(resp))
             }
             Err(_) => {
-                conn.prepare_cached("DELETE FROM chat WHERE key = ?1")?
-                    .execute([key.as_str()])?;
+                self.drop_row(Table::Chat, key)?;
                 Ok(None)
             }
         }
@@ -140,7 +179,7 @@ impl Cache {
     ) -> Result<(), Error> {
         let json = serde_json::to_string(response)
             .map_err(|e| Error::new(ErrorKind::Cache, format!("cannot encode answer: {e}")))?;
-        self.conn()?
+        self.writer()?
             .prepare_cached(
                 "INSERT OR REPLACE INTO chat
                  (key, model, response, prompt_tokens, completion_tokens, latency_us, created_at)
@@ -160,15 +199,14 @@ impl Cache {
 
     /// The stored unit vector for `key`.
     pub fn get_embedding(&self, key: &RequestKey) -> Result<Option<Vec<f32>>, Error> {
-        let conn = self.conn()?;
-        let blob: Option<Vec<u8>> = conn
+        let blob: Option<Vec<u8>> = self
+            .reader()?
             .prepare_cached("SELECT vector FROM embedding WHERE key = ?1")?
             .query_row([key.as_str()], |r| r.get(0))
             .optional()?;
         let Some(blob) = blob else { return Ok(None) };
         if blob.is_empty() || blob.len() % 4 != 0 {
-            conn.prepare_cached("DELETE FROM embedding WHERE key = ?1")?
-                .execute([key.as_str()])?;
+            self.drop_row(Table::Embedding, key)?;
             return Ok(None);
         }
         Ok(Some(
@@ -186,7 +224,7 @@ impl Cache {
         vector: &[f32],
     ) -> Result<(), Error> {
         let blob: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-        self.conn()?
+        self.writer()?
             .prepare_cached(
                 "INSERT OR REPLACE INTO embedding (key, model, vector, created_at) VALUES (?1, ?2, ?3, ?4)",
             )?
@@ -196,7 +234,7 @@ impl Cache {
 
     /// Counts of what is stored (`assay cache stats`).
     pub fn stats(&self) -> Result<CacheStats, Error> {
-        let conn = self.conn()?;
+        let conn = self.writer()?;
         let (chat_entries, prompt_tokens, completion_tokens): (i64, i64, i64) = conn.query_row(
             "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) FROM chat",
             [],
@@ -220,12 +258,22 @@ impl Cache {
     /// Removes every stored answer and vector and shrinks the file
     /// (`assay cache clear`). Returns how many rows were removed.
     pub fn clear(&self) -> Result<u64, Error> {
-        let conn = self.conn()?;
+        let conn = self.writer()?;
         let removed =
             conn.execute("DELETE FROM chat", [])? + conn.execute("DELETE FROM embedding", [])?;
         conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")?;
         Ok(removed as u64)
     }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Table {
+    Chat,
+    Embedding,
+}
+
+fn poisoned() -> Error {
+    Error::new(ErrorKind::Cache, "cache lock poisoned")
 }
 
 fn clamp_i64(v: u64) -> i64 {

@@ -8,8 +8,10 @@
 //! request. API keys and headers are not inputs, so they cannot leak into it.
 
 use std::fmt;
+use std::io;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::model::{ChatRequest, ModelIdentity};
@@ -30,27 +32,29 @@ impl RequestKey {
     /// Key of a chat request to a model.
     pub fn chat(identity: &ModelIdentity, request: &ChatRequest) -> Self {
         let s = &request.sampling;
-        let doc = json!({
-            "kind": "chat",
-            "identity": identity,
-            "prompt": {"id": request.prompt.id, "version": request.prompt.version},
-            "messages": request.messages,
-            "sampling": {
-                "temperature": s.temperature,
-                "top_p": s.top_p,
-                "seed": s.seed,
-                "max_tokens": s.max_tokens,
-                "stop": s.stop,
-            },
-            "schema": request.schema,
-            "top_logprobs": request.top_logprobs,
-        });
-        RequestKey::of(&doc)
+        let mut h = Canonical::new("chat", identity);
+        h.field("prompt_id", &request.prompt.id);
+        h.field("prompt_version", &request.prompt.version);
+        h.field("messages", &request.messages);
+        h.field("temperature", &s.temperature);
+        h.field("top_p", &s.top_p);
+        h.field("seed", &s.seed);
+        h.field("max_tokens", &s.max_tokens);
+        h.field("stop", &s.stop);
+        h.name("schema");
+        match &request.schema {
+            Some(schema) => h.value(schema),
+            None => h.put(&()),
+        }
+        h.field("top_logprobs", &request.top_logprobs);
+        h.finish()
     }
 
     /// Key of one text's embedding.
     pub fn embedding(identity: &ModelIdentity, text: &str) -> Self {
-        RequestKey::of(&json!({"kind": "embedding", "identity": identity, "text": text}))
+        let mut h = Canonical::new("embedding", identity);
+        h.field("text", text);
+        h.finish()
     }
 
     /// Wraps a stored key (e.g. a batch `custom_id`) if it is well formed.
@@ -60,12 +64,86 @@ impl RequestKey {
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
         .then(|| RequestKey(s.to_owned()))
     }
+}
 
-    fn of(doc: &Value) -> Self {
-        let mut canonical = String::from(KEY_FORMAT);
-        canonical.push('\n');
-        write_canonical(doc, &mut canonical);
-        let digest = Sha256::digest(canonical.as_bytes());
+/// Streams the canonical encoding into the hash, without building it:
+/// one `name=JSON` line per input in a fixed order, JSON objects of the
+/// schema with their keys sorted (whatever map order serde_json was built
+/// with; feature unification could turn on `preserve_order`).
+struct Canonical(Sha256);
+
+impl io::Write for Canonical {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Canonical {
+    fn new(kind: &str, identity: &ModelIdentity) -> Self {
+        let mut h = Canonical(Sha256::new());
+        h.0.update(KEY_FORMAT.as_bytes());
+        h.field("kind", kind);
+        h.field("provider", &identity.provider);
+        h.field("endpoint", &identity.endpoint);
+        h.field("model", &identity.model);
+        h.field("settings", &identity.settings);
+        h
+    }
+
+    fn name(&mut self, name: &str) {
+        self.0.update(b"\n");
+        self.0.update(name.as_bytes());
+        self.0.update(b"=");
+    }
+
+    fn field<T: Serialize + ?Sized>(&mut self, name: &str, value: &T) {
+        self.name(name);
+        self.put(value);
+    }
+
+    /// Serialising plain data into a hasher cannot fail.
+    fn put<T: Serialize + ?Sized>(&mut self, value: &T) {
+        let _ = serde_json::to_writer(&mut *self, value);
+    }
+
+    fn value(&mut self, v: &Value) {
+        match v {
+            Value::Object(map) => {
+                let mut entries: Vec<_> = map.iter().collect();
+                if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
+                    entries.sort_by(|a, b| a.0.cmp(b.0));
+                }
+                self.0.update(b"{");
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        self.0.update(b",");
+                    }
+                    self.put(k);
+                    self.0.update(b":");
+                    self.value(v);
+                }
+                self.0.update(b"}");
+            }
+            Value::Array(items) => {
+                self.0.update(b"[");
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.0.update(b",");
+                    }
+                    self.value(item);
+                }
+                self.0.update(b"]");
+            }
+            scalar => self.put(scalar),
+        }
+    }
+
+    fn finish(self) -> RequestKey {
+        let digest = self.0.finalize();
         let mut hex = String::with_capacity(64);
         for b in digest {
             hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
@@ -81,42 +159,11 @@ impl fmt::Display for RequestKey {
     }
 }
 
-/// JSON with object keys sorted, whatever map order serde_json was built
-/// with (feature unification could turn on `preserve_order`).
-fn write_canonical(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_canonical(v, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::{Message, PromptRef};
+    use serde_json::json;
 
     fn identity() -> ModelIdentity {
         ModelIdentity {

@@ -1,9 +1,11 @@
 //! The OpenAI-compatible provider: `/chat/completions` and `/embeddings`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::http::Transport;
 use crate::limits::Limiter;
@@ -81,56 +83,96 @@ impl OpenAiChat {
     /// The `/chat/completions` request body for `request` (also the `body`
     /// of a batch line).
     pub fn request_body(&self, request: &ChatRequest) -> Value {
-        let mut messages: Vec<Value> = request
-            .messages
-            .iter()
-            .map(|m| json!({"role": m.role, "content": m.content}))
-            .collect();
-        let mut body = Map::new();
-        body.insert("model".into(), json!(self.model));
+        serde_json::to_value(self.body(request)).unwrap_or(Value::Null)
+    }
+
+    /// The body as a borrowing, serialisable struct: no copies of the
+    /// messages or the schema on the hot path.
+    fn body<'a>(&'a self, request: &'a ChatRequest) -> Body<'a> {
         let s = &request.sampling;
-        body.insert("temperature".into(), json!(s.temperature));
-        if let Some(p) = s.top_p {
-            body.insert("top_p".into(), json!(p));
-        }
-        if let Some(seed) = s.seed {
-            body.insert("seed".into(), json!(seed));
-        }
-        if let Some(n) = s.max_tokens {
-            body.insert("max_tokens".into(), json!(n));
-        }
-        if !s.stop.is_empty() {
-            body.insert("stop".into(), json!(s.stop));
-        }
-        if let Some(n) = request.top_logprobs {
-            body.insert("logprobs".into(), json!(true));
-            body.insert("top_logprobs".into(), json!(n));
-        }
+        let mut body = Body {
+            model: &self.model,
+            messages: request
+                .messages
+                .iter()
+                .map(|m| WireMessage {
+                    role: m.role,
+                    content: Cow::Borrowed(&m.content),
+                })
+                .collect(),
+            temperature: s.temperature,
+            top_p: s.top_p,
+            seed: s.seed,
+            max_tokens: s.max_tokens,
+            stop: &s.stop,
+            logprobs: request.top_logprobs.map(|_| true),
+            top_logprobs: request.top_logprobs,
+            response_format: None,
+        };
         if let Some(schema) = &request.schema {
-            match self.mode {
-                StructuredMode::JsonSchema => {
-                    body.insert(
-                        "response_format".into(),
-                        json!({"type": "json_schema", "json_schema": {
-                            "name": schema_name(&request.prompt.id), "schema": schema, "strict": true}}),
-                    );
+            if self.mode == StructuredMode::JsonSchema {
+                body.response_format = Some(ResponseFormat::JsonSchema {
+                    json_schema: NamedSchema {
+                        name: schema_name(&request.prompt.id),
+                        schema,
+                        strict: true,
+                    },
+                });
+            } else {
+                if self.mode == StructuredMode::JsonObject {
+                    body.response_format = Some(ResponseFormat::JsonObject);
                 }
-                StructuredMode::JsonObject => {
-                    body.insert("response_format".into(), json!({"type": "json_object"}));
-                    messages.push(schema_instruction(schema));
-                }
-                StructuredMode::Prompt => messages.push(schema_instruction(schema)),
+                body.messages.push(WireMessage {
+                    role: Role::System,
+                    content: Cow::Owned(format!(
+                        "Answer with one JSON value, and nothing else, that satisfies this JSON Schema:\n{schema}"
+                    )),
+                });
             }
         }
-        body.insert("messages".into(), Value::Array(messages));
-        Value::Object(body)
+        body
     }
 }
 
-/// The schema spelled out for modes where the server does not enforce it.
-fn schema_instruction(schema: &Value) -> Value {
-    json!({"role": Role::System, "content": format!(
-        "Answer with one JSON value, and nothing else, that satisfies this JSON Schema:\n{schema}")})
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    messages: Vec<WireMessage<'a>>,
+    temperature: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logprobs: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_logprobs: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat<'a>>,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: Role,
+    content: Cow<'a, str>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResponseFormat<'a> {
+    JsonSchema { json_schema: NamedSchema<'a> },
+    JsonObject,
+}
+
+#[derive(Serialize)]
+struct NamedSchema<'a> {
+    name: String,
+    schema: &'a Value,
+    strict: bool,
 }
 
 /// OpenAI allows `[a-zA-Z0-9_-]{1,64}` as a schema name.
@@ -160,26 +202,71 @@ fn estimate_tokens(request: &ChatRequest) -> u64 {
     (chars / 4) as u64 + u64::from(request.sampling.max_tokens.unwrap_or(0))
 }
 
+#[derive(Deserialize)]
+struct Completion {
+    #[serde(default)]
+    choices: Vec<Choice>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: Option<ChoiceMessage>,
+    finish_reason: Option<String>,
+    logprobs: Option<ChoiceLogprobs>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceMessage {
+    content: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct ChoiceLogprobs {
+    #[serde(default)]
+    content: Vec<WireToken>,
+}
+
+#[derive(Deserialize)]
+struct WireToken {
+    token: String,
+    logprob: f64,
+    #[serde(default)]
+    top_logprobs: Vec<WireAlternative>,
+}
+
+#[derive(Deserialize)]
+struct WireAlternative {
+    token: String,
+    logprob: f64,
+}
+
 /// Reads a `/chat/completions` response body into a [`ChatResponse`];
 /// `length` and `content_filter` endings become typed errors carrying the text.
 pub fn parse_chat_body(body: &[u8]) -> Result<ChatResponse, Error> {
-    let invalid = |what: &str| Error::new(ErrorKind::InvalidResponse, what.to_owned());
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| Error::new(ErrorKind::InvalidResponse, format!("body is not JSON: {e}")))?;
-    let choice = v
-        .pointer("/choices/0")
-        .ok_or_else(|| invalid("response has no choices"))?;
-    let text = match choice.pointer("/message/content") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(_) => return Err(invalid("message content is not a string")),
-    };
-    let finish_reason = FinishReason::from_protocol(
-        choice
-            .get("finish_reason")
-            .and_then(Value::as_str)
-            .unwrap_or("stop"),
-    );
+    let completion: Completion = serde_json::from_slice(body).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidResponse,
+            format!("body is not a chat completion: {e}"),
+        )
+    })?;
+    let choice = completion
+        .choices
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::new(ErrorKind::InvalidResponse, "response has no choices"))?;
+    let text = choice.message.and_then(|m| m.content).unwrap_or_default();
+    let finish_reason =
+        FinishReason::from_protocol(choice.finish_reason.as_deref().unwrap_or("stop"));
     match finish_reason {
         FinishReason::Length => {
             return Err(
@@ -196,54 +283,30 @@ pub fn parse_chat_body(body: &[u8]) -> Result<ChatResponse, Error> {
         }
         _ => {}
     }
-    let tokens = |name: &str| {
-        v.pointer(&format!("/usage/{name}"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    let usage = Usage {
-        prompt_tokens: tokens("prompt_tokens"),
-        completion_tokens: tokens("completion_tokens"),
-    };
-    let logprobs = choice
-        .pointer("/logprobs/content")
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .map(|t| TokenLogprob {
-                    token: t
-                        .get("token")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    logprob: t
-                        .get("logprob")
-                        .and_then(Value::as_f64)
-                        .unwrap_or(f64::NEG_INFINITY),
-                    top: t
-                        .get("top_logprobs")
-                        .and_then(Value::as_array)
-                        .map(|alts| {
-                            alts.iter()
-                                .filter_map(|a| {
-                                    Some((
-                                        a.get("token")?.as_str()?.to_owned(),
-                                        a.get("logprob")?.as_f64()?,
-                                    ))
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                })
-                .collect()
-        });
+    let usage = completion.usage.unwrap_or_default();
+    let logprobs = choice.logprobs.map(|lp| {
+        lp.content
+            .into_iter()
+            .map(|t| TokenLogprob {
+                token: t.token,
+                logprob: t.logprob,
+                top: t
+                    .top_logprobs
+                    .into_iter()
+                    .map(|a| (a.token, a.logprob))
+                    .collect(),
+            })
+            .collect()
+    });
     Ok(ChatResponse {
         text,
         json: None,
         finish_reason,
-        usage,
-        latency: std::time::Duration::ZERO,
+        usage: Usage {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+        },
+        latency: Duration::ZERO,
         source: Source::Upstream,
         logprobs,
         choice_probabilities: None,
@@ -260,7 +323,7 @@ impl ChatModel for OpenAiChat {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, Error>> {
         Box::pin(async move {
-            let body = serde_json::to_vec(&self.request_body(request)).map_err(|e| {
+            let body = serde_json::to_vec(&self.body(request)).map_err(|e| {
                 Error::new(ErrorKind::Config, format!("cannot encode request: {e}"))
             })?;
             let start = Instant::now();
