@@ -8,7 +8,8 @@
 //! 3. five fully cached reruns of the 10,000 requests (50,000 answers).
 //!
 //! Options: `--requests N` (default 10000), `--concurrency C` (default 64),
-//! `--latency-ms L` (default 100).
+//! `--latency-ms L` (default 100), `--server URL` to use a server started
+//! separately with `--serve` (e.g. to profile the client alone).
 
 #[allow(dead_code)]
 #[path = "../tests/it/server.rs"]
@@ -113,17 +114,26 @@ fn main() {
     }
     let n = arg("--requests", 10_000);
     let concurrency = arg("--concurrency", 64) as usize;
-    let exe = std::env::current_exe().expect("own path");
-    let mut child = Command::new(exe)
-        .args(["--serve", "--latency-ms", &latency.as_millis().to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start server process");
-    let mut base_url = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut base_url)
-        .expect("server address");
+    let given = std::env::args().skip_while(|a| a != "--server").nth(1);
+    let mut child = None;
+    let base_url = match given {
+        Some(url) => url,
+        None => {
+            let exe = std::env::current_exe().expect("own path");
+            let mut server = Command::new(exe)
+                .args(["--serve", "--latency-ms", &latency.as_millis().to_string()])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("start server process");
+            let mut url = String::new();
+            BufReader::new(server.stdout.take().expect("stdout"))
+                .read_line(&mut url)
+                .expect("server address");
+            child = Some(server);
+            url
+        }
+    };
 
     let opts = ProviderOptions {
         base_url: Some(base_url.trim().to_owned()),
@@ -183,7 +193,9 @@ fn main() {
             cpu.as_secs_f64() * 1e6 / total as f64
         );
     });
-    drop(child.stdin.take());
-    let _ = child.wait();
+    if let Some(mut server) = child {
+        drop(server.stdin.take());
+        let _ = server.wait();
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,10 +7,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension};
+use tokio::sync::oneshot;
 
 use crate::key::RequestKey;
 use crate::model::{ChatResponse, Source};
@@ -23,11 +24,17 @@ pub const CACHE_FORMAT_VERSION: u32 = 1;
 /// other and with the writer, so lookups do not queue behind one lock.
 const READERS: usize = 4;
 
+/// Most rows committed in one group transaction.
+const MAX_GROUP: usize = 512;
+
+type Commit = (ChatRow, oneshot::Sender<Result<(), Error>>);
+
 /// An open cache file, shareable across tasks.
 #[derive(Debug)]
 pub struct Cache {
     path: PathBuf,
-    writer: Mutex<Connection>,
+    writer: Arc<Mutex<Connection>>,
+    commits: mpsc::Sender<Commit>,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
 }
@@ -108,9 +115,18 @@ impl Cache {
             reader.busy_timeout(std::time::Duration::from_secs(10))?;
             readers.push(Mutex::new(reader));
         }
+        let writer = Arc::new(Mutex::new(conn));
+        let (commits, queue) = mpsc::channel();
+        let group_writer = Arc::clone(&writer);
+        // The thread ends when the cache (the only sender) is dropped.
+        std::thread::Builder::new()
+            .name("assay-cache-writer".into())
+            .spawn(move || group_commit(&group_writer, &queue))
+            .map_err(|e| Error::new(ErrorKind::Cache, format!("cannot start cache writer: {e}")))?;
         Ok(Cache {
             path,
-            writer: Mutex::new(conn),
+            writer,
+            commits,
             readers,
             next_reader: AtomicUsize::new(0),
         })
@@ -170,31 +186,33 @@ impl Cache {
         }
     }
 
-    /// Stores a validated answer under `key` (replacing any older row).
+    /// Stores a validated answer under `key` (replacing any older row),
+    /// in a transaction of its own.
     pub fn put_chat(
         &self,
         key: &RequestKey,
         model: &str,
         response: &ChatResponse,
     ) -> Result<(), Error> {
-        let json = serde_json::to_string(response)
-            .map_err(|e| Error::new(ErrorKind::Cache, format!("cannot encode answer: {e}")))?;
-        self.writer()?
-            .prepare_cached(
-                "INSERT OR REPLACE INTO chat
-                 (key, model, response, prompt_tokens, completion_tokens, latency_us, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
-                key.as_str(),
-                model,
-                json,
-                clamp_i64(response.usage.prompt_tokens),
-                clamp_i64(response.usage.completion_tokens),
-                clamp_i64(u64::try_from(response.latency.as_micros()).unwrap_or(u64::MAX)),
-                now_secs(),
-            ])?;
-        Ok(())
+        let row = ChatRow::new(key, model, response)?;
+        insert_chat(&*self.writer()?, &row)
+    }
+
+    /// Stores a validated answer like [`Cache::put_chat`], but through the
+    /// group-commit writer: answers completing at the same time share one
+    /// transaction, so many concurrent requests do not pay one commit each.
+    /// Returns once the row is committed.
+    pub async fn store_chat(
+        &self,
+        key: &RequestKey,
+        model: &str,
+        response: &ChatResponse,
+    ) -> Result<(), Error> {
+        let row = ChatRow::new(key, model, response)?;
+        let (done, committed) = oneshot::channel();
+        let stopped = || Error::new(ErrorKind::Cache, "the cache writer has stopped");
+        self.commits.send((row, done)).map_err(|_| stopped())?;
+        committed.await.map_err(|_| stopped())?
     }
 
     /// The stored unit vector for `key`.
@@ -264,6 +282,82 @@ impl Cache {
         conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")?;
         Ok(removed as u64)
     }
+}
+
+/// A chat answer encoded for its table row.
+#[derive(Debug)]
+struct ChatRow {
+    key: String,
+    model: String,
+    response: String,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    latency_us: i64,
+}
+
+impl ChatRow {
+    fn new(key: &RequestKey, model: &str, response: &ChatResponse) -> Result<Self, Error> {
+        let json = serde_json::to_string(response)
+            .map_err(|e| Error::new(ErrorKind::Cache, format!("cannot encode answer: {e}")))?;
+        Ok(ChatRow {
+            key: key.as_str().to_owned(),
+            model: model.to_owned(),
+            response: json,
+            prompt_tokens: clamp_i64(response.usage.prompt_tokens),
+            completion_tokens: clamp_i64(response.usage.completion_tokens),
+            latency_us: clamp_i64(u64::try_from(response.latency.as_micros()).unwrap_or(u64::MAX)),
+        })
+    }
+}
+
+fn insert_chat(conn: &Connection, row: &ChatRow) -> Result<(), Error> {
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO chat
+         (key, model, response, prompt_tokens, completion_tokens, latency_us, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        row.key,
+        row.model,
+        row.response,
+        row.prompt_tokens,
+        row.completion_tokens,
+        row.latency_us,
+        now_secs(),
+    ])?;
+    Ok(())
+}
+
+/// Takes whatever rows are waiting (up to [`MAX_GROUP`]), commits them in
+/// one transaction and tells every waiter the outcome.
+fn group_commit(writer: &Mutex<Connection>, queue: &mpsc::Receiver<Commit>) {
+    while let Ok(first) = queue.recv() {
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match queue.try_recv() {
+                Ok(next) => group.push(next),
+                Err(_) => break,
+            }
+        }
+        let result = commit_rows(writer, group.iter().map(|(row, _)| row));
+        for (_, done) in group {
+            // A waiter that went away no longer needs the outcome.
+            let _ = done.send(result.clone());
+        }
+    }
+}
+
+fn commit_rows<'a>(
+    writer: &Mutex<Connection>,
+    rows: impl Iterator<Item = &'a ChatRow>,
+) -> Result<(), Error> {
+    let mut conn = writer.lock().map_err(|_| poisoned())?;
+    let tx = conn.transaction()?;
+    for row in rows {
+        insert_chat(&tx, row)?;
+    }
+    tx.commit()?;
+    Ok(())
 }
 
 #[derive(Debug, Clone, Copy)]

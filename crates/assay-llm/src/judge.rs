@@ -147,7 +147,9 @@ impl Judge {
             resp.latency = latency;
         }
         if let Some(cache) = &self.cache {
-            cache.put_chat(key, &self.model.identity().model, &resp)?;
+            cache
+                .store_chat(key, &self.model.identity().model, &resp)
+                .await?;
         }
         Ok(resp)
     }
