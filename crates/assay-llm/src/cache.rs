@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use crate::key::RequestKey;
 use crate::model::{ChatResponse, Source};
+use crate::spec::CacheLocation;
 use crate::{Error, ErrorKind};
 
 /// Version of the table layout, stored in the file's `meta` table.
@@ -130,6 +131,11 @@ impl Cache {
             readers,
             next_reader: AtomicUsize::new(0),
         })
+    }
+
+    /// Opens the cache `location` names; `None` when it is disabled.
+    pub fn open_location(location: &CacheLocation) -> Result<Option<Self>, Error> {
+        location.resolve()?.map(Cache::open).transpose()
     }
 
     /// The file this cache lives in.

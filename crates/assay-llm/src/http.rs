@@ -228,7 +228,7 @@ impl Transport {
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let number = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok();
     let valid = |x: f64| x.is_finite() && x >= 0.0;
-    if let Some(ms) = number("retry-after-ms").filter(|x| valid(*x)) {
+    if let Some(ms) = number("retry-after-ms").filter(|x| valid(*x) && *x < 1e12) {
         return Some(Duration::from_secs_f64(ms / 1000.0));
     }
     number("retry-after")
@@ -259,4 +259,71 @@ fn is_content_filter(body: &[u8]) -> bool {
         .and_then(|c| c.as_str())
         .unwrap_or("");
     matches!(code, "content_filter" | "content_policy_violation")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_is_full_jitter_under_a_doubling_ceiling() {
+        let opts = ProviderOptions {
+            backoff_base: Duration::from_millis(100),
+            backoff_max: Duration::from_millis(1000),
+            ..ProviderOptions::default()
+        };
+        let limiter = Arc::new(Limiter::new(1, None, None));
+        let t = Transport::new(ProviderKind::Vllm, &opts, None, limiter).unwrap();
+        for (retry, ceiling) in [
+            (0, 100),
+            (1, 200),
+            (2, 400),
+            (3, 800),
+            (4, 1000),
+            (30, 1000),
+        ] {
+            let waits: Vec<Duration> = (0..200).map(|_| t.backoff(retry)).collect();
+            let ceiling = Duration::from_millis(ceiling);
+            assert!(waits.iter().all(|w| *w <= ceiling), "retry {retry}");
+            // Full jitter spreads over the whole range, not just near the top.
+            assert!(waits.iter().any(|w| *w < ceiling / 4), "retry {retry}");
+            assert!(waits.iter().any(|w| *w > ceiling * 3 / 4), "retry {retry}");
+        }
+    }
+
+    #[test]
+    fn retry_after_headers_are_read_in_seconds_or_milliseconds() {
+        let mut h = HeaderMap::new();
+        assert_eq!(retry_after(&h), None);
+        h.insert("retry-after", "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", "250".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "retry-after",
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), None, "HTTP dates fall back to backoff");
+        h.insert("retry-after-ms", "-5".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn hosted_providers_need_a_key_and_local_ones_do_not() {
+        let opts = ProviderOptions::default();
+        let limiter = Arc::new(Limiter::new(1, None, None));
+        let err =
+            Transport::new(ProviderKind::OpenAi, &opts, None, Arc::clone(&limiter)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Auth);
+        assert!(err.detail().contains("OPENAI_API_KEY"), "{}", err.detail());
+        for local in [
+            ProviderKind::Ollama,
+            ProviderKind::Vllm,
+            ProviderKind::LlamaCpp,
+        ] {
+            let t = Transport::new(local, &opts, None, Arc::clone(&limiter)).unwrap();
+            assert_eq!(t.base_url(), local.default_base_url());
+        }
+    }
 }

@@ -9,11 +9,14 @@ use tokio::sync::OnceCell;
 
 use crate::cache::Cache;
 use crate::key::RequestKey;
+use crate::limits::Limiter;
 use crate::model::{
     BoxFuture, ChatModel, ChatRequest, ChatResponse, Embedder, Embeddings, Message, ModelIdentity,
     Source, Usage,
 };
+use crate::openai::{OpenAiChat, OpenAiEmbedder};
 use crate::schema::parse_structured;
+use crate::spec::{EmbedderSpec, JudgeSpec, ProviderOptions};
 use crate::{Error, ErrorKind};
 
 type Shared = Arc<OnceCell<Result<ChatResponse, Error>>>;
@@ -56,6 +59,19 @@ impl Judge {
         }
     }
 
+    /// A judge over the OpenAI-compatible provider of `spec`: the key from
+    /// `opts.api_key_env`, `opts.repair_attempts` re-asks, and `limiter`
+    /// (share one between the judge and the embedder of a run).
+    pub fn connect(
+        spec: &JudgeSpec,
+        opts: &ProviderOptions,
+        cache: Option<Arc<Cache>>,
+        limiter: Arc<Limiter>,
+    ) -> Result<Self, Error> {
+        let model = OpenAiChat::new(spec, opts, limiter)?;
+        Ok(Judge::new(Arc::new(model), cache, opts.repair_attempts))
+    }
+
     /// The key `request` is cached and coalesced under.
     pub fn key(&self, request: &ChatRequest) -> RequestKey {
         RequestKey::chat(self.model.identity(), request)
@@ -70,9 +86,9 @@ impl Judge {
     /// in flight, or with one upstream call (plus repair re-asks).
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, Error> {
         let key = self.key(request);
-        if let Some(hit) = self.cached(&key)? {
-            return Ok(hit);
-        }
+        // Every call goes through the in-flight table, and only its first
+        // caller looks in the cache: one lookup per key, and no window where
+        // an answer stored by a finishing call is missed.
         let cell = {
             let mut map = self
                 .in_flight
@@ -96,7 +112,7 @@ impl Judge {
             }
         }
         result.map(|mut resp| {
-            if !initialised_here {
+            if !initialised_here && resp.source == Source::Upstream {
                 resp.source = Source::Coalesced;
             }
             resp
@@ -111,8 +127,6 @@ impl Judge {
     }
 
     async fn fetch(&self, key: &RequestKey, request: &ChatRequest) -> Result<ChatResponse, Error> {
-        // A caller that found nothing may have raced with one that just
-        // finished and left the in-flight table.
         if let Some(hit) = self.cached(key)? {
             return Ok(hit);
         }
@@ -183,6 +197,17 @@ impl std::fmt::Debug for CachedEmbedder {
 }
 
 impl CachedEmbedder {
+    /// A cached embedder over the OpenAI-compatible provider of `spec`.
+    pub fn connect(
+        spec: &EmbedderSpec,
+        opts: &ProviderOptions,
+        cache: Option<Arc<Cache>>,
+        limiter: Arc<Limiter>,
+    ) -> Result<Self, Error> {
+        let inner = OpenAiEmbedder::new(spec, opts, limiter)?;
+        Ok(CachedEmbedder::new(Arc::new(inner), cache))
+    }
+
     /// Wraps `inner`; `cache` `None` passes every text through.
     pub fn new(inner: Arc<dyn Embedder>, cache: Option<Arc<Cache>>) -> Self {
         CachedEmbedder { inner, cache }

@@ -7,15 +7,14 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use assay_llm::{Cache, ChatRequest, Judge, JudgeSpec, Limiter, Message, OpenAiChat, PromptRef, ProviderOptions};
+//! use assay_llm::{Cache, CacheLocation, ChatRequest, Judge, JudgeSpec, Limiter, Message, PromptRef, ProviderOptions};
 //!
 //! # async fn run() -> Result<(), assay_llm::Error> {
 //! let spec: JudgeSpec = "ollama:llama3.1:8b".parse()?;
 //! let opts = ProviderOptions::default();
-//! let limiter = Arc::new(Limiter::new(opts.concurrency, opts.rpm, opts.tpm));
-//! let model = OpenAiChat::new(&spec, &opts, limiter)?;
-//! let cache = Arc::new(Cache::open("/tmp/assay-cache.sqlite")?);
-//! let judge = Judge::new(Arc::new(model), Some(cache), opts.repair_attempts);
+//! let limiter = Arc::new(Limiter::from_options(&opts));
+//! let cache = Cache::open_location(&CacheLocation::Default)?.map(Arc::new);
+//! let judge = Judge::connect(&spec, &opts, cache, limiter)?;
 //! let request = ChatRequest::new(
 //!     PromptRef { id: "demo".into(), version: "1".into() },
 //!     vec![Message::user("Is the sky blue? Answer {\"verdict\": 0 or 1}.")],

@@ -27,6 +27,11 @@ impl Limiter {
         }
     }
 
+    /// The limiter `opts` asks for (`concurrency`, `rpm`, `tpm`).
+    pub fn from_options(opts: &crate::ProviderOptions) -> Self {
+        Limiter::new(opts.concurrency, opts.rpm, opts.tpm)
+    }
+
     /// Waits for the rate buckets and a free slot. The slot is held until
     /// the returned permit drops, i.e. for one attempt, not across backoff.
     pub(crate) async fn acquire(&self, estimated_tokens: u64) -> Option<SemaphorePermit<'_>> {

@@ -318,6 +318,25 @@ mod tests {
     }
 
     #[test]
+    fn cache_locations_resolve_with_assay_home_first() {
+        // The only test in this binary that touches these variables.
+        std::env::set_var("ASSAY_HOME", "/tmp/assay-home-test");
+        assert_eq!(
+            CacheLocation::Default.resolve().unwrap(),
+            Some(PathBuf::from("/tmp/assay-home-test/cache.sqlite"))
+        );
+        std::env::remove_var("ASSAY_HOME");
+        std::env::set_var("HOME", "/home/someone");
+        assert_eq!(
+            CacheLocation::Default.resolve().unwrap(),
+            Some(PathBuf::from("/home/someone/.cache/assay/cache.sqlite"))
+        );
+        assert_eq!(CacheLocation::Disabled.resolve().unwrap(), None);
+        let p = PathBuf::from("x/c.sqlite");
+        assert_eq!(CacheLocation::Path(p.clone()).resolve().unwrap(), Some(p));
+    }
+
+    #[test]
     fn modes_and_providers_round_trip() {
         for m in StructuredMode::ALL {
             assert_eq!(m.to_string().parse::<StructuredMode>().unwrap(), m);

@@ -91,6 +91,38 @@ async fn the_api_key_appears_nowhere_in_the_cache_files() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_answers_are_all_committed_before_they_are_returned() {
+    let dir = temp_dir("group");
+    let path = dir.join("cache.sqlite");
+    let server =
+        Server::start(|_, _| chat("{\"verdict\": 0}").after(Duration::from_millis(20))).await;
+    let opts = options(&server);
+    let j = Arc::new(judge(&opts, Some(Arc::new(Cache::open(&path).unwrap()))));
+    let tasks: Vec<_> = (0..60)
+        .map(|i| {
+            let j = Arc::clone(&j);
+            tokio::spawn(async move {
+                let answer = j
+                    .chat(&request(&format!("q{i}")).with_schema(verdict_schema()))
+                    .await;
+                // Returned means stored: a second connection must see the row now.
+                let seen = Cache::open(j.cache().unwrap().path()).and_then(|c| {
+                    c.get_chat(&j.key(&request(&format!("q{i}")).with_schema(verdict_schema())))
+                });
+                (answer, seen)
+            })
+        })
+        .collect();
+    for t in tasks {
+        let (answer, seen) = t.await.unwrap();
+        assert_eq!(answer.unwrap().source, Source::Upstream);
+        assert!(seen.unwrap().is_some());
+    }
+    assert_eq!(server.count(), 60);
+    assert_eq!(j.cache().unwrap().stats().unwrap().chat_entries, 60);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identical_concurrent_requests_make_one_upstream_call() {
     let server =
         Server::start(|_, _| chat("{\"verdict\": 1}").after(Duration::from_millis(300))).await;
