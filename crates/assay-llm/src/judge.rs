@@ -182,10 +182,21 @@ impl ChatModel for Judge {
     }
 }
 
-/// An embedder whose vectors are cached per text.
+/// An embedder with a per-text cache and per-text single-flight: a text
+/// already being embedded by another call is waited for, not sent again.
 pub struct CachedEmbedder {
     inner: Arc<dyn Embedder>,
     cache: Option<Arc<Cache>>,
+    in_flight: Mutex<HashMap<RequestKey, (Arc<EmbedFlight>, usize)>>,
+}
+
+/// One upstream embeddings call that other callers may share. Any waiter
+/// can run it, so the call survives the cancellation of the one that
+/// started it.
+struct EmbedFlight {
+    texts: Vec<String>,
+    keys: Vec<RequestKey>,
+    result: OnceCell<Result<Arc<Embeddings>, Error>>,
 }
 
 impl std::fmt::Debug for CachedEmbedder {
@@ -208,45 +219,122 @@ impl CachedEmbedder {
         Ok(CachedEmbedder::new(Arc::new(inner), cache))
     }
 
-    /// Wraps `inner`; `cache` `None` passes every text through.
+    /// Wraps `inner`; `cache` `None` still coalesces concurrent texts.
     pub fn new(inner: Arc<dyn Embedder>, cache: Option<Arc<Cache>>) -> Self {
-        CachedEmbedder { inner, cache }
+        CachedEmbedder {
+            inner,
+            cache,
+            in_flight: Mutex::new(HashMap::new()),
+        }
     }
 
-    async fn embed_cached(&self, texts: &[String]) -> Result<Embeddings, Error> {
-        let Some(cache) = &self.cache else {
-            return self.inner.embed(texts).await;
-        };
+    async fn embed_shared(&self, texts: &[String]) -> Result<Embeddings, Error> {
         let identity = self.inner.identity();
         let keys: Vec<RequestKey> = texts
             .iter()
             .map(|t| RequestKey::embedding(identity, t))
             .collect();
-        let mut vectors: Vec<Option<Vec<f32>>> = Vec::with_capacity(texts.len());
-        for key in &keys {
-            vectors.push(cache.get_embedding(key)?);
+        let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        if let Some(cache) = &self.cache {
+            for (slot, key) in vectors.iter_mut().zip(&keys) {
+                *slot = cache.get_embedding(key)?;
+            }
         }
-        let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
+        // Each missing text joins a flight: another caller's, or the one
+        // this call starts for all texts nobody is fetching yet.
+        let mut joined: Vec<(usize, Arc<EmbedFlight>, usize)> = Vec::new();
+        let mut own: Option<Arc<EmbedFlight>> = None;
+        {
+            let mut map = self
+                .in_flight
+                .lock()
+                .map_err(|_| Error::new(ErrorKind::Cache, "in-flight table poisoned"))?;
+            let mut fresh = EmbedFlight {
+                texts: Vec::new(),
+                keys: Vec::new(),
+                result: OnceCell::new(),
+            };
+            let mut fresh_slots: Vec<(usize, usize)> = Vec::new();
+            let mut fresh_index: HashMap<&RequestKey, usize> = HashMap::new();
+            for i in (0..texts.len()).filter(|&i| vectors[i].is_none()) {
+                if let Some((flight, j)) = map.get(&keys[i]) {
+                    joined.push((i, Arc::clone(flight), *j));
+                } else if let Some(&j) = fresh_index.get(&keys[i]) {
+                    fresh_slots.push((i, j));
+                } else {
+                    fresh_index.insert(&keys[i], fresh.keys.len());
+                    fresh_slots.push((i, fresh.keys.len()));
+                    fresh.texts.push(texts[i].clone());
+                    fresh.keys.push(keys[i].clone());
+                }
+            }
+            if !fresh.keys.is_empty() {
+                let flight = Arc::new(fresh);
+                for (j, key) in flight.keys.iter().enumerate() {
+                    map.insert(key.clone(), (Arc::clone(&flight), j));
+                }
+                joined.extend(
+                    fresh_slots
+                        .into_iter()
+                        .map(|(i, j)| (i, Arc::clone(&flight), j)),
+                );
+                own = Some(flight);
+            }
+        }
         let mut usage = Usage::default();
-        if !missing.is_empty() {
-            let wanted: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
-            let fresh = self.inner.embed(&wanted).await?;
-            if fresh.vectors.len() != missing.len() {
-                return Err(Error::new(
-                    ErrorKind::InvalidResponse,
-                    "embedder returned the wrong number of vectors",
-                ));
-            }
-            usage = fresh.usage;
-            for (&i, v) in missing.iter().zip(fresh.vectors) {
-                cache.put_embedding(&keys[i], &identity.model, &v)?;
-                vectors[i] = Some(v);
+        let mut outcome = Ok(());
+        for (i, flight, j) in &joined {
+            match self.fly(flight).await {
+                Ok(done) => vectors[*i] = done.vectors.get(*j).cloned(),
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
             }
         }
-        Ok(Embeddings {
-            vectors: vectors.into_iter().flatten().collect(),
-            usage,
-        })
+        if let Some(flight) = own {
+            if let Some(Ok(done)) = flight.result.get() {
+                usage = done.usage;
+            }
+            if let Ok(mut map) = self.in_flight.lock() {
+                for key in &flight.keys {
+                    if map.get(key).is_some_and(|(f, _)| Arc::ptr_eq(f, &flight)) {
+                        map.remove(key);
+                    }
+                }
+            }
+        }
+        outcome?;
+        let vectors = vectors
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| Error::new(ErrorKind::InvalidResponse, "an embedding is missing"))?;
+        Ok(Embeddings { vectors, usage })
+    }
+
+    /// Runs `flight` (or waits for whoever runs it); its vectors are in the
+    /// cache before anyone gets them.
+    async fn fly(&self, flight: &EmbedFlight) -> Result<Arc<Embeddings>, Error> {
+        flight
+            .result
+            .get_or_init(|| async {
+                let out = self.inner.embed(&flight.texts).await?;
+                if out.vectors.len() != flight.texts.len() {
+                    return Err(Error::new(
+                        ErrorKind::InvalidResponse,
+                        "embedder returned the wrong number of vectors",
+                    ));
+                }
+                if let Some(cache) = &self.cache {
+                    let model = &self.inner.identity().model;
+                    for (key, v) in flight.keys.iter().zip(&out.vectors) {
+                        cache.put_embedding(key, model, v)?;
+                    }
+                }
+                Ok(Arc::new(out))
+            })
+            .await
+            .clone()
     }
 }
 
@@ -256,6 +344,6 @@ impl Embedder for CachedEmbedder {
     }
 
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Embeddings, Error>> {
-        Box::pin(self.embed_cached(texts))
+        Box::pin(self.embed_shared(texts))
     }
 }

@@ -101,3 +101,51 @@ async fn a_zero_vector_or_wrong_count_is_invalid() {
         ErrorKind::InvalidResponse
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_share_texts_in_flight_and_duplicates_are_sent_once() {
+    let inner = embeddings_server();
+    let arrived = Arc::new(tokio::sync::Notify::new());
+    let signal = Arc::clone(&arrived);
+    let server = Server::start(move |r, n| match (signal.notify_one(), inner(r, n)).1 {
+        Reply::Http {
+            status,
+            headers,
+            body,
+            ..
+        } => Reply::Http {
+            status,
+            headers,
+            body,
+            delay: std::time::Duration::from_millis(300),
+        },
+        other => other,
+    })
+    .await;
+    let e = Arc::new(CachedEmbedder::new(
+        Arc::new(embedder(&options(&server))),
+        None,
+    ));
+    let first = {
+        let e = Arc::clone(&e);
+        tokio::spawn(async move { e.embed(&texts(&["a", "bb", "a"])).await })
+    };
+    // The second call starts once the first one has reached the server.
+    tokio::time::timeout(std::time::Duration::from_secs(10), arrived.notified())
+        .await
+        .expect("the first call never reached the server");
+    let second = e.embed(&texts(&["bb", "ccc"])).await.unwrap();
+    let first = first.await.unwrap().unwrap();
+    let sent: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["input"].clone())
+        .collect();
+    assert_eq!(sent, [json!(["a", "bb"]), json!(["ccc"])]);
+    assert_eq!(first.vectors.len(), 3);
+    assert_eq!(first.vectors[0], first.vectors[2]);
+    assert_eq!(
+        second.vectors[0], first.vectors[1],
+        "bb was shared, not re-sent"
+    );
+}

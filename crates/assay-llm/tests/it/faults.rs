@@ -207,3 +207,19 @@ async fn a_refused_connection_is_a_connection_error_after_retries() {
         err.detail()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_body_is_an_invalid_response() {
+    let big = "x".repeat(64 * 1024);
+    let server = Server::start(move |_, _| chat(&big)).await;
+    let mut opts = options(&server);
+    opts.max_response_bytes = 16 * 1024;
+    let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+    assert!(
+        err.detail().contains("larger than 16384 bytes"),
+        "{}",
+        err.detail()
+    );
+    assert_eq!(server.count(), 1);
+}
