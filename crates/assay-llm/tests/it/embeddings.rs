@@ -107,19 +107,9 @@ async fn concurrent_calls_share_texts_in_flight_and_duplicates_are_sent_once() {
     let inner = embeddings_server();
     let arrived = Arc::new(tokio::sync::Notify::new());
     let signal = Arc::clone(&arrived);
-    let server = Server::start(move |r, n| match (signal.notify_one(), inner(r, n)).1 {
-        Reply::Http {
-            status,
-            headers,
-            body,
-            ..
-        } => Reply::Http {
-            status,
-            headers,
-            body,
-            delay: std::time::Duration::from_millis(300),
-        },
-        other => other,
+    let server = Server::start(move |r, n| {
+        signal.notify_one();
+        inner(r, n).after(std::time::Duration::from_millis(300))
     })
     .await;
     let e = Arc::new(CachedEmbedder::new(
