@@ -8,7 +8,8 @@
 //! 3. five fully cached reruns of the 10,000 requests (50,000 answers).
 //!
 //! Options: `--requests N` (default 10000), `--concurrency C` (default 64),
-//! `--latency-ms L` (default 100), `--server URL` to use a server started
+//! `--latency-ms L` (default 100), `--threads T` client runtime workers
+//! (default 2, the machine's cores), `--server URL` to use a server started
 //! separately with `--serve` (e.g. to profile the client alone).
 
 #[allow(dead_code)]
@@ -156,7 +157,7 @@ fn main() {
     let ideal = latency.mul_f64(n as f64 / concurrency as f64);
 
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(arg("--threads", 2) as usize)
         .enable_all()
         .build()
         .expect("runtime");
