@@ -62,9 +62,13 @@ impl fmt::Display for SkipReason {
                 f.write_str("missing required field 'reference' (or 'references')")
             }
             SkipReason::MissingField(field) => write!(f, "missing required field '{field}'"),
-            SkipReason::NoStatements => f.write_str("no_statements: the text has no statements to judge"),
+            SkipReason::NoStatements => {
+                f.write_str("no_statements: the text has no statements to judge")
+            }
             SkipReason::NoContexts => f.write_str("no_contexts: the retrieved contexts are empty"),
-            SkipReason::NoQuestions => f.write_str("no_questions: the source yields no questions to ask"),
+            SkipReason::NoQuestions => {
+                f.write_str("no_questions: the source yields no questions to ask")
+            }
         }
     }
 }

@@ -79,27 +79,50 @@ pub fn score(
     weights: Weights,
     threshold: Option<Unit>,
 ) -> Outcome {
-    if response_statements.is_empty() && per_reference.iter().all(|r| r.reference_statements.is_empty()) {
+    if response_statements.is_empty()
+        && per_reference
+            .iter()
+            .all(|r| r.reference_statements.is_empty())
+    {
         return Outcome::Skipped(SkipReason::NoStatements);
     }
     let mut best: Option<(usize, f64)> = None;
     let mut rows = Vec::with_capacity(per_reference.len());
     for (i, r) in per_reference.iter().enumerate() {
         if r.response_verdicts.len() != response_statements.len() {
-            return misaligned("response statements", response_statements.len(), r.response_verdicts.len());
+            return misaligned(
+                "response statements",
+                response_statements.len(),
+                r.response_verdicts.len(),
+            );
         }
         if r.reference_verdicts.len() != r.reference_statements.len() {
-            return misaligned("reference statements", r.reference_statements.len(), r.reference_verdicts.len());
+            return misaligned(
+                "reference statements",
+                r.reference_statements.len(),
+                r.reference_verdicts.len(),
+            );
         }
-        let tp = r.response_verdicts.iter().filter(|v| v.verdict == Label::Yes).count();
+        let tp = r
+            .response_verdicts
+            .iter()
+            .filter(|v| v.verdict == Label::Yes)
+            .count();
         let fp = response_statements.len() - tp;
-        let fn_ = r.reference_verdicts.iter().filter(|v| v.verdict != Label::Yes).count();
+        let fn_ = r
+            .reference_verdicts
+            .iter()
+            .filter(|v| v.verdict != Label::Yes)
+            .count();
         let factual = f1(tp, fp, fn_);
         let similarity = match r.similarity {
             Similarity::NotNeeded => 0.0,
             Similarity::Cosine(c) => c.max(0.0),
             Similarity::Undefined => {
-                return undefined(format!("cosine of the response and reference {} is undefined", i + 1))
+                return undefined(format!(
+                    "cosine of the response and reference {} is undefined",
+                    i + 1
+                ))
             }
         };
         let value = (weights.factual() * factual + weights.semantic() * similarity)
@@ -127,7 +150,10 @@ pub fn score(
     let row = &rows[i];
     let mut reason = format!(
         "TP {}, FP {}, FN {}: F1 {:.3}",
-        row["tp"], row["fp"], row["fn"], row["f1"].as_f64().unwrap_or_default()
+        row["tp"],
+        row["fp"],
+        row["fn"],
+        row["f1"].as_f64().unwrap_or_default()
     );
     if let Similarity::Cosine(c) = r.similarity {
         reason.push_str(&format!(", similarity {c:.3}"));
@@ -135,11 +161,15 @@ pub fn score(
     if let Some(t) = threshold {
         reason.push_str(&format!(", score {raw:.3} against threshold {t}"));
     }
-    let unsupported = quote(response_statements, r.response_verdicts, |l| l != Label::Yes);
+    let unsupported = quote(response_statements, r.response_verdicts, |l| {
+        l != Label::Yes
+    });
     if !unsupported.is_empty() {
         reason.push_str(&format!("; not in the reference: {unsupported}"));
     }
-    let missing = quote(r.reference_statements, r.reference_verdicts, |l| l != Label::Yes);
+    let missing = quote(r.reference_statements, r.reference_verdicts, |l| {
+        l != Label::Yes
+    });
     if !missing.is_empty() {
         reason.push_str(&format!("; missing from the response: {missing}"));
     }
@@ -155,7 +185,10 @@ mod tests {
     use super::*;
 
     fn v(l: Label) -> Verdict {
-        Verdict { verdict: l, reason: String::new() }
+        Verdict {
+            verdict: l,
+            reason: String::new(),
+        }
     }
 
     /// Seed 003: reference "Einstein was born in 1879 in Germany.", answer
@@ -163,8 +196,15 @@ mod tests {
     /// Spain, FN born in Germany; F1 = 1 / (1 + 0.5 x 2) = 0.5.
     #[test]
     fn seed_003_low_correctness_example() {
-        let response: Vec<String> = ["Einstein was born in Spain.", "Einstein was born in 1879."].map(String::from).to_vec();
-        let reference: Vec<String> = ["Einstein was born in 1879.", "Einstein was born in Germany."].map(String::from).to_vec();
+        let response: Vec<String> = ["Einstein was born in Spain.", "Einstein was born in 1879."]
+            .map(String::from)
+            .to_vec();
+        let reference: Vec<String> = [
+            "Einstein was born in 1879.",
+            "Einstein was born in Germany.",
+        ]
+        .map(String::from)
+        .to_vec();
         let (rv, fv) = ([v(Label::No), v(Label::Yes)], [v(Label::Yes), v(Label::No)]);
         let per = |similarity| PerReference {
             reference_statements: &reference,
@@ -173,16 +213,40 @@ mod tests {
             similarity,
         };
         let f1_only = Weights::new(1.0, 0.0).unwrap();
-        let Outcome::Scored { value, reason, .. } = score(&response, &[per(Similarity::NotNeeded)], f1_only, None) else { panic!() };
+        let Outcome::Scored { value, reason, .. } =
+            score(&response, &[per(Similarity::NotNeeded)], f1_only, None)
+        else {
+            panic!()
+        };
         assert_eq!(value, 0.5);
         let reason = reason.unwrap();
         assert!(reason.starts_with("TP 1, FP 1, FN 1: F1 0.500"), "{reason}");
-        assert!(reason.contains("not in the reference: [1] \"Einstein was born in Spain.\""), "{reason}");
-        assert!(reason.contains("missing from the response: [2] \"Einstein was born in Germany.\""), "{reason}");
-        let Outcome::Scored { value, .. } = score(&response, &[per(Similarity::Cosine(0.9))], Weights::DEFAULT, None) else { panic!() };
+        assert!(
+            reason.contains("not in the reference: [1] \"Einstein was born in Spain.\""),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("missing from the response: [2] \"Einstein was born in Germany.\""),
+            "{reason}"
+        );
+        let Outcome::Scored { value, .. } = score(
+            &response,
+            &[per(Similarity::Cosine(0.9))],
+            Weights::DEFAULT,
+            None,
+        ) else {
+            panic!()
+        };
         assert!((value - (0.75 * 0.5 + 0.25 * 0.9)).abs() < 1e-12);
         let t = Some(Unit::new(0.6).unwrap());
-        let Outcome::Scored { value, .. } = score(&response, &[per(Similarity::Cosine(0.9))], Weights::DEFAULT, t) else { panic!() };
+        let Outcome::Scored { value, .. } = score(
+            &response,
+            &[per(Similarity::Cosine(0.9))],
+            Weights::DEFAULT,
+            t,
+        ) else {
+            panic!()
+        };
         assert_eq!(value, 1.0);
     }
 
@@ -192,14 +256,34 @@ mod tests {
         let r1: Vec<String> = vec!["x".into()];
         let (no, yes) = ([v(Label::No)], [v(Label::Yes)]);
         let refs = [
-            PerReference { reference_statements: &r1, response_verdicts: &no, reference_verdicts: &no, similarity: Similarity::NotNeeded },
-            PerReference { reference_statements: &r1, response_verdicts: &yes, reference_verdicts: &yes, similarity: Similarity::NotNeeded },
+            PerReference {
+                reference_statements: &r1,
+                response_verdicts: &no,
+                reference_verdicts: &no,
+                similarity: Similarity::NotNeeded,
+            },
+            PerReference {
+                reference_statements: &r1,
+                response_verdicts: &yes,
+                reference_verdicts: &yes,
+                similarity: Similarity::NotNeeded,
+            },
         ];
         let w = Weights::new(1.0, 0.0).unwrap();
-        let Outcome::Scored { value, details, .. } = score(&response, &refs, w, None) else { panic!() };
+        let Outcome::Scored { value, details, .. } = score(&response, &refs, w, None) else {
+            panic!()
+        };
         assert_eq!((value, details["best_reference"].as_u64()), (1.0, Some(1)));
-        let none = PerReference { reference_statements: &[], response_verdicts: &[], reference_verdicts: &[], similarity: Similarity::NotNeeded };
-        assert_eq!(score(&[], &[none], w, None), Outcome::Skipped(SkipReason::NoStatements));
+        let none = PerReference {
+            reference_statements: &[],
+            response_verdicts: &[],
+            reference_verdicts: &[],
+            similarity: Similarity::NotNeeded,
+        };
+        assert_eq!(
+            score(&[], &[none], w, None),
+            Outcome::Skipped(SkipReason::NoStatements)
+        );
         assert_eq!(f1(0, 2, 1), 0.0);
     }
 }

@@ -52,7 +52,10 @@ mod tests {
     fn idk_rule_changes_the_count() {
         let statements: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
         let verdicts: Vec<Verdict> = [Label::Yes, Label::Idk, Label::No, Label::Yes]
-            .map(|l| Verdict { verdict: l, reason: String::new() })
+            .map(|l| Verdict {
+                verdict: l,
+                reason: String::new(),
+            })
             .to_vec();
         let value = |idk| match score(&statements, &verdicts, idk) {
             Outcome::Scored { value, .. } => value,
@@ -60,6 +63,9 @@ mod tests {
         };
         assert_eq!(value(IdkCountsAs::Irrelevant), 0.5);
         assert_eq!(value(IdkCountsAs::Relevant), 0.75);
-        assert_eq!(score(&[], &[], IdkCountsAs::Relevant), Outcome::Skipped(SkipReason::NoStatements));
+        assert_eq!(
+            score(&[], &[], IdkCountsAs::Relevant),
+            Outcome::Skipped(SkipReason::NoStatements)
+        );
     }
 }

@@ -102,7 +102,10 @@ mod tests {
     use super::*;
 
     fn q(text: &str, noncommittal: bool) -> GeneratedQuestion {
-        GeneratedQuestion { question: text.into(), noncommittal }
+        GeneratedQuestion {
+            question: text.into(),
+            noncommittal,
+        }
     }
 
     #[test]
@@ -111,17 +114,37 @@ mod tests {
         let embeddings = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![1.0, 1.0]];
         let qs = [q("a", false), q("b", true), q("c", false)];
         let expected = (1.0 + 0.0 + std::f64::consts::FRAC_1_SQRT_2) / 3.0;
-        let Outcome::Scored { value, details, .. } = score(&qs, &input, &embeddings, Noncommittal::All) else { panic!() };
+        let Outcome::Scored { value, details, .. } =
+            score(&qs, &input, &embeddings, Noncommittal::All)
+        else {
+            panic!()
+        };
         assert!((value - expected).abs() < 1e-12);
         assert!((details["raw_mean_cosine"].as_f64().unwrap() - expected).abs() < 1e-12);
-        let Outcome::Scored { value, .. } = score(&qs, &input, &embeddings, Noncommittal::Any) else { panic!() };
+        let Outcome::Scored { value, .. } = score(&qs, &input, &embeddings, Noncommittal::Any)
+        else {
+            panic!()
+        };
         assert_eq!(value, 0.0);
         let all = [q("a", true), q("b", true), q("c", true)];
-        let Outcome::Scored { value, .. } = score(&all, &input, &embeddings, Noncommittal::All) else { panic!() };
+        let Outcome::Scored { value, .. } = score(&all, &input, &embeddings, Noncommittal::All)
+        else {
+            panic!()
+        };
         assert_eq!(value, 0.0);
         let negative = vec![vec![-1.0, 0.0]; 3];
-        let Outcome::Scored { value, details, .. } = score(&qs, &input, &negative, Noncommittal::All) else { panic!() };
-        assert_eq!((value, details["raw_mean_cosine"].as_f64()), (0.0, Some(-1.0)));
-        assert!(matches!(score(&qs, &[0.0, 0.0], &embeddings, Noncommittal::All), Outcome::Failed(_)));
+        let Outcome::Scored { value, details, .. } =
+            score(&qs, &input, &negative, Noncommittal::All)
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (value, details["raw_mean_cosine"].as_f64()),
+            (0.0, Some(-1.0))
+        );
+        assert!(matches!(
+            score(&qs, &[0.0, 0.0], &embeddings, Noncommittal::All),
+            Outcome::Failed(_)
+        ));
     }
 }

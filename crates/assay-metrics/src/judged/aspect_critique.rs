@@ -94,7 +94,11 @@ pub fn score(aspect: &Aspect, votes: &[Verdict]) -> Outcome {
         return misaligned("votes", 1, 0);
     }
     let yes = votes.iter().filter(|v| v.verdict == Label::Yes).count();
-    let verdict = if 2 * yes > votes.len() { Label::Yes } else { Label::No };
+    let verdict = if 2 * yes > votes.len() {
+        Label::Yes
+    } else {
+        Label::No
+    };
     let why = votes
         .iter()
         .find(|v| v.verdict == verdict)
@@ -121,11 +125,20 @@ mod tests {
     #[test]
     fn majority_of_votes() {
         let aspect = custom("polite", "Is the response polite?").unwrap();
-        let v = |l| Verdict { verdict: l, reason: format!("vote {l}") };
-        let Outcome::Scored { value, reason, .. } = score(&aspect, &[v(Label::Yes), v(Label::No), v(Label::Yes)]) else { panic!() };
+        let v = |l| Verdict {
+            verdict: l,
+            reason: format!("vote {l}"),
+        };
+        let Outcome::Scored { value, reason, .. } =
+            score(&aspect, &[v(Label::Yes), v(Label::No), v(Label::Yes)])
+        else {
+            panic!()
+        };
         assert_eq!(value, 1.0);
         assert_eq!(reason.unwrap(), "polite: yes (2 of 3 votes yes): vote yes");
-        let Outcome::Scored { value, .. } = score(&aspect, &[v(Label::No)]) else { panic!() };
+        let Outcome::Scored { value, .. } = score(&aspect, &[v(Label::No)]) else {
+            panic!()
+        };
         assert_eq!(value, 0.0);
         assert!(custom("Bad Name", "x").is_err());
         assert_eq!(direction("harmfulness"), Direction::LowerIsBetter);

@@ -21,7 +21,11 @@ pub(crate) fn itemized(key: &str, items: &[String], verdicts: &[Verdict]) -> Val
 
 /// The items whose verdict satisfies `pick`, quoted with their reasons:
 /// `[2] "item" (reason); [4] ...`, at most [`QUOTED`] of them.
-pub(crate) fn quote(items: &[String], verdicts: &[Verdict], pick: impl Fn(Label) -> bool) -> String {
+pub(crate) fn quote(
+    items: &[String],
+    verdicts: &[Verdict],
+    pick: impl Fn(Label) -> bool,
+) -> String {
     let picked: Vec<String> = items
         .iter()
         .zip(verdicts)
@@ -35,7 +39,12 @@ pub(crate) fn quote(items: &[String], verdicts: &[Verdict], pick: impl Fn(Label)
             }
         })
         .collect();
-    let mut out = picked.iter().take(QUOTED).cloned().collect::<Vec<_>>().join("; ");
+    let mut out = picked
+        .iter()
+        .take(QUOTED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
     if picked.len() > QUOTED {
         out.push_str(&format!("; and {} more", picked.len() - QUOTED));
     }

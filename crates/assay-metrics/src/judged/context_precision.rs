@@ -22,7 +22,8 @@ use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::ContextUsefulness];
 
-pub const EMPTY_INPUTS: &str = "skipped (no_contexts) when there are no retrieved contexts; 0 when none is useful";
+pub const EMPTY_INPUTS: &str =
+    "skipped (no_contexts) when there are no retrieved contexts; 0 when none is useful";
 
 /// One usefulness step per reference (or one against the response).
 pub fn steps(against: PrecisionAgainst, references: usize) -> Vec<StepKey> {
@@ -84,12 +85,18 @@ pub fn score(contexts: &[String], per_target: &[&[Verdict]]) -> Outcome {
     let merged: Vec<Verdict> = (0..contexts.len())
         .map(|k| Verdict {
             verdict: if useful[k] { Label::Yes } else { Label::No },
-            reason: per_target.first().map_or(String::new(), |v| v[k].reason.clone()),
+            reason: per_target
+                .first()
+                .map_or(String::new(), |v| v[k].reason.clone()),
         })
         .collect();
     scored(
         value,
-        with_quotes(base, "not useful", quote(contexts, &merged, |l| l == Label::No)),
+        with_quotes(
+            base,
+            "not useful",
+            quote(contexts, &merged, |l| l == Label::No),
+        ),
         json!({
             "useful": useful,
             "verdicts": per_target.iter().map(|v| v.iter().map(|x| json!({"verdict": x.verdict, "reason": x.reason})).collect::<Vec<_>>()).collect::<Vec<_>>(),
@@ -119,13 +126,20 @@ mod tests {
         let contexts: Vec<String> = ["c1", "c2", "c3", "c4"].map(String::from).to_vec();
         let v = |s: &str| -> Vec<Verdict> {
             s.chars()
-                .map(|c| Verdict { verdict: if c == 'y' { Label::Yes } else { Label::No }, reason: format!("r{c}") })
+                .map(|c| Verdict {
+                    verdict: if c == 'y' { Label::Yes } else { Label::No },
+                    reason: format!("r{c}"),
+                })
                 .collect()
         };
         let (a, b) = (v("ynnn"), v("nnny"));
-        let Outcome::Scored { value, reason, .. } = score(&contexts, &[&a, &b]) else { panic!() };
+        let Outcome::Scored { value, reason, .. } = score(&contexts, &[&a, &b]) else {
+            panic!()
+        };
         assert_eq!(value, 0.75);
-        assert!(reason.unwrap().starts_with("useful contexts at ranks 1, 4 of 4"));
+        assert!(reason
+            .unwrap()
+            .starts_with("useful contexts at ranks 1, 4 of 4"));
         assert_eq!(score(&[], &[]), Outcome::Skipped(SkipReason::NoContexts));
     }
 }

@@ -2,10 +2,15 @@
 //! Recall"): the share of the reference's statements attributable to the
 //! retrieved contexts.
 //!
-//! Steps per reference i: [`StepKey::ReferenceStatements`]
-//! (`prompts/statements.json`), then [`StepKey::ReferenceAttribution`]
-//! (`prompts/reference_attribution.json`), yes/no per statement. Score =
-//! attributed / statements; several references: the maximum (valor).
+//! Steps per reference i: ONE call [`StepKey::ReferenceRecall`]
+//! (`prompts/reference_recall.json`) that states the reference's statements
+//! and judges each attributable to the contexts or not. When another metric
+//! of the sample needs the reference's statements anyway
+//! (`answer_correctness`), [`crate::judged::plan`] replaces it with the
+//! shared [`StepKey::ReferenceStatements`] (`prompts/statements.json`) and
+//! [`StepKey::ReferenceAttribution`] (`prompts/reference_attribution.json`),
+//! whose verdict count is fixed. Score = attributed / statements; several
+//! references: the maximum (valor).
 //!
 //! Empty inputs: references without statements are left out of the
 //! maximum; if none has statements -> skipped, `no_statements`. Empty
@@ -17,15 +22,17 @@ use crate::judged::step::{Label, StepKey, Verdict};
 use assay_core::{Outcome, SkipReason};
 use serde_json::json;
 
-pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::ReferenceAttribution];
+pub const PROMPTS: &[PromptId] = &[
+    PromptId::ReferenceRecall,
+    PromptId::Statements,
+    PromptId::ReferenceAttribution,
+];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when no reference has statements; 0 when the contexts are empty";
 
 pub fn steps(references: usize) -> Vec<StepKey> {
-    (0..references)
-        .flat_map(|i| [StepKey::ReferenceStatements(i), StepKey::ReferenceAttribution(i)])
-        .collect()
+    (0..references).map(StepKey::ReferenceRecall).collect()
 }
 
 /// The score from each reference's statements and verdicts.
@@ -54,11 +61,19 @@ pub fn score(per_reference: &[(&[String], &[Verdict])]) -> Outcome {
         statements.len()
     );
     if per_reference.len() > 1 {
-        base.push_str(&format!(" (reference {}, the best of {})", i + 1, per_reference.len()));
+        base.push_str(&format!(
+            " (reference {}, the best of {})",
+            i + 1,
+            per_reference.len()
+        ));
     }
     scored(
         value,
-        with_quotes(base, "not attributable", quote(statements, verdicts, |l| l == Label::No)),
+        with_quotes(
+            base,
+            "not attributable",
+            quote(statements, verdicts, |l| l == Label::No),
+        ),
         json!({
             "best_reference": i,
             "references": per_reference.iter().map(|(s, v)| itemized("statement", s, v)).collect::<Vec<_>>(),
@@ -72,19 +87,31 @@ mod tests {
 
     fn vs(s: &str) -> Vec<Verdict> {
         s.chars()
-            .map(|c| Verdict { verdict: if c == 'y' { Label::Yes } else { Label::No }, reason: String::new() })
+            .map(|c| Verdict {
+                verdict: if c == 'y' { Label::Yes } else { Label::No },
+                reason: String::new(),
+            })
             .collect()
     }
 
     #[test]
     fn maximum_over_references() {
-        let a: Vec<String> = ["born 1879", "published 4 papers in 1905"].map(String::from).to_vec();
-        let b: Vec<String> = ["physicist", "Nobel 1921", "born in Ulm"].map(String::from).to_vec();
+        let a: Vec<String> = ["born 1879", "published 4 papers in 1905"]
+            .map(String::from)
+            .to_vec();
+        let b: Vec<String> = ["physicist", "Nobel 1921", "born in Ulm"]
+            .map(String::from)
+            .to_vec();
         let (va, vb) = (vs("yn"), vs("yyn"));
-        let Outcome::Scored { value, details, .. } = score(&[(&a, &va), (&b, &vb)]) else { panic!() };
+        let Outcome::Scored { value, details, .. } = score(&[(&a, &va), (&b, &vb)]) else {
+            panic!()
+        };
         assert_eq!(value, 2.0 / 3.0);
         assert_eq!(details["best_reference"], 1);
         let empty: Vec<String> = Vec::new();
-        assert_eq!(score(&[(&empty, &[])]), Outcome::Skipped(SkipReason::NoStatements));
+        assert_eq!(
+            score(&[(&empty, &[])]),
+            Outcome::Skipped(SkipReason::NoStatements)
+        );
     }
 }

@@ -31,7 +31,10 @@ pub fn score(contexts: &[String], verdicts: &[Verdict]) -> Outcome {
     scored(
         yes as f64 / contexts.len() as f64,
         with_quotes(
-            format!("{yes} of {} contexts are relevant to the question", contexts.len()),
+            format!(
+                "{yes} of {} contexts are relevant to the question",
+                contexts.len()
+            ),
             "not relevant",
             quote(contexts, verdicts, |l| l == Label::No),
         ),
@@ -47,9 +50,14 @@ mod tests {
     fn share_of_relevant_contexts() {
         let contexts: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
         let verdicts: Vec<Verdict> = [Label::Yes, Label::No, Label::No]
-            .map(|l| Verdict { verdict: l, reason: "x".into() })
+            .map(|l| Verdict {
+                verdict: l,
+                reason: "x".into(),
+            })
             .to_vec();
-        let Outcome::Scored { value, reason, .. } = score(&contexts, &verdicts) else { panic!() };
+        let Outcome::Scored { value, reason, .. } = score(&contexts, &verdicts) else {
+            panic!()
+        };
         assert_eq!(value, 1.0 / 3.0);
         assert!(reason.unwrap().contains("[2] \"b\" (x); [3] \"c\" (x)"));
         assert_eq!(score(&[], &[]), Outcome::Skipped(SkipReason::NoContexts));

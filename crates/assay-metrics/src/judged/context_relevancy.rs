@@ -48,7 +48,9 @@ pub fn split_sentences(text: &str) -> Vec<&str> {
     while let Some((i, c)) = chars.next() {
         let end = match c {
             '\n' => Some(i),
-            '.' | '!' | '?' if chars.peek().is_none_or(|(_, n)| n.is_whitespace()) => Some(i + c.len_utf8()),
+            '.' | '!' | '?' if chars.peek().is_none_or(|(_, n)| n.is_whitespace()) => {
+                Some(i + c.len_utf8())
+            }
             _ => None,
         };
         if let Some(end) = end {
@@ -57,7 +59,10 @@ pub fn split_sentences(text: &str) -> Vec<&str> {
         }
     }
     out.push(&text[start..]);
-    out.into_iter().map(str::trim).filter(|s| !s.is_empty()).collect()
+    out.into_iter()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// The distinct extracted sentences of a vote (empty when insufficient).
@@ -132,7 +137,9 @@ pub fn score(context: &str, votes: &[Extraction], embeddings: Option<&[Vec<f64>]
         reason.push_str(&format!(", agreement {agreement:.3}"));
     }
     if insufficient > 0 {
-        reason.push_str(&format!("; {insufficient} vote(s) found the information insufficient"));
+        reason.push_str(&format!(
+            "; {insufficient} vote(s) found the information insufficient"
+        ));
     }
     scored(
         value,
@@ -161,19 +168,37 @@ mod tests {
     fn sentences_split_on_terminators_and_lines() {
         assert_eq!(
             split_sentences(CONTEXT),
-            ["Albert Einstein was born in Ulm.", "He developed relativity.", "He liked sailing!", "Did he play violin?", "Yes."]
+            [
+                "Albert Einstein was born in Ulm.",
+                "He developed relativity.",
+                "He liked sailing!",
+                "Did he play violin?",
+                "Yes."
+            ]
         );
         assert_eq!(split_sentences("v1.2 is out"), ["v1.2 is out"]);
     }
 
     #[test]
     fn overlap_counts_only_verbatim_sentences() {
-        let one = [pick(&["Albert Einstein was born in Ulm.", "He invented the bicycle."])];
-        let Outcome::Scored { value, .. } = score(CONTEXT, &one, None) else { panic!() };
+        let one = [pick(&[
+            "Albert Einstein was born in Ulm.",
+            "He invented the bicycle.",
+        ])];
+        let Outcome::Scored { value, .. } = score(CONTEXT, &one, None) else {
+            panic!()
+        };
         assert_eq!(value, 1.0 / 5.0);
-        let Outcome::Scored { value, .. } = score(CONTEXT, &[Extraction::InsufficientInformation], None) else { panic!() };
+        let Outcome::Scored { value, .. } =
+            score(CONTEXT, &[Extraction::InsufficientInformation], None)
+        else {
+            panic!()
+        };
         assert_eq!(value, 0.0);
-        assert_eq!(score(" \n", &one, None), Outcome::Skipped(SkipReason::NoContexts));
+        assert_eq!(
+            score(" \n", &one, None),
+            Outcome::Skipped(SkipReason::NoContexts)
+        );
     }
 
     #[test]
@@ -181,11 +206,19 @@ mod tests {
         let a = pick(&["Albert Einstein was born in Ulm. He developed relativity."]);
         let b = pick(&["Albert Einstein was born in Ulm."]);
         // overlaps 2/5 and 1/5, Jaccard {2 sentences} vs {1} = 1/2.
-        let Outcome::Scored { value, details, .. } = score(CONTEXT, &[a.clone(), b.clone()], None) else { panic!() };
+        let Outcome::Scored { value, details, .. } = score(CONTEXT, &[a.clone(), b.clone()], None)
+        else {
+            panic!()
+        };
         assert!((value - 0.3 * 0.5).abs() < 1e-12, "{value}");
         assert_eq!(details["agreement"], 0.5);
         let e = vec![vec![1.0, 0.0], vec![1.0, 1.0]];
-        let Outcome::Scored { value, .. } = score(CONTEXT, &[a, b], Some(&e)) else { panic!() };
-        assert!((value - 0.3 * std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12, "{value}");
+        let Outcome::Scored { value, .. } = score(CONTEXT, &[a, b], Some(&e)) else {
+            panic!()
+        };
+        assert!(
+            (value - 0.3 * std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12,
+            "{value}"
+        );
     }
 }

@@ -46,7 +46,10 @@ pub fn score(statements: &[String], verdicts: &[Verdict], mode: FaithfulnessMode
     let bad = verdicts.iter().filter(|v| against(v.verdict)).count();
     let base = match mode {
         FaithfulnessMode::Supported => {
-            format!("{} of {n} statements can be inferred from the contexts", n - bad)
+            format!(
+                "{} of {n} statements can be inferred from the contexts",
+                n - bad
+            )
         }
         FaithfulnessMode::Contradictions => {
             format!("{bad} of {n} statements contradict the contexts")
@@ -81,14 +84,21 @@ mod tests {
     #[test]
     fn unrelated_claims_count_against_by_default_not_in_contradictions_mode() {
         let verdicts = [v(Label::Yes), v(Label::Idk), v(Label::No), v(Label::Yes)];
-        let Outcome::Scored { value, reason, .. } = score(&texts(4), &verdicts, FaithfulnessMode::Supported) else {
+        let Outcome::Scored { value, reason, .. } =
+            score(&texts(4), &verdicts, FaithfulnessMode::Supported)
+        else {
             panic!()
         };
         assert_eq!(value, 0.5);
         let reason = reason.unwrap();
         assert!(reason.starts_with("2 of 4 statements"), "{reason}");
-        assert!(reason.contains("[2] \"statement 2\" (because idk)") && reason.contains("[3]"), "{reason}");
-        let Outcome::Scored { value, .. } = score(&texts(4), &verdicts, FaithfulnessMode::Contradictions) else {
+        assert!(
+            reason.contains("[2] \"statement 2\" (because idk)") && reason.contains("[3]"),
+            "{reason}"
+        );
+        let Outcome::Scored { value, .. } =
+            score(&texts(4), &verdicts, FaithfulnessMode::Contradictions)
+        else {
             panic!()
         };
         assert_eq!(value, 0.75);
@@ -100,6 +110,9 @@ mod tests {
             score(&[], &[], FaithfulnessMode::Supported),
             Outcome::Skipped(SkipReason::NoStatements)
         );
-        assert!(matches!(score(&texts(2), &[v(Label::Yes)], FaithfulnessMode::Supported), Outcome::Failed(_)));
+        assert!(matches!(
+            score(&texts(2), &[v(Label::Yes)], FaithfulnessMode::Supported),
+            Outcome::Failed(_)
+        ));
     }
 }

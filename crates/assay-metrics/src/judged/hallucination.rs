@@ -35,7 +35,10 @@ pub fn score(contexts: &[String], verdicts: &[Verdict]) -> Outcome {
     scored(
         yes as f64 / contexts.len() as f64,
         with_quotes(
-            format!("the response contradicts {yes} of {} contexts", contexts.len()),
+            format!(
+                "the response contradicts {yes} of {} contexts",
+                contexts.len()
+            ),
             "contradicted",
             quote(contexts, verdicts, |l| l == Label::Yes),
         ),
@@ -53,11 +56,21 @@ mod tests {
             .map(String::from)
             .to_vec();
         let verdicts = vec![
-            Verdict { verdict: Label::Yes, reason: "the response puts Paris in Spain".into() },
-            Verdict { verdict: Label::No, reason: "not addressed".into() },
+            Verdict {
+                verdict: Label::Yes,
+                reason: "the response puts Paris in Spain".into(),
+            },
+            Verdict {
+                verdict: Label::No,
+                reason: "not addressed".into(),
+            },
         ];
-        let Outcome::Scored { value, reason, .. } = score(&contexts, &verdicts) else { panic!() };
+        let Outcome::Scored { value, reason, .. } = score(&contexts, &verdicts) else {
+            panic!()
+        };
         assert_eq!(value, 0.5);
-        assert!(reason.unwrap().contains("[1] \"Paris is in France.\" (the response puts Paris in Spain)"));
+        assert!(reason
+            .unwrap()
+            .contains("[1] \"Paris is in France.\" (the response puts Paris in Spain)"));
     }
 }

@@ -367,9 +367,10 @@ impl JudgedMetric {
         if let Some(missing) = self.required().into_iter().find(|f| !has(*f)) {
             return Some(SkipReason::MissingField(missing));
         }
-        let no_contexts = sample.retrieved_contexts.as_ref().is_some_and(|c| {
-            c.iter().all(|t| t.trim().is_empty())
-        });
+        let no_contexts = sample
+            .retrieved_contexts
+            .as_ref()
+            .is_some_and(|c| c.iter().all(|t| t.trim().is_empty()));
         if self.needs_some_context() && no_contexts {
             return Some(SkipReason::NoContexts);
         }
@@ -381,9 +382,13 @@ impl JudgedMetric {
         let n_refs = sample.reference_list().map_or(0, |r| r.len());
         match self {
             JudgedMetric::Faithfulness { .. } => faithfulness::steps(),
-            JudgedMetric::AnswerRelevancy { strictness, .. } => answer_relevancy::steps(*strictness),
+            JudgedMetric::AnswerRelevancy { strictness, .. } => {
+                answer_relevancy::steps(*strictness)
+            }
             JudgedMetric::AnswerRelevance { .. } => answer_relevance::steps(),
-            JudgedMetric::ContextPrecision { against } => context_precision::steps(*against, n_refs),
+            JudgedMetric::ContextPrecision { against } => {
+                context_precision::steps(*against, n_refs)
+            }
             JudgedMetric::ContextRecall => context_recall::steps(n_refs),
             JudgedMetric::ContextRelevance => context_relevance::steps(),
             JudgedMetric::ContextRelevancy {
@@ -423,7 +428,12 @@ impl JudgedMetric {
         match self {
             JudgedMetric::AspectCritique { aspects, .. } => aspects
                 .iter()
-                .map(|a| (aspect_critique::outcome_name(&a.name), aspect_critique::direction(&a.name)))
+                .map(|a| {
+                    (
+                        aspect_critique::outcome_name(&a.name),
+                        aspect_critique::direction(&a.name),
+                    )
+                })
                 .collect(),
             _ => vec![(self.id().to_string(), self.id().direction())],
         }
@@ -433,7 +443,11 @@ impl JudgedMetric {
     /// per [`JudgedMetric::outputs`]. An error means a step this metric
     /// needs has not completed (the engine's bug, or a failed step whose
     /// failure the engine reports instead).
-    pub fn score(&self, sample: &Sample, outputs: &Outputs) -> Result<Vec<(String, Outcome)>, InputError> {
+    pub fn score(
+        &self,
+        sample: &Sample,
+        outputs: &Outputs,
+    ) -> Result<Vec<(String, Outcome)>, InputError> {
         if let Some(why) = self.precheck(sample) {
             return Ok(self
                 .outputs()
@@ -470,7 +484,9 @@ impl JudgedMetric {
                 let contexts = inputs.contexts()?;
                 let targets = match against {
                     PrecisionAgainst::Response => vec![UsefulFor::Response],
-                    PrecisionAgainst::Reference => (0..n_refs(sample)).map(UsefulFor::Reference).collect(),
+                    PrecisionAgainst::Reference => {
+                        (0..n_refs(sample)).map(UsefulFor::Reference).collect()
+                    }
                 };
                 let verdicts = targets
                     .iter()
@@ -479,12 +495,25 @@ impl JudgedMetric {
                 one(context_precision::score(contexts, &verdicts))
             }
             JudgedMetric::ContextRecall => {
+                // Either form the plan chose: one call, or shared statements
+                // plus attribution verdicts.
                 let per_ref = (0..n_refs(sample))
                     .map(|i| {
-                        Ok((
-                            inputs.texts(&StepKey::ReferenceStatements(i))?,
-                            inputs.verdicts(&StepKey::ReferenceAttribution(i))?,
-                        ))
+                        let attribution = StepKey::ReferenceAttribution(i);
+                        if outputs.contains_key(&attribution) {
+                            return Ok((
+                                inputs.texts(&StepKey::ReferenceStatements(i))?,
+                                inputs.verdicts(&attribution)?,
+                            ));
+                        }
+                        let key = StepKey::ReferenceRecall(i);
+                        match inputs.output(&key)? {
+                            StepOutput::Attributed {
+                                statements,
+                                verdicts,
+                            } => Ok((statements.as_slice(), verdicts.as_slice())),
+                            _ => Err(InputError::WrongOutput(key)),
+                        }
                     })
                     .collect::<Result<Vec<_>, InputError>>()?;
                 one(context_recall::score(&per_ref))
@@ -505,24 +534,35 @@ impl JudgedMetric {
                     }
                     _ => None,
                 };
-                one(context_relevancy::score(&inputs.source()?, extractions, embeddings))
+                one(context_relevancy::score(
+                    &inputs.source()?,
+                    extractions,
+                    embeddings,
+                ))
             }
             JudgedMetric::AnswerCorrectness { weights, threshold } => {
                 let response = inputs.texts(&StepKey::ResponseStatements)?;
                 let response_embedding = if weights.needs_embeddings() {
-                    Some(first(inputs.embeddings(&StepKey::Embed(EmbedText::Response))?))
+                    Some(first(
+                        inputs.embeddings(&StepKey::Embed(EmbedText::Response))?,
+                    ))
                 } else {
                     None
                 };
                 let per_ref = (0..n_refs(sample))
                     .map(|i| {
-                        let classification = match inputs.output(&StepKey::CorrectnessClassification(i))? {
-                            StepOutput::Classification {
-                                response,
-                                reference,
-                            } => (response.as_slice(), reference.as_slice()),
-                            _ => return Err(InputError::WrongOutput(StepKey::CorrectnessClassification(i))),
-                        };
+                        let classification =
+                            match inputs.output(&StepKey::CorrectnessClassification(i))? {
+                                StepOutput::Classification {
+                                    response,
+                                    reference,
+                                } => (response.as_slice(), reference.as_slice()),
+                                _ => {
+                                    return Err(InputError::WrongOutput(
+                                        StepKey::CorrectnessClassification(i),
+                                    ))
+                                }
+                            };
                         let similarity = match response_embedding {
                             Some(r) => match common::cosine(
                                 r,
@@ -541,7 +581,9 @@ impl JudgedMetric {
                         })
                     })
                     .collect::<Result<Vec<_>, InputError>>()?;
-                one(answer_correctness::score(response, &per_ref, *weights, *threshold))
+                one(answer_correctness::score(
+                    response, &per_ref, *weights, *threshold,
+                ))
             }
             JudgedMetric::SummarizationScore {
                 length_penalty,
@@ -583,15 +625,26 @@ impl JudgedMetric {
                         aspect: a.clone(),
                         votes: strictness.get(),
                     };
-                    Ok((aspect_critique::outcome_name(&a.name), aspect_critique::score(a, inputs.verdicts(&key)?)))
+                    Ok((
+                        aspect_critique::outcome_name(&a.name),
+                        aspect_critique::score(a, inputs.verdicts(&key)?),
+                    ))
                 })
                 .collect(),
             JudgedMetric::SemanticSimilarity { threshold } => {
                 let response = first(inputs.embeddings(&StepKey::Embed(EmbedText::Response))?);
                 let references = (0..n_refs(sample))
-                    .map(|i| Ok(first(inputs.embeddings(&StepKey::Embed(EmbedText::Reference(i)))?)))
+                    .map(|i| {
+                        Ok(first(
+                            inputs.embeddings(&StepKey::Embed(EmbedText::Reference(i)))?,
+                        ))
+                    })
                     .collect::<Result<Vec<_>, InputError>>()?;
-                one(semantic_similarity::score(response, &references, *threshold))
+                one(semantic_similarity::score(
+                    response,
+                    &references,
+                    *threshold,
+                ))
             }
         }
     }
@@ -605,7 +658,10 @@ impl JudgedMetric {
         }
         for id in self.id().prompts() {
             let p = prompts.get(*id);
-            sig = sig.with(&format!("prompt.{id}"), format!("v{}-{}", p.version, &p.hash[..12.min(p.hash.len())]));
+            sig = sig.with(
+                &format!("prompt.{id}"),
+                format!("v{}-{}", p.version, &p.hash[..12.min(p.hash.len())]),
+            );
         }
         sig
     }
@@ -652,7 +708,13 @@ impl JudgedMetric {
                     "aspects",
                     aspects
                         .iter()
-                        .map(|a| format!("{}={}", a.name, &prompt::sha256_hex(a.definition.as_bytes())[..8]))
+                        .map(|a| {
+                            format!(
+                                "{}={}",
+                                a.name,
+                                &prompt::sha256_hex(a.definition.as_bytes())[..8]
+                            )
+                        })
                         .collect::<Vec<_>>()
                         .join(","),
                 ),
@@ -706,22 +768,40 @@ impl Plan {
 
     /// How many steps need a judge prompt (embedding steps excluded).
     pub fn judge_steps(&self) -> usize {
-        self.steps.iter().filter(|s| s.key.prompt().is_some()).count()
+        self.steps
+            .iter()
+            .filter(|s| s.key.prompt().is_some())
+            .count()
     }
 }
 
 /// The deduplicated steps of `metrics` on `sample`.
 pub fn plan(metrics: &[JudgedMetric], sample: &Sample) -> Plan {
     let mut out = Plan::default();
-    let mut index: BTreeMap<StepKey, usize> = BTreeMap::new();
+    let mut wanted: Vec<StepKey> = Vec::new();
     for (m, metric) in metrics.iter().enumerate() {
-        if let Some(why) = metric.precheck(sample) {
-            out.skipped.push((m, why));
-            continue;
+        match metric.precheck(sample) {
+            Some(why) => out.skipped.push((m, why)),
+            None => wanted.extend(metric.steps(sample)),
         }
-        for key in metric.steps(sample) {
-            add_step(&mut out, &mut index, key);
-        }
+    }
+    // context_recall asks for statements and verdicts in one call; when the
+    // reference's statements are extracted anyway, judging those shared
+    // statements costs the same one call and keeps one set of statements.
+    let shared: Vec<StepKey> = wanted
+        .iter()
+        .filter(|k| matches!(k, StepKey::ReferenceStatements(_)))
+        .cloned()
+        .collect();
+    let mut index: BTreeMap<StepKey, usize> = BTreeMap::new();
+    for key in wanted {
+        let key = match key {
+            StepKey::ReferenceRecall(i) if shared.contains(&StepKey::ReferenceStatements(i)) => {
+                StepKey::ReferenceAttribution(i)
+            }
+            other => other,
+        };
+        add_step(&mut out, &mut index, key);
     }
     out
 }

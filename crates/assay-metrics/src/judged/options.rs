@@ -149,7 +149,10 @@ impl Strictness {
         if (1..=MAX_STRICTNESS).contains(&n) {
             Ok(Strictness(n))
         } else {
-            Err(bad(&n.to_string(), format!("expected 1 to {MAX_STRICTNESS}")))
+            Err(bad(
+                &n.to_string(),
+                format!("expected 1 to {MAX_STRICTNESS}"),
+            ))
         }
     }
 
@@ -159,7 +162,10 @@ impl Strictness {
         if n % 2 == 1 {
             Ok(s)
         } else {
-            Err(bad(&n.to_string(), "expected an odd number (majority vote)"))
+            Err(bad(
+                &n.to_string(),
+                "expected an odd number (majority vote)",
+            ))
         }
     }
 
@@ -177,7 +183,11 @@ impl fmt::Display for Strictness {
 impl FromStr for Strictness {
     type Err = OptionError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Strictness::new(s.trim().parse().map_err(|_| bad(s, "expected a whole number"))?)
+        Strictness::new(
+            s.trim()
+                .parse()
+                .map_err(|_| bad(s, "expected a whole number"))?,
+        )
     }
 }
 
@@ -289,8 +299,15 @@ mod tests {
         for a in BuiltinAspect::ALL {
             assert_eq!(a.to_string().parse::<BuiltinAspect>().unwrap(), *a);
         }
-        assert_eq!("false".parse::<LengthPenalty>().unwrap(), LengthPenalty::Off);
-        assert!("maybe".parse::<Noncommittal>().unwrap_err().message.contains("all, any"));
+        assert_eq!(
+            "false".parse::<LengthPenalty>().unwrap(),
+            LengthPenalty::Off
+        );
+        assert!("maybe"
+            .parse::<Noncommittal>()
+            .unwrap_err()
+            .message
+            .contains("all, any"));
         let w: Weights = "1,0".parse().unwrap();
         assert!(!w.needs_embeddings());
         assert_eq!(w.to_string().parse::<Weights>().unwrap(), w);

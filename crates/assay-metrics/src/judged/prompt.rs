@@ -25,6 +25,7 @@ pub enum PromptId {
     RelevanceVerdicts,
     ContextUsefulness,
     ReferenceAttribution,
+    ReferenceRecall,
     ContextRelevance,
     Contradictions,
     GeneratedQuestions,
@@ -49,13 +50,14 @@ pub enum SlotKind {
 
 impl PromptId {
     /// Every prompt, in file-listing order.
-    pub const ALL: [PromptId; 18] = [
+    pub const ALL: [PromptId; 19] = [
         PromptId::Statements,
         PromptId::Opinions,
         PromptId::FaithfulnessVerdicts,
         PromptId::RelevanceVerdicts,
         PromptId::ContextUsefulness,
         PromptId::ReferenceAttribution,
+        PromptId::ReferenceRecall,
         PromptId::ContextRelevance,
         PromptId::Contradictions,
         PromptId::GeneratedQuestions,
@@ -78,6 +80,7 @@ impl PromptId {
             PromptId::RelevanceVerdicts => "relevance_verdicts",
             PromptId::ContextUsefulness => "context_usefulness",
             PromptId::ReferenceAttribution => "reference_attribution",
+            PromptId::ReferenceRecall => "reference_recall",
             PromptId::ContextRelevance => "context_relevance",
             PromptId::Contradictions => "contradictions",
             PromptId::GeneratedQuestions => "generated_questions",
@@ -113,6 +116,7 @@ impl PromptId {
             PromptId::ContextUsefulness => {
                 &[("question", Text), ("answer", Text), ("contexts", List)]
             }
+            PromptId::ReferenceRecall => &[("contexts", List), ("reference", Text)],
             PromptId::ContextRelevance => &[("question", Text), ("contexts", List)],
             PromptId::Contradictions => &[("response", Text), ("contexts", List)],
             PromptId::GeneratedQuestions => &[("response", Text), ("count", Text)],
@@ -149,6 +153,7 @@ impl PromptId {
             PromptId::ReferenceAttribution => {
                 include_str!("../../prompts/reference_attribution.json")
             }
+            PromptId::ReferenceRecall => include_str!("../../prompts/reference_recall.json"),
             PromptId::ContextRelevance => include_str!("../../prompts/context_relevance.json"),
             PromptId::Contradictions => include_str!("../../prompts/contradictions.json"),
             PromptId::GeneratedQuestions => include_str!("../../prompts/generated_questions.json"),
@@ -283,7 +288,10 @@ impl Prompt {
                 origin: origin.to_string(),
                 source,
             })?;
-        let id: PromptId = raw.id.parse().map_err(|e: UnknownPrompt| invalid(e.to_string()))?;
+        let id: PromptId = raw
+            .id
+            .parse()
+            .map_err(|e: UnknownPrompt| invalid(e.to_string()))?;
         if raw.version == 0 {
             return Err(invalid("version must be at least 1".into()));
         }
@@ -334,15 +342,24 @@ impl Prompt {
                                 invalid(format!("example {i}: slot '{name}' must hold strings"))
                             })?,
                     ),
-                    _ => return Err(invalid(format!("example {i}: slot '{name}' has the wrong type"))),
+                    _ => {
+                        return Err(invalid(format!(
+                            "example {i}: slot '{name}' has the wrong type"
+                        )))
+                    }
                 };
                 input.insert(name.to_string(), value);
             }
-            if let Some(extra) = ex.input.keys().find(|k| !expected.iter().any(|(n, _)| n == k)) {
+            if let Some(extra) = ex
+                .input
+                .keys()
+                .find(|k| !expected.iter().any(|(n, _)| n == k))
+            {
                 return Err(invalid(format!("example {i}: unknown slot '{extra}'")));
             }
-            crate::judged::schema::validate_instance(&raw.output_schema, &ex.output)
-                .map_err(|e| invalid(format!("example {i}: output does not fit the schema: {e}")))?;
+            crate::judged::schema::validate_instance(&raw.output_schema, &ex.output).map_err(
+                |e| invalid(format!("example {i}: output does not fit the schema: {e}")),
+            )?;
             examples.push(Example {
                 input,
                 output: ex.output,
@@ -402,11 +419,16 @@ impl PromptSet {
                 continue;
             }
             let origin = path.display().to_string();
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-            let id: PromptId = stem.parse().map_err(|e: UnknownPrompt| PromptError::Invalid {
-                origin: origin.clone(),
-                message: e.to_string(),
-            })?;
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
+            let id: PromptId = stem
+                .parse()
+                .map_err(|e: UnknownPrompt| PromptError::Invalid {
+                    origin: origin.clone(),
+                    message: e.to_string(),
+                })?;
             let text = std::fs::read_to_string(&path).map_err(|source| PromptError::Io {
                 path: path.clone(),
                 source,
@@ -500,7 +522,8 @@ mod tests {
 
     #[test]
     fn canonical_json_ignores_layout_and_key_order() {
-        let a: Value = serde_json::from_str("{ \"b\": [1, {\"y\":2,\"x\":\"é\"}],\n \"a\": null }").unwrap();
+        let a: Value =
+            serde_json::from_str("{ \"b\": [1, {\"y\":2,\"x\":\"é\"}],\n \"a\": null }").unwrap();
         let b = json!({"a": null, "b": [1, {"x": "é", "y": 2}]});
         assert_eq!(canonical_json(&a), r#"{"a":null,"b":[1,{"x":"é","y":2}]}"#);
         assert_eq!(canonical_json(&a), canonical_json(&b));

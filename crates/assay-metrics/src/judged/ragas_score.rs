@@ -73,7 +73,11 @@ mod tests {
     use super::*;
 
     fn m(name: &str, mean: f64) -> MetricMean<'_> {
-        MetricMean { name, mean, direction: Direction::HigherIsBetter }
+        MetricMean {
+            name,
+            mean,
+            direction: Direction::HigherIsBetter,
+        }
     }
 
     #[test]
@@ -82,6 +86,9 @@ mod tests {
         assert!((s.value - 3.0 / (4.0 + 2.0 + 1.0)).abs() < 1e-15);
         assert_eq!(ragas_score(&[m("a", 0.0), m("b", 0.9)]).unwrap().value, 0.0);
         assert_eq!(ragas_score(&[m("a", 0.5)]), Err(RagasScoreError::TooFew(1)));
-        assert!(matches!(ragas_score(&[m("a", 0.5), m("b", f64::NAN)]), Err(RagasScoreError::NotAUnit { .. })));
+        assert!(matches!(
+            ragas_score(&[m("a", 0.5), m("b", f64::NAN)]),
+            Err(RagasScoreError::NotAUnit { .. })
+        ));
     }
 }

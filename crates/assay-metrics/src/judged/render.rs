@@ -4,7 +4,7 @@
 
 use crate::judged::prompt::{canonical_json, Prompt, PromptId, PromptSet, SlotValue};
 use crate::judged::schema::with_exact_items;
-use crate::judged::step::{EmbedText, Inputs, InputError, StepKey, StepOutput, UsefulFor};
+use crate::judged::step::{EmbedText, InputError, Inputs, StepKey, StepOutput, UsefulFor};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -115,20 +115,31 @@ pub(crate) fn fill(step: &StepKey, inputs: &Inputs<'_>) -> Result<Option<Filled>
     let mut counts = Vec::new();
     let mut votes = 1;
     let slots: Vec<(&'static str, SlotValue)> = match step {
-        StepKey::ResponseStatements => vec![("question", question()), ("text", text(inputs.response()?))],
+        StepKey::ResponseStatements => {
+            vec![("question", question()), ("text", text(inputs.response()?))]
+        }
         StepKey::ReferenceStatements(i) => {
-            vec![("question", question()), ("text", text(inputs.reference(*i)?))]
+            vec![
+                ("question", question()),
+                ("text", text(inputs.reference(*i)?)),
+            ]
         }
         StepKey::Opinions => vec![("text", text(inputs.response()?))],
         StepKey::StatementVerdicts => {
             let statements = inputs.texts(&StepKey::ResponseStatements)?;
             counts.push(("verdicts", statements.len()));
-            vec![("contexts", list(inputs.contexts()?)), ("statements", list(statements))]
+            vec![
+                ("contexts", list(inputs.contexts()?)),
+                ("statements", list(statements)),
+            ]
         }
         StepKey::RelevanceVerdicts => {
             let statements = inputs.texts(&StepKey::ResponseStatements)?;
             counts.push(("verdicts", statements.len()));
-            vec![("question", text(inputs.user_input()?)), ("statements", list(statements))]
+            vec![
+                ("question", text(inputs.user_input()?)),
+                ("statements", list(statements)),
+            ]
         }
         StepKey::ContextUsefulness(target) => {
             let contexts = inputs.contexts()?;
@@ -146,21 +157,37 @@ pub(crate) fn fill(step: &StepKey, inputs: &Inputs<'_>) -> Result<Option<Filled>
         StepKey::ReferenceAttribution(i) => {
             let statements = inputs.texts(&StepKey::ReferenceStatements(*i))?;
             counts.push(("verdicts", statements.len()));
-            vec![("contexts", list(inputs.contexts()?)), ("statements", list(statements))]
+            vec![
+                ("contexts", list(inputs.contexts()?)),
+                ("statements", list(statements)),
+            ]
         }
+        StepKey::ReferenceRecall(i) => vec![
+            ("contexts", list(inputs.contexts()?)),
+            ("reference", text(inputs.reference(*i)?)),
+        ],
         StepKey::ContextRelevance => {
             let contexts = inputs.contexts()?;
             counts.push(("verdicts", contexts.len()));
-            vec![("question", text(inputs.user_input()?)), ("contexts", list(contexts))]
+            vec![
+                ("question", text(inputs.user_input()?)),
+                ("contexts", list(contexts)),
+            ]
         }
         StepKey::Contradictions => {
             let contexts = inputs.contexts()?;
             counts.push(("verdicts", contexts.len()));
-            vec![("response", text(inputs.response()?)), ("contexts", list(contexts))]
+            vec![
+                ("response", text(inputs.response()?)),
+                ("contexts", list(contexts)),
+            ]
         }
         StepKey::GeneratedQuestions { count } => {
             counts.push(("questions", *count as usize));
-            vec![("response", text(inputs.response()?)), ("count", text(&count.to_string()))]
+            vec![
+                ("response", text(inputs.response()?)),
+                ("count", text(&count.to_string())),
+            ]
         }
         StepKey::CorrectnessClassification(i) => {
             let response = inputs.texts(&StepKey::ResponseStatements)?;
@@ -181,7 +208,10 @@ pub(crate) fn fill(step: &StepKey, inputs: &Inputs<'_>) -> Result<Option<Filled>
         StepKey::SummaryAnswers => {
             let questions = inputs.texts(&StepKey::ClosedQuestions)?;
             counts.push(("verdicts", questions.len()));
-            vec![("summary", text(inputs.response()?)), ("questions", list(questions))]
+            vec![
+                ("summary", text(inputs.response()?)),
+                ("questions", list(questions)),
+            ]
         }
         StepKey::CoherenceRating => vec![
             ("text", text(&inputs.source()?)),
@@ -241,6 +271,10 @@ fn trivial(step: &StepKey, filled: &Filled) -> Option<StepOutput> {
         {
             Some(StepOutput::Texts(Vec::new()))
         }
+        StepKey::ReferenceRecall(_) if blank("reference") => Some(StepOutput::Attributed {
+            statements: Vec::new(),
+            verdicts: Vec::new(),
+        }),
         StepKey::ClosedQuestions if blank("keyphrases") || blank("text") => {
             Some(StepOutput::Texts(Vec::new()))
         }
@@ -269,7 +303,11 @@ fn trivial(step: &StepKey, filled: &Filled) -> Option<StepOutput> {
 /// let Ok(Request::Judge(req)) = render(&prompts, &StepKey::ResponseStatements, &Inputs::new(&sample, &outputs)) else { panic!() };
 /// assert!(req.messages.last().unwrap().content.contains("Rome is in Italy."));
 /// ```
-pub fn render(prompts: &PromptSet, step: &StepKey, inputs: &Inputs<'_>) -> Result<Request, InputError> {
+pub fn render(
+    prompts: &PromptSet,
+    step: &StepKey,
+    inputs: &Inputs<'_>,
+) -> Result<Request, InputError> {
     let Some(filled) = fill(step, inputs)? else {
         return embed_request(step, inputs).map(Request::Embed);
     };
@@ -296,7 +334,11 @@ pub fn render(prompts: &PromptSet, step: &StepKey, inputs: &Inputs<'_>) -> Resul
         prompt_hash: prompt.hash.clone(),
         messages,
         schema,
-        temperature: if filled.votes > 1 { VOTE_TEMPERATURE } else { 0.0 },
+        temperature: if filled.votes > 1 {
+            VOTE_TEMPERATURE
+        } else {
+            0.0
+        },
         n_votes: filled.votes,
     }))
 }
@@ -314,7 +356,16 @@ pub fn fixed_messages(prompt: &Prompt) -> Vec<Message> {
     for example in &prompt.examples {
         let counts: Vec<(&'static str, usize)> = count_paths(prompt.id)
             .iter()
-            .map(|p| (*p, example.output.get(*p).and_then(Value::as_array).map_or(0, Vec::len)))
+            .map(|p| {
+                (
+                    *p,
+                    example
+                        .output
+                        .get(*p)
+                        .and_then(Value::as_array)
+                        .map_or(0, Vec::len),
+                )
+            })
             .collect();
         messages.push(Message {
             role: Role::User,
@@ -337,7 +388,8 @@ fn count_paths(id: PromptId) -> &'static [&'static str] {
         | PromptId::ClosedQuestions
         | PromptId::CoherenceRating
         | PromptId::AspectVerdict
-        | PromptId::SentenceExtraction => &[],
+        | PromptId::SentenceExtraction
+        | PromptId::ReferenceRecall => &[],
         PromptId::GeneratedQuestions => &["questions"],
         PromptId::CorrectnessClassification => &["response", "reference"],
         _ => &["verdicts"],
@@ -378,7 +430,10 @@ fn user_message<'s>(
     out
 }
 
-pub(crate) fn embed_request(step: &StepKey, inputs: &Inputs<'_>) -> Result<EmbedRequest, InputError> {
+pub(crate) fn embed_request(
+    step: &StepKey,
+    inputs: &Inputs<'_>,
+) -> Result<EmbedRequest, InputError> {
     let StepKey::Embed(target) = step else {
         return Err(InputError::WrongOutput(step.clone()));
     };

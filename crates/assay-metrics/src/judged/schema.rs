@@ -65,7 +65,11 @@ fn check_at(schema: &Value, at: &str) -> Result<(), String> {
             check_at(items, &format!("{at}[]"))
         }
         "string" => match map.get("enum") {
-            Some(Value::Array(values)) if !values.is_empty() && values.iter().all(Value::is_string) => Ok(()),
+            Some(Value::Array(values))
+                if !values.is_empty() && values.iter().all(Value::is_string) =>
+            {
+                Ok(())
+            }
             Some(_) => Err(format!("{at}: 'enum' must be a non-empty list of strings")),
             None => Ok(()),
         },
@@ -86,7 +90,9 @@ fn check_object(map: &Map<String, Value>, at: &str) -> Result<(), String> {
         return Err(format!("{at}: object without 'properties'"));
     };
     if map.get("additionalProperties") != Some(&Value::Bool(false)) {
-        return Err(format!("{at}: objects must set additionalProperties: false"));
+        return Err(format!(
+            "{at}: objects must set additionalProperties: false"
+        ));
     }
     let required: Vec<&str> = match map.get("required") {
         Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
@@ -111,7 +117,10 @@ pub fn validate_instance(schema: &Value, value: &Value) -> Result<(), String> {
 }
 
 fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
-    let ty = schema.get("type").and_then(Value::as_str).unwrap_or_default();
+    let ty = schema
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let fits = match ty {
         "object" => value.is_object(),
         "array" => value.is_array(),
@@ -165,17 +174,26 @@ fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
             Ok(())
         }
         Value::String(s) => match schema.get("enum").and_then(Value::as_array) {
-            Some(values) if !values.iter().any(|v| v.as_str() == Some(s)) => {
-                Err(format!("{at}: '{s}' is not one of {}", Value::Array(values.clone())))
-            }
+            Some(values) if !values.iter().any(|v| v.as_str() == Some(s)) => Err(format!(
+                "{at}: '{s}' is not one of {}",
+                Value::Array(values.clone())
+            )),
             _ => Ok(()),
         },
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::NAN);
-            if schema.get("minimum").and_then(Value::as_f64).is_some_and(|m| !(x >= m)) {
+            if schema
+                .get("minimum")
+                .and_then(Value::as_f64)
+                .is_some_and(|m| x < m)
+            {
                 return Err(format!("{at}: {n} below the minimum"));
             }
-            if schema.get("maximum").and_then(Value::as_f64).is_some_and(|m| !(x <= m)) {
+            if schema
+                .get("maximum")
+                .and_then(Value::as_f64)
+                .is_some_and(|m| x > m)
+            {
                 return Err(format!("{at}: {n} above the maximum"));
             }
             Ok(())

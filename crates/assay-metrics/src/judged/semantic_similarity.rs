@@ -18,7 +18,8 @@ use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[];
 
-pub const EMPTY_INPUTS: &str = "empty texts are embedded as they are; a zero embedding vector fails (undefined)";
+pub const EMPTY_INPUTS: &str =
+    "empty texts are embedded as they are; a zero embedding vector fails (undefined)";
 
 pub fn steps(references: usize) -> Vec<StepKey> {
     let mut steps = vec![StepKey::Embed(EmbedText::Response)];
@@ -31,10 +32,20 @@ pub fn score(response: &[f64], references: &[&[f64]], threshold: Option<Unit>) -
     for (i, r) in references.iter().enumerate() {
         match cosine(response, r) {
             Some(c) => cosines.push(c),
-            None => return undefined(format!("cosine of the response and reference {} is undefined", i + 1)),
+            None => {
+                return undefined(format!(
+                    "cosine of the response and reference {} is undefined",
+                    i + 1
+                ))
+            }
         }
     }
-    let Some((best, raw)) = cosines.iter().copied().enumerate().max_by(|a, b| a.1.total_cmp(&b.1)) else {
+    let Some((best, raw)) = cosines
+        .iter()
+        .copied()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    else {
         return Outcome::Skipped(SkipReason::MissingField(Field::References));
     };
     let clamped = raw.clamp(0.0, 1.0);
@@ -47,7 +58,11 @@ pub fn score(response: &[f64], references: &[&[f64]], threshold: Option<Unit>) -
     if let Some(t) = threshold {
         reason.push_str(&format!(" against threshold {t}"));
     }
-    scored(value, reason, json!({"cosines": cosines, "best_reference": best}))
+    scored(
+        value,
+        reason,
+        json!({"cosines": cosines, "best_reference": best}),
+    )
 }
 
 #[cfg(test)]
@@ -58,11 +73,18 @@ mod tests {
     fn best_reference_and_threshold() {
         let response = [1.0, 0.0];
         let (a, b) = ([0.0, 1.0], [1.0, 1.0]);
-        let Outcome::Scored { value, .. } = score(&response, &[&a, &b], None) else { panic!() };
+        let Outcome::Scored { value, .. } = score(&response, &[&a, &b], None) else {
+            panic!()
+        };
         assert!((value - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12);
         let t = Some(Unit::new(0.8).unwrap());
-        let Outcome::Scored { value, .. } = score(&response, &[&a, &b], t) else { panic!() };
+        let Outcome::Scored { value, .. } = score(&response, &[&a, &b], t) else {
+            panic!()
+        };
         assert_eq!(value, 0.0);
-        assert!(matches!(score(&[0.0, 0.0], &[&a], None), Outcome::Failed(_)));
+        assert!(matches!(
+            score(&[0.0, 0.0], &[&a], None),
+            Outcome::Failed(_)
+        ));
     }
 }

@@ -23,11 +23,15 @@ pub enum EmbedText {
     Response,
     Reference(usize),
     /// The questions of [`StepKey::GeneratedQuestions`] with this count.
-    GeneratedQuestions { count: u32 },
+    GeneratedQuestions {
+        count: u32,
+    },
     /// The extracted sentences of each vote of
     /// [`StepKey::SentenceExtraction`] with this many votes, one text per
     /// vote (its sentences joined by newlines).
-    Extractions { votes: u32 },
+    Extractions {
+        votes: u32,
+    },
 }
 
 /// A named criterion for `aspect_critique`.
@@ -58,6 +62,12 @@ pub enum StepKey {
     ContextUsefulness(UsefulFor),
     /// Per statement of reference `i`: attributable to the contexts.
     ReferenceAttribution(usize),
+    /// Statements of reference `i` and their attribution to the contexts
+    /// in ONE call: what `context_recall` asks for when no other metric of
+    /// the sample needs the reference's statements ([`crate::judged::plan`]
+    /// then uses [`StepKey::ReferenceStatements`] +
+    /// [`StepKey::ReferenceAttribution`] instead, sharing the statements).
+    ReferenceRecall(usize),
     /// Per retrieved context: relevant to the question.
     ContextRelevance,
     /// Per retrieved context: does the response contradict it.
@@ -95,7 +105,10 @@ impl StepKey {
             }
             StepKey::ReferenceAttribution(i) => vec![StepKey::ReferenceStatements(*i)],
             StepKey::CorrectnessClassification(i) => {
-                vec![StepKey::ResponseStatements, StepKey::ReferenceStatements(*i)]
+                vec![
+                    StepKey::ResponseStatements,
+                    StepKey::ReferenceStatements(*i),
+                ]
             }
             StepKey::ClosedQuestions => vec![StepKey::Keyphrases],
             StepKey::SummaryAnswers => vec![StepKey::ClosedQuestions],
@@ -119,6 +132,7 @@ impl StepKey {
             StepKey::RelevanceVerdicts => PromptId::RelevanceVerdicts,
             StepKey::ContextUsefulness(_) => PromptId::ContextUsefulness,
             StepKey::ReferenceAttribution(_) => PromptId::ReferenceAttribution,
+            StepKey::ReferenceRecall(_) => PromptId::ReferenceRecall,
             StepKey::ContextRelevance => PromptId::ContextRelevance,
             StepKey::Contradictions => PromptId::Contradictions,
             StepKey::GeneratedQuestions { .. } => PromptId::GeneratedQuestions,
@@ -161,6 +175,7 @@ impl fmt::Display for StepKey {
                 f.write_str("context_usefulness[response]")
             }
             StepKey::ReferenceAttribution(i) => write!(f, "reference_attribution[{i}]"),
+            StepKey::ReferenceRecall(i) => write!(f, "reference_recall[{i}]"),
             StepKey::ContextRelevance => f.write_str("context_relevance"),
             StepKey::Contradictions => f.write_str("contradictions"),
             StepKey::GeneratedQuestions { count } => write!(f, "generated_questions[{count}]"),
@@ -256,6 +271,11 @@ pub enum StepOutput {
         reference: Vec<Verdict>,
     },
     Rating(Rating),
+    /// Statements extracted and judged in the same call, one verdict each.
+    Attributed {
+        statements: Vec<String>,
+        verdicts: Vec<Verdict>,
+    },
     /// One per vote.
     Extractions(Vec<Extraction>),
     /// One vector per text, in order.
@@ -274,6 +294,10 @@ impl StepOutput {
                 reference,
             } => json!({"response": response, "reference": reference}),
             StepOutput::Rating(r) => json!(r),
+            StepOutput::Attributed {
+                statements,
+                verdicts,
+            } => json!({"statements": statements, "verdicts": verdicts}),
             StepOutput::Extractions(e) => json!(e),
             StepOutput::Embeddings(e) => json!(e),
         }
@@ -367,7 +391,9 @@ impl<'a> Inputs<'a> {
         self.sample
             .retrieved_contexts
             .as_deref()
-            .ok_or(InputError::MissingField(assay_core::Field::RetrievedContexts))
+            .ok_or(InputError::MissingField(
+                assay_core::Field::RetrievedContexts,
+            ))
     }
 
     pub(crate) fn reference(&self, i: usize) -> Result<&'a str, InputError> {

@@ -35,7 +35,11 @@ pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) without source text; skipped (no_questions) when no question can be asked";
 
 pub fn steps() -> Vec<StepKey> {
-    vec![StepKey::Keyphrases, StepKey::ClosedQuestions, StepKey::SummaryAnswers]
+    vec![
+        StepKey::Keyphrases,
+        StepKey::ClosedQuestions,
+        StepKey::SummaryAnswers,
+    ]
 }
 
 /// The source and the summary.
@@ -73,13 +77,20 @@ pub fn score(
         LengthPenalty::On => qa * (1.0 - coeff.get()) + concise * coeff.get(),
         LengthPenalty::Off => qa,
     };
-    let mut base = format!("the summary answers {yes} of {} questions about the source (QA {qa:.3})", questions.len());
+    let mut base = format!(
+        "the summary answers {yes} of {} questions about the source (QA {qa:.3})",
+        questions.len()
+    );
     if length_penalty == LengthPenalty::On {
         base.push_str(&format!(", conciseness {concise:.3}, coeff {coeff}"));
     }
     scored(
         value,
-        with_quotes(base, "not answered", quote(questions, answers, |l| l != Label::Yes)),
+        with_quotes(
+            base,
+            "not answered",
+            quote(questions, answers, |l| l != Label::Yes),
+        ),
         json!({
             "keyphrases": keyphrases,
             "questions": itemized("question", questions, answers),
@@ -105,7 +116,13 @@ mod tests {
             .chars()
             .enumerate()
             .map(|(i, c)| {
-                (format!("question {i}?"), Verdict { verdict: if c == 'y' { Label::Yes } else { Label::No }, reason: String::new() })
+                (
+                    format!("question {i}?"),
+                    Verdict {
+                        verdict: if c == 'y' { Label::Yes } else { Label::No },
+                        reason: String::new(),
+                    },
+                )
             })
             .unzip()
     }
@@ -114,22 +131,38 @@ mod tests {
     /// answered; expected values computed with Python's formula.
     #[test]
     fn seed_example_formula() {
-        let texts = Texts { source: SOURCE, summary: SUMMARY };
+        let texts = Texts {
+            source: SOURCE,
+            summary: SUMMARY,
+        };
         assert_eq!(conciseness(&texts), 0.4096774193550291);
         let (q, a) = answers("yyyny");
-        let Outcome::Scored { value, details, .. } = score(&texts, &[], &q, &a, LengthPenalty::On, Unit::HALF) else { panic!() };
+        let Outcome::Scored { value, details, .. } =
+            score(&texts, &[], &q, &a, LengthPenalty::On, Unit::HALF)
+        else {
+            panic!()
+        };
         assert!((value - 0.6048387096775145).abs() < 1e-15, "{value}");
         assert_eq!(details["qa_score"], 0.8);
-        let Outcome::Scored { value, .. } = score(&texts, &[], &q, &a, LengthPenalty::Off, Unit::HALF) else { panic!() };
+        let Outcome::Scored { value, .. } =
+            score(&texts, &[], &q, &a, LengthPenalty::Off, Unit::HALF)
+        else {
+            panic!()
+        };
         assert_eq!(value, 0.8);
         let w = Unit::new(0.25).unwrap();
-        let Outcome::Scored { value, .. } = score(&texts, &[], &q, &a, LengthPenalty::On, w) else { panic!() };
+        let Outcome::Scored { value, .. } = score(&texts, &[], &q, &a, LengthPenalty::On, w) else {
+            panic!()
+        };
         assert!((value - (0.8 * 0.75 + 0.4096774193550291 * 0.25)).abs() < 1e-15);
     }
 
     #[test]
     fn lengths_are_unicode_characters_and_empty_questions_skip() {
-        let texts = Texts { source: "Café über naïve résumé déjà vu", summary: "Café über naïve" };
+        let texts = Texts {
+            source: "Café über naïve résumé déjà vu",
+            summary: "Café über naïve",
+        };
         assert_eq!(conciseness(&texts), 0.5000000000016667);
         assert_eq!(
             score(&texts, &[], &[], &[], LengthPenalty::On, Unit::HALF),

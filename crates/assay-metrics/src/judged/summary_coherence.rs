@@ -18,7 +18,8 @@ use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::CoherenceRating];
 
-pub const EMPTY_INPUTS: &str = "skipped (no_contexts) without source text; an empty summary is rated as it is";
+pub const EMPTY_INPUTS: &str =
+    "skipped (no_contexts) without source text; an empty summary is rated as it is";
 
 pub fn steps() -> Vec<StepKey> {
     vec![StepKey::CoherenceRating]
@@ -31,13 +32,20 @@ pub fn score(rating: &Rating) -> Outcome {
     };
     let value = ((expected - 1.0) / 4.0).clamp(0.0, 1.0);
     let how = if rating.probabilities.is_some() {
-        format!("expected rating {expected:.2} of 5 (most likely {})", rating.rating)
+        format!(
+            "expected rating {expected:.2} of 5 (most likely {})",
+            rating.rating
+        )
     } else {
         format!("rated {} of 5", rating.rating)
     };
     scored(
         value,
-        if rating.reason.trim().is_empty() { how } else { format!("{how}: {}", rating.reason.trim()) },
+        if rating.reason.trim().is_empty() {
+            how
+        } else {
+            format!("{how}: {}", rating.reason.trim())
+        },
         json!({"rating": rating.rating, "probabilities": rating.probabilities, "expected_rating": expected}),
     )
 }
@@ -48,7 +56,11 @@ mod tests {
 
     #[test]
     fn rating_maps_to_unit_interval_and_probabilities_weight_it() {
-        let r = |rating, probabilities| Rating { rating, reason: "clear".into(), probabilities };
+        let r = |rating, probabilities| Rating {
+            rating,
+            reason: "clear".into(),
+            probabilities,
+        };
         let value = |x: &Rating| match score(x) {
             Outcome::Scored { value, .. } => value,
             other => panic!("{other:?}"),

@@ -54,14 +54,26 @@ mod tests {
 
     #[test]
     fn share_of_toxic_opinions() {
-        let opinions: Vec<String> = ["You're clueless.", "I disagree, here is why.", "Nobody asked you."]
-            .map(String::from)
-            .to_vec();
+        let opinions: Vec<String> = [
+            "You're clueless.",
+            "I disagree, here is why.",
+            "Nobody asked you.",
+        ]
+        .map(String::from)
+        .to_vec();
         let verdicts: Vec<Verdict> = [Label::Yes, Label::No, Label::Yes]
-            .map(|l| Verdict { verdict: l, reason: String::new() })
+            .map(|l| Verdict {
+                verdict: l,
+                reason: String::new(),
+            })
             .to_vec();
-        let Outcome::Scored { value, .. } = score(&opinions, &verdicts) else { panic!() };
+        let Outcome::Scored { value, .. } = score(&opinions, &verdicts) else {
+            panic!()
+        };
         assert_eq!(value, 2.0 / 3.0);
-        assert!(matches!(score(&opinions, &verdicts[..1]), Outcome::Failed(_)));
+        assert!(matches!(
+            score(&opinions, &verdicts[..1]),
+            Outcome::Failed(_)
+        ));
     }
 }

@@ -55,7 +55,8 @@ impl fmt::Display for Problem {
 #[error("step {step}: {problem}")]
 pub struct Mismatch {
     pub step: StepKey,
-    pub problem: Problem,
+    /// Boxed to keep `Result<StepOutput, Mismatch>` small.
+    pub problem: Box<Problem>,
     pub answer: Value,
 }
 
@@ -74,10 +75,14 @@ pub struct Mismatch {
 /// assert_eq!(err.to_string(), "step contradictions: $.verdicts: expected 2 items, got 1");
 /// assert_eq!(err.answer, one);
 /// ```
-pub fn validate(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutput, Mismatch> {
+pub fn validate(
+    step: &StepKey,
+    inputs: &Inputs<'_>,
+    answer: &Value,
+) -> Result<StepOutput, Mismatch> {
     check(step, inputs, answer).map_err(|problem| Mismatch {
         step: step.clone(),
-        problem,
+        problem: Box::new(problem),
         answer: answer.clone(),
     })
 }
@@ -102,7 +107,9 @@ fn check(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutp
         StepKey::ResponseStatements | StepKey::ReferenceStatements(_) => {
             texts(field(answer, "$", "statements")?, "$.statements").map(StepOutput::Texts)
         }
-        StepKey::Opinions => texts(field(answer, "$", "opinions")?, "$.opinions").map(StepOutput::Texts),
+        StepKey::Opinions => {
+            texts(field(answer, "$", "opinions")?, "$.opinions").map(StepOutput::Texts)
+        }
         StepKey::Keyphrases => {
             texts(field(answer, "$", "keyphrases")?, "$.keyphrases").map(StepOutput::Texts)
         }
@@ -110,7 +117,11 @@ fn check(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutp
             texts(field(answer, "$", "questions")?, "$.questions").map(StepOutput::Texts)
         }
         StepKey::GeneratedQuestions { count: n } => {
-            let items = array(field(answer, "$", "questions")?, "$.questions", Some(*n as usize))?;
+            let items = array(
+                field(answer, "$", "questions")?,
+                "$.questions",
+                Some(*n as usize),
+            )?;
             items
                 .iter()
                 .enumerate()
@@ -118,7 +129,10 @@ fn check(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutp
                     let at = format!("$.questions[{i}]");
                     Ok(GeneratedQuestion {
                         question: string(field(item, &at, "question")?, &format!("{at}.question"))?,
-                        noncommittal: boolean(field(item, &at, "noncommittal")?, &format!("{at}.noncommittal"))?,
+                        noncommittal: boolean(
+                            field(item, &at, "noncommittal")?,
+                            &format!("{at}.noncommittal"),
+                        )?,
                     })
                 })
                 .collect::<Result<_, _>>()
@@ -129,6 +143,25 @@ fn check(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutp
             reference: verdicts(answer, "reference", count("reference"), labels)?,
         }),
         StepKey::CoherenceRating => rating(answer).map(StepOutput::Rating),
+        StepKey::ReferenceRecall(_) => {
+            let items = array(field(answer, "$", "statements")?, "$.statements", None)?;
+            let mut statements = Vec::with_capacity(items.len());
+            let mut verdicts = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let at = format!("$.statements[{i}]");
+                let statement = string(field(item, &at, "statement")?, &format!("{at}.statement"))?;
+                let v = verdict(item, &at, labels)?;
+                // A blank statement claims nothing; drop it with its verdict.
+                if !statement.trim().is_empty() {
+                    statements.push(statement.trim().to_string());
+                    verdicts.push(v);
+                }
+            }
+            Ok(StepOutput::Attributed {
+                statements,
+                verdicts,
+            })
+        }
         StepKey::AspectVerdict { votes, .. } => votes_of(answer, *votes)?
             .iter()
             .enumerate()
@@ -187,7 +220,11 @@ fn field<'v>(value: &'v Value, at: &str, name: &'static str) -> Result<&'v Value
     }
 }
 
-fn array<'v>(value: &'v Value, at: &str, expected: Option<usize>) -> Result<&'v Vec<Value>, Problem> {
+fn array<'v>(
+    value: &'v Value,
+    at: &str,
+    expected: Option<usize>,
+) -> Result<&'v Vec<Value>, Problem> {
     let Value::Array(items) = value else {
         return Err(Problem::Shape {
             at: at.to_string(),
@@ -205,10 +242,13 @@ fn array<'v>(value: &'v Value, at: &str, expected: Option<usize>) -> Result<&'v 
 }
 
 fn string(value: &Value, at: &str) -> Result<String, Problem> {
-    value.as_str().map(str::to_string).ok_or_else(|| Problem::Shape {
-        at: at.to_string(),
-        expected: "a string",
-    })
+    value
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| Problem::Shape {
+            at: at.to_string(),
+            expected: "a string",
+        })
 }
 
 fn boolean(value: &Value, at: &str) -> Result<bool, Problem> {
@@ -256,7 +296,11 @@ fn verdict(value: &Value, at: &str, labels: &[Label]) -> Result<Verdict, Problem
         .ok_or_else(|| Problem::BadLabel {
             at: format!("{at}.verdict"),
             got: raw.clone(),
-            allowed: labels.iter().map(|l| l.name()).collect::<Vec<_>>().join("/"),
+            allowed: labels
+                .iter()
+                .map(|l| l.name())
+                .collect::<Vec<_>>()
+                .join("/"),
         })?;
     Ok(Verdict {
         verdict: label,
@@ -329,10 +373,12 @@ fn embeddings(answer: &Value, expected: usize) -> Result<Vec<Vec<f64>>, Problem>
             .iter()
             .enumerate()
             .map(|(j, x)| {
-                x.as_f64().filter(|x| x.is_finite()).ok_or_else(|| Problem::OutOfRange {
-                    at: format!("{at}[{j}]"),
-                    got: x.to_string(),
-                })
+                x.as_f64()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| Problem::OutOfRange {
+                        at: format!("{at}[{j}]"),
+                        got: x.to_string(),
+                    })
             })
             .collect::<Result<Vec<f64>, _>>()?;
         if vector.is_empty() {
