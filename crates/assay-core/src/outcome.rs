@@ -217,6 +217,17 @@ mod tests {
     }
 
     #[test]
+    fn empty_input_skips_start_with_their_key() {
+        for (why, key) in [
+            (SkipReason::NoStatements, "no_statements: "),
+            (SkipReason::NoContexts, "no_contexts: "),
+            (SkipReason::NoQuestions, "no_questions: "),
+        ] {
+            assert!(why.to_string().starts_with(key), "{why}");
+        }
+    }
+
+    #[test]
     fn records_round_trip() {
         let rec = OutcomeRecord::new(
             "x",

@@ -54,6 +54,15 @@ pub fn builtin(prompts: &PromptSet, which: BuiltinAspect) -> Option<Aspect> {
         })
 }
 
+/// Every built-in aspect the prompt set defines, in [`BuiltinAspect::ALL`]
+/// order: the default aspects of `aspect_critique`.
+pub fn builtin_all(prompts: &PromptSet) -> Vec<Aspect> {
+    BuiltinAspect::ALL
+        .iter()
+        .filter_map(|b| builtin(prompts, *b))
+        .collect()
+}
+
 /// A user-defined aspect: a snake_case name (letters, digits, `_`) and a
 /// non-empty yes/no question.
 pub fn custom(name: &str, definition: &str) -> Result<Aspect, OptionError> {

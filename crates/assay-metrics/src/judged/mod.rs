@@ -247,8 +247,8 @@ pub enum JudgedMetric {
 
 impl JudgedMetric {
     /// The metric with every parameter at its default. `aspect_critique`
-    /// defaults to the five built-in aspects, whose definitions the caller
-    /// takes from the prompt set with [`aspect_critique::builtin`].
+    /// gets no aspects here: its default, the five built-in aspects, has
+    /// definitions in the prompt set ([`aspect_critique::builtin_all`]).
     pub fn default_for(id: JudgedId) -> JudgedMetric {
         match id {
             JudgedId::Faithfulness => JudgedMetric::Faithfulness {

@@ -62,7 +62,10 @@ pub struct Mismatch {
 
 /// Checks `answer` for `step` against its inputs and returns its typed
 /// output. For a request with `n_votes > 1` the answer is the JSON array
-/// of the votes' answers; for an embedding step, an array of vectors.
+/// of the votes' answers; for an embedding step, an array of vectors. For
+/// [`StepKey::CoherenceRating`] the judge layer may add `"probabilities":
+/// [p1, ..., p5]` (from the rating token's log-probabilities) to the
+/// answer object; they are normalised and weight the rating (G-Eval).
 ///
 /// ```
 /// use assay_metrics::judged::{validate, Inputs, Outputs, StepKey, StepOutput};

@@ -698,7 +698,7 @@ fn parameters_change_plans_and_signatures() {
         weights: Weights::new(1.0, 0.0).unwrap(),
         threshold: None,
     };
-    assert!(!plan(&[f1_only.clone()], &s)
+    assert!(!plan(std::slice::from_ref(&f1_only), &s)
         .steps
         .iter()
         .any(|st| matches!(st.key, StepKey::Embed(_))));
@@ -787,7 +787,7 @@ fn aspects_vote_and_name_their_outcomes() {
         ]
     );
     let s = rag_sample();
-    let p = plan(&[m.clone()], &s);
+    let p = plan(std::slice::from_ref(&m), &s);
     assert_eq!(p.steps.len(), 2);
     let vote = |v: &str| json!({"reason": format!("because {v}"), "verdict": v});
     let mut outputs = Outputs::new();
@@ -803,12 +803,10 @@ fn aspects_vote_and_name_their_outcomes() {
     assert_eq!((value(&scored[0].1), value(&scored[1].1)), (0.0, 1.0));
     let dirs = m.directions();
     assert_eq!(dirs[0].1, assay_metrics::Direction::LowerIsBetter);
-    for b in BuiltinAspect::ALL {
-        assert!(
-            aspect_critique::builtin(&prompts, *b).is_some(),
-            "{b} has no definition"
-        );
-    }
+    let all = aspect_critique::builtin_all(&prompts);
+    let names: Vec<&str> = all.iter().map(|a| a.name.as_str()).collect();
+    let expected: Vec<&str> = BuiltinAspect::ALL.iter().map(|b| b.name()).collect();
+    assert_eq!(names, expected, "every built-in aspect has a definition");
 }
 
 #[test]
