@@ -34,6 +34,18 @@ pub enum EmbedText {
     },
 }
 
+impl fmt::Display for EmbedText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EmbedText::UserInput => f.write_str("user_input"),
+            EmbedText::Response => f.write_str("response"),
+            EmbedText::Reference(i) => write!(f, "reference {i}"),
+            EmbedText::GeneratedQuestions { count } => write!(f, "generated_questions {count}"),
+            EmbedText::Extractions { votes } => write!(f, "extractions x{votes}"),
+        }
+    }
+}
+
 /// A named criterion for `aspect_critique`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Aspect {
@@ -190,7 +202,7 @@ impl fmt::Display for StepKey {
                 write!(f, "aspect_verdict[{} x{votes}]", aspect.name)
             }
             StepKey::SentenceExtraction { votes } => write!(f, "sentence_extraction[x{votes}]"),
-            StepKey::Embed(t) => write!(f, "embed[{t:?}]"),
+            StepKey::Embed(t) => write!(f, "embed[{t}]"),
         }
     }
 }
