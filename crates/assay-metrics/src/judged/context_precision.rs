@@ -9,7 +9,7 @@
 //!
 //! Score = sum over k of precision@k x v_k, divided by the number of useful
 //! contexts, exactly (no epsilon); none useful: 0. Worked examples (valor
-//! docs): [y,n,n,y] = 0.75, [n,y,n,y] = 0.5; [y,n,y] = 5/6.
+//! docs): `[y,n,n,y]` = 0.75, `[n,y,n,y]` = 0.5; `[y,n,y]` = 5/6.
 //!
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
 

@@ -6,7 +6,7 @@
 //! (`prompts/reference_recall.json`) that states the reference's statements
 //! and judges each attributable to the contexts or not. When another metric
 //! of the sample needs the reference's statements anyway
-//! (`answer_correctness`), [`crate::judged::plan`] replaces it with the
+//! (`answer_correctness`), [`crate::judged::plan()`] replaces it with the
 //! shared [`StepKey::ReferenceStatements`] (`prompts/statements.json`) and
 //! [`StepKey::ReferenceAttribution`] (`prompts/reference_attribution.json`),
 //! whose verdict count is fixed. Score = attributed / statements; several

@@ -4,12 +4,12 @@
 //! answers, and pure scoring from validated step outputs.
 //!
 //! Nothing here talks to a model. The engine, for each sample:
-//! 1. calls [`plan`] for the configured metrics (steps deduplicated, in
+//! 1. calls [`plan()`] for the configured metrics (steps deduplicated, in
 //!    dependency order; metrics that cannot run are listed as skipped);
-//! 2. for each step whose dependencies are done, calls [`render`] and
+//! 2. for each step whose dependencies are done, calls [`render()`] and
 //!    sends the [`JudgeRequest`] / [`EmbedRequest`] to the judge layer (or
 //!    takes a [`Request::Resolved`] output as is);
-//! 3. checks each answer with [`validate`] (a [`Mismatch`] goes to the
+//! 3. checks each answer with [`validate()`] (a [`Mismatch`] goes to the
 //!    repair path, then becomes a failure with the raw answer);
 //! 4. once a metric's steps are done, calls [`JudgedMetric::score`].
 //!

@@ -21,7 +21,7 @@ pub struct PlannedStep {
 pub struct Plan {
     pub steps: Vec<PlannedStep>,
     /// Metrics (by position in the `metrics` argument) that will not run,
-    /// and why; their outcomes are [`Outcome::Skipped`].
+    /// and why; their outcomes are [`assay_core::Outcome::Skipped`].
     pub skipped: Vec<(usize, SkipReason)>,
 }
 

@@ -405,7 +405,7 @@ impl PromptSet {
     /// The built-in prompts, each replaced by `DIR/ID.json` where that file
     /// exists. An override may change the version, instruction, examples
     /// and definitions, not the slots or the output schema: those are the
-    /// code's contract with [`crate::judged::validate`]. A `.json` file in
+    /// code's contract with [`crate::judged::validate()`]. A `.json` file in
     /// `dir` that names no prompt is an error, so a typo cannot go unseen.
     pub fn load_dir(dir: &Path) -> Result<PromptSet, PromptError> {
         let io = |source| PromptError::Io {

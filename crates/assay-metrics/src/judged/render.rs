@@ -67,7 +67,7 @@ pub struct JudgeRequest {
     pub schema: Value,
     pub temperature: f64,
     /// How many independent answers to draw (distinct seeds, or `n` choices
-    /// in one call). With 1, [`crate::judged::validate`] takes the answer
+    /// in one call). With 1, [`crate::judged::validate()`] takes the answer
     /// itself; with more, a JSON array of the answers in draw order.
     pub n_votes: u32,
 }
@@ -416,7 +416,9 @@ fn user_message<'s>(
                     if i > 0 {
                         out.push('\n');
                     }
-                    out.push_str(&format!("{}. {item}", i + 1));
+                    // Continuation lines are indented so that an item with
+                    // line breaks still reads as one item.
+                    out.push_str(&format!("{}. {}", i + 1, item.replace('\n', "\n   ")));
                 }
             }
             SlotValue::Absent => out.push_str("(not given)"),

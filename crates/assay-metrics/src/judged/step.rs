@@ -76,7 +76,7 @@ pub enum StepKey {
     ReferenceAttribution(usize),
     /// Statements of reference `i` and their attribution to the contexts
     /// in ONE call: what `context_recall` asks for when no other metric of
-    /// the sample needs the reference's statements ([`crate::judged::plan`]
+    /// the sample needs the reference's statements ([`crate::judged::plan()`]
     /// then uses [`StepKey::ReferenceStatements`] +
     /// [`StepKey::ReferenceAttribution`] instead, sharing the statements).
     ReferenceRecall(usize),

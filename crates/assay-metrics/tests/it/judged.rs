@@ -360,7 +360,10 @@ fn rendered_prompts_put_the_fixed_part_first_and_the_sample_last() {
     let prompts = prompts();
     let a = rag_sample();
     let mut b = rag_sample();
-    b.retrieved_contexts = Some(vec!["Rome is in Italy".into(), "Zebra facts".into()]);
+    b.retrieved_contexts = Some(vec![
+        "Rome is in Italy".into(),
+        "Zebra facts\nsecond line".into(),
+    ]);
     b.response = Some("Rome is in Italy".into());
     let render_for = |s: &Sample, statements: &[&str]| {
         let outputs = Outputs::from([(
@@ -411,7 +414,10 @@ fn rendered_prompts_put_the_fixed_part_first_and_the_sample_last() {
             last.content
         );
     }
-    assert!(rb.messages[n - 1].content.contains("2. Zebra facts"));
+    // A multi-line item stays visibly one item.
+    assert!(rb.messages[n - 1]
+        .content
+        .contains("2. Zebra facts\n   second line"));
     assert!(!ra.messages[n - 1].content.contains("Zebra"));
     // The schema states the exact count.
     let verdicts = &ra.schema["properties"]["verdicts"];
