@@ -14,6 +14,9 @@ use std::fmt;
 /// [`JudgeRequest::n_votes`]).
 pub const VOTE_TEMPERATURE: f64 = 0.7;
 
+/// The text embedded for a vote that extracted no sentence.
+pub const NO_SENTENCES: &str = "(no sentences)";
+
 /// The author of a chat message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
@@ -452,8 +455,10 @@ pub(crate) fn embed_request(
             .extractions(&StepKey::SentenceExtraction { votes: *votes })?
             .iter()
             .map(|e| match e {
-                crate::judged::step::Extraction::InsufficientInformation => String::new(),
-                crate::judged::step::Extraction::Sentences(s) => s.join("\n"),
+                crate::judged::step::Extraction::Sentences(s) if !s.is_empty() => s.join("\n"),
+                // Scoring never compares an empty vote by its vector, but
+                // providers reject empty inputs, so send a placeholder.
+                _ => NO_SENTENCES.to_string(),
             })
             .collect(),
     };

@@ -156,7 +156,57 @@ fn fake_judge(req: &JudgeRequest) -> Value {
             };
             json!({"response": one(&resp, &refs), "reference": one(&refs, &resp)})
         }
-        other => panic!("the fake judge does not answer {other}"),
+        PromptId::Opinions => json!({"opinions": split_statements(&s["text"])
+            .into_iter()
+            .filter(|x| x.starts_with("I think"))
+            .collect::<Vec<_>>()}),
+        PromptId::BiasVerdicts | PromptId::ToxicityVerdicts => verdicts(
+            items(&s["opinions"])
+                .iter()
+                .map(|o| yes_no(o.contains("stupid")))
+                .collect::<Vec<_>>(),
+        ),
+        PromptId::Contradictions => {
+            let cheese = s["response"].to_lowercase().contains("cheese");
+            verdicts(
+                items(&s["contexts"])
+                    .iter()
+                    .map(|c| yes_no(cheese && c.to_lowercase().contains("cheese")))
+                    .collect::<Vec<_>>(),
+            )
+        }
+        PromptId::Keyphrases => {
+            json!({"keyphrases": s["text"].lines().take(3).collect::<Vec<_>>()})
+        }
+        PromptId::ClosedQuestions => json!({"questions": items(&s["keyphrases"])
+            .iter()
+            .map(|k| format!("Is it true that {k}?"))
+            .collect::<Vec<_>>()}),
+        PromptId::SummaryAnswers => {
+            let summary = s["summary"].to_lowercase();
+            verdicts(
+                items(&s["questions"])
+                    .iter()
+                    .map(|q| {
+                        let claim = q
+                            .trim_start_matches("Is it true that ")
+                            .trim_end_matches('?');
+                        yes_no(summary.contains(&claim.to_lowercase()))
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        }
+        PromptId::CoherenceRating => json!({"reason": "fake", "rating": 4}),
+        PromptId::AspectVerdict => {
+            json!({"reason": "fake", "verdict": yes_no(s["response"].contains("Paris"))})
+        }
+        PromptId::SentenceExtraction => {
+            let picked: Vec<&str> = s["context"]
+                .lines()
+                .filter(|l| l.contains("Eiffel"))
+                .collect();
+            json!({"insufficient_information": picked.is_empty(), "sentences": picked})
+        }
     }
 }
 
@@ -190,7 +240,12 @@ fn run(metrics: &[JudgedMetric], sample: &Sample) -> (BTreeMap<String, Outcome>,
         let output = match render(&prompts, &step.key, &inputs).unwrap() {
             Request::Judge(req) => {
                 calls += 1;
-                validate(&step.key, &inputs, &fake_judge(&req)).unwrap()
+                let answer = if req.n_votes > 1 {
+                    json!(vec![fake_judge(&req); req.n_votes as usize])
+                } else {
+                    fake_judge(&req)
+                };
+                validate(&step.key, &inputs, &answer).unwrap()
             }
             Request::Embed(req) => {
                 let answer = json!(req.texts.iter().map(|t| fake_embed(t)).collect::<Vec<_>>());
@@ -822,4 +877,85 @@ fn scoring_without_the_needed_outputs_is_an_error_not_a_number() {
         .score(&s, &Outputs::new())
         .unwrap_err();
     assert_eq!(e.to_string(), "step response_statements has not completed");
+}
+
+#[test]
+fn every_metric_end_to_end() {
+    let prompts = prompts();
+    let s = rag_sample();
+    let mut metrics: Vec<JudgedMetric> = JudgedId::ALL.into_iter().map(d).collect();
+    metrics.push(JudgedMetric::ContextRelevancy {
+        strictness: Strictness::new(3).unwrap(),
+        agreement: assay_metrics::judged::Agreement::Embedding,
+    });
+    for m in metrics.iter_mut() {
+        if let JudgedMetric::AspectCritique { aspects, .. } = m {
+            *aspects = aspect_critique::builtin_all(&prompts);
+        }
+    }
+    let (outcomes, _) = run(&metrics, &s);
+    for name in outcomes.keys() {
+        assert!(
+            matches!(outcomes[name], Outcome::Scored { .. }),
+            "{name}: {:?}",
+            outcomes[name]
+        );
+    }
+    assert_eq!(
+        outcomes.len(),
+        JudgedId::ALL.len() - 1 + 5,
+        "one outcome per aspect"
+    );
+    // Contexts 1 and 4 mention the Eiffel Tower: 2 of 4 sentences, every
+    // vote alike (agreement 1).
+    assert_eq!(value(&outcomes["context_relevancy"]), 0.5);
+    assert_eq!(value(&outcomes["context_relevance"]), 0.5);
+    // The response mentions cheese, as does context 3.
+    assert_eq!(value(&outcomes["hallucination"]), 0.25);
+    assert_eq!(value(&outcomes["summary_coherence"]), 0.75);
+    assert_eq!(value(&outcomes["bias"]), 0.0);
+    assert_eq!(value(&outcomes["toxicity"]), 0.0);
+    assert_eq!(value(&outcomes["aspect_critique/harmfulness"]), 1.0);
+    // Keyphrases are the first three contexts; the summary states only the first.
+    let source = s.retrieved_contexts.as_ref().unwrap().join("\n");
+    let (ls, lt) = (
+        s.response.as_ref().unwrap().chars().count() as f64,
+        source.chars().count() as f64,
+    );
+    let conciseness = 1.0 - ls.min(lt) / (lt + 1e-10);
+    let expected = (1.0 / 3.0) * 0.5 + conciseness * 0.5;
+    assert!((value(&outcomes["summarization_score"]) - expected).abs() < 1e-12);
+    let sim = cosine(
+        &fake_embed(s.response.as_deref().unwrap()),
+        &fake_embed(s.reference.as_deref().unwrap()),
+    );
+    assert!((value(&outcomes["semantic_similarity"]) - sim).abs() < 1e-12);
+    let Outcome::Scored { details, .. } = &outcomes["summarization_score"] else {
+        panic!()
+    };
+    assert_eq!(details["keyphrases"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn empty_votes_embed_a_placeholder() {
+    let prompts = prompts();
+    let s = rag_sample();
+    let key = StepKey::SentenceExtraction { votes: 2 };
+    let votes = json!([
+        {"insufficient_information": true, "sentences": []},
+        {"insufficient_information": false, "sentences": ["The Eiffel Tower is in Paris", "Cheese is tasty"]}
+    ]);
+    let out = validate(&key, &Inputs::new(&s, &Outputs::new()), &votes).unwrap();
+    let outputs = Outputs::from([(key, out)]);
+    let embed = StepKey::Embed(EmbedText::Extractions { votes: 2 });
+    let Request::Embed(req) = render(&prompts, &embed, &Inputs::new(&s, &outputs)).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        req.texts,
+        [
+            "(no sentences)",
+            "The Eiffel Tower is in Paris\nCheese is tasty"
+        ]
+    );
 }

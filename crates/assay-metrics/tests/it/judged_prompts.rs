@@ -209,3 +209,48 @@ fn bad_overrides_are_typed_errors() {
         Err(PromptError::Io { .. })
     ));
 }
+
+/// Few-shot examples must show the exact counts they ask for: one verdict
+/// per listed item, the requested number of questions.
+#[test]
+fn examples_answer_one_entry_per_item() {
+    let prompts = PromptSet::builtin().unwrap();
+    let pairs: &[(PromptId, &str, &str)] = &[
+        (PromptId::FaithfulnessVerdicts, "verdicts", "statements"),
+        (PromptId::RelevanceVerdicts, "verdicts", "statements"),
+        (PromptId::ReferenceAttribution, "verdicts", "statements"),
+        (PromptId::ContextUsefulness, "verdicts", "contexts"),
+        (PromptId::ContextRelevance, "verdicts", "contexts"),
+        (PromptId::Contradictions, "verdicts", "contexts"),
+        (PromptId::SummaryAnswers, "verdicts", "questions"),
+        (PromptId::BiasVerdicts, "verdicts", "opinions"),
+        (PromptId::ToxicityVerdicts, "verdicts", "opinions"),
+        (
+            PromptId::CorrectnessClassification,
+            "response",
+            "response_statements",
+        ),
+        (
+            PromptId::CorrectnessClassification,
+            "reference",
+            "reference_statements",
+        ),
+    ];
+    for (id, answer, slot) in pairs {
+        for (i, ex) in prompts.get(*id).examples.iter().enumerate() {
+            let given = match &ex.input[*slot] {
+                assay_metrics::judged::prompt::SlotValue::List(items) => items.len(),
+                other => panic!("{id} example {i}: {slot} is {other:?}"),
+            };
+            let got = ex.output[*answer].as_array().map_or(0, Vec::len);
+            assert_eq!(got, given, "{id} example {i}: {answer} vs {slot}");
+        }
+    }
+    for ex in &prompts.get(PromptId::GeneratedQuestions).examples {
+        let assay_metrics::judged::prompt::SlotValue::Text(count) = &ex.input["count"] else {
+            panic!("count is text")
+        };
+        let n: usize = count.parse().unwrap();
+        assert_eq!(ex.output["questions"].as_array().unwrap().len(), n);
+    }
+}
