@@ -23,6 +23,7 @@
 //! assert_eq!(shared, 1);
 //! ```
 
+pub mod configure;
 pub mod metric;
 pub mod plan;
 pub mod prompt;
@@ -52,6 +53,7 @@ pub mod summarization_score;
 pub mod summary_coherence;
 pub mod toxicity;
 
+pub use configure::{ConfigError, CUSTOM_ASPECT_PREFIX};
 pub use metric::{JudgedId, JudgedMetric, UnknownJudged};
 pub use options::{
     Agreement, BuiltinAspect, FaithfulnessMode, IdkCountsAs, LengthPenalty, Noncommittal,
