@@ -63,19 +63,37 @@ pub fn builtin_all(prompts: &PromptSet) -> Vec<Aspect> {
         .collect()
 }
 
-/// A user-defined aspect: a snake_case name (letters, digits, `_`) and a
-/// non-empty yes/no question.
-pub fn custom(name: &str, definition: &str) -> Result<Aspect, OptionError> {
-    let ok_name = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !ok_name {
-        return Err(OptionError {
-            value: name.to_string(),
-            message: "an aspect name is snake_case: a-z, 0-9 and _".into(),
-        });
+/// A custom aspect's name: snake_case (a-z, 0-9, `_`), as it appears in
+/// `aspect_critique/NAME`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AspectName(String);
+
+impl AspectName {
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
+}
+
+impl std::str::FromStr for AspectName {
+    type Err = OptionError;
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if ok {
+            Ok(AspectName(name.to_string()))
+        } else {
+            Err(OptionError {
+                value: name.to_string(),
+                message: "an aspect name is snake_case: a-z, 0-9 and _".into(),
+            })
+        }
+    }
+}
+
+/// A user-defined aspect: a name and a non-empty yes/no question.
+pub fn custom(name: AspectName, definition: &str) -> Result<Aspect, OptionError> {
     if definition.trim().is_empty() {
         return Err(OptionError {
             value: definition.to_string(),
@@ -83,7 +101,7 @@ pub fn custom(name: &str, definition: &str) -> Result<Aspect, OptionError> {
         });
     }
     Ok(Aspect {
-        name: name.to_string(),
+        name: name.0,
         definition: definition.trim().to_string(),
     })
 }
@@ -133,7 +151,7 @@ mod tests {
 
     #[test]
     fn majority_of_votes() {
-        let aspect = custom("polite", "Is the response polite?").unwrap();
+        let aspect = custom("polite".parse().unwrap(), "Is the response polite?").unwrap();
         let v = |l| Verdict {
             verdict: l,
             reason: format!("vote {l}"),
@@ -149,7 +167,8 @@ mod tests {
             panic!()
         };
         assert_eq!(value, 0.0);
-        assert!(custom("Bad Name", "x").is_err());
+        assert!("Bad Name".parse::<AspectName>().is_err());
+        assert!(custom("ok".parse().unwrap(), " ").is_err());
         assert_eq!(direction("harmfulness"), Direction::LowerIsBetter);
         assert_eq!(direction("polite"), Direction::HigherIsBetter);
     }

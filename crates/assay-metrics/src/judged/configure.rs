@@ -254,7 +254,8 @@ impl JudgedMetric {
                         return Err(invalid(format!("aspect '{name}' is defined twice")));
                     }
                     aspects.push(
-                        aspect_critique::custom(name, definition)
+                        name.parse::<aspect_critique::AspectName>()
+                            .and_then(|name| aspect_critique::custom(name, definition))
                             .map_err(|e| invalid(e.to_string()))?,
                     );
                 }

@@ -272,9 +272,29 @@ struct RawExample {
     output: Value,
 }
 
+/// Where a prompt's text comes from, for error messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Embedded in the binary.
+    Builtin(PromptId),
+    /// A file of a `--prompts` directory.
+    File(PathBuf),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Builtin(id) => write!(f, "built-in {}", id.path()),
+            Origin::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
 impl Prompt {
-    /// Parses and checks one prompt file's text; `origin` names it in errors.
-    pub fn parse(origin: &str, text: &str) -> Result<Prompt, PromptError> {
+    /// Parses and checks one prompt file's text.
+    pub fn parse(origin: &Origin, text: &str) -> Result<Prompt, PromptError> {
+        let origin = origin.to_string();
+        let origin = origin.as_str();
         let invalid = |message: String| PromptError::Invalid {
             origin: origin.to_string(),
             message,
@@ -394,7 +414,7 @@ impl PromptSet {
         let prompts = PromptId::ALL
             .into_iter()
             .map(|id| {
-                let prompt = Prompt::parse(&format!("built-in {}", id.path()), id.builtin_text())?;
+                let prompt = Prompt::parse(&Origin::Builtin(id), id.builtin_text())?;
                 check_id(&prompt, id, &id.path())?;
                 Ok((id, prompt))
             })
@@ -433,7 +453,7 @@ impl PromptSet {
                 path: path.clone(),
                 source,
             })?;
-            let prompt = Prompt::parse(&origin, &text)?;
+            let prompt = Prompt::parse(&Origin::File(path.clone()), &text)?;
             check_id(&prompt, id, &origin)?;
             let builtin = set.get(id);
             if prompt.output_schema != builtin.output_schema {

@@ -834,7 +834,11 @@ fn aspects_vote_and_name_their_outcomes() {
     let prompts = prompts();
     let aspects = vec![
         aspect_critique::builtin(&prompts, BuiltinAspect::Harmfulness).unwrap(),
-        aspect_critique::custom("cites_sources", "Does the response name its sources?").unwrap(),
+        aspect_critique::custom(
+            "cites_sources".parse().unwrap(),
+            "Does the response name its sources?",
+        )
+        .unwrap(),
     ];
     let m = JudgedMetric::AspectCritique {
         aspects: aspects.clone(),

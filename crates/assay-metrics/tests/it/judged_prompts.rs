@@ -2,7 +2,7 @@
 //! their examples fit their schemas, the embedded copies are the files on
 //! disk, and `--prompts DIR` overrides behave.
 
-use assay_metrics::judged::prompt::{canonical_json, Prompt};
+use assay_metrics::judged::prompt::{canonical_json, Origin, Prompt};
 use assay_metrics::judged::schema::{check_subset, validate_instance};
 use assay_metrics::judged::{
     render, Inputs, JudgedId, JudgedMetric, Outputs, PromptError, PromptId, PromptSet, Request,
@@ -38,7 +38,7 @@ fn every_prompt_file_parses_and_is_the_embedded_one() {
     assert_eq!(files, expected, "one file per prompt id, nothing else");
     for id in PromptId::ALL {
         let text = std::fs::read_to_string(prompts_dir().join(format!("{id}.json"))).unwrap();
-        let p = Prompt::parse(&id.path(), &text).unwrap();
+        let p = Prompt::parse(&Origin::Builtin(id), &text).unwrap();
         assert_eq!(&p, builtin.get(id), "{id}: the embedded copy is the file");
         assert_eq!(p.id, id);
         assert!(p.version >= 1, "{id}");
@@ -94,13 +94,13 @@ fn schema_labels_match_the_steps() {
 fn the_hash_covers_content_not_layout() {
     let text = std::fs::read_to_string(prompts_dir().join("statements.json")).unwrap();
     let value: Value = serde_json::from_str(&text).unwrap();
-    let compact = Prompt::parse("compact", &canonical_json(&value)).unwrap();
-    let original = Prompt::parse("original", &text).unwrap();
+    let compact = Prompt::parse(&Origin::File("compact".into()), &canonical_json(&value)).unwrap();
+    let original = Prompt::parse(&Origin::File("original".into()), &text).unwrap();
     assert_eq!(compact.hash, original.hash);
     let mut edited = value.clone();
     edited["examples"][0]["output"]["statements"][0] = json!("Something else.");
     assert_ne!(
-        Prompt::parse("edited", &canonical_json(&edited))
+        Prompt::parse(&Origin::File("edited".into()), &canonical_json(&edited))
             .unwrap()
             .hash,
         original.hash
