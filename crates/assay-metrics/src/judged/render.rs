@@ -95,6 +95,7 @@ pub enum Request {
 /// The filled slots of a step, and the answer arrays whose length the
 /// inputs fix.
 pub(crate) struct Filled {
+    pub prompt: PromptId,
     pub slots: BTreeMap<&'static str, SlotValue>,
     pub counts: Vec<(&'static str, usize)>,
     pub votes: u32,
@@ -251,7 +252,11 @@ pub(crate) fn fill(step: &StepKey, inputs: &Inputs<'_>) -> Result<Option<Filled>
         }
         StepKey::Embed(_) => return Ok(None),
     };
+    let Some(prompt) = step.prompt() else {
+        return Ok(None);
+    };
     Ok(Some(Filled {
+        prompt,
         slots: slots.into_iter().collect(),
         counts,
         votes,
@@ -317,9 +322,7 @@ pub fn render(
     if let Some(output) = trivial(step, &filled) {
         return Ok(Request::Resolved(output));
     }
-    let Some(id) = step.prompt() else {
-        return embed_request(step, inputs).map(Request::Embed);
-    };
+    let id = filled.prompt;
     let prompt = prompts.get(id);
     let mut schema = prompt.output_schema.clone();
     for (path, n) in &filled.counts {
