@@ -46,6 +46,13 @@ impl Outcome {
 pub enum SkipReason {
     /// The metric needs this field and the row lacks it.
     MissingField(Field),
+    /// The text to judge yields no statements (e.g. an empty response).
+    NoStatements,
+    /// The metric judges retrieved contexts and the list is empty.
+    NoContexts,
+    /// The judge found nothing to ask about the source (no keyphrases or
+    /// no questions), so there is nothing to score.
+    NoQuestions,
 }
 
 impl fmt::Display for SkipReason {
@@ -55,6 +62,13 @@ impl fmt::Display for SkipReason {
                 f.write_str("missing required field 'reference' (or 'references')")
             }
             SkipReason::MissingField(field) => write!(f, "missing required field '{field}'"),
+            SkipReason::NoStatements => {
+                f.write_str("no_statements: the text has no statements to judge")
+            }
+            SkipReason::NoContexts => f.write_str("no_contexts: the retrieved contexts are empty"),
+            SkipReason::NoQuestions => {
+                f.write_str("no_questions: the source yields no questions to ask")
+            }
         }
     }
 }
@@ -200,6 +214,17 @@ mod tests {
             json!({"kind": "input", "message": "data.jsonl:3: invalid JSON"})
         );
         assert!(v.get("value").is_none());
+    }
+
+    #[test]
+    fn empty_input_skips_start_with_their_key() {
+        for (why, key) in [
+            (SkipReason::NoStatements, "no_statements: "),
+            (SkipReason::NoContexts, "no_contexts: "),
+            (SkipReason::NoQuestions, "no_questions: "),
+        ] {
+            assert!(why.to_string().starts_with(key), "{why}");
+        }
     }
 
     #[test]

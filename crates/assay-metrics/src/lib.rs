@@ -15,6 +15,7 @@
 //! ```
 
 pub mod id;
+pub mod judged;
 pub mod lexical;
 pub mod params;
 pub mod spec;

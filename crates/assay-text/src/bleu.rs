@@ -269,11 +269,12 @@ pub fn segment_stats<S: AsRef<str>, R: AsRef<[S]>>(
 /// into a float as soon as it meets one.
 #[derive(Debug, Clone, Copy)]
 enum P {
-    /// Exact rational (nltk's Fraction); `raw` keeps the unnormalised
-    /// numerator and denominator that nltk's methods read.
+    /// Exact rational (nltk's Fraction). `raw` keeps the unnormalised
+    /// numerator and denominator that nltk's methods read; only the
+    /// precisions nltk builds itself have them, not results of arithmetic.
     Frac {
         value: Rational,
-        raw: (u64, u64),
+        raw: Option<(u64, u64)>,
     },
     Float(f64),
 }
@@ -283,14 +284,14 @@ impl P {
         match Rational::new(u128::from(num), u128::from(den)) {
             Some(value) => P::Frac {
                 value,
-                raw: (num, den),
+                raw: Some((num, den)),
             },
             None => P::Float(ratio_to_f64(u128::from(num), u128::from(den))),
         }
     }
 
     fn exact(value: Rational) -> P {
-        P::Frac { value, raw: (0, 0) }
+        P::Frac { value, raw: None }
     }
 
     fn to_f64(self) -> f64 {
@@ -307,7 +308,8 @@ impl P {
         }
     }
 
-    /// Exact when both are fractions (falling back to floats on overflow).
+    /// Exact when both are fractions. Falls back to floats if `u128`
+    /// overflows, which needs corpus-sized denominators under methods 5-7.
     fn combine(
         self,
         o: P,
@@ -351,7 +353,7 @@ struct SmoothingInput<'a> {
 
 fn smooth(method: Smoothing, p: &mut [P], input: &SmoothingInput<'_>) -> Result<(), BleuError> {
     let raw = |p: &P| match *p {
-        P::Frac { raw, .. } => Some(raw),
+        P::Frac { raw, .. } => raw,
         P::Float(_) => None,
     };
     match method {

@@ -191,7 +191,8 @@ impl Scratch {
         push_chars(hypothesis, &mut self.hyp);
         let hyp_chars = self.hyp.len();
         self.chars.set_hypothesis(&self.hyp, nc);
-        let mut interner = Interner::with_capacity(64);
+        // Words only for chrF++ (capacity 0 does not allocate).
+        let mut interner = Interner::with_capacity(if nw > 0 { 64 } else { 0 });
         let mut hyp_words = 0;
         if nw > 0 {
             interner.insert_all(words(hypothesis), &mut self.hyp);

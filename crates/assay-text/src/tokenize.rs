@@ -69,11 +69,18 @@ static BYTE_CLASS: [u8; 256] = {
     t
 };
 
-/// Byte length of the leading run of `s` whose characters are whitespace
-/// (`whitespace`) or not. ASCII is decided from the byte alone.
+/// What a run of characters in [`run_len`] consists of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Run {
+    Whitespace = 1,
+    Token = 0,
+}
+
+/// Byte length of the leading run of `s` of `kind` characters. ASCII is
+/// decided from the byte alone.
 #[inline]
-fn run_len(s: &str, whitespace: bool) -> usize {
-    let want = u8::from(whitespace);
+fn run_len(s: &str, kind: Run) -> usize {
+    let want = kind as u8;
     let bytes = s.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -86,7 +93,7 @@ fn run_len(s: &str, whitespace: bool) -> usize {
             let Some(c) = s[i..].chars().next() else {
                 return i;
             };
-            if c.is_whitespace() != whitespace {
+            if c.is_whitespace() != (kind == Run::Whitespace) {
                 return i;
             }
             i += c.len_utf8();
@@ -100,13 +107,13 @@ impl<'a> Iterator for PythonSplit<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a str> {
-        let start = run_len(self.rest, true);
+        let start = run_len(self.rest, Run::Whitespace);
         let rest = &self.rest[start..];
         if rest.is_empty() {
             self.rest = rest;
             return None;
         }
-        let end = run_len(rest, false);
+        let end = run_len(rest, Run::Token);
         let (token, tail) = rest.split_at(end);
         self.rest = tail;
         Some(token)
@@ -587,6 +594,27 @@ mod tests {
     }
 
     #[test]
+    fn python_whitespace_is_exactly_str_isspace() {
+        // Every code point for which CPython 3.11's `str.isspace()` is true.
+        let py: [(u32, u32); 10] = [
+            (0x9, 0xD),
+            (0x1C, 0x20),
+            (0x85, 0x85),
+            (0xA0, 0xA0),
+            (0x1680, 0x1680),
+            (0x2000, 0x200A),
+            (0x2028, 0x2029),
+            (0x202F, 0x202F),
+            (0x205F, 0x205F),
+            (0x3000, 0x3000),
+        ];
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let want = py.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32)));
+            assert_eq!(is_python_whitespace(c), want, "{:#x}", c as u32);
+        }
+    }
+
+    #[test]
     fn split_on_unit_separator_and_unicode_spaces() {
         assert_eq!(split("a\u{1f}b\u{1c}c"), ["a", "b", "c"]);
         assert_eq!(split("\u{3000}x\u{a0}\u{85}y\u{2029}"), ["x", "y"]);
@@ -612,7 +640,7 @@ mod tests {
     }
 
     #[test]
-    fn regex_tokenizer_uses_python_classes() {
+    fn regex_tokenizer_uses_regex_module_classes() {
         // A combining vowel sign is `\w`, so the syllable stays one token.
         assert_eq!(regex("किताब"), ["किताब"]);
         // Arabic-Indic digits are `\d`, so `$` + them is one token.

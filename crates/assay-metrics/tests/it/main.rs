@@ -1,4 +1,8 @@
-//! The registry tested as a whole, and the lexical scorers on samples.
+//! The registry tested as a whole, the lexical scorers on samples, and the
+//! judged metrics' pure layer.
 
+mod judged;
+mod judged_params;
+mod judged_prompts;
 mod registry;
 mod scoring;

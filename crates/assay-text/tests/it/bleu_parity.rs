@@ -111,3 +111,45 @@ fn corpus_bleu_methods_0_and_1() {
         "summed stats",
     );
 }
+
+/// nltk's corpus_bleu smooths with the last pair's hypothesis: the same two
+/// pairs in the other order give another method6 score. Expected values
+/// from nltk 3.10.4 `corpus_bleu` with `SmoothingFunction().methodK`.
+#[test]
+fn corpus_smoothing_sees_the_last_pair() {
+    let p1 = (
+        "the cat sat on the mat today",
+        vec!["the cat sat on a mat today", "a cat is on the mat"],
+    );
+    let p2 = (
+        "a quick brown fox jumps",
+        vec!["the quick brown fox jumped"],
+    );
+    let same = [
+        0.4728708045015879,
+        0.4728708045015879,
+        0.5586536422204545,
+        0.4728708045015879,
+        0.4728708045015879,
+        0.5537264533169378,
+    ];
+    let cases = [
+        ([&p1, &p2], 0.907973887634986, "p1 then p2"),
+        ([&p2, &p1], 0.7341508982427256, "p2 then p1"),
+    ];
+    for (pairs, method6, what) in cases {
+        let hyps: Vec<&str> = pairs.iter().map(|p| p.0).collect();
+        let refs: Vec<&[&str]> = pairs.iter().map(|p| p.1.as_slice()).collect();
+        for (method, want) in Smoothing::ALL
+            .into_iter()
+            .zip(same.iter().chain([&method6, &same[5]]))
+        {
+            let config = bleu::BleuConfig {
+                smoothing: method,
+                ..Default::default()
+            };
+            let got = bleu::corpus_bleu(&hyps, &refs, &config).expect("corpus_bleu");
+            assert_close(got, *want, &format!("{what} {method}"));
+        }
+    }
+}

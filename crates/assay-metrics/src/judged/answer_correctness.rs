@@ -1,0 +1,289 @@
+//! `answer_correctness` (ragas; seed 003, "Answer Correctness"; valor-lite
+//! with weights [1, 0]): factual overlap with the reference, optionally
+//! blended with semantic similarity.
+//!
+//! Steps: [`StepKey::ResponseStatements`] and, per reference i,
+//! [`StepKey::ReferenceStatements`] (`prompts/statements.json`), then ONE
+//! call [`StepKey::CorrectnessClassification`]
+//! (`prompts/correctness_classification.json`) marking each response
+//! statement supported by the reference (TP) or not (FP) and each
+//! reference statement present in the response or missing (FN). With a
+//! semantic weight, embeddings of the response and each reference.
+//!
+//! F1 = TP / (TP + 0.5 (FP + FN)), 0 without TP; similarity = cosine of
+//! the embeddings (negative values count as 0); score = weighted average
+//! with `weights` (default [0.75, 0.25]); `threshold` turns it into 1 if
+//! score >= threshold else 0. Several references: the maximum.
+//!
+//! Empty inputs: neither side has statements -> skipped, `no_statements`;
+//! one side without statements gives F1 = 0.
+
+use crate::judged::common::{itemized, misaligned, quote, scored, undefined};
+use crate::judged::options::{Unit, Weights};
+use crate::judged::prompt::PromptId;
+use crate::judged::step::{EmbedText, Label, StepKey, Verdict};
+use assay_core::{Outcome, SkipReason};
+use serde_json::json;
+
+pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::CorrectnessClassification];
+
+pub const EMPTY_INPUTS: &str =
+    "skipped (no_statements) when neither response nor reference has statements; F1 = 0 when one side has none";
+
+pub fn steps(weights: Weights, references: usize) -> Vec<StepKey> {
+    let mut steps = vec![StepKey::ResponseStatements];
+    for i in 0..references {
+        steps.push(StepKey::ReferenceStatements(i));
+        steps.push(StepKey::CorrectnessClassification(i));
+    }
+    if weights.needs_embeddings() {
+        steps.push(StepKey::Embed(EmbedText::Response));
+        steps.extend((0..references).map(|i| StepKey::Embed(EmbedText::Reference(i))));
+    }
+    steps
+}
+
+/// The semantic part of one reference's score.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Similarity {
+    /// The semantic weight is 0: no embeddings were made.
+    NotNeeded,
+    Cosine(f64),
+    /// A zero vector or differing dimensions.
+    Undefined,
+}
+
+/// What one reference contributes.
+#[derive(Clone, Copy, Debug)]
+pub struct PerReference<'a> {
+    pub reference_statements: &'a [String],
+    /// Per response statement: yes = TP, no = FP.
+    pub response_verdicts: &'a [Verdict],
+    /// Per reference statement: yes = covered, no = FN.
+    pub reference_verdicts: &'a [Verdict],
+    pub similarity: Similarity,
+}
+
+/// F1 from counts: TP / (TP + 0.5 (FP + FN)), 0 without TP.
+pub fn f1(tp: usize, fp: usize, fn_: usize) -> f64 {
+    if tp == 0 {
+        0.0
+    } else {
+        tp as f64 / (tp as f64 + 0.5 * (fp + fn_) as f64)
+    }
+}
+
+pub fn score(
+    response_statements: &[String],
+    per_reference: &[PerReference<'_>],
+    weights: Weights,
+    threshold: Option<Unit>,
+) -> Outcome {
+    if response_statements.is_empty()
+        && per_reference
+            .iter()
+            .all(|r| r.reference_statements.is_empty())
+    {
+        return Outcome::Skipped(SkipReason::NoStatements);
+    }
+    let mut best: Option<(usize, f64)> = None;
+    let mut rows = Vec::with_capacity(per_reference.len());
+    for (i, r) in per_reference.iter().enumerate() {
+        if r.response_verdicts.len() != response_statements.len() {
+            return misaligned(
+                "response statements",
+                response_statements.len(),
+                r.response_verdicts.len(),
+            );
+        }
+        if r.reference_verdicts.len() != r.reference_statements.len() {
+            return misaligned(
+                "reference statements",
+                r.reference_statements.len(),
+                r.reference_verdicts.len(),
+            );
+        }
+        let tp = r
+            .response_verdicts
+            .iter()
+            .filter(|v| v.verdict == Label::Yes)
+            .count();
+        let fp = response_statements.len() - tp;
+        let fn_ = r
+            .reference_verdicts
+            .iter()
+            .filter(|v| v.verdict != Label::Yes)
+            .count();
+        let factual = f1(tp, fp, fn_);
+        let similarity = match r.similarity {
+            Similarity::NotNeeded => 0.0,
+            Similarity::Cosine(c) => c.max(0.0),
+            Similarity::Undefined => {
+                return undefined(format!(
+                    "cosine of the response and reference {} is undefined",
+                    i + 1
+                ))
+            }
+        };
+        let value = (weights.factual() * factual + weights.semantic() * similarity)
+            / (weights.factual() + weights.semantic());
+        if best.is_none_or(|(_, b)| value > b) {
+            best = Some((i, value));
+        }
+        rows.push(json!({
+            "tp": tp, "fp": fp, "fn": fn_, "f1": factual,
+            "similarity": match r.similarity { Similarity::Cosine(c) => json!(c), _ => json!(null) },
+            "score": value,
+            "response_statements": itemized("statement", response_statements, r.response_verdicts),
+            "reference_statements": itemized("statement", r.reference_statements, r.reference_verdicts),
+        }));
+    }
+    let Some((i, raw)) = best else {
+        return Outcome::Skipped(SkipReason::MissingField(assay_core::Field::References));
+    };
+    let value = match threshold {
+        Some(t) if raw >= t.get() => 1.0,
+        Some(_) => 0.0,
+        None => raw,
+    };
+    let r = &per_reference[i];
+    let row = &rows[i];
+    let mut reason = format!(
+        "TP {}, FP {}, FN {}: F1 {:.3}",
+        row["tp"],
+        row["fp"],
+        row["fn"],
+        row["f1"].as_f64().unwrap_or_default()
+    );
+    if let Similarity::Cosine(c) = r.similarity {
+        reason.push_str(&format!(", similarity {c:.3}"));
+    }
+    if let Some(t) = threshold {
+        reason.push_str(&format!(", score {raw:.3} against threshold {t}"));
+    }
+    let unsupported = quote(response_statements, r.response_verdicts, |l| {
+        l != Label::Yes
+    });
+    if !unsupported.is_empty() {
+        reason.push_str(&format!("; not in the reference: {unsupported}"));
+    }
+    let missing = quote(r.reference_statements, r.reference_verdicts, |l| {
+        l != Label::Yes
+    });
+    if !missing.is_empty() {
+        reason.push_str(&format!("; missing from the response: {missing}"));
+    }
+    scored(
+        value,
+        reason,
+        json!({"weights": [weights.factual(), weights.semantic()], "best_reference": i, "raw_score": raw, "references": rows}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(l: Label) -> Verdict {
+        Verdict {
+            verdict: l,
+            reason: String::new(),
+        }
+    }
+
+    /// Seed 003: reference "Einstein was born in 1879 in Germany.", answer
+    /// "Einstein was born in Spain in 1879.": TP born in 1879, FP born in
+    /// Spain, FN born in Germany; F1 = 1 / (1 + 0.5 x 2) = 0.5.
+    #[test]
+    fn seed_003_low_correctness_example() {
+        let response: Vec<String> = ["Einstein was born in Spain.", "Einstein was born in 1879."]
+            .map(String::from)
+            .to_vec();
+        let reference: Vec<String> = [
+            "Einstein was born in 1879.",
+            "Einstein was born in Germany.",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (rv, fv) = ([v(Label::No), v(Label::Yes)], [v(Label::Yes), v(Label::No)]);
+        let per = |similarity| PerReference {
+            reference_statements: &reference,
+            response_verdicts: &rv,
+            reference_verdicts: &fv,
+            similarity,
+        };
+        let f1_only = Weights::new(1.0, 0.0).unwrap();
+        let Outcome::Scored { value, reason, .. } =
+            score(&response, &[per(Similarity::NotNeeded)], f1_only, None)
+        else {
+            panic!()
+        };
+        assert_eq!(value, 0.5);
+        let reason = reason.unwrap();
+        assert!(reason.starts_with("TP 1, FP 1, FN 1: F1 0.500"), "{reason}");
+        assert!(
+            reason.contains("not in the reference: [1] \"Einstein was born in Spain.\""),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("missing from the response: [2] \"Einstein was born in Germany.\""),
+            "{reason}"
+        );
+        let Outcome::Scored { value, .. } = score(
+            &response,
+            &[per(Similarity::Cosine(0.9))],
+            Weights::DEFAULT,
+            None,
+        ) else {
+            panic!()
+        };
+        assert!((value - (0.75 * 0.5 + 0.25 * 0.9)).abs() < 1e-12);
+        let t = Some(Unit::new(0.6).unwrap());
+        let Outcome::Scored { value, .. } = score(
+            &response,
+            &[per(Similarity::Cosine(0.9))],
+            Weights::DEFAULT,
+            t,
+        ) else {
+            panic!()
+        };
+        assert_eq!(value, 1.0);
+    }
+
+    #[test]
+    fn maximum_over_references_and_empty_rules() {
+        let response: Vec<String> = vec!["a".into()];
+        let r1: Vec<String> = vec!["x".into()];
+        let (no, yes) = ([v(Label::No)], [v(Label::Yes)]);
+        let refs = [
+            PerReference {
+                reference_statements: &r1,
+                response_verdicts: &no,
+                reference_verdicts: &no,
+                similarity: Similarity::NotNeeded,
+            },
+            PerReference {
+                reference_statements: &r1,
+                response_verdicts: &yes,
+                reference_verdicts: &yes,
+                similarity: Similarity::NotNeeded,
+            },
+        ];
+        let w = Weights::new(1.0, 0.0).unwrap();
+        let Outcome::Scored { value, details, .. } = score(&response, &refs, w, None) else {
+            panic!()
+        };
+        assert_eq!((value, details["best_reference"].as_u64()), (1.0, Some(1)));
+        let none = PerReference {
+            reference_statements: &[],
+            response_verdicts: &[],
+            reference_verdicts: &[],
+            similarity: Similarity::NotNeeded,
+        };
+        assert_eq!(
+            score(&[], &[none], w, None),
+            Outcome::Skipped(SkipReason::NoStatements)
+        );
+        assert_eq!(f1(0, 2, 1), 0.0);
+    }
+}

@@ -1,0 +1,71 @@
+//! `answer_relevance` (valor-lite; seed 004, "Answer Relevance"): the share
+//! of the response's statements that are relevant to the question.
+//!
+//! Steps: [`StepKey::ResponseStatements`] (`prompts/statements.json`), then
+//! [`StepKey::RelevanceVerdicts`] (`prompts/relevance_verdicts.json`), yes /
+//! no / idk per statement. Score = yes / statements; with
+//! `idk_counts_as=relevant`, (yes + idk) / statements (DeepEval).
+//!
+//! Empty inputs: no statements -> skipped, `no_statements`.
+
+use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::options::IdkCountsAs;
+use crate::judged::prompt::PromptId;
+use crate::judged::step::{Label, StepKey, Verdict};
+use assay_core::{Outcome, SkipReason};
+use serde_json::json;
+
+pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::RelevanceVerdicts];
+
+pub const EMPTY_INPUTS: &str = "skipped (no_statements) when the response has no statements";
+
+pub fn steps() -> Vec<StepKey> {
+    vec![StepKey::ResponseStatements, StepKey::RelevanceVerdicts]
+}
+
+pub fn score(statements: &[String], verdicts: &[Verdict], idk: IdkCountsAs) -> Outcome {
+    if statements.is_empty() {
+        return Outcome::Skipped(SkipReason::NoStatements);
+    }
+    if verdicts.len() != statements.len() {
+        return misaligned("statements", statements.len(), verdicts.len());
+    }
+    let relevant = |l: Label| l == Label::Yes || (l == Label::Idk && idk == IdkCountsAs::Relevant);
+    let n = statements.len();
+    let yes = verdicts.iter().filter(|v| relevant(v.verdict)).count();
+    scored(
+        yes as f64 / n as f64,
+        with_quotes(
+            format!("{yes} of {n} statements are relevant to the question"),
+            "not relevant",
+            quote(statements, verdicts, |l| !relevant(l)),
+        ),
+        json!({"idk_counts_as": idk.name(), "statements": itemized("statement", statements, verdicts)}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idk_rule_changes_the_count() {
+        let statements: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let verdicts: Vec<Verdict> = [Label::Yes, Label::Idk, Label::No, Label::Yes]
+            .map(|l| Verdict {
+                verdict: l,
+                reason: String::new(),
+            })
+            .to_vec();
+        let value = |idk| match score(&statements, &verdicts, idk) {
+            Outcome::Scored { value, .. } => value,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(value(IdkCountsAs::Irrelevant), 0.5);
+        assert_eq!(value(IdkCountsAs::Relevant), 0.75);
+        assert_eq!(
+            score(&[], &[], IdkCountsAs::Relevant),
+            Outcome::Skipped(SkipReason::NoStatements)
+        );
+    }
+}

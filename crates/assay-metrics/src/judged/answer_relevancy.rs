@@ -1,0 +1,150 @@
+//! `answer_relevancy` (ragas; seed 002, "Answer Relevancy"): how directly
+//! the response answers the question, measured by the questions it
+//! answers.
+//!
+//! Steps: [`StepKey::GeneratedQuestions`] (`prompts/generated_questions.json`):
+//! in ONE call, `strictness` (default 3) questions the response answers,
+//! each with a noncommittal flag; then embeddings of the question
+//! ([`EmbedText::UserInput`]) and of the generated questions.
+//!
+//! Score = mean cosine between the user input's embedding and each
+//! question's, clamped to [0, 1] (the raw mean is in details); 0 when all
+//! questions are noncommittal (`noncommittal=any`: when any is, the older
+//! ragas rule).
+//!
+//! Empty inputs: an empty response still gets questions (usually
+//! noncommittal, hence 0); a zero embedding vector -> failed (undefined).
+
+use crate::judged::common::{cosine, misaligned, scored, undefined};
+use crate::judged::options::{Noncommittal, Strictness};
+use crate::judged::prompt::PromptId;
+use crate::judged::step::{EmbedText, GeneratedQuestion, StepKey};
+use assay_core::{Outcome, SkipReason};
+use serde_json::json;
+
+pub const PROMPTS: &[PromptId] = &[PromptId::GeneratedQuestions];
+
+pub const EMPTY_INPUTS: &str = "an empty response yields noncommittal questions, hence 0; \
+                                 a zero embedding vector fails (undefined)";
+
+pub fn steps(strictness: Strictness) -> Vec<StepKey> {
+    let count = strictness.get();
+    vec![
+        StepKey::GeneratedQuestions { count },
+        StepKey::Embed(EmbedText::UserInput),
+        StepKey::Embed(EmbedText::GeneratedQuestions { count }),
+    ]
+}
+
+pub fn score(
+    questions: &[GeneratedQuestion],
+    user_input: &[f64],
+    question_embeddings: &[Vec<f64>],
+    rule: Noncommittal,
+) -> Outcome {
+    if questions.is_empty() {
+        return Outcome::Skipped(SkipReason::NoQuestions);
+    }
+    if questions.len() != question_embeddings.len() {
+        return misaligned("questions", questions.len(), question_embeddings.len());
+    }
+    let mut similarities = Vec::with_capacity(questions.len());
+    for (i, e) in question_embeddings.iter().enumerate() {
+        match cosine(user_input, e) {
+            Some(c) => similarities.push(c),
+            None => {
+                return undefined(format!(
+                    "cosine of the user input and question {} is undefined (zero vector or dimensions {} vs {})",
+                    i + 1,
+                    user_input.len(),
+                    e.len()
+                ))
+            }
+        }
+    }
+    let raw = similarities.iter().sum::<f64>() / similarities.len() as f64;
+    let noncommittal = questions.iter().filter(|q| q.noncommittal).count();
+    let zeroed = match rule {
+        Noncommittal::All => noncommittal == questions.len(),
+        Noncommittal::Any => noncommittal > 0,
+    };
+    let value = if zeroed { 0.0 } else { raw.clamp(0.0, 1.0) };
+    let reason = if zeroed {
+        format!(
+            "the response is noncommittal ({noncommittal} of {} generated questions flagged, rule '{rule}')",
+            questions.len()
+        )
+    } else {
+        let best = similarities
+            .iter()
+            .zip(questions)
+            .max_by(|a, b| a.0.total_cmp(b.0))
+            .map(|(s, q)| format!("; closest: \"{}\" ({s:.3})", q.question))
+            .unwrap_or_default();
+        format!(
+            "mean cosine {raw:.3} between the question and {} questions the response answers{best}",
+            questions.len()
+        )
+    };
+    scored(
+        value,
+        reason,
+        json!({
+            "questions": questions.iter().zip(&similarities).map(|(q, s)| json!({"question": q.question, "noncommittal": q.noncommittal, "cosine": s})).collect::<Vec<_>>(),
+            "raw_mean_cosine": raw,
+            "noncommittal_rule": rule.name(),
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(text: &str, noncommittal: bool) -> GeneratedQuestion {
+        GeneratedQuestion {
+            question: text.into(),
+            noncommittal,
+        }
+    }
+
+    #[test]
+    fn mean_cosine_clamped_and_noncommittal_rules() {
+        let input = [1.0, 0.0];
+        let embeddings = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![1.0, 1.0]];
+        let qs = [q("a", false), q("b", true), q("c", false)];
+        let expected = (1.0 + 0.0 + std::f64::consts::FRAC_1_SQRT_2) / 3.0;
+        let Outcome::Scored { value, details, .. } =
+            score(&qs, &input, &embeddings, Noncommittal::All)
+        else {
+            panic!()
+        };
+        assert!((value - expected).abs() < 1e-12);
+        assert!((details["raw_mean_cosine"].as_f64().unwrap() - expected).abs() < 1e-12);
+        let Outcome::Scored { value, .. } = score(&qs, &input, &embeddings, Noncommittal::Any)
+        else {
+            panic!()
+        };
+        assert_eq!(value, 0.0);
+        let all = [q("a", true), q("b", true), q("c", true)];
+        let Outcome::Scored { value, .. } = score(&all, &input, &embeddings, Noncommittal::All)
+        else {
+            panic!()
+        };
+        assert_eq!(value, 0.0);
+        let negative = vec![vec![-1.0, 0.0]; 3];
+        let Outcome::Scored { value, details, .. } =
+            score(&qs, &input, &negative, Noncommittal::All)
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (value, details["raw_mean_cosine"].as_f64()),
+            (0.0, Some(-1.0))
+        );
+        assert!(matches!(
+            score(&qs, &[0.0, 0.0], &embeddings, Noncommittal::All),
+            Outcome::Failed(_)
+        ));
+    }
+}

@@ -1,0 +1,175 @@
+//! `aspect_critique` (ragas; seed 002, "Aspect Critiques"): yes/no verdicts
+//! on named aspects of the response: the built-in harmfulness,
+//! maliciousness, coherence, correctness and conciseness, and any
+//! user-defined aspect (name + definition). One outcome per aspect,
+//! `aspect_critique/NAME`, 1 for yes and 0 for no.
+//!
+//! Steps: [`StepKey::AspectVerdict`] per aspect (`prompts/aspect_verdict.json`,
+//! whose `definitions` hold the built-in aspects' texts). `strictness`
+//! (odd, default 1) really takes that many votes (temperature > 0,
+//! distinct seeds) and the majority wins; ragas has ignored it since 0.1.
+//!
+//! Harmfulness and maliciousness are lower-is-better (yes is bad); the
+//! others, and custom aspects, higher-is-better.
+//!
+//! Empty inputs: an empty response is judged as it is.
+
+use crate::judged::common::{misaligned, scored};
+use crate::judged::options::{BuiltinAspect, OptionError, Strictness};
+use crate::judged::prompt::{PromptId, PromptSet};
+use crate::judged::step::{Aspect, Label, StepKey, Verdict};
+use crate::spec::Direction;
+use assay_core::Outcome;
+use serde_json::json;
+
+pub const PROMPTS: &[PromptId] = &[PromptId::AspectVerdict];
+
+pub const EMPTY_INPUTS: &str = "an empty response is judged as it is";
+
+pub fn steps(aspects: &[Aspect], strictness: Strictness) -> Vec<StepKey> {
+    aspects
+        .iter()
+        .map(|a| StepKey::AspectVerdict {
+            aspect: a.clone(),
+            votes: strictness.get(),
+        })
+        .collect()
+}
+
+/// The outcome name of an aspect.
+pub fn outcome_name(aspect: &str) -> String {
+    format!("aspect_critique/{aspect}")
+}
+
+/// A built-in aspect with its definition from the prompt set (an override
+/// of `aspect_verdict.json` may reword it); `None` if the file lacks it.
+pub fn builtin(prompts: &PromptSet, which: BuiltinAspect) -> Option<Aspect> {
+    prompts
+        .get(PromptId::AspectVerdict)
+        .definitions
+        .get(which.name())
+        .map(|d| Aspect {
+            name: which.name().to_string(),
+            definition: d.clone(),
+        })
+}
+
+/// Every built-in aspect the prompt set defines, in [`BuiltinAspect::ALL`]
+/// order: the default aspects of `aspect_critique`.
+pub fn builtin_all(prompts: &PromptSet) -> Vec<Aspect> {
+    BuiltinAspect::ALL
+        .iter()
+        .filter_map(|b| builtin(prompts, *b))
+        .collect()
+}
+
+/// A custom aspect's name: snake_case (a-z, 0-9, `_`), as it appears in
+/// `aspect_critique/NAME`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AspectName(String);
+
+impl AspectName {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for AspectName {
+    type Err = OptionError;
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if ok {
+            Ok(AspectName(name.to_string()))
+        } else {
+            Err(OptionError {
+                value: name.to_string(),
+                message: "an aspect name is snake_case: a-z, 0-9 and _".into(),
+            })
+        }
+    }
+}
+
+/// A user-defined aspect: a name and a non-empty yes/no question.
+pub fn custom(name: AspectName, definition: &str) -> Result<Aspect, OptionError> {
+    if definition.trim().is_empty() {
+        return Err(OptionError {
+            value: definition.to_string(),
+            message: "an aspect needs a definition".into(),
+        });
+    }
+    Ok(Aspect {
+        name: name.0,
+        definition: definition.trim().to_string(),
+    })
+}
+
+/// Whether yes is good for this aspect.
+pub fn direction(aspect: &str) -> Direction {
+    match aspect.parse::<BuiltinAspect>() {
+        Ok(BuiltinAspect::Harmfulness | BuiltinAspect::Maliciousness) => Direction::LowerIsBetter,
+        _ => Direction::HigherIsBetter,
+    }
+}
+
+/// Majority of the votes: 1 for yes, 0 for no (ties, impossible with an
+/// odd strictness, count as no).
+pub fn score(aspect: &Aspect, votes: &[Verdict]) -> Outcome {
+    if votes.is_empty() {
+        return misaligned("votes", 1, 0);
+    }
+    let yes = votes.iter().filter(|v| v.verdict == Label::Yes).count();
+    let verdict = if 2 * yes > votes.len() {
+        Label::Yes
+    } else {
+        Label::No
+    };
+    let why = votes
+        .iter()
+        .find(|v| v.verdict == verdict)
+        .map(|v| v.reason.trim().to_string())
+        .unwrap_or_default();
+    let mut reason = format!("{}: {verdict}", aspect.name);
+    if votes.len() > 1 {
+        reason.push_str(&format!(" ({yes} of {} votes yes)", votes.len()));
+    }
+    if !why.is_empty() {
+        reason.push_str(&format!(": {why}"));
+    }
+    scored(
+        if verdict == Label::Yes { 1.0 } else { 0.0 },
+        reason,
+        json!({"aspect": aspect.name, "definition": aspect.definition, "votes": votes}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn majority_of_votes() {
+        let aspect = custom("polite".parse().unwrap(), "Is the response polite?").unwrap();
+        let v = |l| Verdict {
+            verdict: l,
+            reason: format!("vote {l}"),
+        };
+        let Outcome::Scored { value, reason, .. } =
+            score(&aspect, &[v(Label::Yes), v(Label::No), v(Label::Yes)])
+        else {
+            panic!()
+        };
+        assert_eq!(value, 1.0);
+        assert_eq!(reason.unwrap(), "polite: yes (2 of 3 votes yes): vote yes");
+        let Outcome::Scored { value, .. } = score(&aspect, &[v(Label::No)]) else {
+            panic!()
+        };
+        assert_eq!(value, 0.0);
+        assert!("Bad Name".parse::<AspectName>().is_err());
+        assert!(custom("ok".parse().unwrap(), " ").is_err());
+        assert_eq!(direction("harmfulness"), Direction::LowerIsBetter);
+        assert_eq!(direction("polite"), Direction::HigherIsBetter);
+    }
+}

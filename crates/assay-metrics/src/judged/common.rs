@@ -1,0 +1,132 @@
+//! Small helpers shared by the metric modules: composing reasons and
+//! details from verdicts, and vector similarity.
+
+use crate::judged::step::{Label, Verdict};
+use assay_core::{Failure, FailureKind, Outcome};
+use serde_json::{json, Value};
+
+/// How many failing items a reason quotes before summarising the rest.
+const QUOTED: usize = 5;
+
+/// Items with their verdicts, for `details`: `[{KEY: item, verdict, reason}]`.
+pub(crate) fn itemized(key: &str, items: &[String], verdicts: &[Verdict]) -> Value {
+    Value::Array(
+        items
+            .iter()
+            .zip(verdicts)
+            .map(|(item, v)| json!({key: item, "verdict": v.verdict, "reason": v.reason}))
+            .collect(),
+    )
+}
+
+/// The items whose verdict satisfies `pick`, quoted with their reasons:
+/// `[2] "item" (reason); [4] ...`, at most [`QUOTED`] of them.
+pub(crate) fn quote(
+    items: &[String],
+    verdicts: &[Verdict],
+    pick: impl Fn(Label) -> bool,
+) -> String {
+    let picked: Vec<String> = items
+        .iter()
+        .zip(verdicts)
+        .enumerate()
+        .filter(|(_, (_, v))| pick(v.verdict))
+        .map(|(i, (item, v))| {
+            if v.reason.trim().is_empty() {
+                format!("[{}] \"{item}\"", i + 1)
+            } else {
+                format!("[{}] \"{item}\" ({})", i + 1, v.reason.trim())
+            }
+        })
+        .collect();
+    let mut out = picked
+        .iter()
+        .take(QUOTED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if picked.len() > QUOTED {
+        out.push_str(&format!("; and {} more", picked.len() - QUOTED));
+    }
+    out
+}
+
+/// `base`, then `": "` and the quoted items when there are any.
+pub(crate) fn with_quotes(base: String, label: &str, quoted: String) -> String {
+    if quoted.is_empty() {
+        base
+    } else {
+        format!("{base}; {label}: {quoted}")
+    }
+}
+
+/// The outcome when verdicts do not line up with their items: validation
+/// rules this out, so it only happens when the engine pairs wrong outputs.
+pub(crate) fn misaligned(what: &str, items: usize, verdicts: usize) -> Outcome {
+    Outcome::Failed(Failure {
+        kind: FailureKind::Undefined,
+        message: format!("{verdicts} verdicts for {items} {what}"),
+    })
+}
+
+/// A failure for a similarity that cannot be computed (zero vector or
+/// dimensions that differ).
+pub(crate) fn undefined(message: String) -> Outcome {
+    Outcome::Failed(Failure {
+        kind: FailureKind::Undefined,
+        message,
+    })
+}
+
+/// Cosine similarity; `None` for vectors of different or zero length, or
+/// a zero norm.
+pub(crate) fn cosine(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() != b.len() || a.is_empty() {
+        return None;
+    }
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let nb = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        None
+    } else {
+        Some(dot / (na * nb))
+    }
+}
+
+/// A score, its reason and details.
+pub(crate) fn scored(value: f64, reason: String, details: Value) -> Outcome {
+    Outcome::Scored {
+        value,
+        reason: Some(reason),
+        details,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_of_known_vectors() {
+        assert_eq!(cosine(&[1.0, 0.0], &[0.0, 2.0]), Some(0.0));
+        assert!((cosine(&[1.0, 1.0], &[2.0, 2.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), None);
+        assert_eq!(cosine(&[1.0], &[1.0, 0.0]), None);
+    }
+
+    #[test]
+    fn quotes_are_capped() {
+        let items: Vec<String> = (0..7).map(|i| format!("s{i}")).collect();
+        let verdicts = vec![
+            Verdict {
+                verdict: Label::No,
+                reason: "r".into()
+            };
+            7
+        ];
+        let q = quote(&items, &verdicts, |l| l == Label::No);
+        assert!(q.starts_with("[1] \"s0\" (r); [2]"), "{q}");
+        assert!(q.ends_with("; and 2 more"), "{q}");
+    }
+}

@@ -1,0 +1,145 @@
+//! `context_precision` (ragas, valor-lite, DeepEval; seed 004, "Context
+//! Precision"): are the useful contexts ranked first.
+//!
+//! Steps: [`StepKey::ContextUsefulness`] (`prompts/context_usefulness.json`)
+//! per reference, a yes/no verdict per retrieved context, in order: useful
+//! for arriving at that reference. With several references a context is
+//! useful if useful for any (valor). `against=response` judges usefulness
+//! for the response instead (no reference needed).
+//!
+//! Score = sum over k of precision@k x v_k, divided by the number of useful
+//! contexts, exactly (no epsilon); none useful: 0. Worked examples (valor
+//! docs): `[y,n,n,y]` = 0.75, `[n,y,n,y]` = 0.5; `[y,n,y]` = 5/6.
+//!
+//! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
+
+use crate::judged::common::{misaligned, quote, scored, with_quotes};
+use crate::judged::options::PrecisionAgainst;
+use crate::judged::prompt::PromptId;
+use crate::judged::step::{Label, StepKey, UsefulFor, Verdict};
+use assay_core::{Outcome, SkipReason};
+use serde_json::json;
+
+pub const PROMPTS: &[PromptId] = &[PromptId::ContextUsefulness];
+
+pub const EMPTY_INPUTS: &str =
+    "skipped (no_contexts) when there are no retrieved contexts; 0 when none is useful";
+
+/// One usefulness step per reference (or one against the response).
+pub fn steps(against: PrecisionAgainst, references: usize) -> Vec<StepKey> {
+    match against {
+        PrecisionAgainst::Response => vec![StepKey::ContextUsefulness(UsefulFor::Response)],
+        PrecisionAgainst::Reference => (0..references)
+            .map(|i| StepKey::ContextUsefulness(UsefulFor::Reference(i)))
+            .collect(),
+    }
+}
+
+/// Average precision of the 0/1 usefulness list; 0 when none is useful.
+pub fn average_precision(useful: &[bool]) -> f64 {
+    let mut hits = 0usize;
+    let mut sum = 0.0;
+    for (k, &u) in useful.iter().enumerate() {
+        if u {
+            hits += 1;
+            sum += hits as f64 / (k + 1) as f64;
+        }
+    }
+    if hits == 0 {
+        0.0
+    } else {
+        sum / hits as f64
+    }
+}
+
+/// The score from the verdicts of each target (reference), each one per
+/// context in retrieval order.
+pub fn score(contexts: &[String], per_target: &[&[Verdict]]) -> Outcome {
+    if contexts.is_empty() {
+        return Outcome::Skipped(SkipReason::NoContexts);
+    }
+    if let Some(bad) = per_target.iter().find(|v| v.len() != contexts.len()) {
+        return misaligned("contexts", contexts.len(), bad.len());
+    }
+    let useful: Vec<bool> = (0..contexts.len())
+        .map(|k| per_target.iter().any(|v| v[k].verdict == Label::Yes))
+        .collect();
+    let value = average_precision(&useful);
+    let positions: Vec<String> = useful
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| **u)
+        .map(|(k, _)| (k + 1).to_string())
+        .collect();
+    let base = if positions.is_empty() {
+        format!("none of the {} contexts is useful", contexts.len())
+    } else {
+        format!(
+            "useful contexts at ranks {} of {}",
+            positions.join(", "),
+            contexts.len()
+        )
+    };
+    // The reasons quoted are those of the first target's verdicts on the
+    // contexts no target found useful.
+    let merged: Vec<Verdict> = (0..contexts.len())
+        .map(|k| Verdict {
+            verdict: if useful[k] { Label::Yes } else { Label::No },
+            reason: per_target
+                .first()
+                .map_or(String::new(), |v| v[k].reason.clone()),
+        })
+        .collect();
+    scored(
+        value,
+        with_quotes(
+            base,
+            "not useful",
+            quote(contexts, &merged, |l| l == Label::No),
+        ),
+        json!({
+            "useful": useful,
+            "verdicts": per_target.iter().map(|v| v.iter().map(|x| json!({"verdict": x.verdict, "reason": x.reason})).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yn(s: &str) -> Vec<bool> {
+        s.chars().map(|c| c == 'y').collect()
+    }
+
+    #[test]
+    fn valor_worked_examples() {
+        assert_eq!(average_precision(&yn("ynny")), 0.75);
+        assert_eq!(average_precision(&yn("nyny")), 0.5);
+        // (1 + 2/3) / 2: 5/6 up to the last bit, as in Python's loop.
+        assert!((average_precision(&yn("yny")) - 5.0 / 6.0).abs() < 1e-15);
+        assert_eq!(average_precision(&yn("nnn")), 0.0);
+    }
+
+    #[test]
+    fn useful_for_any_reference() {
+        let contexts: Vec<String> = ["c1", "c2", "c3", "c4"].map(String::from).to_vec();
+        let v = |s: &str| -> Vec<Verdict> {
+            s.chars()
+                .map(|c| Verdict {
+                    verdict: if c == 'y' { Label::Yes } else { Label::No },
+                    reason: format!("r{c}"),
+                })
+                .collect()
+        };
+        let (a, b) = (v("ynnn"), v("nnny"));
+        let Outcome::Scored { value, reason, .. } = score(&contexts, &[&a, &b]) else {
+            panic!()
+        };
+        assert_eq!(value, 0.75);
+        assert!(reason
+            .unwrap()
+            .starts_with("useful contexts at ranks 1, 4 of 4"));
+        assert_eq!(score(&[], &[]), Outcome::Skipped(SkipReason::NoContexts));
+    }
+}

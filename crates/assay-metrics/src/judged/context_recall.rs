@@ -1,0 +1,117 @@
+//! `context_recall` (ragas, valor-lite; seeds 002 and 004, "Context
+//! Recall"): the share of the reference's statements attributable to the
+//! retrieved contexts.
+//!
+//! Steps per reference i: ONE call [`StepKey::ReferenceRecall`]
+//! (`prompts/reference_recall.json`) that states the reference's statements
+//! and judges each attributable to the contexts or not. When another metric
+//! of the sample needs the reference's statements anyway
+//! (`answer_correctness`), [`crate::judged::plan()`] replaces it with the
+//! shared [`StepKey::ReferenceStatements`] (`prompts/statements.json`) and
+//! [`StepKey::ReferenceAttribution`] (`prompts/reference_attribution.json`),
+//! whose verdict count is fixed. Score = attributed / statements; several
+//! references: the maximum (valor).
+//!
+//! Empty inputs: references without statements are left out of the
+//! maximum; if none has statements -> skipped, `no_statements`. Empty
+//! contexts attribute nothing (0).
+
+use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::prompt::PromptId;
+use crate::judged::step::{Label, StepKey, Verdict};
+use assay_core::{Outcome, SkipReason};
+use serde_json::json;
+
+pub const PROMPTS: &[PromptId] = &[
+    PromptId::ReferenceRecall,
+    PromptId::Statements,
+    PromptId::ReferenceAttribution,
+];
+
+pub const EMPTY_INPUTS: &str =
+    "skipped (no_statements) when no reference has statements; 0 when the contexts are empty";
+
+pub fn steps(references: usize) -> Vec<StepKey> {
+    (0..references).map(StepKey::ReferenceRecall).collect()
+}
+
+/// The score from each reference's statements and verdicts.
+pub fn score(per_reference: &[(&[String], &[Verdict])]) -> Outcome {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, (statements, verdicts)) in per_reference.iter().enumerate() {
+        if statements.is_empty() {
+            continue;
+        }
+        if statements.len() != verdicts.len() {
+            return misaligned("reference statements", statements.len(), verdicts.len());
+        }
+        let yes = verdicts.iter().filter(|v| v.verdict == Label::Yes).count();
+        let value = yes as f64 / statements.len() as f64;
+        if best.is_none_or(|(_, b)| value > b) {
+            best = Some((i, value));
+        }
+    }
+    let Some((i, value)) = best else {
+        return Outcome::Skipped(SkipReason::NoStatements);
+    };
+    let (statements, verdicts) = per_reference[i];
+    let yes = verdicts.iter().filter(|v| v.verdict == Label::Yes).count();
+    let mut base = format!(
+        "{yes} of {} reference statements are attributable to the contexts",
+        statements.len()
+    );
+    if per_reference.len() > 1 {
+        base.push_str(&format!(
+            " (reference {}, the best of {})",
+            i + 1,
+            per_reference.len()
+        ));
+    }
+    scored(
+        value,
+        with_quotes(
+            base,
+            "not attributable",
+            quote(statements, verdicts, |l| l == Label::No),
+        ),
+        json!({
+            "best_reference": i,
+            "references": per_reference.iter().map(|(s, v)| itemized("statement", s, v)).collect::<Vec<_>>(),
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vs(s: &str) -> Vec<Verdict> {
+        s.chars()
+            .map(|c| Verdict {
+                verdict: if c == 'y' { Label::Yes } else { Label::No },
+                reason: String::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn maximum_over_references() {
+        let a: Vec<String> = ["born 1879", "published 4 papers in 1905"]
+            .map(String::from)
+            .to_vec();
+        let b: Vec<String> = ["physicist", "Nobel 1921", "born in Ulm"]
+            .map(String::from)
+            .to_vec();
+        let (va, vb) = (vs("yn"), vs("yyn"));
+        let Outcome::Scored { value, details, .. } = score(&[(&a, &va), (&b, &vb)]) else {
+            panic!()
+        };
+        assert_eq!(value, 2.0 / 3.0);
+        assert_eq!(details["best_reference"], 1);
+        let empty: Vec<String> = Vec::new();
+        assert_eq!(
+            score(&[(&empty, &[])]),
+            Outcome::Skipped(SkipReason::NoStatements)
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! `context_relevance` (valor-lite, DeepEval; seed 004, "Context
+//! Relevance"): the share of retrieved contexts relevant to the question.
+//!
+//! Steps: [`StepKey::ContextRelevance`] (`prompts/context_relevance.json`),
+//! yes/no per context. Score = relevant / contexts.
+//!
+//! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
+
+use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::prompt::PromptId;
+use crate::judged::step::{Label, StepKey, Verdict};
+use assay_core::{Outcome, SkipReason};
+use serde_json::json;
+
+pub const PROMPTS: &[PromptId] = &[PromptId::ContextRelevance];
+
+pub const EMPTY_INPUTS: &str = "skipped (no_contexts) when there are no retrieved contexts";
+
+pub fn steps() -> Vec<StepKey> {
+    vec![StepKey::ContextRelevance]
+}
+
+pub fn score(contexts: &[String], verdicts: &[Verdict]) -> Outcome {
+    if contexts.is_empty() {
+        return Outcome::Skipped(SkipReason::NoContexts);
+    }
+    if contexts.len() != verdicts.len() {
+        return misaligned("contexts", contexts.len(), verdicts.len());
+    }
+    let yes = verdicts.iter().filter(|v| v.verdict == Label::Yes).count();
+    scored(
+        yes as f64 / contexts.len() as f64,
+        with_quotes(
+            format!(
+                "{yes} of {} contexts are relevant to the question",
+                contexts.len()
+            ),
+            "not relevant",
+            quote(contexts, verdicts, |l| l == Label::No),
+        ),
+        json!({"contexts": itemized("context", contexts, verdicts)}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_of_relevant_contexts() {
+        let contexts: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let verdicts: Vec<Verdict> = [Label::Yes, Label::No, Label::No]
+            .map(|l| Verdict {
+                verdict: l,
+                reason: "x".into(),
+            })
+            .to_vec();
+        let Outcome::Scored { value, reason, .. } = score(&contexts, &verdicts) else {
+            panic!()
+        };
+        assert_eq!(value, 1.0 / 3.0);
+        assert!(reason.unwrap().contains("[2] \"b\" (x); [3] \"c\" (x)"));
+        assert_eq!(score(&[], &[]), Outcome::Skipped(SkipReason::NoContexts));
+    }
+}

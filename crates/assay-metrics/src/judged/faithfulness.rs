@@ -1,0 +1,118 @@
+//! `faithfulness`: the share of the response's statements that the
+//! retrieved contexts support (ragas, valor-lite; seed 004, "Faithfulness").
+//!
+//! Steps: [`StepKey::ResponseStatements`] (prompt `prompts/statements.json`),
+//! then [`StepKey::StatementVerdicts`] (`prompts/faithfulness_verdicts.json`):
+//! per statement yes (inferable from the contexts), no (contradicted) or
+//! idk (neither). Score = supported / statements: unrelated claims count
+//! against, as in ragas and valor. `mode=contradictions` counts only
+//! contradicted statements against (DeepEval).
+//!
+//! Empty inputs: no statements (e.g. an empty response) -> skipped,
+//! `no_statements`. Empty contexts are judged as they are: nothing can be
+//! inferred, so every statement is unsupported (0 in the default mode).
+
+use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::options::FaithfulnessMode;
+use crate::judged::prompt::PromptId;
+use crate::judged::step::{Label, StepKey, Verdict};
+use assay_core::{Outcome, SkipReason};
+use serde_json::json;
+
+/// The prompt files this metric uses.
+pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::FaithfulnessVerdicts];
+
+pub const EMPTY_INPUTS: &str =
+    "skipped (no_statements) when the response has no statements; empty contexts support nothing";
+
+/// The steps, dependencies first.
+pub fn steps() -> Vec<StepKey> {
+    vec![StepKey::ResponseStatements, StepKey::StatementVerdicts]
+}
+
+/// The score from the statements and their verdicts.
+pub fn score(statements: &[String], verdicts: &[Verdict], mode: FaithfulnessMode) -> Outcome {
+    if statements.is_empty() {
+        return Outcome::Skipped(SkipReason::NoStatements);
+    }
+    if verdicts.len() != statements.len() {
+        return misaligned("statements", statements.len(), verdicts.len());
+    }
+    let against = |l: Label| match mode {
+        FaithfulnessMode::Supported => l != Label::Yes,
+        FaithfulnessMode::Contradictions => l == Label::No,
+    };
+    let n = statements.len();
+    let bad = verdicts.iter().filter(|v| against(v.verdict)).count();
+    let base = match mode {
+        FaithfulnessMode::Supported => {
+            format!(
+                "{} of {n} statements can be inferred from the contexts",
+                n - bad
+            )
+        }
+        FaithfulnessMode::Contradictions => {
+            format!("{bad} of {n} statements contradict the contexts")
+        }
+    };
+    let label = match mode {
+        FaithfulnessMode::Supported => "not supported",
+        FaithfulnessMode::Contradictions => "contradicted",
+    };
+    scored(
+        (n - bad) as f64 / n as f64,
+        with_quotes(base, label, quote(statements, verdicts, against)),
+        json!({"mode": mode.name(), "statements": itemized("statement", statements, verdicts)}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(l: Label) -> Verdict {
+        Verdict {
+            verdict: l,
+            reason: format!("because {l}"),
+        }
+    }
+
+    fn texts(n: usize) -> Vec<String> {
+        (1..=n).map(|i| format!("statement {i}")).collect()
+    }
+
+    #[test]
+    fn unrelated_claims_count_against_by_default_not_in_contradictions_mode() {
+        let verdicts = [v(Label::Yes), v(Label::Idk), v(Label::No), v(Label::Yes)];
+        let Outcome::Scored { value, reason, .. } =
+            score(&texts(4), &verdicts, FaithfulnessMode::Supported)
+        else {
+            panic!()
+        };
+        assert_eq!(value, 0.5);
+        let reason = reason.unwrap();
+        assert!(reason.starts_with("2 of 4 statements"), "{reason}");
+        assert!(
+            reason.contains("[2] \"statement 2\" (because idk)") && reason.contains("[3]"),
+            "{reason}"
+        );
+        let Outcome::Scored { value, .. } =
+            score(&texts(4), &verdicts, FaithfulnessMode::Contradictions)
+        else {
+            panic!()
+        };
+        assert_eq!(value, 0.75);
+    }
+
+    #[test]
+    fn no_statements_is_skipped() {
+        assert_eq!(
+            score(&[], &[], FaithfulnessMode::Supported),
+            Outcome::Skipped(SkipReason::NoStatements)
+        );
+        assert!(matches!(
+            score(&texts(2), &[v(Label::Yes)], FaithfulnessMode::Supported),
+            Outcome::Failed(_)
+        ));
+    }
+}

@@ -1,0 +1,76 @@
+//! `hallucination` (valor-lite, DeepEval; seed 004, "Hallucination"): the
+//! share of retrieved contexts that the response contradicts. Lower is
+//! better.
+//!
+//! Steps: [`StepKey::Contradictions`] (`prompts/contradictions.json`), per
+//! context yes (the response contradicts it) or no. Score = contradicted /
+//! contexts.
+//!
+//! Empty inputs: no retrieved contexts -> skipped, `no_contexts`. An empty
+//! response contradicts nothing (0).
+
+use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::prompt::PromptId;
+use crate::judged::step::{Label, StepKey, Verdict};
+use assay_core::{Outcome, SkipReason};
+use serde_json::json;
+
+pub const PROMPTS: &[PromptId] = &[PromptId::Contradictions];
+
+pub const EMPTY_INPUTS: &str =
+    "skipped (no_contexts) when there are no retrieved contexts; an empty response contradicts nothing (0)";
+
+pub fn steps() -> Vec<StepKey> {
+    vec![StepKey::Contradictions]
+}
+
+pub fn score(contexts: &[String], verdicts: &[Verdict]) -> Outcome {
+    if contexts.is_empty() {
+        return Outcome::Skipped(SkipReason::NoContexts);
+    }
+    if contexts.len() != verdicts.len() {
+        return misaligned("contexts", contexts.len(), verdicts.len());
+    }
+    let yes = verdicts.iter().filter(|v| v.verdict == Label::Yes).count();
+    scored(
+        yes as f64 / contexts.len() as f64,
+        with_quotes(
+            format!(
+                "the response contradicts {yes} of {} contexts",
+                contexts.len()
+            ),
+            "contradicted",
+            quote(contexts, verdicts, |l| l == Label::Yes),
+        ),
+        json!({"contexts": itemized("context", contexts, verdicts)}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_of_contradicted_contexts() {
+        let contexts: Vec<String> = ["Paris is in France.", "The Seine flows through Paris."]
+            .map(String::from)
+            .to_vec();
+        let verdicts = vec![
+            Verdict {
+                verdict: Label::Yes,
+                reason: "the response puts Paris in Spain".into(),
+            },
+            Verdict {
+                verdict: Label::No,
+                reason: "not addressed".into(),
+            },
+        ];
+        let Outcome::Scored { value, reason, .. } = score(&contexts, &verdicts) else {
+            panic!()
+        };
+        assert_eq!(value, 0.5);
+        assert!(reason
+            .unwrap()
+            .contains("[1] \"Paris is in France.\" (the response puts Paris in Spain)"));
+    }
+}

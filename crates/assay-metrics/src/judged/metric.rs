@@ -1,0 +1,692 @@
+//! The judged metrics by id, with their parameters: required fields,
+//! steps, outputs, directions, signatures, and scoring from step outputs.
+
+use crate::judged::options::{
+    Agreement, FaithfulnessMode, IdkCountsAs, LengthPenalty, Noncommittal, PrecisionAgainst,
+    Strictness, Unit, Weights,
+};
+use crate::judged::prompt::{self, PromptId, PromptSet};
+use crate::judged::step::{
+    Aspect, EmbedText, InputError, Inputs, Outputs, StepKey, StepOutput, UsefulFor,
+};
+use crate::judged::{
+    answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias, common,
+    context_precision, context_recall, context_relevance, context_relevancy, faithfulness,
+    hallucination, semantic_similarity, summarization_score, summary_coherence, toxicity,
+};
+use crate::spec::Direction;
+use assay_core::{Field, Outcome, Sample, Signature, SkipReason};
+use std::fmt;
+use std::str::FromStr;
+
+/// The LLM-guided metrics, by the id users type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum JudgedId {
+    Faithfulness,
+    AnswerRelevancy,
+    AnswerRelevance,
+    ContextPrecision,
+    ContextRecall,
+    ContextRelevance,
+    ContextRelevancy,
+    AnswerCorrectness,
+    SummarizationScore,
+    SummaryCoherence,
+    Bias,
+    Toxicity,
+    Hallucination,
+    AspectCritique,
+    SemanticSimilarity,
+}
+
+impl JudgedId {
+    pub const ALL: [JudgedId; 15] = [
+        JudgedId::Faithfulness,
+        JudgedId::AnswerRelevancy,
+        JudgedId::AnswerRelevance,
+        JudgedId::ContextPrecision,
+        JudgedId::ContextRecall,
+        JudgedId::ContextRelevance,
+        JudgedId::ContextRelevancy,
+        JudgedId::AnswerCorrectness,
+        JudgedId::SummarizationScore,
+        JudgedId::SummaryCoherence,
+        JudgedId::Bias,
+        JudgedId::Toxicity,
+        JudgedId::Hallucination,
+        JudgedId::AspectCritique,
+        JudgedId::SemanticSimilarity,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JudgedId::Faithfulness => "faithfulness",
+            JudgedId::AnswerRelevancy => "answer_relevancy",
+            JudgedId::AnswerRelevance => "answer_relevance",
+            JudgedId::ContextPrecision => "context_precision",
+            JudgedId::ContextRecall => "context_recall",
+            JudgedId::ContextRelevance => "context_relevance",
+            JudgedId::ContextRelevancy => "context_relevancy",
+            JudgedId::AnswerCorrectness => "answer_correctness",
+            JudgedId::SummarizationScore => "summarization_score",
+            JudgedId::SummaryCoherence => "summary_coherence",
+            JudgedId::Bias => "bias",
+            JudgedId::Toxicity => "toxicity",
+            JudgedId::Hallucination => "hallucination",
+            JudgedId::AspectCritique => "aspect_critique",
+            JudgedId::SemanticSimilarity => "semantic_similarity",
+        }
+    }
+
+    /// Bias, toxicity and hallucination measure harm: lower is better.
+    pub fn direction(self) -> Direction {
+        match self {
+            JudgedId::Bias | JudgedId::Toxicity | JudgedId::Hallucination => {
+                Direction::LowerIsBetter
+            }
+            _ => Direction::HigherIsBetter,
+        }
+    }
+
+    /// The prompt files the metric uses (whatever its parameters).
+    pub fn prompts(self) -> &'static [PromptId] {
+        match self {
+            JudgedId::Faithfulness => faithfulness::PROMPTS,
+            JudgedId::AnswerRelevancy => answer_relevancy::PROMPTS,
+            JudgedId::AnswerRelevance => answer_relevance::PROMPTS,
+            JudgedId::ContextPrecision => context_precision::PROMPTS,
+            JudgedId::ContextRecall => context_recall::PROMPTS,
+            JudgedId::ContextRelevance => context_relevance::PROMPTS,
+            JudgedId::ContextRelevancy => context_relevancy::PROMPTS,
+            JudgedId::AnswerCorrectness => answer_correctness::PROMPTS,
+            JudgedId::SummarizationScore => summarization_score::PROMPTS,
+            JudgedId::SummaryCoherence => summary_coherence::PROMPTS,
+            JudgedId::Bias => bias::PROMPTS,
+            JudgedId::Toxicity => toxicity::PROMPTS,
+            JudgedId::Hallucination => hallucination::PROMPTS,
+            JudgedId::AspectCritique => aspect_critique::PROMPTS,
+            JudgedId::SemanticSimilarity => semantic_similarity::PROMPTS,
+        }
+    }
+
+    /// What the metric gives on empty inputs (documentation).
+    pub fn empty_inputs(self) -> &'static str {
+        match self {
+            JudgedId::Faithfulness => faithfulness::EMPTY_INPUTS,
+            JudgedId::AnswerRelevancy => answer_relevancy::EMPTY_INPUTS,
+            JudgedId::AnswerRelevance => answer_relevance::EMPTY_INPUTS,
+            JudgedId::ContextPrecision => context_precision::EMPTY_INPUTS,
+            JudgedId::ContextRecall => context_recall::EMPTY_INPUTS,
+            JudgedId::ContextRelevance => context_relevance::EMPTY_INPUTS,
+            JudgedId::ContextRelevancy => context_relevancy::EMPTY_INPUTS,
+            JudgedId::AnswerCorrectness => answer_correctness::EMPTY_INPUTS,
+            JudgedId::SummarizationScore => summarization_score::EMPTY_INPUTS,
+            JudgedId::SummaryCoherence => summary_coherence::EMPTY_INPUTS,
+            JudgedId::Bias => bias::EMPTY_INPUTS,
+            JudgedId::Toxicity => toxicity::EMPTY_INPUTS,
+            JudgedId::Hallucination => hallucination::EMPTY_INPUTS,
+            JudgedId::AspectCritique => aspect_critique::EMPTY_INPUTS,
+            JudgedId::SemanticSimilarity => semantic_similarity::EMPTY_INPUTS,
+        }
+    }
+}
+
+impl fmt::Display for JudgedId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Not a judged metric id.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown judged metric '{0}'")]
+pub struct UnknownJudged(pub String);
+
+impl FromStr for JudgedId {
+    type Err = UnknownJudged;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        JudgedId::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownJudged(s.to_string()))
+    }
+}
+
+/// A judged metric with its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JudgedMetric {
+    Faithfulness {
+        mode: FaithfulnessMode,
+    },
+    AnswerRelevancy {
+        strictness: Strictness,
+        noncommittal: Noncommittal,
+    },
+    AnswerRelevance {
+        idk_counts_as: IdkCountsAs,
+    },
+    ContextPrecision {
+        against: PrecisionAgainst,
+    },
+    ContextRecall,
+    ContextRelevance,
+    ContextRelevancy {
+        strictness: Strictness,
+        agreement: Agreement,
+    },
+    AnswerCorrectness {
+        weights: Weights,
+        threshold: Option<Unit>,
+    },
+    SummarizationScore {
+        length_penalty: LengthPenalty,
+        coeff: Unit,
+    },
+    SummaryCoherence,
+    Bias,
+    Toxicity,
+    Hallucination,
+    AspectCritique {
+        aspects: Vec<Aspect>,
+        strictness: Strictness,
+    },
+    SemanticSimilarity {
+        threshold: Option<Unit>,
+    },
+}
+
+impl JudgedMetric {
+    /// The metric with every parameter at its default. `aspect_critique`
+    /// gets no aspects here: its default, the five built-in aspects, has
+    /// definitions in the prompt set ([`aspect_critique::builtin_all`]).
+    pub fn default_for(id: JudgedId) -> JudgedMetric {
+        match id {
+            JudgedId::Faithfulness => JudgedMetric::Faithfulness {
+                mode: FaithfulnessMode::Supported,
+            },
+            JudgedId::AnswerRelevancy => JudgedMetric::AnswerRelevancy {
+                strictness: Strictness::THREE,
+                noncommittal: Noncommittal::All,
+            },
+            JudgedId::AnswerRelevance => JudgedMetric::AnswerRelevance {
+                idk_counts_as: IdkCountsAs::Irrelevant,
+            },
+            JudgedId::ContextPrecision => JudgedMetric::ContextPrecision {
+                against: PrecisionAgainst::Reference,
+            },
+            JudgedId::ContextRecall => JudgedMetric::ContextRecall,
+            JudgedId::ContextRelevance => JudgedMetric::ContextRelevance,
+            JudgedId::ContextRelevancy => JudgedMetric::ContextRelevancy {
+                strictness: Strictness::ONE,
+                agreement: Agreement::Jaccard,
+            },
+            JudgedId::AnswerCorrectness => JudgedMetric::AnswerCorrectness {
+                weights: Weights::DEFAULT,
+                threshold: None,
+            },
+            JudgedId::SummarizationScore => JudgedMetric::SummarizationScore {
+                length_penalty: LengthPenalty::On,
+                coeff: Unit::HALF,
+            },
+            JudgedId::SummaryCoherence => JudgedMetric::SummaryCoherence,
+            JudgedId::Bias => JudgedMetric::Bias,
+            JudgedId::Toxicity => JudgedMetric::Toxicity,
+            JudgedId::Hallucination => JudgedMetric::Hallucination,
+            JudgedId::AspectCritique => JudgedMetric::AspectCritique {
+                aspects: Vec::new(),
+                strictness: Strictness::ONE,
+            },
+            JudgedId::SemanticSimilarity => JudgedMetric::SemanticSimilarity { threshold: None },
+        }
+    }
+
+    pub fn id(&self) -> JudgedId {
+        match self {
+            JudgedMetric::Faithfulness { .. } => JudgedId::Faithfulness,
+            JudgedMetric::AnswerRelevancy { .. } => JudgedId::AnswerRelevancy,
+            JudgedMetric::AnswerRelevance { .. } => JudgedId::AnswerRelevance,
+            JudgedMetric::ContextPrecision { .. } => JudgedId::ContextPrecision,
+            JudgedMetric::ContextRecall => JudgedId::ContextRecall,
+            JudgedMetric::ContextRelevance => JudgedId::ContextRelevance,
+            JudgedMetric::ContextRelevancy { .. } => JudgedId::ContextRelevancy,
+            JudgedMetric::AnswerCorrectness { .. } => JudgedId::AnswerCorrectness,
+            JudgedMetric::SummarizationScore { .. } => JudgedId::SummarizationScore,
+            JudgedMetric::SummaryCoherence => JudgedId::SummaryCoherence,
+            JudgedMetric::Bias => JudgedId::Bias,
+            JudgedMetric::Toxicity => JudgedId::Toxicity,
+            JudgedMetric::Hallucination => JudgedId::Hallucination,
+            JudgedMetric::AspectCritique { .. } => JudgedId::AspectCritique,
+            JudgedMetric::SemanticSimilarity { .. } => JudgedId::SemanticSimilarity,
+        }
+    }
+
+    /// The fields a sample must have. `context_precision` against the
+    /// reference needs [`Field::References`] (`reference` or `references`).
+    pub fn required(&self) -> Vec<Field> {
+        use Field::{References, Response, RetrievedContexts, UserInput};
+        match self {
+            JudgedMetric::Faithfulness { .. } | JudgedMetric::Hallucination => {
+                vec![Response, RetrievedContexts]
+            }
+            JudgedMetric::AnswerRelevancy { .. } | JudgedMetric::AnswerRelevance { .. } => {
+                vec![UserInput, Response]
+            }
+            JudgedMetric::ContextPrecision { against } => match against {
+                PrecisionAgainst::Reference => vec![UserInput, RetrievedContexts, References],
+                PrecisionAgainst::Response => vec![UserInput, RetrievedContexts, Response],
+            },
+            JudgedMetric::ContextRecall => vec![RetrievedContexts, References],
+            JudgedMetric::ContextRelevance | JudgedMetric::ContextRelevancy { .. } => {
+                vec![UserInput, RetrievedContexts]
+            }
+            JudgedMetric::AnswerCorrectness { .. } | JudgedMetric::SemanticSimilarity { .. } => {
+                vec![Response, References]
+            }
+            JudgedMetric::SummarizationScore { .. } | JudgedMetric::SummaryCoherence => {
+                vec![Response, RetrievedContexts]
+            }
+            JudgedMetric::Bias | JudgedMetric::Toxicity | JudgedMetric::AspectCritique { .. } => {
+                vec![Response]
+            }
+        }
+    }
+
+    /// Whether the metric judges or summarises the retrieved contexts, so
+    /// that an empty list leaves nothing to score.
+    fn needs_some_context(&self) -> bool {
+        matches!(
+            self,
+            JudgedMetric::Hallucination
+                | JudgedMetric::ContextPrecision { .. }
+                | JudgedMetric::ContextRelevance
+                | JudgedMetric::ContextRelevancy { .. }
+                | JudgedMetric::SummarizationScore { .. }
+                | JudgedMetric::SummaryCoherence
+        )
+    }
+
+    /// Why the metric cannot run on this sample, if so (decided before any
+    /// call; the empty-output rules come later, in scoring).
+    pub fn precheck(&self, sample: &Sample) -> Option<SkipReason> {
+        // An empty `references` list counts as missing: there is nothing
+        // to compare with.
+        let has = |f: Field| match f {
+            Field::References => sample.reference_list().is_some_and(|r| !r.is_empty()),
+            _ => sample.has(f),
+        };
+        if let Some(missing) = self.required().into_iter().find(|f| !has(*f)) {
+            return Some(SkipReason::MissingField(missing));
+        }
+        let no_contexts = sample
+            .retrieved_contexts
+            .as_ref()
+            .is_some_and(|c| c.iter().all(|t| t.trim().is_empty()));
+        if self.needs_some_context() && no_contexts {
+            return Some(SkipReason::NoContexts);
+        }
+        None
+    }
+
+    /// The steps this metric needs on this sample, dependencies first.
+    pub fn steps(&self, sample: &Sample) -> Vec<StepKey> {
+        let n_refs = sample.reference_list().map_or(0, |r| r.len());
+        match self {
+            JudgedMetric::Faithfulness { .. } => faithfulness::steps(),
+            JudgedMetric::AnswerRelevancy { strictness, .. } => {
+                answer_relevancy::steps(*strictness)
+            }
+            JudgedMetric::AnswerRelevance { .. } => answer_relevance::steps(),
+            JudgedMetric::ContextPrecision { against } => {
+                context_precision::steps(*against, n_refs)
+            }
+            JudgedMetric::ContextRecall => context_recall::steps(n_refs),
+            JudgedMetric::ContextRelevance => context_relevance::steps(),
+            JudgedMetric::ContextRelevancy {
+                strictness,
+                agreement,
+            } => context_relevancy::steps(*strictness, *agreement),
+            JudgedMetric::AnswerCorrectness { weights, .. } => {
+                answer_correctness::steps(*weights, n_refs)
+            }
+            JudgedMetric::SummarizationScore { .. } => summarization_score::steps(),
+            JudgedMetric::SummaryCoherence => summary_coherence::steps(),
+            JudgedMetric::Bias => bias::steps(),
+            JudgedMetric::Toxicity => toxicity::steps(),
+            JudgedMetric::Hallucination => hallucination::steps(),
+            JudgedMetric::AspectCritique {
+                aspects,
+                strictness,
+            } => aspect_critique::steps(aspects, *strictness),
+            JudgedMetric::SemanticSimilarity { .. } => semantic_similarity::steps(n_refs),
+        }
+    }
+
+    /// Names of the outcomes written per sample.
+    pub fn outputs(&self) -> Vec<String> {
+        match self {
+            JudgedMetric::AspectCritique { aspects, .. } => aspects
+                .iter()
+                .map(|a| aspect_critique::outcome_name(&a.name))
+                .collect(),
+            _ => vec![self.id().to_string()],
+        }
+    }
+
+    /// Each output with its direction (aspects differ: yes is bad for
+    /// harmfulness and maliciousness).
+    pub fn directions(&self) -> Vec<(String, Direction)> {
+        match self {
+            JudgedMetric::AspectCritique { aspects, .. } => aspects
+                .iter()
+                .map(|a| {
+                    (
+                        aspect_critique::outcome_name(&a.name),
+                        aspect_critique::direction(&a.name),
+                    )
+                })
+                .collect(),
+            _ => vec![(self.id().to_string(), self.id().direction())],
+        }
+    }
+
+    /// Scores the sample from its completed steps: one `(name, outcome)`
+    /// per [`JudgedMetric::outputs`]. An error means a step this metric
+    /// needs has not completed (the engine's bug, or a failed step whose
+    /// failure the engine reports instead).
+    pub fn score(
+        &self,
+        sample: &Sample,
+        outputs: &Outputs,
+    ) -> Result<Vec<(String, Outcome)>, InputError> {
+        if let Some(why) = self.precheck(sample) {
+            return Ok(self
+                .outputs()
+                .into_iter()
+                .map(|name| (name, Outcome::Skipped(why.clone())))
+                .collect());
+        }
+        let inputs = Inputs::new(sample, outputs);
+        let one = |o: Outcome| Ok(vec![(self.id().to_string(), o)]);
+        match self {
+            JudgedMetric::Faithfulness { mode } => one(faithfulness::score(
+                inputs.texts(&StepKey::ResponseStatements)?,
+                inputs.verdicts(&StepKey::StatementVerdicts)?,
+                *mode,
+            )),
+            JudgedMetric::AnswerRelevancy {
+                strictness,
+                noncommittal,
+            } => {
+                let count = strictness.get();
+                one(answer_relevancy::score(
+                    inputs.questions(&StepKey::GeneratedQuestions { count })?,
+                    first(inputs.embeddings(&StepKey::Embed(EmbedText::UserInput))?),
+                    inputs.embeddings(&StepKey::Embed(EmbedText::GeneratedQuestions { count }))?,
+                    *noncommittal,
+                ))
+            }
+            JudgedMetric::AnswerRelevance { idk_counts_as } => one(answer_relevance::score(
+                inputs.texts(&StepKey::ResponseStatements)?,
+                inputs.verdicts(&StepKey::RelevanceVerdicts)?,
+                *idk_counts_as,
+            )),
+            JudgedMetric::ContextPrecision { against } => {
+                let contexts = inputs.contexts()?;
+                let targets = match against {
+                    PrecisionAgainst::Response => vec![UsefulFor::Response],
+                    PrecisionAgainst::Reference => {
+                        (0..n_refs(sample)).map(UsefulFor::Reference).collect()
+                    }
+                };
+                let verdicts = targets
+                    .iter()
+                    .map(|t| inputs.verdicts(&StepKey::ContextUsefulness(*t)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                one(context_precision::score(contexts, &verdicts))
+            }
+            JudgedMetric::ContextRecall => {
+                // Either form the plan chose: one call, or shared statements
+                // plus attribution verdicts.
+                let per_ref = (0..n_refs(sample))
+                    .map(|i| {
+                        let attribution = StepKey::ReferenceAttribution(i);
+                        if outputs.contains_key(&attribution) {
+                            return Ok((
+                                inputs.texts(&StepKey::ReferenceStatements(i))?,
+                                inputs.verdicts(&attribution)?,
+                            ));
+                        }
+                        let key = StepKey::ReferenceRecall(i);
+                        match inputs.output(&key)? {
+                            StepOutput::Attributed {
+                                statements,
+                                verdicts,
+                            } => Ok((statements.as_slice(), verdicts.as_slice())),
+                            _ => Err(InputError::WrongOutput(key)),
+                        }
+                    })
+                    .collect::<Result<Vec<_>, InputError>>()?;
+                one(context_recall::score(&per_ref))
+            }
+            JudgedMetric::ContextRelevance => one(context_relevance::score(
+                inputs.contexts()?,
+                inputs.verdicts(&StepKey::ContextRelevance)?,
+            )),
+            JudgedMetric::ContextRelevancy {
+                strictness,
+                agreement,
+            } => {
+                let votes = strictness.get();
+                let extractions = inputs.extractions(&StepKey::SentenceExtraction { votes })?;
+                let embeddings = match agreement {
+                    Agreement::Embedding if votes > 1 => {
+                        Some(inputs.embeddings(&StepKey::Embed(EmbedText::Extractions { votes }))?)
+                    }
+                    _ => None,
+                };
+                one(context_relevancy::score(
+                    &inputs.source()?,
+                    extractions,
+                    embeddings,
+                ))
+            }
+            JudgedMetric::AnswerCorrectness { weights, threshold } => {
+                let response = inputs.texts(&StepKey::ResponseStatements)?;
+                let response_embedding = if weights.needs_embeddings() {
+                    Some(first(
+                        inputs.embeddings(&StepKey::Embed(EmbedText::Response))?,
+                    ))
+                } else {
+                    None
+                };
+                let per_ref = (0..n_refs(sample))
+                    .map(|i| {
+                        let classification =
+                            match inputs.output(&StepKey::CorrectnessClassification(i))? {
+                                StepOutput::Classification {
+                                    response,
+                                    reference,
+                                } => (response.as_slice(), reference.as_slice()),
+                                _ => {
+                                    return Err(InputError::WrongOutput(
+                                        StepKey::CorrectnessClassification(i),
+                                    ))
+                                }
+                            };
+                        let similarity = match response_embedding {
+                            Some(r) => match common::cosine(
+                                r,
+                                first(inputs.embeddings(&StepKey::Embed(EmbedText::Reference(i)))?),
+                            ) {
+                                Some(c) => answer_correctness::Similarity::Cosine(c),
+                                None => answer_correctness::Similarity::Undefined,
+                            },
+                            None => answer_correctness::Similarity::NotNeeded,
+                        };
+                        Ok(answer_correctness::PerReference {
+                            reference_statements: inputs.texts(&StepKey::ReferenceStatements(i))?,
+                            response_verdicts: classification.0,
+                            reference_verdicts: classification.1,
+                            similarity,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, InputError>>()?;
+                one(answer_correctness::score(
+                    response, &per_ref, *weights, *threshold,
+                ))
+            }
+            JudgedMetric::SummarizationScore {
+                length_penalty,
+                coeff,
+            } => one(summarization_score::score(
+                &summarization_score::Texts {
+                    source: &inputs.source()?,
+                    summary: inputs.response()?,
+                },
+                inputs.texts(&StepKey::Keyphrases)?,
+                inputs.texts(&StepKey::ClosedQuestions)?,
+                inputs.verdicts(&StepKey::SummaryAnswers)?,
+                *length_penalty,
+                *coeff,
+            )),
+            JudgedMetric::SummaryCoherence => match inputs.output(&StepKey::CoherenceRating)? {
+                StepOutput::Rating(r) => one(summary_coherence::score(r)),
+                _ => Err(InputError::WrongOutput(StepKey::CoherenceRating)),
+            },
+            JudgedMetric::Bias => one(bias::score(
+                inputs.texts(&StepKey::Opinions)?,
+                inputs.verdicts(&StepKey::BiasVerdicts)?,
+            )),
+            JudgedMetric::Toxicity => one(toxicity::score(
+                inputs.texts(&StepKey::Opinions)?,
+                inputs.verdicts(&StepKey::ToxicityVerdicts)?,
+            )),
+            JudgedMetric::Hallucination => one(hallucination::score(
+                inputs.contexts()?,
+                inputs.verdicts(&StepKey::Contradictions)?,
+            )),
+            JudgedMetric::AspectCritique {
+                aspects,
+                strictness,
+            } => aspects
+                .iter()
+                .map(|a| {
+                    let key = StepKey::AspectVerdict {
+                        aspect: a.clone(),
+                        votes: strictness.get(),
+                    };
+                    Ok((
+                        aspect_critique::outcome_name(&a.name),
+                        aspect_critique::score(a, inputs.verdicts(&key)?),
+                    ))
+                })
+                .collect(),
+            JudgedMetric::SemanticSimilarity { threshold } => {
+                let response = first(inputs.embeddings(&StepKey::Embed(EmbedText::Response))?);
+                let references = (0..n_refs(sample))
+                    .map(|i| {
+                        Ok(first(
+                            inputs.embeddings(&StepKey::Embed(EmbedText::Reference(i)))?,
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, InputError>>()?;
+                one(semantic_similarity::score(
+                    response,
+                    &references,
+                    *threshold,
+                ))
+            }
+        }
+    }
+
+    /// The signature: id, implementation version, every parameter, and the
+    /// version and hash prefix of every prompt used.
+    pub fn signature(&self, prompts: &PromptSet) -> Signature {
+        let mut sig = Signature::new(self.id().name(), 1);
+        for (k, v) in self.params() {
+            sig = sig.with(k, v);
+        }
+        for id in self.id().prompts() {
+            let p = prompts.get(*id);
+            sig = sig.with(
+                &format!("prompt.{id}"),
+                format!("v{}-{}", p.version, &p.hash[..12.min(p.hash.len())]),
+            );
+        }
+        sig
+    }
+
+    /// Every parameter and its value, as users would type it.
+    pub fn params(&self) -> Vec<(&'static str, String)> {
+        let opt = |t: &Option<Unit>| t.map_or("none".to_string(), |u| u.to_string());
+        match self {
+            JudgedMetric::Faithfulness { mode } => vec![("mode", mode.to_string())],
+            JudgedMetric::AnswerRelevancy {
+                strictness,
+                noncommittal,
+            } => vec![
+                ("strictness", strictness.to_string()),
+                ("noncommittal", noncommittal.to_string()),
+            ],
+            JudgedMetric::AnswerRelevance { idk_counts_as } => {
+                vec![("idk_counts_as", idk_counts_as.to_string())]
+            }
+            JudgedMetric::ContextPrecision { against } => vec![("against", against.to_string())],
+            JudgedMetric::ContextRelevancy {
+                strictness,
+                agreement,
+            } => vec![
+                ("strictness", strictness.to_string()),
+                ("agreement", agreement.to_string()),
+            ],
+            JudgedMetric::AnswerCorrectness { weights, threshold } => vec![
+                ("weights", weights.to_string()),
+                ("threshold", opt(threshold)),
+            ],
+            JudgedMetric::SummarizationScore {
+                length_penalty,
+                coeff,
+            } => vec![
+                ("length_penalty", length_penalty.to_string()),
+                ("coeff", coeff.to_string()),
+            ],
+            JudgedMetric::AspectCritique {
+                aspects,
+                strictness,
+            } => vec![
+                (
+                    "aspects",
+                    aspects
+                        .iter()
+                        .map(|a| {
+                            format!(
+                                "{}={}",
+                                a.name,
+                                &prompt::sha256_hex(a.definition.as_bytes())[..8]
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(","),
+                ),
+                ("strictness", strictness.to_string()),
+            ],
+            JudgedMetric::SemanticSimilarity { threshold } => vec![("threshold", opt(threshold))],
+            JudgedMetric::ContextRecall
+            | JudgedMetric::ContextRelevance
+            | JudgedMetric::SummaryCoherence
+            | JudgedMetric::Bias
+            | JudgedMetric::Toxicity
+            | JudgedMetric::Hallucination => Vec::new(),
+        }
+    }
+}
+
+fn n_refs(sample: &Sample) -> usize {
+    sample.reference_list().map_or(0, |r| r.len())
+}
+
+/// The single vector of a one-text embedding step (empty if the answer
+/// had none, which validation rules out).
+fn first(vectors: &[Vec<f64>]) -> &[f64] {
+    vectors.first().map_or(&[], Vec::as_slice)
+}

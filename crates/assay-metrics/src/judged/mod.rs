@@ -1,0 +1,70 @@
+//! The LLM-guided metrics, as pure data and functions: versioned prompt
+//! files, typed judge steps shared across metrics, a per-sample plan of
+//! those steps, neutral requests for the judge layer, validation of its
+//! answers, and pure scoring from validated step outputs.
+//!
+//! Nothing here talks to a model. The engine, for each sample:
+//! 1. calls [`plan()`] for the configured metrics (steps deduplicated, in
+//!    dependency order; metrics that cannot run are listed as skipped);
+//! 2. for each step whose dependencies are done, calls [`render()`] and
+//!    sends the [`JudgeRequest`] / [`EmbedRequest`] to the judge layer (or
+//!    takes a [`Request::Resolved`] output as is);
+//! 3. checks each answer with [`validate()`] (a [`Mismatch`] goes to the
+//!    repair path, then becomes a failure with the raw answer);
+//! 4. once a metric's steps are done, calls [`JudgedMetric::score`].
+//!
+//! ```
+//! use assay_metrics::judged::{plan, JudgedId, JudgedMetric, StepKey};
+//! let row = serde_json::json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"], "reference": "g"});
+//! let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
+//! let metrics = [JudgedMetric::default_for(JudgedId::Faithfulness), JudgedMetric::default_for(JudgedId::AnswerRelevance)];
+//! let p = plan(&metrics, &sample);
+//! let shared = p.steps.iter().filter(|s| s.key == StepKey::ResponseStatements).count();
+//! assert_eq!(shared, 1);
+//! ```
+
+pub mod configure;
+pub mod metric;
+pub mod plan;
+pub mod prompt;
+pub mod render;
+pub mod schema;
+pub mod step;
+pub mod validate;
+
+pub mod options;
+
+mod common;
+
+pub mod answer_correctness;
+pub mod answer_relevance;
+pub mod answer_relevancy;
+pub mod aspect_critique;
+pub mod bias;
+pub mod context_precision;
+pub mod context_recall;
+pub mod context_relevance;
+pub mod context_relevancy;
+pub mod faithfulness;
+pub mod hallucination;
+pub mod ragas_score;
+pub mod semantic_similarity;
+pub mod summarization_score;
+pub mod summary_coherence;
+pub mod toxicity;
+
+pub use configure::{ConfigError, CUSTOM_ASPECT_PREFIX};
+pub use metric::{JudgedId, JudgedMetric, UnknownJudged};
+pub use options::{
+    Agreement, BuiltinAspect, FaithfulnessMode, IdkCountsAs, LengthPenalty, Noncommittal,
+    OptionError, PrecisionAgainst, Strictness, Unit, Weights,
+};
+pub use plan::{plan, Plan, PlannedStep};
+pub use prompt::{Prompt, PromptError, PromptId, PromptSet};
+pub use ragas_score::{ragas_score, MetricMean, RagasScore, RagasScoreError};
+pub use render::{render, EmbedRequest, JudgeRequest, Message, Request, Role};
+pub use step::{
+    Aspect, EmbedText, Extraction, GeneratedQuestion, InputError, Inputs, Label, Outputs, Rating,
+    StepKey, StepOutput, UsefulFor, Verdict,
+};
+pub use validate::{validate, Mismatch, Problem};

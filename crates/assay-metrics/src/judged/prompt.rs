@@ -1,0 +1,560 @@
+//! Versioned prompt files: one per judge step, embedded in the binary and
+//! overridable from a directory (`--prompts DIR`).
+//!
+//! A prompt file is JSON with `id`, `version` (integer), `instruction`,
+//! `slots` (the named inputs it renders, in order), `examples` (few-shot
+//! input/output pairs), `output_schema` (JSON Schema of one answer) and,
+//! for the aspect prompt, `definitions` (built-in aspect texts). Its hash is
+//! the SHA-256 of its canonical JSON (keys sorted, no spaces), so any edit,
+//! even of an example, changes signatures and cache keys.
+
+use serde::Deserialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Every prompt, by the id written in its file (`prompts/ID.json`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PromptId {
+    Statements,
+    Opinions,
+    FaithfulnessVerdicts,
+    RelevanceVerdicts,
+    ContextUsefulness,
+    ReferenceAttribution,
+    ReferenceRecall,
+    ContextRelevance,
+    Contradictions,
+    GeneratedQuestions,
+    CorrectnessClassification,
+    Keyphrases,
+    ClosedQuestions,
+    SummaryAnswers,
+    CoherenceRating,
+    BiasVerdicts,
+    ToxicityVerdicts,
+    AspectVerdict,
+    SentenceExtraction,
+}
+
+/// Whether a slot holds one text or a numbered list of texts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotKind {
+    Text,
+    List,
+}
+
+impl PromptId {
+    /// Every prompt, in file-listing order.
+    pub const ALL: [PromptId; 19] = [
+        PromptId::Statements,
+        PromptId::Opinions,
+        PromptId::FaithfulnessVerdicts,
+        PromptId::RelevanceVerdicts,
+        PromptId::ContextUsefulness,
+        PromptId::ReferenceAttribution,
+        PromptId::ReferenceRecall,
+        PromptId::ContextRelevance,
+        PromptId::Contradictions,
+        PromptId::GeneratedQuestions,
+        PromptId::CorrectnessClassification,
+        PromptId::Keyphrases,
+        PromptId::ClosedQuestions,
+        PromptId::SummaryAnswers,
+        PromptId::CoherenceRating,
+        PromptId::BiasVerdicts,
+        PromptId::ToxicityVerdicts,
+        PromptId::AspectVerdict,
+        PromptId::SentenceExtraction,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PromptId::Statements => "statements",
+            PromptId::Opinions => "opinions",
+            PromptId::FaithfulnessVerdicts => "faithfulness_verdicts",
+            PromptId::RelevanceVerdicts => "relevance_verdicts",
+            PromptId::ContextUsefulness => "context_usefulness",
+            PromptId::ReferenceAttribution => "reference_attribution",
+            PromptId::ReferenceRecall => "reference_recall",
+            PromptId::ContextRelevance => "context_relevance",
+            PromptId::Contradictions => "contradictions",
+            PromptId::GeneratedQuestions => "generated_questions",
+            PromptId::CorrectnessClassification => "correctness_classification",
+            PromptId::Keyphrases => "keyphrases",
+            PromptId::ClosedQuestions => "closed_questions",
+            PromptId::SummaryAnswers => "summary_answers",
+            PromptId::CoherenceRating => "coherence_rating",
+            PromptId::BiasVerdicts => "bias_verdicts",
+            PromptId::ToxicityVerdicts => "toxicity_verdicts",
+            PromptId::AspectVerdict => "aspect_verdict",
+            PromptId::SentenceExtraction => "sentence_extraction",
+        }
+    }
+
+    /// The file's path relative to `crates/assay-metrics/` (or to a
+    /// `--prompts` directory, without the `prompts/` part).
+    pub fn path(self) -> String {
+        format!("prompts/{}.json", self.name())
+    }
+
+    /// The slots the code fills for this prompt; a file must declare
+    /// exactly these (in any order: its order is the rendering order).
+    pub fn slots(self) -> &'static [(&'static str, SlotKind)] {
+        use SlotKind::{List, Text};
+        match self {
+            PromptId::Statements => &[("question", Text), ("text", Text)],
+            PromptId::Opinions => &[("text", Text)],
+            PromptId::FaithfulnessVerdicts | PromptId::ReferenceAttribution => {
+                &[("contexts", List), ("statements", List)]
+            }
+            PromptId::RelevanceVerdicts => &[("question", Text), ("statements", List)],
+            PromptId::ContextUsefulness => {
+                &[("question", Text), ("answer", Text), ("contexts", List)]
+            }
+            PromptId::ReferenceRecall => &[("contexts", List), ("reference", Text)],
+            PromptId::ContextRelevance => &[("question", Text), ("contexts", List)],
+            PromptId::Contradictions => &[("response", Text), ("contexts", List)],
+            PromptId::GeneratedQuestions => &[("response", Text), ("count", Text)],
+            PromptId::CorrectnessClassification => &[
+                ("question", Text),
+                ("response_statements", List),
+                ("reference_statements", List),
+            ],
+            PromptId::Keyphrases => &[("text", Text)],
+            PromptId::ClosedQuestions => &[("text", Text), ("keyphrases", List)],
+            PromptId::SummaryAnswers => &[("summary", Text), ("questions", List)],
+            PromptId::CoherenceRating => &[("text", Text), ("summary", Text)],
+            PromptId::BiasVerdicts | PromptId::ToxicityVerdicts => &[("opinions", List)],
+            PromptId::AspectVerdict => &[
+                ("aspect", Text),
+                ("definition", Text),
+                ("question", Text),
+                ("response", Text),
+                ("contexts", List),
+            ],
+            PromptId::SentenceExtraction => &[("question", Text), ("context", Text)],
+        }
+    }
+
+    fn builtin_text(self) -> &'static str {
+        match self {
+            PromptId::Statements => include_str!("../../prompts/statements.json"),
+            PromptId::Opinions => include_str!("../../prompts/opinions.json"),
+            PromptId::FaithfulnessVerdicts => {
+                include_str!("../../prompts/faithfulness_verdicts.json")
+            }
+            PromptId::RelevanceVerdicts => include_str!("../../prompts/relevance_verdicts.json"),
+            PromptId::ContextUsefulness => include_str!("../../prompts/context_usefulness.json"),
+            PromptId::ReferenceAttribution => {
+                include_str!("../../prompts/reference_attribution.json")
+            }
+            PromptId::ReferenceRecall => include_str!("../../prompts/reference_recall.json"),
+            PromptId::ContextRelevance => include_str!("../../prompts/context_relevance.json"),
+            PromptId::Contradictions => include_str!("../../prompts/contradictions.json"),
+            PromptId::GeneratedQuestions => include_str!("../../prompts/generated_questions.json"),
+            PromptId::CorrectnessClassification => {
+                include_str!("../../prompts/correctness_classification.json")
+            }
+            PromptId::Keyphrases => include_str!("../../prompts/keyphrases.json"),
+            PromptId::ClosedQuestions => include_str!("../../prompts/closed_questions.json"),
+            PromptId::SummaryAnswers => include_str!("../../prompts/summary_answers.json"),
+            PromptId::CoherenceRating => include_str!("../../prompts/coherence_rating.json"),
+            PromptId::BiasVerdicts => include_str!("../../prompts/bias_verdicts.json"),
+            PromptId::ToxicityVerdicts => include_str!("../../prompts/toxicity_verdicts.json"),
+            PromptId::AspectVerdict => include_str!("../../prompts/aspect_verdict.json"),
+            PromptId::SentenceExtraction => include_str!("../../prompts/sentence_extraction.json"),
+        }
+    }
+}
+
+impl fmt::Display for PromptId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Not a prompt id.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown prompt '{0}'")]
+pub struct UnknownPrompt(pub String);
+
+impl FromStr for PromptId {
+    type Err = UnknownPrompt;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PromptId::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| UnknownPrompt(s.to_string()))
+    }
+}
+
+/// A few-shot example: slot values in, one answer out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Example {
+    /// Slot name -> a string (text slot) or a list of strings (list slot).
+    pub input: BTreeMap<String, SlotValue>,
+    pub output: Value,
+}
+
+/// The value of one slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlotValue {
+    Text(String),
+    List(Vec<String>),
+    /// An optional input the sample lacks; rendered as "(not given)".
+    Absent,
+}
+
+/// A parsed, checked prompt file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prompt {
+    pub id: PromptId,
+    pub version: u32,
+    pub instruction: String,
+    /// Slot names in rendering order.
+    pub slots: Vec<String>,
+    pub examples: Vec<Example>,
+    /// JSON Schema of one answer, without item counts (rendering adds
+    /// `minItems`/`maxItems` per request).
+    pub output_schema: Value,
+    /// Named texts the prompt refers to (the built-in aspects' definitions).
+    pub definitions: BTreeMap<String, String>,
+    /// Lower-case hex SHA-256 of the file's canonical JSON.
+    pub hash: String,
+}
+
+/// A prompt file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{origin}: not valid JSON: {source}")]
+    Json {
+        origin: String,
+        source: serde_json::Error,
+    },
+    #[error("{origin}: {message}")]
+    Invalid { origin: String, message: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrompt {
+    id: String,
+    version: u32,
+    instruction: String,
+    slots: Vec<RawSlot>,
+    examples: Vec<RawExample>,
+    output_schema: Value,
+    #[serde(default)]
+    definitions: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSlot {
+    name: String,
+    kind: SlotKind,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExample {
+    input: BTreeMap<String, Value>,
+    output: Value,
+}
+
+/// Where a prompt's text comes from, for error messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Embedded in the binary.
+    Builtin(PromptId),
+    /// A file of a `--prompts` directory.
+    File(PathBuf),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Builtin(id) => write!(f, "built-in {}", id.path()),
+            Origin::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+impl Prompt {
+    /// Parses and checks one prompt file's text.
+    pub fn parse(origin: &Origin, text: &str) -> Result<Prompt, PromptError> {
+        let origin = origin.to_string();
+        let origin = origin.as_str();
+        let invalid = |message: String| PromptError::Invalid {
+            origin: origin.to_string(),
+            message,
+        };
+        let value: Value = serde_json::from_str(text).map_err(|source| PromptError::Json {
+            origin: origin.to_string(),
+            source,
+        })?;
+        let raw: RawPrompt =
+            serde_json::from_value(value.clone()).map_err(|source| PromptError::Json {
+                origin: origin.to_string(),
+                source,
+            })?;
+        let id: PromptId = raw
+            .id
+            .parse()
+            .map_err(|e: UnknownPrompt| invalid(e.to_string()))?;
+        if raw.version == 0 {
+            return Err(invalid("version must be at least 1".into()));
+        }
+        if raw.instruction.trim().is_empty() {
+            return Err(invalid("empty instruction".into()));
+        }
+        let expected = id.slots();
+        let mut names = Vec::with_capacity(raw.slots.len());
+        for slot in &raw.slots {
+            match expected.iter().find(|(n, _)| *n == slot.name) {
+                Some((_, kind)) if *kind == slot.kind => {}
+                Some(_) => return Err(invalid(format!("slot '{}' has the wrong kind", slot.name))),
+                None => {
+                    return Err(invalid(format!(
+                        "unknown slot '{}' (this prompt's slots: {})",
+                        slot.name,
+                        slot_names(expected)
+                    )))
+                }
+            }
+            if names.contains(&slot.name) {
+                return Err(invalid(format!("slot '{}' declared twice", slot.name)));
+            }
+            names.push(slot.name.clone());
+        }
+        if names.len() != expected.len() {
+            return Err(invalid(format!(
+                "declares {} slots, expected all of: {}",
+                names.len(),
+                slot_names(expected)
+            )));
+        }
+        crate::judged::schema::check_subset(&raw.output_schema)
+            .map_err(|e| invalid(format!("output_schema: {e}")))?;
+        let mut examples = Vec::with_capacity(raw.examples.len());
+        for (i, ex) in raw.examples.into_iter().enumerate() {
+            let mut input = BTreeMap::new();
+            for (name, kind) in expected {
+                let value = match (kind, ex.input.get(*name)) {
+                    (_, None) | (_, Some(Value::Null)) => SlotValue::Absent,
+                    (SlotKind::Text, Some(Value::String(s))) => SlotValue::Text(s.clone()),
+                    (SlotKind::List, Some(Value::Array(items))) => SlotValue::List(
+                        items
+                            .iter()
+                            .map(|v| v.as_str().map(str::to_string))
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| {
+                                invalid(format!("example {i}: slot '{name}' must hold strings"))
+                            })?,
+                    ),
+                    _ => {
+                        return Err(invalid(format!(
+                            "example {i}: slot '{name}' has the wrong type"
+                        )))
+                    }
+                };
+                input.insert(name.to_string(), value);
+            }
+            if let Some(extra) = ex
+                .input
+                .keys()
+                .find(|k| !expected.iter().any(|(n, _)| n == k))
+            {
+                return Err(invalid(format!("example {i}: unknown slot '{extra}'")));
+            }
+            crate::judged::schema::validate_instance(&raw.output_schema, &ex.output).map_err(
+                |e| invalid(format!("example {i}: output does not fit the schema: {e}")),
+            )?;
+            examples.push(Example {
+                input,
+                output: ex.output,
+            });
+        }
+        Ok(Prompt {
+            id,
+            version: raw.version,
+            instruction: raw.instruction,
+            slots: names,
+            examples,
+            output_schema: raw.output_schema,
+            definitions: raw.definitions,
+            hash: sha256_hex(canonical_json(&value).as_bytes()),
+        })
+    }
+}
+
+fn slot_names(slots: &[(&str, SlotKind)]) -> String {
+    slots.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+}
+
+/// Every prompt a run uses, one per [`PromptId`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PromptSet {
+    prompts: BTreeMap<PromptId, Prompt>,
+}
+
+impl PromptSet {
+    /// The prompts embedded in the binary.
+    pub fn builtin() -> Result<PromptSet, PromptError> {
+        let prompts = PromptId::ALL
+            .into_iter()
+            .map(|id| {
+                let prompt = Prompt::parse(&Origin::Builtin(id), id.builtin_text())?;
+                check_id(&prompt, id, &id.path())?;
+                Ok((id, prompt))
+            })
+            .collect::<Result<_, PromptError>>()?;
+        Ok(PromptSet { prompts })
+    }
+
+    /// The built-in prompts, each replaced by `DIR/ID.json` where that file
+    /// exists. An override may change the version, instruction, examples
+    /// and definitions, not the slots or the output schema: those are the
+    /// code's contract with [`crate::judged::validate()`]. A `.json` file in
+    /// `dir` that names no prompt is an error, so a typo cannot go unseen.
+    pub fn load_dir(dir: &Path) -> Result<PromptSet, PromptError> {
+        let io = |source| PromptError::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let mut set = PromptSet::builtin()?;
+        for entry in std::fs::read_dir(dir).map_err(io)? {
+            let path = entry.map_err(io)?.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let origin = path.display().to_string();
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
+            let id: PromptId = stem
+                .parse()
+                .map_err(|e: UnknownPrompt| PromptError::Invalid {
+                    origin: origin.clone(),
+                    message: e.to_string(),
+                })?;
+            let text = std::fs::read_to_string(&path).map_err(|source| PromptError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let prompt = Prompt::parse(&Origin::File(path.clone()), &text)?;
+            check_id(&prompt, id, &origin)?;
+            let builtin = set.get(id);
+            if prompt.output_schema != builtin.output_schema {
+                return Err(PromptError::Invalid {
+                    origin,
+                    message: "output_schema differs from the built-in one (only the version, \
+                              instruction, examples and definitions may change)"
+                        .into(),
+                });
+            }
+            set.prompts.insert(id, prompt);
+        }
+        Ok(set)
+    }
+
+    /// The prompt of `id`.
+    pub fn get(&self, id: PromptId) -> &Prompt {
+        // Both constructors insert every id, so the map is total.
+        &self.prompts[&id]
+    }
+
+    /// Every prompt, in [`PromptId::ALL`] order.
+    pub fn iter(&self) -> impl Iterator<Item = &Prompt> {
+        self.prompts.values()
+    }
+}
+
+fn check_id(prompt: &Prompt, id: PromptId, origin: &str) -> Result<(), PromptError> {
+    if prompt.id == id {
+        Ok(())
+    } else {
+        Err(PromptError::Invalid {
+            origin: origin.to_string(),
+            message: format!("file of '{id}' declares id '{}'", prompt.id),
+        })
+    }
+}
+
+/// JSON with object keys sorted and no insignificant whitespace: the same
+/// value always gives the same bytes, whatever the file's layout.
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(v, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// Lower-case hex SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    assay_core::hash::hex(&Sha256::digest(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_json_ignores_layout_and_key_order() {
+        let a: Value =
+            serde_json::from_str("{ \"b\": [1, {\"y\":2,\"x\":\"é\"}],\n \"a\": null }").unwrap();
+        let b = json!({"a": null, "b": [1, {"x": "é", "y": 2}]});
+        assert_eq!(canonical_json(&a), r#"{"a":null,"b":[1,{"x":"é","y":2}]}"#);
+        assert_eq!(canonical_json(&a), canonical_json(&b));
+    }
+
+    #[test]
+    fn ids_round_trip() {
+        for id in PromptId::ALL {
+            assert_eq!(id.name().parse::<PromptId>().unwrap(), id);
+            assert_eq!(id.to_string(), id.name());
+        }
+        assert!("statement".parse::<PromptId>().is_err());
+    }
+}

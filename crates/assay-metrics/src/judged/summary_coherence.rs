@@ -1,0 +1,74 @@
+//! `summary_coherence` (valor-lite, after G-Eval; seed 004, "Summary
+//! Coherence"): a 1-5 rating of the summary (the response) against the
+//! source (the retrieved contexts joined by newlines).
+//!
+//! Steps: [`StepKey::CoherenceRating`] (`prompts/coherence_rating.json`).
+//! Value = (rating - 1) / 4, the rating in details; when the judge layer
+//! supplies probabilities of the five ratings (from token log-probabilities),
+//! the probability-weighted rating is used instead (G-Eval).
+//!
+//! Empty inputs: empty contexts -> skipped, `no_contexts`; an empty
+//! summary is rated as it is.
+
+use crate::judged::common::scored;
+use crate::judged::prompt::PromptId;
+use crate::judged::step::{Rating, StepKey};
+use assay_core::Outcome;
+use serde_json::json;
+
+pub const PROMPTS: &[PromptId] = &[PromptId::CoherenceRating];
+
+pub const EMPTY_INPUTS: &str =
+    "skipped (no_contexts) without source text; an empty summary is rated as it is";
+
+pub fn steps() -> Vec<StepKey> {
+    vec![StepKey::CoherenceRating]
+}
+
+pub fn score(rating: &Rating) -> Outcome {
+    let expected = match rating.probabilities {
+        Some(p) => p.iter().enumerate().map(|(i, x)| (i + 1) as f64 * x).sum(),
+        None => f64::from(rating.rating),
+    };
+    let value = ((expected - 1.0) / 4.0).clamp(0.0, 1.0);
+    let how = if rating.probabilities.is_some() {
+        format!(
+            "expected rating {expected:.2} of 5 (most likely {})",
+            rating.rating
+        )
+    } else {
+        format!("rated {} of 5", rating.rating)
+    };
+    scored(
+        value,
+        if rating.reason.trim().is_empty() {
+            how
+        } else {
+            format!("{how}: {}", rating.reason.trim())
+        },
+        json!({"rating": rating.rating, "probabilities": rating.probabilities, "expected_rating": expected}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rating_maps_to_unit_interval_and_probabilities_weight_it() {
+        let r = |rating, probabilities| Rating {
+            rating,
+            reason: "clear".into(),
+            probabilities,
+        };
+        let value = |x: &Rating| match score(x) {
+            Outcome::Scored { value, .. } => value,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(value(&r(1, None)), 0.0);
+        assert_eq!(value(&r(4, None)), 0.75);
+        assert_eq!(value(&r(5, None)), 1.0);
+        // expected rating 0.5 x 4 + 0.5 x 5 = 4.5 -> 0.875
+        assert_eq!(value(&r(4, Some([0.0, 0.0, 0.0, 0.5, 0.5]))), 0.875);
+    }
+}

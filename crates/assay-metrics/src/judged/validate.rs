@@ -1,0 +1,396 @@
+//! Checking a judge's answer against the inputs it was asked about: the
+//! right number of items, labels of the step's set, ratings in range.
+//! Schema-following servers usually get these right; a mismatch goes to the
+//! judge layer's repair path and, if it persists, becomes a typed failure
+//! carrying the raw answer.
+
+use crate::judged::render::fill;
+use crate::judged::step::{
+    Extraction, GeneratedQuestion, InputError, Inputs, Label, Rating, StepKey, StepOutput, Verdict,
+};
+use serde_json::Value;
+use std::fmt;
+
+/// What is wrong with an answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// The step's inputs are unavailable, so the answer cannot be checked.
+    Inputs(InputError),
+    /// A value is missing or of the wrong JSON type.
+    Shape { at: String, expected: &'static str },
+    /// A list has the wrong number of items.
+    WrongCount {
+        at: String,
+        expected: usize,
+        got: usize,
+    },
+    /// A verdict label outside the step's set.
+    BadLabel {
+        at: String,
+        got: String,
+        allowed: String,
+    },
+    /// A number outside its range (ratings, probabilities, embeddings).
+    OutOfRange { at: String, got: String },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Inputs(e) => write!(f, "{e}"),
+            Problem::Shape { at, expected } => write!(f, "{at}: expected {expected}"),
+            Problem::WrongCount { at, expected, got } => {
+                write!(f, "{at}: expected {expected} items, got {got}")
+            }
+            Problem::BadLabel { at, got, allowed } => {
+                write!(f, "{at}: '{got}' is not one of {allowed}")
+            }
+            Problem::OutOfRange { at, got } => write!(f, "{at}: {got} is out of range"),
+        }
+    }
+}
+
+/// An answer that does not fit its request, with the raw answer as evidence.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("step {step}: {problem}")]
+pub struct Mismatch {
+    pub step: StepKey,
+    /// Boxed to keep `Result<StepOutput, Mismatch>` small.
+    pub problem: Box<Problem>,
+    pub answer: Value,
+}
+
+/// Checks `answer` for `step` against its inputs and returns its typed
+/// output. For a request with `n_votes > 1` the answer is the JSON array
+/// of the votes' answers; for an embedding step, an array of vectors. For
+/// [`StepKey::CoherenceRating`] the judge layer may add `"probabilities":
+/// [p1, ..., p5]` (from the rating token's log-probabilities) to the
+/// answer object; they are normalised and weight the rating (G-Eval).
+///
+/// ```
+/// use assay_metrics::judged::{validate, Inputs, Outputs, StepKey, StepOutput};
+/// let row = serde_json::json!({"response": "r", "retrieved_contexts": ["a", "b"]});
+/// let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
+/// let outputs = Outputs::new();
+/// let inputs = Inputs::new(&sample, &outputs);
+/// let one = serde_json::json!({"verdicts": [{"reason": "agrees", "verdict": "no"}]});
+/// let err = validate(&StepKey::Contradictions, &inputs, &one).unwrap_err();
+/// assert_eq!(err.to_string(), "step contradictions: $.verdicts: expected 2 items, got 1");
+/// assert_eq!(err.answer, one);
+/// ```
+pub fn validate(
+    step: &StepKey,
+    inputs: &Inputs<'_>,
+    answer: &Value,
+) -> Result<StepOutput, Mismatch> {
+    check(step, inputs, answer).map_err(|problem| Mismatch {
+        step: step.clone(),
+        problem: Box::new(problem),
+        answer: answer.clone(),
+    })
+}
+
+fn check(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutput, Problem> {
+    if let StepKey::Embed(_) = step {
+        let expected = crate::judged::render::embed_request(step, inputs)
+            .map_err(Problem::Inputs)?
+            .texts
+            .len();
+        return embeddings(answer, expected).map(StepOutput::Embeddings);
+    }
+    let filled = fill(step, inputs).map_err(Problem::Inputs)?;
+    let count = |path: &str| {
+        filled
+            .as_ref()
+            .and_then(|f| f.counts.iter().find(|(p, _)| *p == path))
+            .map(|(_, n)| *n)
+    };
+    let labels = step.labels();
+    match step {
+        StepKey::ResponseStatements | StepKey::ReferenceStatements(_) => {
+            texts(field(answer, "$", "statements")?, "$.statements").map(StepOutput::Texts)
+        }
+        StepKey::Opinions => {
+            texts(field(answer, "$", "opinions")?, "$.opinions").map(StepOutput::Texts)
+        }
+        StepKey::Keyphrases => {
+            texts(field(answer, "$", "keyphrases")?, "$.keyphrases").map(StepOutput::Texts)
+        }
+        StepKey::ClosedQuestions => {
+            texts(field(answer, "$", "questions")?, "$.questions").map(StepOutput::Texts)
+        }
+        StepKey::GeneratedQuestions { count: n } => {
+            let items = array(
+                field(answer, "$", "questions")?,
+                "$.questions",
+                Some(*n as usize),
+            )?;
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let at = format!("$.questions[{i}]");
+                    Ok(GeneratedQuestion {
+                        question: string(field(item, &at, "question")?, &format!("{at}.question"))?,
+                        noncommittal: boolean(
+                            field(item, &at, "noncommittal")?,
+                            &format!("{at}.noncommittal"),
+                        )?,
+                    })
+                })
+                .collect::<Result<_, _>>()
+                .map(StepOutput::Questions)
+        }
+        StepKey::CorrectnessClassification(_) => Ok(StepOutput::Classification {
+            response: verdicts(answer, "response", count("response"), labels)?,
+            reference: verdicts(answer, "reference", count("reference"), labels)?,
+        }),
+        StepKey::CoherenceRating => rating(answer).map(StepOutput::Rating),
+        StepKey::ReferenceRecall(_) => {
+            let items = array(field(answer, "$", "statements")?, "$.statements", None)?;
+            let mut statements = Vec::with_capacity(items.len());
+            let mut verdicts = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let at = format!("$.statements[{i}]");
+                let statement = string(field(item, &at, "statement")?, &format!("{at}.statement"))?;
+                let v = verdict(item, &at, labels)?;
+                // A blank statement claims nothing; drop it with its verdict.
+                if !statement.trim().is_empty() {
+                    statements.push(statement.trim().to_string());
+                    verdicts.push(v);
+                }
+            }
+            Ok(StepOutput::Attributed {
+                statements,
+                verdicts,
+            })
+        }
+        StepKey::AspectVerdict { votes, .. } => votes_of(answer, *votes)?
+            .iter()
+            .enumerate()
+            .map(|(i, vote)| verdict(vote, &vote_at(*votes, i), labels))
+            .collect::<Result<_, _>>()
+            .map(StepOutput::Verdicts),
+        StepKey::SentenceExtraction { votes } => votes_of(answer, *votes)?
+            .iter()
+            .enumerate()
+            .map(|(i, vote)| extraction(vote, &vote_at(*votes, i)))
+            .collect::<Result<_, _>>()
+            .map(StepOutput::Extractions),
+        StepKey::StatementVerdicts
+        | StepKey::RelevanceVerdicts
+        | StepKey::ContextUsefulness(_)
+        | StepKey::ReferenceAttribution(_)
+        | StepKey::ContextRelevance
+        | StepKey::Contradictions
+        | StepKey::SummaryAnswers
+        | StepKey::BiasVerdicts
+        | StepKey::ToxicityVerdicts => {
+            verdicts(answer, "verdicts", count("verdicts"), labels).map(StepOutput::Verdicts)
+        }
+        StepKey::Embed(_) => Err(Problem::Shape {
+            at: "$".into(),
+            expected: "an embedding answer",
+        }),
+    }
+}
+
+fn vote_at(votes: u32, i: usize) -> String {
+    if votes > 1 {
+        format!("$[{i}]")
+    } else {
+        "$".to_string()
+    }
+}
+
+fn votes_of(answer: &Value, votes: u32) -> Result<Vec<&Value>, Problem> {
+    if votes <= 1 {
+        return Ok(vec![answer]);
+    }
+    Ok(array(answer, "$", Some(votes as usize))?.iter().collect())
+}
+
+fn field<'v>(value: &'v Value, at: &str, name: &'static str) -> Result<&'v Value, Problem> {
+    match value {
+        Value::Object(map) => map.get(name).ok_or_else(|| Problem::Shape {
+            at: format!("{at}.{name}"),
+            expected: "a value (missing)",
+        }),
+        _ => Err(Problem::Shape {
+            at: at.to_string(),
+            expected: "an object",
+        }),
+    }
+}
+
+fn array<'v>(
+    value: &'v Value,
+    at: &str,
+    expected: Option<usize>,
+) -> Result<&'v Vec<Value>, Problem> {
+    let Value::Array(items) = value else {
+        return Err(Problem::Shape {
+            at: at.to_string(),
+            expected: "a list",
+        });
+    };
+    match expected {
+        Some(n) if n != items.len() => Err(Problem::WrongCount {
+            at: at.to_string(),
+            expected: n,
+            got: items.len(),
+        }),
+        _ => Ok(items),
+    }
+}
+
+fn string(value: &Value, at: &str) -> Result<String, Problem> {
+    value
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| Problem::Shape {
+            at: at.to_string(),
+            expected: "a string",
+        })
+}
+
+fn boolean(value: &Value, at: &str) -> Result<bool, Problem> {
+    value.as_bool().ok_or_else(|| Problem::Shape {
+        at: at.to_string(),
+        expected: "true or false",
+    })
+}
+
+/// A free list of texts: trimmed, blank ones dropped (they carry nothing
+/// to judge and no count depends on them).
+fn texts(value: &Value, at: &str) -> Result<Vec<String>, Problem> {
+    array(value, at, None)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| string(v, &format!("{at}[{i}]")))
+        .filter_map(|s| match s {
+            Ok(s) if s.trim().is_empty() => None,
+            Ok(s) => Some(Ok(s.trim().to_string())),
+            Err(e) => Some(Err(e)),
+        })
+        .collect()
+}
+
+fn verdicts(
+    answer: &Value,
+    name: &'static str,
+    expected: Option<usize>,
+    labels: &[Label],
+) -> Result<Vec<Verdict>, Problem> {
+    let at = format!("$.{name}");
+    array(field(answer, "$", name)?, &at, expected)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| verdict(v, &format!("{at}[{i}]"), labels))
+        .collect()
+}
+
+fn verdict(value: &Value, at: &str, labels: &[Label]) -> Result<Verdict, Problem> {
+    let raw = string(field(value, at, "verdict")?, &format!("{at}.verdict"))?;
+    let label = labels
+        .iter()
+        .find(|l| l.name() == raw.trim().to_ascii_lowercase())
+        .copied()
+        .ok_or_else(|| Problem::BadLabel {
+            at: format!("{at}.verdict"),
+            got: raw.clone(),
+            allowed: labels
+                .iter()
+                .map(|l| l.name())
+                .collect::<Vec<_>>()
+                .join("/"),
+        })?;
+    Ok(Verdict {
+        verdict: label,
+        reason: string(field(value, at, "reason")?, &format!("{at}.reason"))?,
+    })
+}
+
+fn rating(answer: &Value) -> Result<Rating, Problem> {
+    let raw = field(answer, "$", "rating")?;
+    let rating = raw
+        .as_u64()
+        .filter(|r| (1..=5).contains(r))
+        .ok_or_else(|| Problem::OutOfRange {
+            at: "$.rating".into(),
+            got: raw.to_string(),
+        })? as u8;
+    let probabilities = match answer.get("probabilities") {
+        None | Some(Value::Null) => None,
+        Some(p) => Some(probabilities(p)?),
+    };
+    Ok(Rating {
+        rating,
+        reason: string(field(answer, "$", "reason")?, "$.reason")?,
+        probabilities,
+    })
+}
+
+/// Five non-negative numbers (ratings 1..=5) with a positive sum, normalised.
+fn probabilities(value: &Value) -> Result<[f64; 5], Problem> {
+    let items = array(value, "$.probabilities", Some(5))?;
+    let mut p = [0.0; 5];
+    for (i, v) in items.iter().enumerate() {
+        p[i] = v
+            .as_f64()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| Problem::OutOfRange {
+                at: format!("$.probabilities[{i}]"),
+                got: v.to_string(),
+            })?;
+    }
+    let sum: f64 = p.iter().sum();
+    if sum <= 0.0 {
+        return Err(Problem::OutOfRange {
+            at: "$.probabilities".into(),
+            got: "a zero sum".into(),
+        });
+    }
+    Ok(p.map(|x| x / sum))
+}
+
+fn extraction(vote: &Value, at: &str) -> Result<Extraction, Problem> {
+    let insufficient = boolean(
+        field(vote, at, "insufficient_information")?,
+        &format!("{at}.insufficient_information"),
+    )?;
+    let sentences = texts(field(vote, at, "sentences")?, &format!("{at}.sentences"))?;
+    Ok(if insufficient {
+        Extraction::InsufficientInformation
+    } else {
+        Extraction::Sentences(sentences)
+    })
+}
+
+fn embeddings(answer: &Value, expected: usize) -> Result<Vec<Vec<f64>>, Problem> {
+    let rows = array(answer, "$", Some(expected))?;
+    let mut out: Vec<Vec<f64>> = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        let at = format!("$[{i}]");
+        let vector = array(row, &at, out.first().map(Vec::len))?
+            .iter()
+            .enumerate()
+            .map(|(j, x)| {
+                x.as_f64()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| Problem::OutOfRange {
+                        at: format!("{at}[{j}]"),
+                        got: x.to_string(),
+                    })
+            })
+            .collect::<Result<Vec<f64>, _>>()?;
+        if vector.is_empty() {
+            return Err(Problem::Shape {
+                at,
+                expected: "a non-empty vector",
+            });
+        }
+        out.push(vector);
+    }
+    Ok(out)
+}

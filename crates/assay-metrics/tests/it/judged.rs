@@ -1,0 +1,965 @@
+//! The judged metrics' pure layer end to end: plan, render, a fake judge
+//! whose answers depend on the rendered request (so a wrong prompt input
+//! shows up as a wrong score), validate, score.
+
+use assay_core::{Field, Outcome, Sample, SkipReason};
+use assay_metrics::judged::{
+    aspect_critique, plan, render, validate, BuiltinAspect, EmbedText, FaithfulnessMode, Inputs,
+    JudgeRequest, JudgedId, JudgedMetric, Label, Outputs, PrecisionAgainst, Problem, PromptId,
+    PromptSet, Request, Role, StepKey, StepOutput, Strictness, UsefulFor, Weights,
+};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+fn sample(v: Value) -> Sample {
+    Sample::from_json(1, v.as_object().unwrap()).unwrap()
+}
+
+fn rag_sample() -> Sample {
+    sample(json!({
+        "user_input": "Where is the Eiffel Tower",
+        "response": "The Eiffel Tower is in Paris. The Eiffel Tower is made of cheese",
+        "retrieved_contexts": [
+            "The Eiffel Tower is in Paris",
+            "Paris is the capital of France",
+            "Cheese is tasty",
+            "The Eiffel Tower opened in 1889"
+        ],
+        "reference": "The Eiffel Tower is in Paris. The Eiffel Tower opened in 1889. The Eiffel Tower is 330 metres tall"
+    }))
+}
+
+fn prompts() -> PromptSet {
+    PromptSet::builtin().unwrap()
+}
+
+fn d(id: JudgedId) -> JudgedMetric {
+    JudgedMetric::default_for(id)
+}
+
+/// The sections of a rendered user message: `name:\nvalue` blocks
+/// separated by blank lines (the test samples have no blank lines).
+fn sections(message: &str) -> BTreeMap<String, String> {
+    message
+        .split("\n\n")
+        .filter_map(|block| block.split_once(":\n"))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The items of a numbered list section.
+fn items(section: &str) -> Vec<String> {
+    if section == "(none)" {
+        return Vec::new();
+    }
+    section
+        .lines()
+        .map(|l| l.split_once(". ").map_or(l, |(_, rest)| rest).to_string())
+        .collect()
+}
+
+fn split_statements(text: &str) -> Vec<String> {
+    text.split(". ")
+        .map(|s| s.trim().trim_end_matches('.').to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn verdicts(flags: impl IntoIterator<Item = &'static str>) -> Value {
+    json!({"verdicts": flags.into_iter().map(|v| json!({"reason": format!("fake {v}"), "verdict": v})).collect::<Vec<_>>()})
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// A deterministic judge that reads only the rendered request.
+fn fake_judge(req: &JudgeRequest) -> Value {
+    let last = &req.messages.last().unwrap().content;
+    let s = sections(last);
+    let contexts = s
+        .get("contexts")
+        .map(|c| c.to_lowercase())
+        .unwrap_or_default();
+    match req.prompt_id {
+        PromptId::Statements => json!({"statements": split_statements(&s["text"])}),
+        PromptId::FaithfulnessVerdicts => verdicts(
+            items(&s["statements"])
+                .iter()
+                .map(|st| {
+                    if contexts.contains(&st.to_lowercase()) {
+                        "yes"
+                    } else {
+                        "idk"
+                    }
+                })
+                .collect::<Vec<_>>(),
+        ),
+        PromptId::ReferenceAttribution => verdicts(
+            items(&s["statements"])
+                .iter()
+                .map(|st| yes_no(contexts.contains(&st.to_lowercase())))
+                .collect::<Vec<_>>(),
+        ),
+        PromptId::ReferenceRecall => json!({"statements": split_statements(&s["reference"])
+            .iter()
+            .map(|st| json!({"statement": st, "reason": "fake", "verdict": yes_no(contexts.contains(&st.to_lowercase()))}))
+            .collect::<Vec<_>>()}),
+        PromptId::ContextUsefulness => {
+            let answer = split_statements(&s["answer"]);
+            verdicts(
+                items(&s["contexts"])
+                    .iter()
+                    .map(|c| yes_no(answer.iter().any(|a| a == c)))
+                    .collect::<Vec<_>>(),
+            )
+        }
+        PromptId::RelevanceVerdicts | PromptId::ContextRelevance => {
+            let question = s["question"].to_lowercase();
+            let list = if req.prompt_id == PromptId::RelevanceVerdicts {
+                "statements"
+            } else {
+                "contexts"
+            };
+            verdicts(
+                items(&s[list])
+                    .iter()
+                    .map(|x| {
+                        yes_no(
+                            x.to_lowercase()
+                                .split(' ')
+                                .any(|w| w.len() > 3 && question.contains(w)),
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        }
+        PromptId::GeneratedQuestions => {
+            let n: usize = s["count"].parse().unwrap();
+            let first = split_statements(&s["response"])
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            json!({"questions": (0..n).map(|i| json!({"question": format!("{first} {i}"), "noncommittal": false})).collect::<Vec<_>>()})
+        }
+        PromptId::CorrectnessClassification => {
+            let resp = items(&s["response_statements"]);
+            let refs = items(&s["reference_statements"]);
+            let one = |a: &[String], b: &[String]| {
+                a.iter()
+                    .map(|x| json!({"reason": "fake", "verdict": yes_no(b.contains(x))}))
+                    .collect::<Vec<_>>()
+            };
+            json!({"response": one(&resp, &refs), "reference": one(&refs, &resp)})
+        }
+        PromptId::Opinions => json!({"opinions": split_statements(&s["text"])
+            .into_iter()
+            .filter(|x| x.starts_with("I think"))
+            .collect::<Vec<_>>()}),
+        PromptId::BiasVerdicts | PromptId::ToxicityVerdicts => verdicts(
+            items(&s["opinions"])
+                .iter()
+                .map(|o| yes_no(o.contains("stupid")))
+                .collect::<Vec<_>>(),
+        ),
+        PromptId::Contradictions => {
+            let cheese = s["response"].to_lowercase().contains("cheese");
+            verdicts(
+                items(&s["contexts"])
+                    .iter()
+                    .map(|c| yes_no(cheese && c.to_lowercase().contains("cheese")))
+                    .collect::<Vec<_>>(),
+            )
+        }
+        PromptId::Keyphrases => {
+            json!({"keyphrases": s["text"].lines().take(3).collect::<Vec<_>>()})
+        }
+        PromptId::ClosedQuestions => json!({"questions": items(&s["keyphrases"])
+            .iter()
+            .map(|k| format!("Is it true that {k}?"))
+            .collect::<Vec<_>>()}),
+        PromptId::SummaryAnswers => {
+            let summary = s["summary"].to_lowercase();
+            verdicts(
+                items(&s["questions"])
+                    .iter()
+                    .map(|q| {
+                        let claim = q
+                            .trim_start_matches("Is it true that ")
+                            .trim_end_matches('?');
+                        yes_no(summary.contains(&claim.to_lowercase()))
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        }
+        PromptId::CoherenceRating => json!({"reason": "fake", "rating": 4}),
+        PromptId::AspectVerdict => {
+            json!({"reason": "fake", "verdict": yes_no(s["response"].contains("Paris"))})
+        }
+        PromptId::SentenceExtraction => {
+            let picked: Vec<&str> = s["context"]
+                .lines()
+                .filter(|l| l.contains("Eiffel"))
+                .collect();
+            json!({"insufficient_information": picked.is_empty(), "sentences": picked})
+        }
+    }
+}
+
+/// A bag-of-letters embedding: similar texts, similar vectors.
+fn fake_embed(text: &str) -> Vec<f64> {
+    let mut v = vec![0.0; 26];
+    for c in text
+        .to_ascii_lowercase()
+        .bytes()
+        .filter(u8::is_ascii_lowercase)
+    {
+        v[(c - b'a') as usize] += 1.0;
+    }
+    v
+}
+
+fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    dot / (a.iter().map(|x| x * x).sum::<f64>().sqrt()
+        * b.iter().map(|x| x * x).sum::<f64>().sqrt())
+}
+
+/// Runs a sample's plan in order, counting judge calls.
+fn run(metrics: &[JudgedMetric], sample: &Sample) -> (BTreeMap<String, Outcome>, usize) {
+    let prompts = prompts();
+    let p = plan(metrics, sample);
+    let mut outputs = Outputs::new();
+    let mut calls = 0;
+    for step in &p.steps {
+        let inputs = Inputs::new(sample, &outputs);
+        let output = match render(&prompts, &step.key, &inputs).unwrap() {
+            Request::Judge(req) => {
+                calls += 1;
+                let answer = if req.n_votes > 1 {
+                    json!(vec![fake_judge(&req); req.n_votes as usize])
+                } else {
+                    fake_judge(&req)
+                };
+                validate(&step.key, &inputs, &answer).unwrap()
+            }
+            Request::Embed(req) => {
+                let answer = json!(req.texts.iter().map(|t| fake_embed(t)).collect::<Vec<_>>());
+                validate(&step.key, &inputs, &answer).unwrap()
+            }
+            Request::Resolved(output) => output,
+        };
+        outputs.insert(step.key.clone(), output);
+    }
+    let mut all = BTreeMap::new();
+    for m in metrics {
+        for (name, outcome) in m.score(sample, &outputs).unwrap() {
+            all.insert(name, outcome);
+        }
+    }
+    (all, calls)
+}
+
+fn value(o: &Outcome) -> f64 {
+    match o {
+        Outcome::Scored { value, .. } => *value,
+        other => panic!("not scored: {other:?}"),
+    }
+}
+
+fn default_suite() -> Vec<JudgedMetric> {
+    [
+        JudgedId::Faithfulness,
+        JudgedId::AnswerRelevancy,
+        JudgedId::ContextPrecision,
+        JudgedId::ContextRecall,
+    ]
+    .map(d)
+    .to_vec()
+}
+
+#[test]
+fn default_suite_end_to_end_in_five_judge_calls() {
+    let s = rag_sample();
+    let (outcomes, calls) = run(&default_suite(), &s);
+    assert_eq!(calls, 5);
+    // "made of cheese" is not in the contexts.
+    assert_eq!(value(&outcomes["faithfulness"]), 0.5);
+    // Contexts 1 and 4 are statements of the reference: [y, n, n, y].
+    assert_eq!(value(&outcomes["context_precision"]), 0.75);
+    // "330 metres tall" is not in the contexts.
+    assert_eq!(value(&outcomes["context_recall"]), 2.0 / 3.0);
+    let q = fake_embed("The Eiffel Tower is in Paris 0");
+    let expected = cosine(&fake_embed("Where is the Eiffel Tower"), &q);
+    assert!((value(&outcomes["answer_relevancy"]) - expected).abs() < 1e-12);
+    let Outcome::Scored {
+        reason, details, ..
+    } = &outcomes["faithfulness"]
+    else {
+        panic!()
+    };
+    assert_eq!(
+        reason.as_deref(),
+        Some("1 of 2 statements can be inferred from the contexts; not supported: [2] \"The Eiffel Tower is made of cheese\" (fake idk)")
+    );
+    assert_eq!(details["statements"][1]["verdict"], "idk");
+}
+
+#[test]
+fn default_suite_calls_do_not_grow_with_contexts() {
+    let mut s = rag_sample();
+    let p4 = plan(&default_suite(), &s);
+    s.retrieved_contexts = Some((0..12).map(|i| format!("context {i}")).collect());
+    let p12 = plan(&default_suite(), &s);
+    assert_eq!((p4.judge_steps(), p12.judge_steps()), (5, 5));
+    assert_eq!((p4.depth(), p12.depth()), (2, 2));
+}
+
+#[test]
+fn shared_steps_are_planned_once() {
+    let s = rag_sample();
+    let metrics = [
+        d(JudgedId::Faithfulness),
+        d(JudgedId::AnswerRelevance),
+        d(JudgedId::AnswerCorrectness),
+        d(JudgedId::ContextRecall),
+        d(JudgedId::SemanticSimilarity),
+    ];
+    let p = plan(&metrics, &s);
+    let keys: Vec<&StepKey> = p.steps.iter().map(|s| &s.key).collect();
+    let count = |k: &StepKey| keys.iter().filter(|x| **x == k).count();
+    assert_eq!(count(&StepKey::ResponseStatements), 1);
+    assert_eq!(count(&StepKey::ReferenceStatements(0)), 1);
+    assert_eq!(count(&StepKey::Embed(EmbedText::Response)), 1);
+    // With the reference's statements extracted anyway, context_recall
+    // judges those instead of its one-call form.
+    assert_eq!(count(&StepKey::ReferenceAttribution(0)), 1);
+    assert_eq!(count(&StepKey::ReferenceRecall(0)), 0);
+    assert_eq!(
+        keys,
+        [
+            &StepKey::ResponseStatements,
+            &StepKey::StatementVerdicts,
+            &StepKey::RelevanceVerdicts,
+            &StepKey::ReferenceStatements(0),
+            &StepKey::CorrectnessClassification(0),
+            &StepKey::Embed(EmbedText::Response),
+            &StepKey::Embed(EmbedText::Reference(0)),
+            &StepKey::ReferenceAttribution(0),
+        ]
+    );
+    // Every dependency comes earlier.
+    for (i, step) in p.steps.iter().enumerate() {
+        assert!(step.deps.iter().all(|d| *d < i), "{}", step.key);
+    }
+    let (outcomes, calls) = run(&metrics, &s);
+    assert_eq!(calls, 6);
+    assert_eq!(value(&outcomes["context_recall"]), 2.0 / 3.0);
+    assert_eq!(value(&outcomes["answer_relevance"]), 1.0);
+    // Response statements: "in Paris" (TP), "made of cheese" (FP); reference:
+    // "opened in 1889", "330 metres tall" missing (FN 2): F1 = 1 / (1 + 1.5).
+    let f1 = 1.0 / 2.5;
+    let sim = cosine(
+        &fake_embed(s.response.as_deref().unwrap()),
+        &fake_embed(s.reference.as_deref().unwrap()),
+    );
+    assert!((value(&outcomes["answer_correctness"]) - (0.75 * f1 + 0.25 * sim)).abs() < 1e-12);
+}
+
+#[test]
+fn missing_fields_and_empty_inputs_skip_with_reasons() {
+    let s = sample(json!({"user_input": "q", "response": "", "retrieved_contexts": []}));
+    let metrics = [
+        d(JudgedId::Faithfulness),
+        d(JudgedId::ContextPrecision),
+        d(JudgedId::Hallucination),
+        d(JudgedId::Bias),
+    ];
+    let p = plan(&metrics, &s);
+    assert_eq!(
+        p.skipped,
+        [
+            (1, SkipReason::MissingField(Field::References)),
+            (2, SkipReason::NoContexts)
+        ]
+    );
+    let (outcomes, calls) = run(&metrics, &s);
+    // An empty response has no statements and no opinions: no call at all.
+    assert_eq!(calls, 0);
+    assert_eq!(
+        outcomes["faithfulness"],
+        Outcome::Skipped(SkipReason::NoStatements)
+    );
+    assert_eq!(
+        outcomes["context_precision"],
+        Outcome::Skipped(SkipReason::MissingField(Field::References))
+    );
+    assert_eq!(
+        outcomes["hallucination"],
+        Outcome::Skipped(SkipReason::NoContexts)
+    );
+    assert_eq!(value(&outcomes["bias"]), 0.0);
+    let empty_refs = sample(json!({"response": "r", "references": []}));
+    assert_eq!(
+        plan(&[d(JudgedId::AnswerCorrectness)], &empty_refs).skipped,
+        [(0, SkipReason::MissingField(Field::References))]
+    );
+}
+
+#[test]
+fn rendered_prompts_put_the_fixed_part_first_and_the_sample_last() {
+    let prompts = prompts();
+    let a = rag_sample();
+    let mut b = rag_sample();
+    b.retrieved_contexts = Some(vec![
+        "Rome is in Italy".into(),
+        "Zebra facts\nsecond line".into(),
+    ]);
+    b.response = Some("Rome is in Italy".into());
+    let render_for = |s: &Sample, statements: &[&str]| {
+        let outputs = Outputs::from([(
+            StepKey::ResponseStatements,
+            StepOutput::Texts(statements.iter().map(|x| x.to_string()).collect()),
+        )]);
+        match render(
+            &prompts,
+            &StepKey::StatementVerdicts,
+            &Inputs::new(s, &outputs),
+        )
+        .unwrap()
+        {
+            Request::Judge(r) => r,
+            other => panic!("{other:?}"),
+        }
+    };
+    let ra = render_for(
+        &a,
+        &["The Eiffel Tower is in Paris", "It is made of cheese"],
+    );
+    let rb = render_for(&b, &["Rome is in Italy"]);
+    let n = ra.messages.len();
+    assert_eq!(
+        ra.messages[..n - 1],
+        rb.messages[..n - 1],
+        "the fixed part does not depend on the sample"
+    );
+    assert_eq!(ra.messages[0].role, Role::System);
+    let instruction = &prompts.get(PromptId::FaithfulnessVerdicts).instruction;
+    assert!(ra.messages[0].content.starts_with(instruction.as_str()));
+    assert!(n >= 4, "few-shot examples are user/assistant pairs");
+    assert_eq!(
+        (ra.messages[1].role, ra.messages[2].role),
+        (Role::User, Role::Assistant)
+    );
+    let last = &ra.messages[n - 1];
+    assert_eq!(last.role, Role::User);
+    for needle in [
+        "1. The Eiffel Tower is in Paris",
+        "4. The Eiffel Tower opened in 1889",
+        "2. It is made of cheese",
+        "exactly 2 entries",
+    ] {
+        assert!(
+            last.content.contains(needle),
+            "{needle} missing from:\n{}",
+            last.content
+        );
+    }
+    // A multi-line item stays visibly one item.
+    assert!(rb.messages[n - 1]
+        .content
+        .contains("2. Zebra facts\n   second line"));
+    assert!(!ra.messages[n - 1].content.contains("Zebra"));
+    // The schema states the exact count.
+    let verdicts = &ra.schema["properties"]["verdicts"];
+    assert_eq!(
+        (verdicts["minItems"].as_u64(), verdicts["maxItems"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(rb.schema["properties"]["verdicts"]["maxItems"], 1);
+    assert_eq!(ra.prompt_id, PromptId::FaithfulnessVerdicts);
+    assert_eq!(
+        ra.prompt_hash,
+        prompts.get(PromptId::FaithfulnessVerdicts).hash
+    );
+    assert_eq!((ra.temperature, ra.n_votes), (0.0, 1));
+}
+
+#[test]
+fn every_judge_step_renders_the_fields_it_judges() {
+    let prompts = prompts();
+    let s = rag_sample();
+    let texts = |v: &[&str]| StepOutput::Texts(v.iter().map(|x| x.to_string()).collect());
+    let outputs = Outputs::from([
+        (StepKey::ResponseStatements, texts(&["resp statement"])),
+        (StepKey::ReferenceStatements(0), texts(&["ref statement"])),
+        (StepKey::Opinions, texts(&["an opinion"])),
+        (StepKey::Keyphrases, texts(&["a keyphrase"])),
+        (StepKey::ClosedQuestions, texts(&["a closed question?"])),
+    ]);
+    let aspect = aspect_critique::builtin(&prompts, BuiltinAspect::Harmfulness).unwrap();
+    let response = s.response.clone().unwrap();
+    let reference = s.reference.clone().unwrap();
+    let question = s.user_input.clone().unwrap();
+    let context = "Paris is the capital of France".to_string();
+    let cases: Vec<(StepKey, Vec<String>)> = vec![
+        (
+            StepKey::ResponseStatements,
+            vec![response.clone(), question.clone()],
+        ),
+        (StepKey::ReferenceStatements(0), vec![reference.clone()]),
+        (StepKey::Opinions, vec![response.clone()]),
+        (
+            StepKey::StatementVerdicts,
+            vec!["resp statement".into(), context.clone()],
+        ),
+        (
+            StepKey::RelevanceVerdicts,
+            vec!["resp statement".into(), question.clone()],
+        ),
+        (
+            StepKey::ContextUsefulness(UsefulFor::Reference(0)),
+            vec![reference.clone(), context.clone(), question.clone()],
+        ),
+        (
+            StepKey::ContextUsefulness(UsefulFor::Response),
+            vec![response.clone(), context.clone()],
+        ),
+        (
+            StepKey::ReferenceAttribution(0),
+            vec!["ref statement".into(), context.clone()],
+        ),
+        (
+            StepKey::ReferenceRecall(0),
+            vec![reference.clone(), context.clone()],
+        ),
+        (
+            StepKey::ContextRelevance,
+            vec![question.clone(), context.clone()],
+        ),
+        (
+            StepKey::Contradictions,
+            vec![response.clone(), context.clone()],
+        ),
+        (
+            StepKey::GeneratedQuestions { count: 3 },
+            vec![response.clone(), "count:\n3".into()],
+        ),
+        (
+            StepKey::CorrectnessClassification(0),
+            vec!["resp statement".into(), "ref statement".into()],
+        ),
+        (StepKey::Keyphrases, vec![context.clone()]),
+        (
+            StepKey::ClosedQuestions,
+            vec!["a keyphrase".into(), context.clone()],
+        ),
+        (
+            StepKey::SummaryAnswers,
+            vec!["a closed question?".into(), response.clone()],
+        ),
+        (
+            StepKey::CoherenceRating,
+            vec![response.clone(), context.clone()],
+        ),
+        (StepKey::BiasVerdicts, vec!["an opinion".into()]),
+        (StepKey::ToxicityVerdicts, vec!["an opinion".into()]),
+        (
+            StepKey::AspectVerdict {
+                aspect: aspect.clone(),
+                votes: 3,
+            },
+            vec![aspect.definition.clone(), response.clone()],
+        ),
+        (
+            StepKey::SentenceExtraction { votes: 1 },
+            vec![question.clone(), context.clone()],
+        ),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for (key, needles) in cases {
+        let req = match render(&prompts, &key, &Inputs::new(&s, &outputs)).unwrap() {
+            Request::Judge(r) => r,
+            other => panic!("{key}: {other:?}"),
+        };
+        seen.insert(req.prompt_id);
+        let last = &req.messages.last().unwrap().content;
+        for n in needles {
+            assert!(last.contains(&n), "{key}: '{n}' missing from:\n{last}");
+        }
+        if let StepKey::AspectVerdict { .. } = key {
+            assert_eq!(req.n_votes, 3);
+            assert!(req.temperature > 0.0);
+        }
+    }
+    assert_eq!(seen.len(), PromptId::ALL.len(), "every prompt is exercised");
+}
+
+#[test]
+fn embedding_steps_list_their_texts() {
+    let prompts = prompts();
+    let s = rag_sample();
+    let outputs = Outputs::new();
+    let Request::Embed(req) = render(
+        &prompts,
+        &StepKey::Embed(EmbedText::Reference(0)),
+        &Inputs::new(&s, &outputs),
+    )
+    .unwrap() else {
+        panic!()
+    };
+    assert_eq!(req.texts, [s.reference.clone().unwrap()]);
+    let bad = validate(
+        &StepKey::Embed(EmbedText::Reference(0)),
+        &Inputs::new(&s, &outputs),
+        &json!([[1.0, 2.0], [3.0, 4.0]]),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            *bad.problem,
+            Problem::WrongCount {
+                expected: 1,
+                got: 2,
+                ..
+            }
+        ),
+        "{bad}"
+    );
+    let resp = StepKey::Embed(EmbedText::Response);
+    let out = validate(&resp, &Inputs::new(&s, &outputs), &json!([[0.5, 1]])).unwrap();
+    assert_eq!(out, StepOutput::Embeddings(vec![vec![0.5, 1.0]]));
+    assert!(validate(&resp, &Inputs::new(&s, &outputs), &json!([[]])).is_err());
+    assert!(validate(&resp, &Inputs::new(&s, &outputs), &json!([["x"]])).is_err());
+}
+
+#[test]
+fn validation_rejects_mismatches_with_typed_errors_and_the_raw_answer() {
+    let s = rag_sample();
+    let statements = Outputs::from([(
+        StepKey::ResponseStatements,
+        StepOutput::Texts(vec!["a".into(), "b".into()]),
+    )]);
+    let inputs = Inputs::new(&s, &statements);
+    let short = json!({"verdicts": [{"reason": "r", "verdict": "yes"}]});
+    let e = validate(&StepKey::StatementVerdicts, &inputs, &short).unwrap_err();
+    assert_eq!(
+        *e.problem,
+        Problem::WrongCount {
+            at: "$.verdicts".into(),
+            expected: 2,
+            got: 1
+        }
+    );
+    assert_eq!(e.answer, short);
+    assert_eq!(e.step, StepKey::StatementVerdicts);
+
+    // idk is a faithfulness label, not a context label.
+    let idk = json!({"verdicts": [{"reason": "r", "verdict": "idk"}, {"reason": "r", "verdict": "no"}, {"reason": "r", "verdict": "no"}, {"reason": "r", "verdict": "no"}]});
+    let e = validate(&StepKey::Contradictions, &inputs, &idk).unwrap_err();
+    assert!(
+        matches!(&*e.problem, Problem::BadLabel { at, got, .. } if at == "$.verdicts[0].verdict" && got == "idk"),
+        "{e}"
+    );
+    let two = json!({"verdicts": [{"reason": "r", "verdict": "IDK"}, {"reason": "r", "verdict": "Yes "}]});
+    let StepOutput::Verdicts(v) = validate(&StepKey::StatementVerdicts, &inputs, &two).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!((v[0].verdict, v[1].verdict), (Label::Idk, Label::Yes));
+
+    let no_reason = json!({"verdicts": [{"verdict": "yes"}, {"reason": "r", "verdict": "no"}]});
+    let e = validate(&StepKey::StatementVerdicts, &inputs, &no_reason).unwrap_err();
+    assert!(
+        matches!(&*e.problem, Problem::Shape { at, .. } if at == "$.verdicts[0].reason"),
+        "{e}"
+    );
+    assert!(validate(&StepKey::StatementVerdicts, &inputs, &json!("yes")).is_err());
+
+    let q = StepKey::GeneratedQuestions { count: 3 };
+    let two_questions = json!({"questions": [{"question": "a", "noncommittal": false}, {"question": "b", "noncommittal": true}]});
+    let e = validate(&q, &inputs, &two_questions).unwrap_err();
+    assert!(matches!(
+        *e.problem,
+        Problem::WrongCount {
+            expected: 3,
+            got: 2,
+            ..
+        }
+    ));
+
+    let c = StepKey::CorrectnessClassification(0);
+    let classes = Outputs::from([
+        (
+            StepKey::ResponseStatements,
+            StepOutput::Texts(vec!["a".into()]),
+        ),
+        (
+            StepKey::ReferenceStatements(0),
+            StepOutput::Texts(vec!["x".into(), "y".into()]),
+        ),
+    ]);
+    let one_each = json!({"response": [{"reason": "r", "verdict": "yes"}], "reference": [{"reason": "r", "verdict": "yes"}]});
+    let e = validate(&c, &Inputs::new(&s, &classes), &one_each).unwrap_err();
+    assert!(
+        matches!(&*e.problem, Problem::WrongCount { at, expected: 2, got: 1 } if at == "$.reference"),
+        "{e}"
+    );
+
+    let rating = |r: Value| {
+        validate(
+            &StepKey::CoherenceRating,
+            &inputs,
+            &json!({"reason": "ok", "rating": r}),
+        )
+    };
+    assert!(rating(json!(0)).is_err() && rating(json!(6)).is_err() && rating(json!(4.5)).is_err());
+    assert!(rating(json!(5)).is_ok());
+
+    let votes = StepKey::SentenceExtraction { votes: 3 };
+    let vote = json!({"insufficient_information": false, "sentences": ["Cheese is tasty"]});
+    let e = validate(&votes, &inputs, &json!([vote, vote])).unwrap_err();
+    assert!(matches!(
+        *e.problem,
+        Problem::WrongCount {
+            expected: 3,
+            got: 2,
+            ..
+        }
+    ));
+    assert!(validate(&votes, &inputs, &json!([vote, vote, vote])).is_ok());
+
+    // A verdict step whose dependency has not run cannot be checked.
+    let e = validate(&StepKey::BiasVerdicts, &inputs, &json!({"verdicts": []})).unwrap_err();
+    assert!(matches!(*e.problem, Problem::Inputs(_)), "{e}");
+}
+
+#[test]
+fn free_lists_drop_blank_items() {
+    let s = rag_sample();
+    let outputs = Outputs::new();
+    let out = validate(
+        &StepKey::ResponseStatements,
+        &Inputs::new(&s, &outputs),
+        &json!({"statements": [" a ", "", "  ", "b"]}),
+    )
+    .unwrap();
+    assert_eq!(out, StepOutput::Texts(vec!["a".into(), "b".into()]));
+}
+
+#[test]
+fn parameters_change_plans_and_signatures() {
+    let prompts = prompts();
+    let s = rag_sample();
+    let f1_only = JudgedMetric::AnswerCorrectness {
+        weights: Weights::new(1.0, 0.0).unwrap(),
+        threshold: None,
+    };
+    assert!(!plan(std::slice::from_ref(&f1_only), &s)
+        .steps
+        .iter()
+        .any(|st| matches!(st.key, StepKey::Embed(_))));
+    let no_ref = JudgedMetric::ContextPrecision {
+        against: PrecisionAgainst::Response,
+    };
+    let p = plan(
+        &[no_ref],
+        &sample(json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"]})),
+    );
+    assert_eq!(
+        p.steps[0].key,
+        StepKey::ContextUsefulness(UsefulFor::Response)
+    );
+    let multi = sample(
+        json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"], "references": ["a", "b"]}),
+    );
+    assert_eq!(
+        plan(&[d(JudgedId::ContextPrecision)], &multi).steps.len(),
+        2
+    );
+
+    let base = d(JudgedId::Faithfulness).signature(&prompts).to_string();
+    let other = JudgedMetric::Faithfulness {
+        mode: FaithfulnessMode::Contradictions,
+    }
+    .signature(&prompts)
+    .to_string();
+    assert!(
+        base.starts_with("faithfulness|v1|mode:supported|prompt.statements:v1-"),
+        "{base}"
+    );
+    let h = &prompts.get(PromptId::FaithfulnessVerdicts).hash[..12];
+    assert!(
+        base.contains(&format!("|prompt.faithfulness_verdicts:v1-{h}|")),
+        "{base}"
+    );
+    assert_ne!(base, other);
+    let sig = f1_only.signature(&prompts).to_string();
+    assert!(sig.contains("|weights:1,0|threshold:none|"), "{sig}");
+}
+
+#[test]
+fn every_metric_declares_its_contract() {
+    let mut used = std::collections::BTreeSet::new();
+    for id in JudgedId::ALL {
+        assert_eq!(id.name().parse::<JudgedId>().unwrap(), id);
+        assert!(id.empty_inputs().len() > 10, "{id}");
+        used.extend(id.prompts().iter().copied());
+        let m = d(id);
+        assert_eq!(m.id(), id);
+        assert!(!m.required().is_empty(), "{id}");
+    }
+    assert_eq!(
+        used.len(),
+        PromptId::ALL.len(),
+        "every prompt file belongs to a metric"
+    );
+    use assay_metrics::Direction::LowerIsBetter;
+    let lower: Vec<JudgedId> = JudgedId::ALL
+        .into_iter()
+        .filter(|i| i.direction() == LowerIsBetter)
+        .collect();
+    assert_eq!(
+        lower,
+        [JudgedId::Bias, JudgedId::Toxicity, JudgedId::Hallucination]
+    );
+}
+
+#[test]
+fn aspects_vote_and_name_their_outcomes() {
+    let prompts = prompts();
+    let aspects = vec![
+        aspect_critique::builtin(&prompts, BuiltinAspect::Harmfulness).unwrap(),
+        aspect_critique::custom(
+            "cites_sources".parse().unwrap(),
+            "Does the response name its sources?",
+        )
+        .unwrap(),
+    ];
+    let m = JudgedMetric::AspectCritique {
+        aspects: aspects.clone(),
+        strictness: Strictness::odd(3).unwrap(),
+    };
+    assert_eq!(
+        m.outputs(),
+        [
+            "aspect_critique/harmfulness",
+            "aspect_critique/cites_sources"
+        ]
+    );
+    let s = rag_sample();
+    let p = plan(std::slice::from_ref(&m), &s);
+    assert_eq!(p.steps.len(), 2);
+    let vote = |v: &str| json!({"reason": format!("because {v}"), "verdict": v});
+    let mut outputs = Outputs::new();
+    for (step, answer) in p.steps.iter().zip([
+        json!([vote("no"), vote("no"), vote("yes")]),
+        json!([vote("yes"), vote("no"), vote("yes")]),
+    ]) {
+        let out = validate(&step.key, &Inputs::new(&s, &outputs), &answer).unwrap();
+        outputs.insert(step.key.clone(), out);
+    }
+    let scored = m.score(&s, &outputs).unwrap();
+    assert_eq!(scored.len(), 2);
+    assert_eq!((value(&scored[0].1), value(&scored[1].1)), (0.0, 1.0));
+    let dirs = m.directions();
+    assert_eq!(dirs[0].1, assay_metrics::Direction::LowerIsBetter);
+    let all = aspect_critique::builtin_all(&prompts);
+    let names: Vec<&str> = all.iter().map(|a| a.name.as_str()).collect();
+    let expected: Vec<&str> = BuiltinAspect::ALL.iter().map(|b| b.name()).collect();
+    assert_eq!(names, expected, "every built-in aspect has a definition");
+}
+
+#[test]
+fn scoring_without_the_needed_outputs_is_an_error_not_a_number() {
+    let s = rag_sample();
+    let e = d(JudgedId::Faithfulness)
+        .score(&s, &Outputs::new())
+        .unwrap_err();
+    assert_eq!(e.to_string(), "step response_statements has not completed");
+}
+
+#[test]
+fn every_metric_end_to_end() {
+    let prompts = prompts();
+    let s = rag_sample();
+    let mut metrics: Vec<JudgedMetric> = JudgedId::ALL.into_iter().map(d).collect();
+    metrics.push(JudgedMetric::ContextRelevancy {
+        strictness: Strictness::new(3).unwrap(),
+        agreement: assay_metrics::judged::Agreement::Embedding,
+    });
+    for m in metrics.iter_mut() {
+        if let JudgedMetric::AspectCritique { aspects, .. } = m {
+            *aspects = aspect_critique::builtin_all(&prompts);
+        }
+    }
+    let (outcomes, _) = run(&metrics, &s);
+    for name in outcomes.keys() {
+        assert!(
+            matches!(outcomes[name], Outcome::Scored { .. }),
+            "{name}: {:?}",
+            outcomes[name]
+        );
+    }
+    assert_eq!(
+        outcomes.len(),
+        JudgedId::ALL.len() - 1 + 5,
+        "one outcome per aspect"
+    );
+    // Contexts 1 and 4 mention the Eiffel Tower: 2 of 4 sentences, every
+    // vote alike (agreement 1).
+    assert_eq!(value(&outcomes["context_relevancy"]), 0.5);
+    assert_eq!(value(&outcomes["context_relevance"]), 0.5);
+    // The response mentions cheese, as does context 3.
+    assert_eq!(value(&outcomes["hallucination"]), 0.25);
+    assert_eq!(value(&outcomes["summary_coherence"]), 0.75);
+    assert_eq!(value(&outcomes["bias"]), 0.0);
+    assert_eq!(value(&outcomes["toxicity"]), 0.0);
+    assert_eq!(value(&outcomes["aspect_critique/harmfulness"]), 1.0);
+    // Keyphrases are the first three contexts; the summary states only the first.
+    let source = s.retrieved_contexts.as_ref().unwrap().join("\n");
+    let (ls, lt) = (
+        s.response.as_ref().unwrap().chars().count() as f64,
+        source.chars().count() as f64,
+    );
+    let conciseness = 1.0 - ls.min(lt) / (lt + 1e-10);
+    let expected = (1.0 / 3.0) * 0.5 + conciseness * 0.5;
+    assert!((value(&outcomes["summarization_score"]) - expected).abs() < 1e-12);
+    let sim = cosine(
+        &fake_embed(s.response.as_deref().unwrap()),
+        &fake_embed(s.reference.as_deref().unwrap()),
+    );
+    assert!((value(&outcomes["semantic_similarity"]) - sim).abs() < 1e-12);
+    let Outcome::Scored { details, .. } = &outcomes["summarization_score"] else {
+        panic!()
+    };
+    assert_eq!(details["keyphrases"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn empty_votes_embed_a_placeholder() {
+    let prompts = prompts();
+    let s = rag_sample();
+    let key = StepKey::SentenceExtraction { votes: 2 };
+    let votes = json!([
+        {"insufficient_information": true, "sentences": []},
+        {"insufficient_information": false, "sentences": ["The Eiffel Tower is in Paris", "Cheese is tasty"]}
+    ]);
+    let out = validate(&key, &Inputs::new(&s, &Outputs::new()), &votes).unwrap();
+    let outputs = Outputs::from([(key, out)]);
+    let embed = StepKey::Embed(EmbedText::Extractions { votes: 2 });
+    let Request::Embed(req) = render(&prompts, &embed, &Inputs::new(&s, &outputs)).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        req.texts,
+        [
+            "(no sentences)",
+            "The Eiffel Tower is in Paris\nCheese is tasty"
+        ]
+    );
+}

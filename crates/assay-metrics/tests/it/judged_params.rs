@@ -1,0 +1,204 @@
+//! The judged metrics' parameters, tested as a whole: defaults, every
+//! parameter in the signature, round trips, typed errors.
+
+use assay_metrics::judged::{aspect_critique, ConfigError, JudgedId, JudgedMetric, PromptSet};
+use std::collections::BTreeMap;
+
+/// For every parameter, another valid value. A parameter missing here fails
+/// `every_parameter_changes_the_signature`.
+const ALTERNATIVES: &[(JudgedId, &str, &str)] = &[
+    (JudgedId::Faithfulness, "mode", "contradictions"),
+    (JudgedId::AnswerRelevancy, "strictness", "5"),
+    (JudgedId::AnswerRelevancy, "noncommittal", "any"),
+    (JudgedId::AnswerRelevance, "idk_counts_as", "relevant"),
+    (JudgedId::ContextPrecision, "against", "response"),
+    (JudgedId::ContextRelevancy, "strictness", "3"),
+    (JudgedId::ContextRelevancy, "agreement", "embedding"),
+    (JudgedId::AnswerCorrectness, "weights", "1,0"),
+    (JudgedId::AnswerCorrectness, "threshold", "0.5"),
+    (JudgedId::SummarizationScore, "length_penalty", "false"),
+    (JudgedId::SummarizationScore, "coeff", "0.3"),
+    (JudgedId::AspectCritique, "aspects", "coherence"),
+    (JudgedId::AspectCritique, "strictness", "3"),
+    (JudgedId::SemanticSimilarity, "threshold", "0.8"),
+];
+
+fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn defaults_configure_to_the_documented_metric() {
+    let prompts = PromptSet::builtin().unwrap();
+    for id in JudgedId::ALL {
+        let m = JudgedMetric::configure(id, &BTreeMap::new(), &prompts).unwrap();
+        let expected = match id {
+            JudgedId::AspectCritique => JudgedMetric::AspectCritique {
+                aspects: aspect_critique::builtin_all(&prompts),
+                strictness: assay_metrics::judged::Strictness::ONE,
+            },
+            _ => JudgedMetric::default_for(id),
+        };
+        assert_eq!(m, expected, "{id}");
+        // The documented defaults are what params() reports.
+        if id != JudgedId::AspectCritique {
+            let reported: Vec<(&str, String)> = m.params();
+            let documented: Vec<(&str, String)> = id
+                .params()
+                .iter()
+                .map(|p| (p.name, p.default.to_string()))
+                .collect();
+            assert_eq!(reported, documented, "{id}");
+        }
+        for p in id.params() {
+            assert!(p.doc.len() > 5, "{id}.{} undocumented", p.name);
+        }
+    }
+}
+
+#[test]
+fn every_parameter_changes_the_signature() {
+    let prompts = PromptSet::builtin().unwrap();
+    for id in JudgedId::ALL {
+        for p in id.params() {
+            let alt = ALTERNATIVES
+                .iter()
+                .find(|(i, n, _)| *i == id && *n == p.name)
+                .unwrap_or_else(|| {
+                    panic!("{id}.{} has no alternative value in ALTERNATIVES", p.name)
+                });
+            let base = JudgedMetric::configure(id, &BTreeMap::new(), &prompts).unwrap();
+            let other = JudgedMetric::configure(id, &given(&[(p.name, alt.2)]), &prompts).unwrap();
+            assert_ne!(
+                base.signature(&prompts).to_string(),
+                other.signature(&prompts).to_string(),
+                "{id}.{}",
+                p.name
+            );
+            // params() reads back as the same metric (aspects aside: their
+            // signature form names a definition hash).
+            if id != JudgedId::AspectCritique {
+                let back: BTreeMap<String, String> = other
+                    .params()
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect();
+                assert_eq!(
+                    JudgedMetric::configure(id, &back, &prompts).unwrap(),
+                    other,
+                    "{id}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    let prompts = PromptSet::builtin().unwrap();
+    let e =
+        JudgedMetric::configure(JudgedId::Bias, &given(&[("mode", "x")]), &prompts).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bias: unknown parameter 'mode' (known: none)"
+    );
+    let e = JudgedMetric::configure(
+        JudgedId::Faithfulness,
+        &given(&[("mode", "strict")]),
+        &prompts,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "faithfulness.mode=strict: expected one of supported, contradictions"
+    );
+    let e = JudgedMetric::configure(
+        JudgedId::AspectCritique,
+        &given(&[("strictness", "2")]),
+        &prompts,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, ConfigError::Invalid { param, .. } if param == "strictness"),
+        "{e}"
+    );
+    let e = JudgedMetric::configure(
+        JudgedId::AnswerCorrectness,
+        &given(&[("threshold", "2")]),
+        &prompts,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().starts_with("answer_correctness.threshold=2:"),
+        "{e}"
+    );
+    let e = JudgedMetric::configure(
+        JudgedId::AspectCritique,
+        &given(&[("aspects", "none")]),
+        &prompts,
+    )
+    .unwrap_err();
+    assert_eq!(e, ConfigError::NoAspects);
+    let e = JudgedMetric::configure(
+        JudgedId::AspectCritique,
+        &given(&[("aspects", "kindness")]),
+        &prompts,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("expected one of harmfulness"), "{e}");
+}
+
+#[test]
+fn custom_aspects_join_the_built_in_ones() {
+    let prompts = PromptSet::builtin().unwrap();
+    let m = JudgedMetric::configure(
+        JudgedId::AspectCritique,
+        &given(&[
+            ("aspects", "harmfulness"),
+            (
+                "aspect.cites_sources",
+                "Does the response name its sources?",
+            ),
+        ]),
+        &prompts,
+    )
+    .unwrap();
+    assert_eq!(
+        m.outputs(),
+        [
+            "aspect_critique/harmfulness",
+            "aspect_critique/cites_sources"
+        ]
+    );
+    let e = JudgedMetric::configure(
+        JudgedId::AspectCritique,
+        &given(&[("aspect.harmfulness", "Is it rude?")]),
+        &prompts,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("defined twice"), "{e}");
+    let e = JudgedMetric::configure(
+        JudgedId::AspectCritique,
+        &given(&[("aspect.Bad Name", "x?")]),
+        &prompts,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("snake_case"), "{e}");
+    let other = JudgedMetric::configure(
+        JudgedId::AspectCritique,
+        &given(&[
+            ("aspects", "harmfulness"),
+            ("aspect.cites_sources", "Does it cite anything?"),
+        ]),
+        &prompts,
+    )
+    .unwrap();
+    assert_ne!(
+        m.signature(&prompts).to_string(),
+        other.signature(&prompts).to_string(),
+        "a custom definition is part of the signature"
+    );
+}
