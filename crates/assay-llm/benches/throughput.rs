@@ -13,8 +13,7 @@
 //! separately with `--serve` (e.g. to profile the client alone).
 
 #[allow(dead_code)]
-#[path = "../tests/it/server.rs"]
-mod server;
+use assay_test_server as server;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

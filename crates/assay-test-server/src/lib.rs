@@ -2,6 +2,11 @@
 //! embeddings protocol, with scripted answers and injected faults. Written
 //! against raw sockets so faults (resets, slow bodies, broken JSON) are
 //! exactly what the wire carries.
+//!
+//! [`judge`] answers like a judge whose verdicts follow from the request's
+//! content, so a wrong prompt input shows as a wrong score.
+
+pub mod judge;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
