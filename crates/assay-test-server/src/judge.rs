@@ -17,6 +17,23 @@ use crate::{chat, Recorded, Reply};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
+/// A RAG sample the rules above score in known ways: one of the two
+/// response statements is in the contexts, contexts 1 and 4 state the
+/// reference, context 3 mentions cheese like the response.
+pub fn eiffel_row() -> Value {
+    json!({
+        "user_input": "Where is the Eiffel Tower",
+        "response": "The Eiffel Tower is in Paris. The Eiffel Tower is made of cheese",
+        "retrieved_contexts": [
+            "The Eiffel Tower is in Paris",
+            "Paris is the capital of France",
+            "Cheese is tasty",
+            "The Eiffel Tower opened in 1889"
+        ],
+        "reference": "The Eiffel Tower is in Paris. The Eiffel Tower opened in 1889. The Eiffel Tower is 330 metres tall"
+    })
+}
+
 /// The prompt a chat request was rendered from: the name of its JSON
 /// Schema (assay's prompt id), if the request has one.
 pub fn prompt_name(req: &Recorded) -> Option<&str> {

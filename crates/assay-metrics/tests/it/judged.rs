@@ -17,17 +17,7 @@ fn sample(v: Value) -> Sample {
 }
 
 fn rag_sample() -> Sample {
-    sample(json!({
-        "user_input": "Where is the Eiffel Tower",
-        "response": "The Eiffel Tower is in Paris. The Eiffel Tower is made of cheese",
-        "retrieved_contexts": [
-            "The Eiffel Tower is in Paris",
-            "Paris is the capital of France",
-            "Cheese is tasty",
-            "The Eiffel Tower opened in 1889"
-        ],
-        "reference": "The Eiffel Tower is in Paris. The Eiffel Tower opened in 1889. The Eiffel Tower is 330 metres tall"
-    }))
+    sample(judge::eiffel_row())
 }
 
 fn prompts() -> PromptSet {

@@ -3,7 +3,7 @@
 //! content (`assay_test_server::judge`): scores, call counts, cache,
 //! secrets, and failures.
 
-use crate::common::{read_json, results, stderr};
+use crate::common::{assay, output, read_json, results, stderr};
 use assay_test_server::judge::{self, cosine, embed};
 use assay_test_server::{chat, chat_body, error, Recorded, Reply, Server};
 use serde_json::{json, Value};
@@ -102,18 +102,9 @@ impl Fixture {
 }
 
 fn rag_row() -> Value {
-    json!({
-        "id": "eiffel",
-        "user_input": "Where is the Eiffel Tower",
-        "response": "The Eiffel Tower is in Paris. The Eiffel Tower is made of cheese",
-        "retrieved_contexts": [
-            "The Eiffel Tower is in Paris",
-            "Paris is the capital of France",
-            "Cheese is tasty",
-            "The Eiffel Tower opened in 1889"
-        ],
-        "reference": "The Eiffel Tower is in Paris. The Eiffel Tower opened in 1889. The Eiffel Tower is 330 metres tall"
-    })
+    let mut row = judge::eiffel_row();
+    row["id"] = json!("eiffel");
+    row
 }
 
 /// metric name -> the record of sample `id`.
@@ -399,47 +390,28 @@ fn bad_answers_become_typed_failures_with_evidence() {
         "{message}"
     );
     let summary = read_json(&fx.path("run/summary.json"));
-    let faith = summary["outputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["name"] == "faithfulness")
-        .unwrap();
-    assert_eq!(faith["n_failed"], 1);
+    assert_eq!(output(&summary, "faithfulness")["n_failed"], 1);
 }
 
 #[test]
 fn judged_metrics_need_a_judge_and_an_embedder_when_they_embed() {
     let fx = Fixture::content_reading();
     let data = fx.data(&[rag_row()]);
-    let o = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["eval", data.to_str().unwrap(), "-m", "faithfulness"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("need a judge model: pass --judge"),
-        "{}",
-        stderr(&o)
-    );
-    let o = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["eval", data.to_str().unwrap(), "-m", "semantic_similarity"])
-        .args(["--judge", "vllm:m"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("pass --embedder"), "{}", stderr(&o));
-    let o = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["eval", data.to_str().unwrap(), "-m", "faithfulness"])
-        .args(["--judge", "local"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("local judge is not available"),
-        "{}",
-        stderr(&o)
-    );
+    let data = data.to_str().unwrap();
+    for (extra, message) in [
+        (&[][..], "need a judge model: pass --judge"),
+        (
+            &["-m", "semantic_similarity", "--judge", "vllm:m"][..],
+            "pass --embedder",
+        ),
+        (&["--judge", "local"][..], "local judge is not available"),
+    ] {
+        let mut args = vec!["eval", data, "-m", "faithfulness"];
+        args.extend_from_slice(extra);
+        let o = assay(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(message), "{}", stderr(&o));
+    }
     assert_eq!(fx.server.count(), 0);
 }
 
@@ -450,10 +422,7 @@ fn cache_stats_and_clear() {
     ok(&fx.eval(&data, "faithfulness", "run", &[]));
     let cache = fx.path("cache.sqlite");
     let cmd = |action: &str| {
-        let o = Command::new(env!("CARGO_BIN_EXE_assay"))
-            .args(["cache", action, "--cache", cache.to_str().unwrap()])
-            .output()
-            .unwrap();
+        let o = assay(&["cache", action, "--cache", cache.to_str().unwrap()], None);
         ok(&o);
         String::from_utf8(o.stdout).unwrap()
     };
@@ -464,4 +433,31 @@ fn cache_stats_and_clear() {
     );
     assert!(cmd("clear").starts_with("removed 2 entries"));
     assert!(cmd("stats").contains("chat:        0 answers"));
+}
+
+#[test]
+fn judged_parameters_come_from_set() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&[rag_row()]);
+    let o = fx.eval(
+        &data,
+        "faithfulness",
+        "run",
+        &["--set", "faithfulness.mode=contradictions"],
+    );
+    ok(&o);
+    // "made of cheese" is unsupported (idk), not contradicted.
+    assert_eq!(
+        by_metric(&fx.path("run"), "eiffel")["faithfulness"]["value"],
+        1.0
+    );
+    let manifest = read_json(&fx.path("run/manifest.json"));
+    assert_eq!(manifest["metrics"][0]["params"]["mode"], "contradictions");
+    let bad = fx.eval(
+        &data,
+        "faithfulness",
+        "bad",
+        &["--set", "faithfulness.mode=maybe"],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
