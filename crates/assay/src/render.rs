@@ -36,9 +36,7 @@ pub fn summary_table(summary: &RunSummary) -> String {
     }
     let mut out = align(&rows);
     if let Some(usage) = &summary.usage {
-        out.push_str(
-            "\njudge usage (calls, upstream, cache hits, tokens in/out, p50 latency, cost):\n",
-        );
+        out.push_str("\njudge usage:\n");
         let mut lines = vec![["", "calls", "upstream", "cached", "tokens", "p50", "cost"]
             .map(String::from)
             .to_vec()];
