@@ -12,7 +12,6 @@
 //! (default 2, the machine's cores), `--server URL` to use a server started
 //! separately with `--serve` (e.g. to profile the client alone).
 
-#[allow(dead_code)]
 use assay_test_server as server;
 
 use std::io::{BufRead, BufReader};

@@ -312,6 +312,8 @@ fn a_refused_key_stops_the_run_at_once() {
         .map(|i| {
             let mut r = rag_row();
             r["id"] = json!(format!("s{i}"));
+            // Distinct requests: none is shared with another sample's.
+            r["response"] = json!(format!("The Eiffel Tower is {i} metres tall"));
             r
         })
         .collect();
