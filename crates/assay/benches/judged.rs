@@ -87,6 +87,15 @@ fn main() {
             u["calls"].as_f64().unwrap_or(0.0) / samples as f64
         );
     }
+    for o in summary["outputs"].as_array().into_iter().flatten() {
+        println!(
+            "  {:<18} scored {} failed {} mean {}",
+            o["name"].as_str().unwrap_or(""),
+            o["n_scored"],
+            o["n_failed"],
+            o["mean"]
+        );
+    }
     println!(
         "  all judge calls    {:.2} per sample; {} requests in all (chat + embeddings)",
         summary["usage"]["run"]["calls"].as_f64().unwrap_or(0.0) / samples as f64,
