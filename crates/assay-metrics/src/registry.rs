@@ -81,7 +81,7 @@ impl AnyId {
                     empty_inputs: id.empty_inputs(),
                     outputs: match id {
                         JudgedId::AspectCritique => {
-                            "aspect_critique.ASPECT, one per selected aspect".to_string()
+                            "aspect_critique/ASPECT, one per selected aspect".to_string()
                         }
                         _ => id.name().to_string(),
                     },
