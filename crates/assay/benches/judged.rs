@@ -9,19 +9,10 @@
 //! ideal: every request (chat and embeddings) at full concurrency,
 //! requests x latency / concurrency.
 
-use assay_test_server::{judge, Server};
+use assay_test_server::{arg, judge, Server};
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     let samples = arg("--samples", 200);
