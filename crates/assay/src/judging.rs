@@ -3,7 +3,8 @@
 //! single-flight, limiter, retries, schema repair), embeddings through the
 //! `CachedEmbedder`. An answer that fits its schema but not its question
 //! (a [`Mismatch`]) gets one re-ask showing the model its answer and the
-//! problem. Failures become outcomes of the metrics that needed the step;
+//! problem (single-vote steps; a multi-vote step's mismatch fails at
+//! once). Failures become outcomes of the metrics that needed the step;
 //! only a run-fatal judge error (`auth`) is returned as an error.
 
 use crate::config::JudgedRun;
