@@ -89,6 +89,34 @@ pub enum FailureKind {
     /// The metric's computation is undefined for this input (e.g. nltk's
     /// smoothing method 6 on a hypothesis without trigram matches).
     Undefined,
+    // The judge layer's kinds, named as assay-llm's `ErrorKind`.
+    /// The provider refused the credentials.
+    Auth,
+    /// Rate limited after all retries.
+    RateLimited,
+    /// The per-call timeout elapsed after all retries.
+    Timeout,
+    /// The provider answered 5xx after all retries.
+    Server,
+    /// The connection failed after all retries.
+    Connection,
+    /// The provider rejected the request (e.g. an unknown model).
+    Rejected,
+    /// The provider's body was not the protocol's JSON.
+    InvalidResponse,
+    /// The answer stopped at the token limit.
+    Truncated,
+    /// The provider's content filter withheld the answer.
+    ContentFilter,
+    /// The answer was not JSON valid against the output schema, even after repair.
+    Parse,
+    /// The response cache could not be read or written.
+    Cache,
+    /// A model spec or option was not understood.
+    Config,
+    /// The answer was valid JSON but did not fit the question (wrong number
+    /// of verdicts, a label outside the set), even after one repair.
+    Mismatch,
 }
 
 impl FailureKind {
@@ -96,6 +124,19 @@ impl FailureKind {
         match self {
             FailureKind::Input => "input",
             FailureKind::Undefined => "undefined",
+            FailureKind::Auth => "auth",
+            FailureKind::RateLimited => "rate_limited",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Server => "server",
+            FailureKind::Connection => "connection",
+            FailureKind::Rejected => "rejected",
+            FailureKind::InvalidResponse => "invalid_response",
+            FailureKind::Truncated => "truncated",
+            FailureKind::ContentFilter => "content_filter",
+            FailureKind::Parse => "parse",
+            FailureKind::Cache => "cache",
+            FailureKind::Config => "config",
+            FailureKind::Mismatch => "mismatch",
         }
     }
 }

@@ -12,9 +12,8 @@
 //! (default 2, the machine's cores), `--server URL` to use a server started
 //! separately with `--serve` (e.g. to profile the client alone).
 
-#[allow(dead_code)]
-#[path = "../tests/it/server.rs"]
-mod server;
+use assay_test_server as server;
+use server::arg;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -25,15 +24,6 @@ use assay_llm::{
     Cache, ChatRequest, Judge, Limiter, Message, ModelSpec, OpenAiChat, PromptRef, ProviderKind,
     ProviderOptions, Source,
 };
-
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// User + system CPU time of this process (all threads), from /proc.
 fn cpu_time() -> Duration {

@@ -57,9 +57,10 @@ impl fmt::Display for MetricId {
 
 /// Not a metric id; the message lists the known ones.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown metric '{0}' (known: {known})", known = MetricId::ALL.map(MetricId::name).join(", "))]
+#[error("unknown metric '{0}' (known: {known})", known = crate::AnyId::all().map(crate::AnyId::name).collect::<Vec<_>>().join(", "))]
 pub struct UnknownMetric(pub String);
 
+/// Lexical ids only; [`crate::AnyId`] parses every metric.
 impl FromStr for MetricId {
     type Err = UnknownMetric;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

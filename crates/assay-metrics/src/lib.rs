@@ -18,9 +18,11 @@ pub mod id;
 pub mod judged;
 pub mod lexical;
 pub mod params;
+pub mod registry;
 pub mod spec;
 
 pub use id::{MetricId, UnknownMetric};
 pub use lexical::{Corpus, CorpusScore, Metric, Scorer};
 pub use params::{ParamError, Setting};
+pub use registry::{AnyId, MetricDoc};
 pub use spec::{spec, Direction, MetricSpec, SPECS};

@@ -38,13 +38,16 @@ pub enum ParamError {
 /// One `--set METRIC.PARAM=VALUE`, split.
 ///
 /// ```
-/// use assay_metrics::{params::Setting, MetricId};
+/// use assay_metrics::{params::Setting, AnyId, MetricId};
 /// let s: Setting = "rouge.use_stemmer=true".parse().unwrap();
-/// assert_eq!((s.metric, s.param.as_str(), s.value.as_str()), (MetricId::Rouge, "use_stemmer", "true"));
+/// assert_eq!((s.metric, s.param.as_str(), s.value.as_str()), (AnyId::Lexical(MetricId::Rouge), "use_stemmer", "true"));
+/// // Custom aspects keep the dots after the metric's own.
+/// let a: Setting = "aspect_critique.aspect.polite=Is it polite?".parse().unwrap();
+/// assert_eq!(a.param, "aspect.polite");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Setting {
-    pub metric: MetricId,
+    pub metric: crate::AnyId,
     pub param: String,
     pub value: String,
 }

@@ -15,9 +15,28 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Score a dataset with a list of metrics and write a run directory.
-    Eval(EvalArgs),
+    Eval(Box<EvalArgs>),
     /// List every metric with its definition, required fields and parameters.
     Metrics(MetricsArgs),
+    /// Inspect or empty the judge's response cache.
+    Cache(CacheArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    pub action: CacheAction,
+    /// The cache file [default: $ASSAY_HOME/cache.sqlite, else ~/.cache/assay/cache.sqlite].
+    #[arg(long, global = true)]
+    pub cache: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum CacheAction {
+    /// Entries, tokens and size of the cache.
+    Stats,
+    /// Delete every entry.
+    Clear,
 }
 
 #[derive(Debug, Args)]
@@ -45,6 +64,51 @@ pub struct EvalArgs {
     /// Worker threads [default: all cores].
     #[arg(long)]
     pub threads: Option<usize>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+/// How judged metrics reach their models. The API key is read from
+/// `OPENAI_API_KEY` or `ASSAY_API_KEY` only, never from a flag.
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// The chat model of judged metrics: openai:MODEL, ollama:MODEL,
+    /// vllm:MODEL, llamacpp:MODEL, or local[:NAME]. Required by judged metrics.
+    #[arg(long, value_name = "SPEC")]
+    pub judge: Option<String>,
+    /// The embedding model of metrics that compare embeddings (same forms).
+    #[arg(long, value_name = "SPEC")]
+    pub embedder: Option<String>,
+    /// The provider's base URL (ending in /v1) instead of its default.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 16)]
+    pub concurrency: usize,
+    /// Requests per minute.
+    #[arg(long)]
+    pub rpm: Option<u32>,
+    /// Tokens per minute (estimated).
+    #[arg(long)]
+    pub tpm: Option<u32>,
+    /// Retries of a transient failure (429, 5xx, timeout, connection) [default: 6].
+    #[arg(long)]
+    pub max_retries: Option<u32>,
+    /// Seconds per attempt of one call [default: 60].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// The response cache [default: $ASSAY_HOME/cache.sqlite, else ~/.cache/assay/cache.sqlite].
+    #[arg(long, value_name = "PATH", conflicts_with = "no_cache")]
+    pub cache: Option<PathBuf>,
+    /// Use no response cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// A folder of prompt files replacing the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub prompts: Option<PathBuf>,
+    /// A model's price per million tokens, MODEL=IN/OUT; repeatable. None is assumed.
+    #[arg(long = "price", value_name = "MODEL=IN/OUT")]
+    pub prices: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -1,21 +1,80 @@
 //! Turns the typed command line into a resolved run.
 
-use crate::cli::{EvalArgs, OutputFormat};
+use crate::cli::{EvalArgs, JudgeArgs, OutputFormat};
 use anyhow::{bail, Context, Result};
 use assay_core::{Format, Source};
-use assay_metrics::{Metric, MetricId, Setting};
+use assay_llm::{
+    Cache, CacheLocation, CachedEmbedder, Judge, Limiter, ModelSpec, Price, PriceTable,
+    ProviderOptions,
+};
+use assay_metrics::judged::{JudgedMetric, PromptSet};
+use assay_metrics::{AnyId, Metric, Setting};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Everything `eval` needs, validated.
 pub struct EvalConfig {
     pub source: Source,
     pub input_format: Option<Format>,
     pub metrics: Vec<Metric>,
+    /// The judged metrics and their models; `None` when none is asked for.
+    pub judged: Option<Arc<JudgedRun>>,
     pub out: PathBuf,
     pub format: OutputFormat,
     pub strict: Strictness,
     pub threads: usize,
+}
+
+/// The judged metrics of a run, with their connected models.
+pub struct JudgedRun {
+    pub metrics: Vec<JudgedMetric>,
+    pub prompts: PromptSet,
+    pub judge: Judge,
+    pub judge_spec: ModelSpec,
+    pub embedder: Option<(CachedEmbedder, ModelSpec)>,
+    pub options: ProviderOptions,
+    pub prices: PriceTable,
+}
+
+/// A `--judge` / `--embedder` value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelChoice {
+    /// An OpenAI-compatible server: `openai:`, `ollama:`, `vllm:`, `llamacpp:`.
+    Http(ModelSpec),
+    /// An in-process model, `local` or `local:NAME` (the name, if given).
+    Local(Option<String>),
+}
+
+impl std::str::FromStr for ModelChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.split_once(':') {
+            None if s == "local" => Ok(ModelChoice::Local(None)),
+            Some(("local", name)) if !name.is_empty() => {
+                Ok(ModelChoice::Local(Some(name.to_string())))
+            }
+            _ => s
+                .parse::<ModelSpec>()
+                .map(ModelChoice::Http)
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+impl ModelChoice {
+    /// The remote spec; in-process models are not part of this build yet.
+    fn http(self, flag: &str) -> Result<ModelSpec> {
+        match self {
+            ModelChoice::Http(spec) => Ok(spec),
+            ModelChoice::Local(_) => Err(UsageError(format!(
+                "{flag}: the local judge is not available in this build \
+                 (use openai:MODEL, ollama:MODEL, vllm:MODEL or llamacpp:MODEL)"
+            ))
+            .into()),
+        }
+    }
 }
 
 /// What a bad row does to the run.
@@ -34,14 +93,14 @@ pub struct UsageError(pub String);
 
 pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
     let usage = |e: &dyn std::fmt::Display| anyhow::Error::new(UsageError(e.to_string()));
-    let mut ids: Vec<MetricId> = Vec::new();
+    let mut ids: Vec<AnyId> = Vec::new();
     for name in args
         .metrics
         .iter()
         .map(|m| m.trim())
         .filter(|m| !m.is_empty())
     {
-        let id: MetricId = name.parse().map_err(|e| usage(&e))?;
+        let id: AnyId = name.parse().map_err(|e| usage(&e))?;
         if ids.contains(&id) {
             return Err(usage(&format!("metric '{id}' listed twice")));
         }
@@ -50,7 +109,7 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
     if ids.is_empty() {
         return Err(usage(&"--metrics lists no metric"));
     }
-    let mut given: BTreeMap<MetricId, BTreeMap<String, String>> = BTreeMap::new();
+    let mut given: BTreeMap<AnyId, BTreeMap<String, String>> = BTreeMap::new();
     for raw in &args.settings {
         let s: Setting = raw.parse().map_err(|e| usage(&e))?;
         if !ids.contains(&s.metric) {
@@ -61,12 +120,30 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
         }
         given.entry(s.metric).or_default().insert(s.param, s.value);
     }
-    let metrics = ids
-        .iter()
-        .map(|id| {
-            Metric::configure(*id, given.get(id).unwrap_or(&BTreeMap::new())).map_err(|e| usage(&e))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let prompts = match &args.judge.prompts {
+        Some(dir) => PromptSet::load_dir(dir),
+        None => PromptSet::builtin(),
+    }
+    .map_err(|e| usage(&e))?;
+    let none = BTreeMap::new();
+    let mut metrics = Vec::new();
+    let mut judged = Vec::new();
+    for id in &ids {
+        let params = given.get(id).unwrap_or(&none);
+        match id {
+            AnyId::Lexical(l) => {
+                metrics.push(Metric::configure(*l, params).map_err(|e| usage(&e))?)
+            }
+            AnyId::Judged(j) => {
+                judged.push(JudgedMetric::configure(*j, params, &prompts).map_err(|e| usage(&e))?)
+            }
+        }
+    }
+    let judged = if judged.is_empty() {
+        None
+    } else {
+        Some(Arc::new(judged_run(judged, prompts, &args.judge)?))
+    };
     let input_format = args
         .input_format
         .as_deref()
@@ -86,6 +163,7 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
         source: Source::parse(&args.data),
         input_format,
         metrics,
+        judged,
         out,
         format: args.format,
         strict: if args.strict {
@@ -95,6 +173,121 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
         },
         threads,
     })
+}
+
+/// Connects the judge (and embedder, if a metric needs one). No default
+/// model: a judged metric without `--judge` is a usage error, so that no
+/// run calls a paid API unasked.
+fn judged_run(
+    metrics: Vec<JudgedMetric>,
+    prompts: PromptSet,
+    args: &JudgeArgs,
+) -> Result<JudgedRun> {
+    let usage = |e: &dyn std::fmt::Display| anyhow::Error::new(UsageError(e.to_string()));
+    let names = || {
+        metrics
+            .iter()
+            .map(|m| m.id().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let judge_spec = args
+        .judge
+        .as_deref()
+        .ok_or_else(|| {
+            usage(&format!(
+                "{} need a judge model: pass --judge openai:MODEL, ollama:MODEL, vllm:MODEL or llamacpp:MODEL",
+                names()
+            ))
+        })?
+        .parse::<ModelChoice>()
+        .map_err(|e| usage(&format!("--judge: {e}")))?
+        .http("--judge")?;
+    let embedder_spec = match &args.embedder {
+        Some(s) => Some(
+            s.parse::<ModelChoice>()
+                .map_err(|e| usage(&format!("--embedder: {e}")))?
+                .http("--embedder")?,
+        ),
+        None if metrics.iter().any(JudgedMetric::needs_embedder) => {
+            return Err(usage(&format!(
+                "{} compare embeddings: pass --embedder PROVIDER:MODEL",
+                metrics
+                    .iter()
+                    .filter(|m| m.needs_embedder())
+                    .map(|m| m.id().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))
+        }
+        None => None,
+    };
+    if args.concurrency == 0 {
+        return Err(usage(&"--concurrency must be at least 1"));
+    }
+    let mut options = ProviderOptions {
+        base_url: args.base_url.clone(),
+        concurrency: args.concurrency,
+        rpm: args.rpm,
+        tpm: args.tpm,
+        ..ProviderOptions::default()
+    };
+    if let Some(n) = args.max_retries {
+        options.max_retries = n;
+    }
+    if let Some(secs) = args.timeout {
+        if !(secs.is_finite() && secs > 0.0) {
+            return Err(usage(&"--timeout must be a positive number of seconds"));
+        }
+        options.attempt_timeout = Duration::from_secs_f64(secs);
+    }
+    let mut prices = PriceTable::default();
+    for raw in &args.prices {
+        let (model, price) = raw
+            .rsplit_once('=')
+            .ok_or_else(|| usage(&format!("--price {raw}: expected MODEL=IN/OUT")))?;
+        prices.insert(model, price.parse::<Price>().map_err(|e| usage(&e))?);
+    }
+    let cache = open_cache(if args.no_cache {
+        CacheLocation::Disabled
+    } else {
+        args.cache
+            .clone()
+            .map_or(CacheLocation::Default, CacheLocation::Path)
+    })?;
+    let limiter = Arc::new(Limiter::from_options(&options));
+    let judge = Judge::connect(&judge_spec, &options, cache.clone(), Arc::clone(&limiter))
+        .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?;
+    let embedder = match embedder_spec {
+        Some(spec) => Some((
+            CachedEmbedder::connect(&spec, &options, cache, limiter)
+                .map_err(|e| usage(&format!("--embedder {spec}: {e}")))?,
+            spec,
+        )),
+        None => None,
+    };
+    Ok(JudgedRun {
+        metrics,
+        prompts,
+        judge,
+        judge_spec,
+        embedder,
+        options,
+        prices,
+    })
+}
+
+/// Opens the cache, creating its folder.
+pub fn open_cache(location: CacheLocation) -> Result<Option<Arc<Cache>>> {
+    if let Ok(Some(path)) = location.resolve() {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+    }
+    Ok(Cache::open_location(&location)
+        .map_err(|e| UsageError(format!("cache: {e}")))?
+        .map(Arc::new))
 }
 
 /// `20261121T210700Z`: sortable, and safe as a directory name everywhere.

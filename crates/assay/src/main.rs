@@ -1,18 +1,21 @@
 //! `assay`: parse flags, resolve them into a run, run it, render it.
 //!
 //! Exit codes: 0 success; 2 bad usage or input (unknown metric, bad
-//! parameter, unreadable file, a bad row under `--strict`); 3 an internal or
-//! output error (e.g. the run directory cannot be written).
+//! parameter, unreadable file, a bad row under `--strict`, judged metrics
+//! without `--judge`); 3 an internal or output error (e.g. the run
+//! directory cannot be written), or a run stopped because the judge refused
+//! the credentials (`auth`: every later call would fail the same way).
 
 mod cli;
 mod config;
 mod engine;
+mod judging;
 mod progress;
 mod render;
 mod rundir;
 
 use clap::Parser;
-use cli::{Cli, Command, OutputFormat};
+use cli::{CacheAction, Cli, Command, OutputFormat};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -41,8 +44,25 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Cache(args) => {
+            let location = args.cache.map_or(
+                assay_llm::CacheLocation::Default,
+                assay_llm::CacheLocation::Path,
+            );
+            let Some(cache) = config::open_cache(location)? else {
+                return Ok(ExitCode::SUCCESS);
+            };
+            match args.action {
+                CacheAction::Stats => print!("{}", render::cache_stats(&cache.stats()?)),
+                CacheAction::Clear => {
+                    let n = cache.clear()?;
+                    println!("removed {n} entries from {}", cache.path().display());
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Eval(args) => {
-            let cfg = config::resolve(args)?;
+            let cfg = config::resolve(*args)?;
             let summary = engine::run(&cfg)?;
             match cfg.format {
                 OutputFormat::Table => print!("{}", render::summary_table(&summary)),

@@ -1,7 +1,7 @@
 //! What `eval` and `metrics` print on stdout.
 
 use crate::engine::RunSummary;
-use assay_metrics::{Direction, SPECS};
+use assay_metrics::{AnyId, Direction};
 use std::fmt::Write;
 
 /// The summary as an aligned text table, then the corpus-level scores.
@@ -35,6 +35,27 @@ pub fn summary_table(summary: &RunSummary) -> String {
         rows.push(row);
     }
     let mut out = align(&rows);
+    if let Some(usage) = &summary.usage {
+        out.push_str("\njudge usage:\n");
+        let mut lines = vec![["", "calls", "upstream", "cached", "tokens", "p50", "cost"]
+            .map(String::from)
+            .to_vec()];
+        let per_metric = usage["per_metric"].as_object().into_iter().flatten();
+        for (name, u) in per_metric.chain([(&"run".to_string(), &usage["run"])]) {
+            lines.push(vec![
+                format!("  {name}"),
+                u["calls"].to_string(),
+                u["upstream"].to_string(),
+                u["cache_hits"].to_string(),
+                format!("{}/{}", u["prompt_tokens"], u["completion_tokens"]),
+                u["latency_ms"]["p50"]
+                    .as_f64()
+                    .map_or("-".into(), |ms| format!("{ms:.0} ms")),
+                u["cost"].as_f64().map_or("-".into(), |c| format!("{c:.4}")),
+            ]);
+        }
+        out.push_str(&align(&lines));
+    }
     if !summary.corpus.is_empty() {
         out.push_str("\ncorpus-level:\n");
         for c in &summary.corpus {
@@ -59,19 +80,28 @@ fn failed_cell(n: u64, by_kind: &std::collections::BTreeMap<String, u64>) -> Str
 /// Every metric with its definition, fields, parameters and defaults.
 pub fn metrics_table() -> String {
     let mut out = String::new();
-    for spec in &SPECS {
-        let _ = writeln!(out, "{}  ({})", spec.id, direction_word(spec.direction));
-        let _ = writeln!(out, "  {}", spec.summary);
-        let _ = writeln!(out, "  definition: {}", squash(spec.definition));
-        let fields: Vec<String> = spec.required.iter().map(|f| f.to_string()).collect();
+    for doc in AnyId::all().map(AnyId::doc) {
+        let _ = writeln!(out, "{}  ({})", doc.id, doc.direction);
+        let _ = writeln!(out, "  {}", doc.summary);
+        let _ = writeln!(out, "  definition: {}", squash(&doc.definition));
+        let fields: Vec<String> = doc.required.iter().map(|f| f.to_string()).collect();
         let _ = writeln!(out, "  requires:   {}", fields.join(", "));
-        let _ = writeln!(out, "  outputs:    {}", spec.outputs);
-        let _ = writeln!(out, "  empty:      {}", spec.empty_inputs);
-        for p in spec.params {
+        let _ = writeln!(out, "  outputs:    {}", doc.outputs);
+        let _ = writeln!(out, "  empty:      {}", doc.empty_inputs);
+        for p in doc.params {
             let _ = writeln!(
                 out,
                 "  --set {}.{}={}  {}",
-                spec.id, p.name, p.default, p.doc
+                doc.id,
+                p.name,
+                p.default,
+                squash(p.doc)
+            );
+        }
+        if doc.id == AnyId::Judged(assay_metrics::judged::JudgedId::AspectCritique) {
+            let _ = writeln!(
+                out,
+                "  --set aspect_critique.aspect.NAME=DEFINITION  a custom aspect (repeatable)"
             );
         }
         out.push('\n');
@@ -82,29 +112,36 @@ pub fn metrics_table() -> String {
 /// The same as JSON.
 pub fn metrics_json() -> serde_json::Value {
     serde_json::Value::Array(
-        SPECS
-            .iter()
-            .map(|s| {
+        AnyId::all()
+            .map(AnyId::doc)
+            .map(|d| {
                 serde_json::json!({
-                    "id": s.id.to_string(),
-                    "summary": s.summary,
-                    "definition": squash(s.definition),
-                    "required": s.required.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
-                    "direction": s.direction,
-                    "outputs": s.outputs,
-                    "empty_inputs": s.empty_inputs,
-                    "params": s.params.iter().map(|p| serde_json::json!({"name": p.name, "default": p.default, "doc": p.doc})).collect::<Vec<_>>(),
+                    "id": d.id.to_string(),
+                    "kind": match d.id { AnyId::Lexical(_) => "lexical", AnyId::Judged(_) => "judged" },
+                    "summary": d.summary,
+                    "definition": squash(&d.definition),
+                    "required": d.required.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+                    "direction": d.direction,
+                    "outputs": d.outputs,
+                    "empty_inputs": d.empty_inputs,
+                    "params": d.params.iter().map(|p| serde_json::json!({"name": p.name, "default": p.default, "doc": squash(p.doc)})).collect::<Vec<_>>(),
                 })
             })
             .collect(),
     )
 }
 
-fn direction_word(d: Direction) -> &'static str {
-    match d {
-        Direction::HigherIsBetter => "higher is better",
-        Direction::LowerIsBetter => "lower is better",
-    }
+/// `assay cache stats`.
+pub fn cache_stats(s: &assay_llm::CacheStats) -> String {
+    format!(
+        "cache:       {}\nchat:        {} answers ({} prompt + {} completion tokens paid for)\nembeddings:  {}\nsize:        {} bytes\n",
+        s.path.display(),
+        s.chat_entries,
+        s.prompt_tokens,
+        s.completion_tokens,
+        s.embedding_entries,
+        s.file_bytes
+    )
 }
 
 /// Collapses the runs of spaces left by wrapped string literals.

@@ -5,8 +5,9 @@ mod cache;
 mod embeddings;
 mod faults;
 mod limits;
-mod server;
 mod structured;
+
+pub use assay_test_server as server;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -361,6 +361,20 @@ impl JudgedMetric {
         }
     }
 
+    /// Whether some step of the metric embeds texts, so that a run needs
+    /// an embedder besides the judge.
+    pub fn needs_embedder(&self) -> bool {
+        match self {
+            JudgedMetric::AnswerRelevancy { .. } | JudgedMetric::SemanticSimilarity { .. } => true,
+            JudgedMetric::AnswerCorrectness { weights, .. } => weights.needs_embeddings(),
+            JudgedMetric::ContextRelevancy {
+                strictness,
+                agreement,
+            } => *agreement == Agreement::Embedding && strictness.get() > 1,
+            _ => false,
+        }
+    }
+
     /// Names of the outcomes written per sample.
     pub fn outputs(&self) -> Vec<String> {
         match self {

@@ -8,6 +8,7 @@ use assay_metrics::judged::{
     JudgeRequest, JudgedId, JudgedMetric, Label, Outputs, PrecisionAgainst, Problem, PromptId,
     PromptSet, Request, Role, StepKey, StepOutput, Strictness, UsefulFor, Weights,
 };
+use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -16,17 +17,7 @@ fn sample(v: Value) -> Sample {
 }
 
 fn rag_sample() -> Sample {
-    sample(json!({
-        "user_input": "Where is the Eiffel Tower",
-        "response": "The Eiffel Tower is in Paris. The Eiffel Tower is made of cheese",
-        "retrieved_contexts": [
-            "The Eiffel Tower is in Paris",
-            "Paris is the capital of France",
-            "Cheese is tasty",
-            "The Eiffel Tower opened in 1889"
-        ],
-        "reference": "The Eiffel Tower is in Paris. The Eiffel Tower opened in 1889. The Eiffel Tower is 330 metres tall"
-    }))
+    sample(judge::eiffel_row())
 }
 
 fn prompts() -> PromptSet {
@@ -37,196 +28,9 @@ fn d(id: JudgedId) -> JudgedMetric {
     JudgedMetric::default_for(id)
 }
 
-/// The sections of a rendered user message: `name:\nvalue` blocks
-/// separated by blank lines (the test samples have no blank lines).
-fn sections(message: &str) -> BTreeMap<String, String> {
-    message
-        .split("\n\n")
-        .filter_map(|block| block.split_once(":\n"))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-/// The items of a numbered list section.
-fn items(section: &str) -> Vec<String> {
-    if section == "(none)" {
-        return Vec::new();
-    }
-    section
-        .lines()
-        .map(|l| l.split_once(". ").map_or(l, |(_, rest)| rest).to_string())
-        .collect()
-}
-
-fn split_statements(text: &str) -> Vec<String> {
-    text.split(". ")
-        .map(|s| s.trim().trim_end_matches('.').to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-fn verdicts(flags: impl IntoIterator<Item = &'static str>) -> Value {
-    json!({"verdicts": flags.into_iter().map(|v| json!({"reason": format!("fake {v}"), "verdict": v})).collect::<Vec<_>>()})
-}
-
-fn yes_no(b: bool) -> &'static str {
-    if b {
-        "yes"
-    } else {
-        "no"
-    }
-}
-
-/// A deterministic judge that reads only the rendered request.
+/// The shared content-reading judge (`assay-test-server`), asked directly.
 fn fake_judge(req: &JudgeRequest) -> Value {
-    let last = &req.messages.last().unwrap().content;
-    let s = sections(last);
-    let contexts = s
-        .get("contexts")
-        .map(|c| c.to_lowercase())
-        .unwrap_or_default();
-    match req.prompt_id {
-        PromptId::Statements => json!({"statements": split_statements(&s["text"])}),
-        PromptId::FaithfulnessVerdicts => verdicts(
-            items(&s["statements"])
-                .iter()
-                .map(|st| {
-                    if contexts.contains(&st.to_lowercase()) {
-                        "yes"
-                    } else {
-                        "idk"
-                    }
-                })
-                .collect::<Vec<_>>(),
-        ),
-        PromptId::ReferenceAttribution => verdicts(
-            items(&s["statements"])
-                .iter()
-                .map(|st| yes_no(contexts.contains(&st.to_lowercase())))
-                .collect::<Vec<_>>(),
-        ),
-        PromptId::ReferenceRecall => json!({"statements": split_statements(&s["reference"])
-            .iter()
-            .map(|st| json!({"statement": st, "reason": "fake", "verdict": yes_no(contexts.contains(&st.to_lowercase()))}))
-            .collect::<Vec<_>>()}),
-        PromptId::ContextUsefulness => {
-            let answer = split_statements(&s["answer"]);
-            verdicts(
-                items(&s["contexts"])
-                    .iter()
-                    .map(|c| yes_no(answer.iter().any(|a| a == c)))
-                    .collect::<Vec<_>>(),
-            )
-        }
-        PromptId::RelevanceVerdicts | PromptId::ContextRelevance => {
-            let question = s["question"].to_lowercase();
-            let list = if req.prompt_id == PromptId::RelevanceVerdicts {
-                "statements"
-            } else {
-                "contexts"
-            };
-            verdicts(
-                items(&s[list])
-                    .iter()
-                    .map(|x| {
-                        yes_no(
-                            x.to_lowercase()
-                                .split(' ')
-                                .any(|w| w.len() > 3 && question.contains(w)),
-                        )
-                    })
-                    .collect::<Vec<_>>(),
-            )
-        }
-        PromptId::GeneratedQuestions => {
-            let n: usize = s["count"].parse().unwrap();
-            let first = split_statements(&s["response"])
-                .into_iter()
-                .next()
-                .unwrap_or_default();
-            json!({"questions": (0..n).map(|i| json!({"question": format!("{first} {i}"), "noncommittal": false})).collect::<Vec<_>>()})
-        }
-        PromptId::CorrectnessClassification => {
-            let resp = items(&s["response_statements"]);
-            let refs = items(&s["reference_statements"]);
-            let one = |a: &[String], b: &[String]| {
-                a.iter()
-                    .map(|x| json!({"reason": "fake", "verdict": yes_no(b.contains(x))}))
-                    .collect::<Vec<_>>()
-            };
-            json!({"response": one(&resp, &refs), "reference": one(&refs, &resp)})
-        }
-        PromptId::Opinions => json!({"opinions": split_statements(&s["text"])
-            .into_iter()
-            .filter(|x| x.starts_with("I think"))
-            .collect::<Vec<_>>()}),
-        PromptId::BiasVerdicts | PromptId::ToxicityVerdicts => verdicts(
-            items(&s["opinions"])
-                .iter()
-                .map(|o| yes_no(o.contains("stupid")))
-                .collect::<Vec<_>>(),
-        ),
-        PromptId::Contradictions => {
-            let cheese = s["response"].to_lowercase().contains("cheese");
-            verdicts(
-                items(&s["contexts"])
-                    .iter()
-                    .map(|c| yes_no(cheese && c.to_lowercase().contains("cheese")))
-                    .collect::<Vec<_>>(),
-            )
-        }
-        PromptId::Keyphrases => {
-            json!({"keyphrases": s["text"].lines().take(3).collect::<Vec<_>>()})
-        }
-        PromptId::ClosedQuestions => json!({"questions": items(&s["keyphrases"])
-            .iter()
-            .map(|k| format!("Is it true that {k}?"))
-            .collect::<Vec<_>>()}),
-        PromptId::SummaryAnswers => {
-            let summary = s["summary"].to_lowercase();
-            verdicts(
-                items(&s["questions"])
-                    .iter()
-                    .map(|q| {
-                        let claim = q
-                            .trim_start_matches("Is it true that ")
-                            .trim_end_matches('?');
-                        yes_no(summary.contains(&claim.to_lowercase()))
-                    })
-                    .collect::<Vec<_>>(),
-            )
-        }
-        PromptId::CoherenceRating => json!({"reason": "fake", "rating": 4}),
-        PromptId::AspectVerdict => {
-            json!({"reason": "fake", "verdict": yes_no(s["response"].contains("Paris"))})
-        }
-        PromptId::SentenceExtraction => {
-            let picked: Vec<&str> = s["context"]
-                .lines()
-                .filter(|l| l.contains("Eiffel"))
-                .collect();
-            json!({"insufficient_information": picked.is_empty(), "sentences": picked})
-        }
-    }
-}
-
-/// A bag-of-letters embedding: similar texts, similar vectors.
-fn fake_embed(text: &str) -> Vec<f64> {
-    let mut v = vec![0.0; 26];
-    for c in text
-        .to_ascii_lowercase()
-        .bytes()
-        .filter(u8::is_ascii_lowercase)
-    {
-        v[(c - b'a') as usize] += 1.0;
-    }
-    v
-}
-
-fn cosine(a: &[f64], b: &[f64]) -> f64 {
-    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    dot / (a.iter().map(|x| x * x).sum::<f64>().sqrt()
-        * b.iter().map(|x| x * x).sum::<f64>().sqrt())
+    judge::answer(req.prompt_id.name(), &req.messages.last().unwrap().content)
 }
 
 /// Runs a sample's plan in order, counting judge calls.

@@ -44,3 +44,11 @@ pub fn results(dir: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// The entry of output `name` in a `summary.json`.
+pub fn output<'a>(summary: &'a Value, name: &str) -> &'a Value {
+    summary["outputs"]
+        .as_array()
+        .and_then(|o| o.iter().find(|x| x["name"] == name))
+        .unwrap_or_else(|| panic!("no output {name} in {summary}"))
+}

@@ -2,5 +2,6 @@
 
 mod common;
 mod eval;
+mod judged;
 mod metrics_cmd;
 mod parity;

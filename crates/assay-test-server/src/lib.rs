@@ -2,6 +2,21 @@
 //! embeddings protocol, with scripted answers and injected faults. Written
 //! against raw sockets so faults (resets, slow bodies, broken JSON) are
 //! exactly what the wire carries.
+//!
+//! [`judge`] answers like a judge whose verdicts follow from the request's
+//! content, so a wrong prompt input shows as a wrong score.
+
+pub mod judge;
+
+/// The value after `name` on a benchmark's command line, or `default`.
+pub fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,0 +1,251 @@
+//! A deterministic judge whose answers follow from the rendered request
+//! alone: it reads the `name:\nvalue` sections of the last user message
+//! (the sample's part of every assay prompt) and answers by simple rules,
+//! so a wrong input in a prompt gives a wrong score.
+//!
+//! Rules, per prompt: statements are the text split at ". "; a statement
+//! is supported when the contexts contain it (case-insensitive); a context
+//! is useful when it is one of the answer's statements; a statement or
+//! context is relevant when it shares a word longer than 3 letters with
+//! the question; opinions are sentences starting "I think", biased or
+//! toxic when they contain "stupid"; a context is contradicted when both
+//! it and the response mention cheese; generated questions are the first
+//! statement plus a number; coherence is rated 4; an aspect is present when
+//! the response mentions Paris. Embeddings are letter counts.
+
+use crate::{chat, Recorded, Reply};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// A RAG sample the rules above score in known ways: one of the two
+/// response statements is in the contexts, contexts 1 and 4 state the
+/// reference, context 3 mentions cheese like the response.
+pub fn eiffel_row() -> Value {
+    json!({
+        "user_input": "Where is the Eiffel Tower",
+        "response": "The Eiffel Tower is in Paris. The Eiffel Tower is made of cheese",
+        "retrieved_contexts": [
+            "The Eiffel Tower is in Paris",
+            "Paris is the capital of France",
+            "Cheese is tasty",
+            "The Eiffel Tower opened in 1889"
+        ],
+        "reference": "The Eiffel Tower is in Paris. The Eiffel Tower opened in 1889. The Eiffel Tower is 330 metres tall"
+    })
+}
+
+/// The prompt a chat request was rendered from: the name of its JSON
+/// Schema (assay's prompt id), if the request has one.
+pub fn prompt_name(req: &Recorded) -> Option<&str> {
+    req.body["response_format"]["json_schema"]["name"].as_str()
+}
+
+/// Answers a chat or embeddings request the way [`answer`] and [`embed`] do.
+pub fn reply(req: &Recorded) -> Reply {
+    if req.path.ends_with("/embeddings") {
+        let data: Vec<Value> = req.body["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, t)| json!({"index": i, "embedding": embed(t.as_str().unwrap_or(""))}))
+            .collect();
+        return Reply::json(
+            200,
+            json!({"object": "list", "data": data, "usage": {"prompt_tokens": 3, "total_tokens": 3}}),
+        );
+    }
+    let prompt = prompt_name(req).unwrap_or("");
+    chat(&answer(prompt, req.last_message()).to_string())
+}
+
+/// The sections of a rendered user message: `name:\nvalue` blocks
+/// separated by blank lines.
+pub fn sections(message: &str) -> BTreeMap<String, String> {
+    message
+        .split("\n\n")
+        .filter_map(|block| block.split_once(":\n"))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The items of a numbered list section.
+pub fn items(section: &str) -> Vec<String> {
+    if section.is_empty() || section == "(none)" {
+        return Vec::new();
+    }
+    section
+        .lines()
+        .map(|l| l.split_once(". ").map_or(l, |(_, rest)| rest).to_string())
+        .collect()
+}
+
+/// The statements of a text: split at ". ", trailing full stops dropped.
+pub fn split_statements(text: &str) -> Vec<String> {
+    text.split(". ")
+        .map(|s| s.trim().trim_end_matches('.').to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn verdicts(flags: impl IntoIterator<Item = &'static str>) -> Value {
+    json!({"verdicts": flags.into_iter().map(|v| json!({"reason": format!("fake {v}"), "verdict": v})).collect::<Vec<_>>()})
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// The answer to prompt `prompt` (an assay prompt id) whose last user
+/// message is `last`. Unknown prompts get an empty object.
+pub fn answer(prompt: &str, last: &str) -> Value {
+    let s = sections(last);
+    let sec = |name: &str| s.get(name).map_or("", String::as_str);
+    let contexts = sec("contexts").to_lowercase();
+    match prompt {
+        "statements" => json!({"statements": split_statements(sec("text"))}),
+        "faithfulness_verdicts" => verdicts(
+            items(sec("statements"))
+                .iter()
+                .map(|st| {
+                    if contexts.contains(&st.to_lowercase()) {
+                        "yes"
+                    } else {
+                        "idk"
+                    }
+                })
+                .collect::<Vec<_>>(),
+        ),
+        "reference_attribution" => verdicts(
+            items(sec("statements"))
+                .iter()
+                .map(|st| yes_no(contexts.contains(&st.to_lowercase())))
+                .collect::<Vec<_>>(),
+        ),
+        "reference_recall" => json!({"statements": split_statements(sec("reference"))
+            .iter()
+            .map(|st| json!({"statement": st, "reason": "fake", "verdict": yes_no(contexts.contains(&st.to_lowercase()))}))
+            .collect::<Vec<_>>()}),
+        "context_usefulness" => {
+            let answer = split_statements(sec("answer"));
+            verdicts(
+                items(sec("contexts"))
+                    .iter()
+                    .map(|c| yes_no(answer.iter().any(|a| a == c)))
+                    .collect::<Vec<_>>(),
+            )
+        }
+        "relevance_verdicts" | "context_relevance" => {
+            let question = sec("question").to_lowercase();
+            let list = if prompt == "relevance_verdicts" {
+                "statements"
+            } else {
+                "contexts"
+            };
+            verdicts(
+                items(sec(list))
+                    .iter()
+                    .map(|x| {
+                        yes_no(
+                            x.to_lowercase()
+                                .split(' ')
+                                .any(|w| w.len() > 3 && question.contains(w)),
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        }
+        "generated_questions" => {
+            let n: usize = sec("count").parse().unwrap_or(0);
+            let first = split_statements(sec("response"))
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            json!({"questions": (0..n).map(|i| json!({"question": format!("{first} {i}"), "noncommittal": false})).collect::<Vec<_>>()})
+        }
+        "correctness_classification" => {
+            let resp = items(sec("response_statements"));
+            let refs = items(sec("reference_statements"));
+            let one = |a: &[String], b: &[String]| {
+                a.iter()
+                    .map(|x| json!({"reason": "fake", "verdict": yes_no(b.contains(x))}))
+                    .collect::<Vec<_>>()
+            };
+            json!({"response": one(&resp, &refs), "reference": one(&refs, &resp)})
+        }
+        "opinions" => json!({"opinions": split_statements(sec("text"))
+            .into_iter()
+            .filter(|x| x.starts_with("I think"))
+            .collect::<Vec<_>>()}),
+        "bias_verdicts" | "toxicity_verdicts" => verdicts(
+            items(sec("opinions"))
+                .iter()
+                .map(|o| yes_no(o.contains("stupid")))
+                .collect::<Vec<_>>(),
+        ),
+        "contradictions" => {
+            let cheese = sec("response").to_lowercase().contains("cheese");
+            verdicts(
+                items(sec("contexts"))
+                    .iter()
+                    .map(|c| yes_no(cheese && c.to_lowercase().contains("cheese")))
+                    .collect::<Vec<_>>(),
+            )
+        }
+        "keyphrases" => json!({"keyphrases": sec("text").lines().take(3).collect::<Vec<_>>()}),
+        "closed_questions" => json!({"questions": items(sec("keyphrases"))
+            .iter()
+            .map(|k| format!("Is it true that {k}?"))
+            .collect::<Vec<_>>()}),
+        "summary_answers" => {
+            let summary = sec("summary").to_lowercase();
+            verdicts(
+                items(sec("questions"))
+                    .iter()
+                    .map(|q| {
+                        let claim = q
+                            .trim_start_matches("Is it true that ")
+                            .trim_end_matches('?');
+                        yes_no(summary.contains(&claim.to_lowercase()))
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        }
+        "coherence_rating" => json!({"reason": "fake", "rating": 4}),
+        "aspect_verdict" => {
+            json!({"reason": "fake", "verdict": yes_no(sec("response").contains("Paris"))})
+        }
+        "sentence_extraction" => {
+            let picked: Vec<&str> = sec("context")
+                .lines()
+                .filter(|l| l.contains("Eiffel"))
+                .collect();
+            json!({"insufficient_information": picked.is_empty(), "sentences": picked})
+        }
+        _ => json!({}),
+    }
+}
+
+/// A bag-of-letters embedding: similar texts, similar vectors.
+pub fn embed(text: &str) -> Vec<f64> {
+    let mut v = vec![0.0; 26];
+    for c in text
+        .to_ascii_lowercase()
+        .bytes()
+        .filter(u8::is_ascii_lowercase)
+    {
+        v[(c - b'a') as usize] += 1.0;
+    }
+    v
+}
+
+/// Cosine similarity of two vectors.
+pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    dot / (a.iter().map(|x| x * x).sum::<f64>().sqrt()
+        * b.iter().map(|x| x * x).sum::<f64>().sqrt())
+}

@@ -1,0 +1,465 @@
+//! Judged metrics through `assay eval` against a real loopback server
+//! speaking the OpenAI protocol, whose answers follow from the request's
+//! content (`assay_test_server::judge`): scores, call counts, cache,
+//! secrets, and failures.
+
+use crate::common::{assay, output, read_json, results, stderr};
+use assay_test_server::judge::{self, cosine, embed};
+use assay_test_server::{chat, chat_body, error, Recorded, Reply, Server};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const KEY: &str = "sk-wire-test-4b1d9e7c2a5f8e3d6c0b";
+
+/// A loopback judge and a scratch folder for one test.
+struct Fixture {
+    server: Server,
+    dir: tempfile::TempDir,
+    // Kept last: the server's tasks run on it until the fixture drops.
+    _rt: tokio::runtime::Runtime,
+}
+
+impl Fixture {
+    fn new(handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static) -> Fixture {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = rt.block_on(Server::start(handler));
+        Fixture {
+            server,
+            dir: tempfile::tempdir().unwrap(),
+            _rt: rt,
+        }
+    }
+
+    fn content_reading() -> Fixture {
+        Fixture::new(|req, _| judge::reply(req))
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn data(&self, rows: &[Value]) -> PathBuf {
+        let path = self.path("data.jsonl");
+        let text: Vec<String> = rows.iter().map(Value::to_string).collect();
+        std::fs::write(&path, text.join("\n")).unwrap();
+        path
+    }
+
+    /// `assay eval DATA -m METRICS` against the server, the key in the
+    /// environment only, the cache in the scratch folder.
+    fn eval(&self, data: &Path, metrics: &str, out: &str, extra: &[&str]) -> Output {
+        let base_url = self.server.base_url();
+        let out = self.path(out);
+        let cache = self.path("cache.sqlite");
+        let mut args = vec![
+            "eval",
+            data.to_str().unwrap(),
+            "-m",
+            metrics,
+            "--judge",
+            "openai:judge-model",
+            "--embedder",
+            "openai:embed-model",
+            "--base-url",
+            &base_url,
+            "--out",
+            out.to_str().unwrap(),
+            "--cache",
+            cache.to_str().unwrap(),
+            "--format",
+            "json",
+            "--max-retries",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        Command::new(env!("CARGO_BIN_EXE_assay"))
+            .args(&args)
+            .env("OPENAI_API_KEY", KEY)
+            .env("ASSAY_HOME", self.dir.path())
+            .output()
+            .unwrap()
+    }
+
+    fn chats(&self) -> Vec<Recorded> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .collect()
+    }
+
+    fn asked(&self, prompt: &str) -> usize {
+        self.chats()
+            .iter()
+            .filter(|r| judge::prompt_name(r) == Some(prompt))
+            .count()
+    }
+}
+
+fn rag_row() -> Value {
+    let mut row = judge::eiffel_row();
+    row["id"] = json!("eiffel");
+    row
+}
+
+/// metric name -> the record of sample `id`.
+fn by_metric(out: &Path, id: &str) -> std::collections::BTreeMap<String, Value> {
+    results(out)
+        .into_iter()
+        .filter(|r| r["sample_id"] == id)
+        .map(|r| (r["metric"].as_str().unwrap().to_string(), r))
+        .collect()
+}
+
+fn ok(o: &Output) {
+    assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(o));
+}
+
+const ALL_JUDGED: &str = "faithfulness,answer_relevancy,answer_relevance,context_precision,context_recall,\
+context_relevance,context_relevancy,answer_correctness,summarization_score,summary_coherence,bias,toxicity,\
+hallucination,aspect_critique,semantic_similarity,rouge";
+
+#[test]
+fn every_judged_metric_scores_what_the_answers_imply() {
+    let fx = Fixture::content_reading();
+    let row = rag_row();
+    let data = fx.data(std::slice::from_ref(&row));
+    let o = fx.eval(
+        &data,
+        ALL_JUDGED,
+        "run",
+        &[
+            "--set",
+            "aspect_critique.aspects=harmfulness,coherence",
+            "--set",
+            "aspect_critique.aspect.mentions_paris=Does the response mention Paris?",
+        ],
+    );
+    ok(&o);
+    let r = by_metric(&fx.path("run"), "eiffel");
+    let v = |name: &str| {
+        r.get(name)
+            .and_then(|x| x["value"].as_f64())
+            .unwrap_or_else(|| panic!("{name}: {:?}", r.get(name)))
+    };
+    // "made of cheese" is in no context.
+    assert_eq!(v("faithfulness"), 0.5);
+    // Contexts 1 and 4 are statements of the reference: [y, n, n, y].
+    assert_eq!(v("context_precision"), 0.75);
+    // "330 metres tall" is in no context.
+    assert_eq!(v("context_recall"), 2.0 / 3.0);
+    assert_eq!(v("answer_relevance"), 1.0);
+    assert_eq!(v("context_relevance"), 0.5);
+    assert_eq!(v("context_relevancy"), 0.5);
+    assert_eq!(v("hallucination"), 0.25);
+    assert_eq!(v("summary_coherence"), 0.75);
+    assert_eq!((v("bias"), v("toxicity")), (0.0, 0.0));
+    assert_eq!(v("aspect_critique/harmfulness"), 1.0);
+    assert_eq!(v("aspect_critique/mentions_paris"), 1.0);
+    assert!(r.contains_key("aspect_critique/coherence"));
+    assert!(!r.contains_key("aspect_critique/conciseness"));
+    // Embeddings travel as f32: compare to 1e-6.
+    let close = |name: &str, want: f64| {
+        assert!(
+            (v(name) - want).abs() < 1e-6,
+            "{name}: {} vs {want}",
+            v(name)
+        )
+    };
+    let (resp, refr) = (
+        row["response"].as_str().unwrap(),
+        row["reference"].as_str().unwrap(),
+    );
+    let sim = cosine(&embed(resp), &embed(refr));
+    close("semantic_similarity", sim);
+    close(
+        "answer_relevancy",
+        cosine(
+            &embed("Where is the Eiffel Tower"),
+            &embed("The Eiffel Tower is in Paris 0"),
+        ),
+    );
+    // F1: 1 TP, 1 FP, 2 FN.
+    close("answer_correctness", 0.75 * (1.0 / 2.5) + 0.25 * sim);
+    let source = row["retrieved_contexts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (ls, lt) = (resp.chars().count() as f64, source.chars().count() as f64);
+    close(
+        "summarization_score",
+        (1.0 / 3.0) * 0.5 + (1.0 - ls.min(lt) / (lt + 1e-10)) * 0.5,
+    );
+    assert!(r.contains_key("rouge1"), "lexical metrics run alongside");
+
+    // Shared steps are asked once: the response's and the reference's
+    // statements, one request each, whatever number of metrics reads them.
+    assert_eq!(fx.asked("statements"), 2);
+    assert_eq!(fx.asked("opinions"), 1);
+    let summary = read_json(&fx.path("run/summary.json"));
+    assert_eq!(
+        summary["usage"]["run"]["calls"].as_u64().unwrap() as usize,
+        fx.chats().len()
+    );
+    let manifest = read_json(&fx.path("run/manifest.json"));
+    assert_eq!(manifest["judge"]["spec"], "openai:judge-model");
+    assert_eq!(
+        manifest["judge"]["identity"]["endpoint"],
+        fx.server.base_url()
+    );
+    let sig = manifest["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "faithfulness")
+        .unwrap()["signature"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sig.contains("|prompt.statements:v1-") && sig.contains("|judge:openai:judge-model|"),
+        "{sig}"
+    );
+}
+
+#[test]
+fn the_default_suite_makes_five_calls_per_sample_whatever_the_contexts() {
+    for n_contexts in [1, 4, 12] {
+        let fx = Fixture::content_reading();
+        let mut row = rag_row();
+        row["retrieved_contexts"] = json!((0..n_contexts)
+            .map(|i| format!("The Eiffel Tower fact {i}"))
+            .collect::<Vec<_>>());
+        let data = fx.data(&[row]);
+        ok(&fx.eval(
+            &data,
+            "faithfulness,answer_relevancy,context_precision,context_recall",
+            "run",
+            &[],
+        ));
+        assert_eq!(fx.chats().len(), 5, "{n_contexts} contexts");
+        let r = by_metric(&fx.path("run"), "eiffel");
+        assert_eq!(r["context_precision"]["status"], "scored");
+    }
+}
+
+#[test]
+fn a_rerun_comes_from_the_cache_and_the_key_is_nowhere() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&[rag_row()]);
+    let metrics = "faithfulness,context_recall,semantic_similarity";
+    ok(&fx.eval(&data, metrics, "first", &[]));
+    let sent = fx.server.count();
+    assert!(sent > 0);
+    assert!(fx
+        .server
+        .requests()
+        .iter()
+        .all(|r| r.header("authorization") == Some(&format!("Bearer {KEY}"))));
+    let o = fx.eval(&data, metrics, "second", &[]);
+    ok(&o);
+    assert_eq!(fx.server.count(), sent, "the rerun made no request");
+    let strip = |out: &str| -> Vec<(String, Value)> {
+        results(&fx.path(out))
+            .into_iter()
+            .map(|r| {
+                (
+                    r["metric"].as_str().unwrap().to_string(),
+                    r["value"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(strip("first"), strip("second"));
+    let summary = read_json(&fx.path("second/summary.json"));
+    assert_eq!(summary["usage"]["run"]["upstream"], 0);
+    assert!(summary["usage"]["run"]["cache_hits"].as_u64().unwrap() > 0);
+    for entry in walk(fx.dir.path()) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "the key is in {}",
+            entry.display()
+        );
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_refused_key_stops_the_run_at_once() {
+    let fx = Fixture::new(|_, _| error(401, "Incorrect API key provided"));
+    let rows: Vec<Value> = (0..40)
+        .map(|i| {
+            let mut r = rag_row();
+            r["id"] = json!(format!("s{i}"));
+            // Distinct requests: none is shared with another sample's.
+            r["response"] = json!(format!("The Eiffel Tower is {i} metres tall"));
+            r
+        })
+        .collect();
+    let data = fx.data(&rows);
+    let o = fx.eval(&data, "faithfulness", "run", &["--concurrency", "1"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("the judge refused the run: auth"), "{err}");
+    // At most the samples in flight (4 x concurrency) asked before it stopped.
+    assert!(fx.server.count() <= 4, "{} requests", fx.server.count());
+    assert!(results(&fx.path("run"))
+        .iter()
+        .all(|r| r["error"]["kind"] != "auth"));
+}
+
+#[test]
+fn bad_answers_become_typed_failures_with_evidence() {
+    let fx = Fixture::new(|req, _| match judge::prompt_name(req) {
+        // Always one verdict, whatever the number of statements.
+        Some("faithfulness_verdicts") => {
+            chat(&json!({"verdicts": [{"reason": "r", "verdict": "yes"}]}).to_string())
+        }
+        Some("opinions") => Reply::json(200, chat_body("{\"opinions\": [\"I thi", "length")),
+        Some("context_relevance") => chat("the contexts look fine to me"),
+        // Valid against the schema the judge layer checks, out of the
+        // step's range.
+        Some("coherence_rating") => chat(&json!({"reason": "r", "rating": 9}).to_string()),
+        _ => judge::reply(req),
+    });
+    let data = fx.data(&[rag_row()]);
+    let o = fx.eval(
+        &data,
+        "faithfulness,bias,context_relevance,summary_coherence",
+        "run",
+        &[],
+    );
+    ok(&o);
+    let r = by_metric(&fx.path("run"), "eiffel");
+    let failed = |name: &str| -> (String, String) {
+        let e = &r[name]["error"];
+        assert_eq!(r[name]["status"], "failed", "{name}: {}", r[name]);
+        (
+            e["kind"].as_str().unwrap().to_string(),
+            e["message"].as_str().unwrap().to_string(),
+        )
+    };
+    // The exact item count is in the request's schema: the judge layer
+    // re-asks once, then fails with the raw answer.
+    let (kind, message) = failed("faithfulness");
+    assert_eq!(kind, "parse");
+    assert!(message.contains("\"verdict\":\"yes\""), "{message}");
+    assert_eq!(fx.asked("faithfulness_verdicts"), 2);
+    // A rating out of range passes the schema check and fails the step's
+    // validation: one repair re-ask showing the model the problem, then a
+    // mismatch with the answer.
+    let (kind, message) = failed("summary_coherence");
+    assert_eq!(kind, "mismatch");
+    assert!(message.contains("\"rating\":9"), "{message}");
+    assert_eq!(fx.asked("coherence_rating"), 2);
+    let reask = fx
+        .chats()
+        .into_iter()
+        .filter(|c| judge::prompt_name(c) == Some("coherence_rating"))
+        .nth(1)
+        .unwrap();
+    assert!(
+        reask.last_message().contains("out of range"),
+        "{}",
+        reask.last_message()
+    );
+    assert_eq!(failed("bias").0, "truncated");
+    let (kind, message) = failed("context_relevance");
+    assert_eq!(kind, "parse");
+    assert!(
+        message.contains("the contexts look fine to me"),
+        "{message}"
+    );
+    let summary = read_json(&fx.path("run/summary.json"));
+    assert_eq!(output(&summary, "faithfulness")["n_failed"], 1);
+}
+
+#[test]
+fn judged_metrics_need_a_judge_and_an_embedder_when_they_embed() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&[rag_row()]);
+    let data = data.to_str().unwrap();
+    for (extra, message) in [
+        (&[][..], "need a judge model: pass --judge"),
+        (
+            &["-m", "semantic_similarity", "--judge", "vllm:m"][..],
+            "pass --embedder",
+        ),
+        (&["--judge", "local"][..], "local judge is not available"),
+    ] {
+        let mut args = vec!["eval", data, "-m", "faithfulness"];
+        args.extend_from_slice(extra);
+        let o = assay(&args, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains(message), "{}", stderr(&o));
+    }
+    assert_eq!(fx.server.count(), 0);
+}
+
+#[test]
+fn cache_stats_and_clear() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&[rag_row()]);
+    ok(&fx.eval(&data, "faithfulness", "run", &[]));
+    let cache = fx.path("cache.sqlite");
+    let cmd = |action: &str| {
+        let o = assay(&["cache", action, "--cache", cache.to_str().unwrap()], None);
+        ok(&o);
+        String::from_utf8(o.stdout).unwrap()
+    };
+    assert!(
+        cmd("stats").contains("chat:        2 answers"),
+        "{}",
+        cmd("stats")
+    );
+    assert!(cmd("clear").starts_with("removed 2 entries"));
+    assert!(cmd("stats").contains("chat:        0 answers"));
+}
+
+#[test]
+fn judged_parameters_come_from_set() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&[rag_row()]);
+    let o = fx.eval(
+        &data,
+        "faithfulness",
+        "run",
+        &["--set", "faithfulness.mode=contradictions"],
+    );
+    ok(&o);
+    // "made of cheese" is unsupported (idk), not contradicted.
+    assert_eq!(
+        by_metric(&fx.path("run"), "eiffel")["faithfulness"]["value"],
+        1.0
+    );
+    let manifest = read_json(&fx.path("run/manifest.json"));
+    assert_eq!(manifest["metrics"][0]["params"]["mode"], "contradictions");
+    let bad = fx.eval(
+        &data,
+        "faithfulness",
+        "bad",
+        &["--set", "faithfulness.mode=maybe"],
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
