@@ -1,1 +1,63 @@
-//! Judge access (see issue 3).
+//! Judge access for assay: chat and embedding models behind object-safe
+//! async traits, an OpenAI-compatible HTTP provider, request keys, an SQLite
+//! response cache, concurrency and rate limits, retries, structured-output
+//! parsing and repair, and token/cost usage.
+//!
+//! The usual wiring:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use assay_llm::{Cache, ChatRequest, Judge, JudgeSpec, Limiter, Message, OpenAiChat, PromptRef, ProviderOptions};
+//!
+//! # async fn run() -> Result<(), assay_llm::Error> {
+//! let spec: JudgeSpec = "ollama:llama3.1:8b".parse()?;
+//! let opts = ProviderOptions::default();
+//! let limiter = Arc::new(Limiter::new(opts.concurrency, opts.rpm, opts.tpm));
+//! let model = OpenAiChat::new(&spec, &opts, limiter)?;
+//! let cache = Arc::new(Cache::open("/tmp/assay-cache.sqlite")?);
+//! let judge = Judge::new(Arc::new(model), Some(cache), opts.repair_attempts);
+//! let request = ChatRequest::new(
+//!     PromptRef { id: "demo".into(), version: "1".into() },
+//!     vec![Message::user("Is the sky blue? Answer {\"verdict\": 0 or 1}.")],
+//! )
+//! .with_schema(serde_json::json!({"type": "object", "required": ["verdict"]}));
+//! let answer = judge.chat(&request).await?;
+//! println!("{:?} from {}", answer.json, answer.source);
+//! # Ok(()) }
+//! ```
+//!
+//! Errors are [`Error`] values with an [`ErrorKind`]; only `rate_limited`,
+//! `timeout`, `server` and `connection` are retried, and `auth` is
+//! run-fatal ([`ErrorKind::is_run_fatal`]).
+
+mod batch;
+mod cache;
+mod error;
+mod http;
+mod judge;
+mod key;
+mod limits;
+mod model;
+mod openai;
+pub mod schema;
+mod secret;
+mod spec;
+mod usage;
+
+pub use batch::{export_batch, import_batch, ImportReport};
+pub use cache::{Cache, CacheStats, CACHE_FORMAT_VERSION};
+pub use error::{Error, ErrorKind, UnknownErrorKind};
+pub use judge::{CachedEmbedder, Judge};
+pub use key::RequestKey;
+pub use limits::Limiter;
+pub use model::{
+    normalize, BoxFuture, ChatModel, ChatRequest, ChatResponse, Embedder, Embeddings, FinishReason,
+    Message, ModelIdentity, PromptRef, Role, Sampling, Source, TokenLogprob, Usage,
+};
+pub use openai::{parse_chat_body, OpenAiChat, OpenAiEmbedder};
+pub use secret::Secret;
+pub use spec::{
+    default_cache_path, CacheLocation, EmbedderSpec, JudgeSpec, ModelSpec, ProviderKind,
+    ProviderOptions, StructuredMode,
+};
+pub use usage::{Call, Latency, Price, PriceTable, UsageLedger, UsageSummary};

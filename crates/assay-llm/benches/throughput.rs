@@ -1,0 +1,189 @@
+//! Throughput benchmark against a loopback server answering after 100 ms.
+//!
+//! `cargo bench -p assay-llm --bench throughput` runs the server in a child
+//! process (so the CPU figures are the client's alone), then:
+//! 1. 10,000 distinct requests at concurrency 64 through `Judge` with a
+//!    cache, against the ideal 10,000 x 0.1 s / 64 = 15.6 s;
+//! 2. the same 10,000 without a cache (HTTP client cost alone);
+//! 3. five fully cached reruns of the 10,000 requests (50,000 answers).
+//!
+//! Options: `--requests N` (default 10000), `--concurrency C` (default 64),
+//! `--latency-ms L` (default 100).
+
+#[allow(dead_code)]
+#[path = "../tests/it/server.rs"]
+mod server;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use assay_llm::{
+    Cache, ChatRequest, Judge, Limiter, Message, ModelSpec, OpenAiChat, PromptRef, ProviderKind,
+    ProviderOptions, Source,
+};
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// User + system CPU time of this process (all threads), from /proc.
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<u64> = after
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the file, in 1/100 s ticks.
+    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
+fn serve(latency: Duration) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async move {
+        let s = server::Server::start(move |_, _| server::chat("{\"verdict\": 1}").after(latency))
+            .await;
+        println!("{}", s.base_url());
+        // Serve until the parent closes our stdin.
+        tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new()))
+            .await
+            .ok();
+    });
+}
+
+fn requests(n: u64) -> Vec<ChatRequest> {
+    let schema = serde_json::json!({"type": "object", "required": ["verdict"],
+        "properties": {"verdict": {"type": "integer", "enum": [0, 1]}}});
+    (0..n)
+        .map(|i| {
+            ChatRequest::new(
+                PromptRef {
+                    id: "bench".into(),
+                    version: "1".into(),
+                },
+                vec![
+                    Message::system("You are a judge."),
+                    Message::user(format!("Is statement {i} supported?")),
+                ],
+            )
+            .with_schema(schema.clone())
+        })
+        .collect()
+}
+
+async fn run_all(
+    judge: &Arc<Judge>,
+    reqs: &Arc<Vec<ChatRequest>>,
+) -> (Duration, Duration, Vec<Source>) {
+    let (wall, cpu) = (Instant::now(), cpu_time());
+    let tasks: Vec<_> = (0..reqs.len())
+        .map(|i| {
+            let (judge, reqs) = (Arc::clone(judge), Arc::clone(reqs));
+            tokio::spawn(async move { judge.chat(&reqs[i]).await.map(|r| r.source) })
+        })
+        .collect();
+    let mut sources = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        match t.await {
+            Ok(Ok(s)) => sources.push(s),
+            Ok(Err(e)) => panic!("request failed: {e}"),
+            Err(e) => panic!("task failed: {e}"),
+        }
+    }
+    (wall.elapsed(), cpu_time() - cpu, sources)
+}
+
+fn main() {
+    let latency = Duration::from_millis(arg("--latency-ms", 100));
+    if std::env::args().any(|a| a == "--serve") {
+        serve(latency);
+        return;
+    }
+    let n = arg("--requests", 10_000);
+    let concurrency = arg("--concurrency", 64) as usize;
+    let exe = std::env::current_exe().expect("own path");
+    let mut child = Command::new(exe)
+        .args(["--serve", "--latency-ms", &latency.as_millis().to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start server process");
+    let mut base_url = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut base_url)
+        .expect("server address");
+
+    let opts = ProviderOptions {
+        base_url: Some(base_url.trim().to_owned()),
+        concurrency,
+        ..ProviderOptions::default()
+    };
+    let spec = ModelSpec {
+        provider: ProviderKind::Vllm,
+        model: "bench".into(),
+    };
+    let dir = std::env::temp_dir().join(format!("assay-llm-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = Arc::new(Cache::open(dir.join("cache.sqlite")).expect("cache"));
+    let judge_with = |cache: Option<Arc<Cache>>| {
+        let limiter = Arc::new(Limiter::new(opts.concurrency, None, None));
+        let model = OpenAiChat::with_key(&spec, &opts, None, limiter).expect("client");
+        Arc::new(Judge::new(Arc::new(model), cache, 1))
+    };
+    let reqs = Arc::new(requests(n));
+    let ideal = latency.mul_f64(n as f64 / concurrency as f64);
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        println!(
+            "{n} requests, concurrency {concurrency}, server latency {latency:?}; ideal {:.2} s",
+            ideal.as_secs_f64()
+        );
+        for (label, cache) in [("with cache", Some(Arc::clone(&cache))), ("no cache", None)] {
+            let judge = judge_with(cache);
+            let (wall, cpu, sources) = run_all(&judge, &reqs).await;
+            assert!(sources.iter().all(|s| *s == Source::Upstream));
+            println!(
+                "upstream ({label}): {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request",
+                wall.as_secs_f64(),
+                (wall.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0,
+                cpu.as_secs_f64() * 1e6 / n as f64
+            );
+        }
+        let judge = judge_with(Some(Arc::clone(&cache)));
+        let rounds = 5;
+        let (mut wall, mut cpu) = (Duration::ZERO, Duration::ZERO);
+        for _ in 0..rounds {
+            let (w, c, sources) = run_all(&judge, &reqs).await;
+            assert!(sources.iter().all(|s| *s == Source::Cache));
+            wall += w;
+            cpu += c;
+        }
+        let total = n * rounds;
+        println!(
+            "cached rerun: {total} answers in {:.3} s = {:.0} requests/s, CPU {:.1} us/request",
+            wall.as_secs_f64(),
+            total as f64 / wall.as_secs_f64(),
+            cpu.as_secs_f64() * 1e6 / total as f64
+        );
+    });
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,185 @@
+//! The SQLite cache: reruns make no requests, keys see the model, the API
+//! key never reaches the file, single-flight, stats and clear.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use assay_llm::{Cache, Source};
+
+use crate::server::{chat, error, Server};
+use crate::{client, judge, options, request, temp_dir, verdict_schema, KEY};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_is_served_from_the_cache_with_zero_requests() {
+    let dir = temp_dir("rerun");
+    let path = dir.join("nested").join("cache.sqlite");
+    let server =
+        Server::start(|r, _| chat(&format!("{{\"verdict\": {}}}", r.last_message().len() % 2)))
+            .await;
+    let opts = options(&server);
+    let requests: Vec<_> = (0..10)
+        .map(|i| request(&format!("question {i}")).with_schema(verdict_schema()))
+        .collect();
+    let first = judge(&opts, Some(Arc::new(Cache::open(&path).unwrap())));
+    let mut answers = Vec::new();
+    for r in &requests {
+        answers.push(first.chat(r).await.unwrap());
+    }
+    assert_eq!(server.count(), 10);
+    drop(first);
+
+    // A new process would open the file afresh.
+    let second = judge(&opts, Some(Arc::new(Cache::open(&path).unwrap())));
+    for (r, before) in requests.iter().zip(&answers) {
+        let again = second.chat(r).await.unwrap();
+        assert_eq!(again.source, Source::Cache);
+        assert_eq!(
+            (&again.text, &again.json, again.usage),
+            (&before.text, &before.json, before.usage)
+        );
+    }
+    assert_eq!(server.count(), 10, "the rerun made no request");
+
+    // A different model is a different key.
+    let other = assay_llm::Judge::new(
+        Arc::new(client(&opts, "another-model")),
+        Some(Arc::new(Cache::open(&path).unwrap())),
+        1,
+    );
+    assert_eq!(
+        other.chat(&requests[0]).await.unwrap().source,
+        Source::Upstream
+    );
+    assert_eq!(server.count(), 11);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_key_appears_nowhere_in_the_cache_files() {
+    let dir = temp_dir("secret");
+    let path = dir.join("cache.sqlite");
+    let server = Server::start(|_, _| chat("{\"verdict\": 1}")).await;
+    let j = judge(
+        &options(&server),
+        Some(Arc::new(Cache::open(&path).unwrap())),
+    );
+    for i in 0..5 {
+        j.chat(&request(&format!("q{i}")).with_schema(verdict_schema()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        assert!(
+            !bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()),
+            "key found in a cache file"
+        );
+        assert!(
+            !bytes.windows(7).any(|w| w == b"sk-test"),
+            "a key prefix found"
+        );
+        files += 1;
+    }
+    assert!(files >= 1);
+    // The answers are in the file, so the search looked at real content.
+    let stats = j.cache().unwrap().stats().unwrap();
+    assert_eq!(stats.chat_entries, 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_concurrent_requests_make_one_upstream_call() {
+    let server =
+        Server::start(|_, _| chat("{\"verdict\": 1}").after(Duration::from_millis(300))).await;
+    let j = Arc::new(judge(&options(&server), None));
+    let req = request("same").with_schema(verdict_schema());
+    let tasks: Vec<_> = (0..20)
+        .map(|_| {
+            let (j, req) = (Arc::clone(&j), req.clone());
+            tokio::spawn(async move { j.chat(&req).await })
+        })
+        .collect();
+    let mut sources = Vec::new();
+    for t in tasks {
+        sources.push(t.await.unwrap().unwrap().source);
+    }
+    assert_eq!(server.count(), 1);
+    assert_eq!(
+        sources.iter().filter(|s| **s == Source::Upstream).count(),
+        1
+    );
+    assert_eq!(
+        sources.iter().filter(|s| **s == Source::Coalesced).count(),
+        19
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_not_cached_and_stats_and_clear_work() {
+    let dir = temp_dir("stats");
+    let server = Server::start(|r, _| match r.last_message() {
+        "bad" => error(404, "nope"),
+        _ => chat("{\"verdict\": 0}"),
+    })
+    .await;
+    let cache = Arc::new(Cache::open(dir.join("c.sqlite")).unwrap());
+    let j = judge(&options(&server), Some(Arc::clone(&cache)));
+    assert!(j.chat(&request("bad")).await.is_err());
+    assert!(j.chat(&request("bad")).await.is_err());
+    assert_eq!(server.count(), 2, "a failure is asked again");
+    j.chat(&request("good")).await.unwrap();
+    let stats = cache.stats().unwrap();
+    assert_eq!(
+        (
+            stats.chat_entries,
+            stats.prompt_tokens,
+            stats.completion_tokens
+        ),
+        (1, 11, 7)
+    );
+    assert!(stats.file_bytes > 0);
+    assert_eq!(cache.clear().unwrap(), 1);
+    assert_eq!(cache.stats().unwrap().chat_entries, 0);
+    assert_eq!(
+        j.chat(&request("good")).await.unwrap().source,
+        Source::Upstream
+    );
+}
+
+#[test]
+fn a_cache_of_another_format_version_is_refused() {
+    let path = temp_dir("version").join("c.sqlite");
+    drop(Cache::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE meta SET value = '99' WHERE name = 'format_version'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let err = Cache::open(&path).unwrap_err();
+    assert_eq!(err.kind(), assay_llm::ErrorKind::Cache);
+    assert!(err.detail().contains("format 99"), "{}", err.detail());
+}
+
+#[test]
+fn a_corrupt_row_is_dropped_and_reported_as_a_miss() {
+    let path = temp_dir("corrupt").join("c.sqlite");
+    let cache = Cache::open(&path).unwrap();
+    let key = assay_llm::RequestKey::parse(&"ab".repeat(32)).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO chat VALUES (?1, 'm', '{not an answer', 0, 0, 0, 0)",
+        [key.as_str()],
+    )
+    .unwrap();
+    assert_eq!(cache.get_chat(&key).unwrap(), None);
+    assert_eq!(
+        cache.stats().unwrap().chat_entries,
+        0,
+        "the corrupt row was deleted"
+    );
+}

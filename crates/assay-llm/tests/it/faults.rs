@@ -1,0 +1,209 @@
+//! Retries, waits and error kinds against injected faults.
+
+use std::time::Duration;
+
+use assay_llm::{ErrorKind, Source};
+
+use crate::server::{chat, chat_body, error, Reply, Server};
+use crate::{judge, options, request, KEY};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_and_resets_are_retried_until_success() {
+    let server = Server::start(|_, n| match n {
+        0 => error(500, "boom"),
+        1 => error(503, "overloaded"),
+        2 => Reply::Reset,
+        _ => chat("fine"),
+    })
+    .await;
+    let answer = judge(&options(&server), None)
+        .chat(&request("q"))
+        .await
+        .unwrap();
+    assert_eq!(answer.text, "fine");
+    assert_eq!(answer.source, Source::Upstream);
+    assert_eq!(server.count(), 4, "three failures, then the success");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_stop_at_max_retries_with_the_last_kind() {
+    let server = Server::start(|_, _| error(429, "slow down")).await;
+    let mut opts = options(&server);
+    opts.max_retries = 3;
+    let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RateLimited);
+    assert!(
+        err.detail().contains("after 4 attempt(s)"),
+        "{}",
+        err.detail()
+    );
+    assert_eq!(server.count(), 4, "one attempt plus three retries");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_is_honoured_in_seconds_and_milliseconds() {
+    let server = Server::start(|_, n| match n {
+        0 => error(429, "wait").with_header("Retry-After", "1"),
+        1 => error(429, "wait").with_header("retry-after-ms", "400"),
+        _ => chat("ok"),
+    })
+    .await;
+    // Backoff alone would wait at most 1 ms, so the gaps come from Retry-After.
+    let mut opts = options(&server);
+    opts.backoff_base = Duration::from_millis(1);
+    opts.backoff_max = Duration::from_millis(1);
+    judge(&opts, None).chat(&request("q")).await.unwrap();
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[1].at - reqs[0].at >= Duration::from_secs(1));
+    assert!(reqs[2].at - reqs[1].at >= Duration::from_millis(400));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_beyond_the_allowed_wait_fails_at_once() {
+    let server =
+        Server::start(|_, _| error(429, "come back tomorrow").with_header("Retry-After", "86400"))
+            .await;
+    let err = judge(&options(&server), None)
+        .chat(&request("q"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::RateLimited);
+    assert_eq!(err.retry_after(), Some(Duration::from_secs(86400)));
+    assert_eq!(server.count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthorised_is_fatal_not_retried_and_never_shows_the_key() {
+    let server = Server::start(|r, _| {
+        // Echo the presented credential, as some servers do, to prove it is masked.
+        error(
+            401,
+            &format!(
+                "Incorrect API key provided: {}",
+                r.header("authorization").unwrap_or("")
+            ),
+        )
+    })
+    .await;
+    let err = judge(&options(&server), None)
+        .chat(&request("q"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Auth);
+    assert!(err.kind().is_run_fatal());
+    assert_eq!(server.count(), 1, "auth failures are not retried");
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    let shown = format!("{err} {err:?}");
+    assert!(!shown.contains(KEY), "{shown}");
+    assert!(shown.contains("Incorrect API key provided"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_slower_than_the_timeout_is_a_retried_timeout() {
+    let server = Server::start(|_, _| Reply::SlowBody {
+        body: chat_body("late", "stop").to_string(),
+        stall: Duration::from_secs(3),
+    })
+    .await;
+    let mut opts = options(&server);
+    opts.attempt_timeout = Duration::from_millis(300);
+    opts.max_retries = 2;
+    let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+    assert_eq!(server.count(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latency_beyond_the_timeout_then_a_fast_answer_succeeds() {
+    let server = Server::start(|_, n| match n {
+        0 => chat("slow").after(Duration::from_secs(3)),
+        _ => chat("fast"),
+    })
+    .await;
+    let mut opts = options(&server);
+    opts.attempt_timeout = Duration::from_millis(300);
+    let answer = judge(&opts, None).chat(&request("q")).await.unwrap();
+    assert_eq!(answer.text, "fast");
+    assert_eq!(server.count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_json_is_an_invalid_response_and_not_retried() {
+    let server = Server::start(|_, _| Reply::Http {
+        status: 200,
+        headers: Vec::new(),
+        body: "{\"choices\": [".into(),
+        delay: Duration::ZERO,
+    })
+    .await;
+    let err = judge(&options(&server), None)
+        .chat(&request("q"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+    assert_eq!(server.count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finish_reason_length_is_truncated_with_the_raw_text() {
+    let server = Server::start(|_, _| {
+        crate::server::Reply::json(200, chat_body("{\"verdict\": ", "length"))
+    })
+    .await;
+    let err = judge(&options(&server), None)
+        .chat(&request("q"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Truncated);
+    assert_eq!(err.raw_output(), Some("{\"verdict\": "));
+    assert_eq!(server.count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_client_errors_are_rejected_and_content_filter_is_typed() {
+    let server = Server::start(|r, _| match r.last_message() {
+        "filtered" => Reply::json(
+            400,
+            serde_json::json!({"error": {"message": "no", "code": "content_filter"}}),
+        ),
+        _ => error(404, "model not found"),
+    })
+    .await;
+    let j = judge(&options(&server), None);
+    assert_eq!(
+        j.chat(&request("unknown model")).await.unwrap_err().kind(),
+        ErrorKind::Rejected
+    );
+    assert_eq!(
+        j.chat(&request("filtered")).await.unwrap_err().kind(),
+        ErrorKind::ContentFilter
+    );
+    assert_eq!(server.count(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_is_a_connection_error_after_retries() {
+    // Bind then drop a listener so the port is (almost surely) closed.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let opts = assay_llm::ProviderOptions {
+        base_url: Some(format!("http://{addr}/v1")),
+        backoff_base: Duration::from_millis(1),
+        backoff_max: Duration::from_millis(2),
+        max_retries: 2,
+        ..Default::default()
+    };
+    let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Connection);
+    assert!(
+        err.detail().contains("after 3 attempt(s)"),
+        "{}",
+        err.detail()
+    );
+}

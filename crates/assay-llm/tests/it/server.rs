@@ -1,0 +1,257 @@
+//! A real HTTP/1.1 server on loopback speaking the chat-completions and
+//! embeddings protocol, with scripted answers and injected faults. Written
+//! against raw sockets so faults (resets, slow bodies, broken JSON) are
+//! exactly what the wire carries.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// One request as the server received it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub at: Instant,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The content of the last message of a chat request.
+    pub fn last_message(&self) -> &str {
+        self.body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("")
+    }
+}
+
+/// What the server does with one request.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Wait `delay`, then answer.
+    Http {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+        delay: Duration,
+    },
+    /// Close the connection with a TCP reset instead of answering.
+    Reset,
+    /// Send the head and half the body at once, the rest after `stall`.
+    SlowBody { body: String, stall: Duration },
+}
+
+impl Reply {
+    pub fn json(status: u16, body: Value) -> Reply {
+        Reply::Http {
+            status,
+            headers: Vec::new(),
+            body: body.to_string(),
+            delay: Duration::ZERO,
+        }
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Reply {
+        if let Reply::Http { headers, .. } = &mut self {
+            headers.push((name.to_owned(), value.to_owned()));
+        }
+        self
+    }
+
+    pub fn after(mut self, wait: Duration) -> Reply {
+        if let Reply::Http { delay, .. } = &mut self {
+            *delay = wait;
+        }
+        self
+    }
+}
+
+/// A chat completion answering `content`.
+pub fn chat_body(content: &str, finish_reason: &str) -> Value {
+    json!({
+        "id": "cmpl-1", "object": "chat.completion", "model": "judge",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    })
+}
+
+pub fn chat(content: &str) -> Reply {
+    Reply::json(200, chat_body(content, "stop"))
+}
+
+/// An error body in the OpenAI shape.
+pub fn error(status: u16, message: &str) -> Reply {
+    Reply::json(
+        status,
+        json!({"error": {"message": message, "type": "error", "code": null}}),
+    )
+}
+
+type Handler = dyn Fn(&Recorded, usize) -> Reply + Send + Sync;
+
+pub struct Server {
+    addr: SocketAddr,
+    log: Arc<Mutex<Vec<Recorded>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// Starts a server whose `handler` gets each request and its 0-based
+    /// arrival number.
+    pub async fn start(
+        handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static,
+    ) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let counter = Arc::new(AtomicUsize::new(0));
+        let task = {
+            let log = Arc::clone(&log);
+            tokio::spawn(async move {
+                while let Ok((stream, _)) = listener.accept().await {
+                    let (log, handler, counter) =
+                        (Arc::clone(&log), Arc::clone(&handler), Arc::clone(&counter));
+                    tokio::spawn(serve(stream, log, handler, counter));
+                }
+            })
+        };
+        Server { addr, log, task }
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.log.lock().expect("log").clone()
+    }
+
+    pub fn count(&self) -> usize {
+        self.log.lock().expect("log").len()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn serve(
+    mut stream: TcpStream,
+    log: Arc<Mutex<Vec<Recorded>>>,
+    handler: Arc<Handler>,
+    counter: Arc<AtomicUsize>,
+) {
+    let _ = stream.set_nodelay(true);
+    let mut buf: Vec<u8> = Vec::with_capacity(8192);
+    loop {
+        let Some(request) = read_request(&mut stream, &mut buf).await else {
+            return;
+        };
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        log.lock().expect("log").push(request.clone());
+        match handler(&request, n) {
+            Reply::Http {
+                status,
+                headers,
+                body,
+                delay,
+            } => {
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                let mut head = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+                    body.len()
+                );
+                for (k, v) in headers {
+                    head.push_str(&format!("{k}: {v}\r\n"));
+                }
+                head.push_str("\r\n");
+                head.push_str(&body);
+                if stream.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            Reply::Reset => {
+                let _ = stream.set_zero_linger();
+                return;
+            }
+            Reply::SlowBody { body, stall } => {
+                let half = body.len() / 2;
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+                    body.len(),
+                    &body[..half]
+                );
+                if stream.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(stall).await;
+                if stream.write_all(&body.as_bytes()[half..]).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Recorded> {
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let mut chunk = [0u8; 8192];
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let path = lines.next()?.split(' ').nth(1)?.to_owned();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        let mut chunk = [0u8; 8192];
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let body = serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
+    buf.drain(..head_end + len);
+    Some(Recorded {
+        path,
+        headers,
+        body,
+        at: Instant::now(),
+    })
+}
