@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Benchmarks of assay-local, side by side with llama.cpp's own llama-bench
+# built from the same llama.cpp source (the copy vendored by the
+# llama-cpp-sys-2 crate that assay-local builds), on the same GGUF and the
+# same thread count. Prints one table.
+#
+#   bench/local/run.sh            # everything
+#   THREADS=2 REPS=3 bench/local/run.sh
+#
+# Needs the models (scripts/fetch-models.sh) and the build tools
+# (scripts/install-build-deps.sh).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+THREADS=${THREADS:-2}
+REPS=${REPS:-3}
+MODELS="${ASSAY_HOME:-$HOME/.cache/assay}/models"
+GGUF="${ASSAY_BENCH_MODEL:-$MODELS/qwen2.5-coder-0.5b-instruct.gguf}"
+WORK="${BENCH_WORK:-$ROOT/target/bench-local}"
+mkdir -p "$WORK"
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+
+[ -f "$GGUF" ] || { say "no model at $GGUF: run scripts/fetch-models.sh"; exit 1; }
+
+# 1. Our benchmark binary (release).
+say "building the assay-local benchmark"
+BIN=$(cargo bench -p assay-local --bench local --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import sys, json
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("target", {}).get("name") == "local" and m.get("executable"):
+        print(m["executable"])' | tail -n1)
+[ -x "$BIN" ] || { say "benchmark binary not built"; exit 1; }
+
+# 2. llama-bench from the vendored llama.cpp, configured like the crate
+# builds it (GGML_NATIVE off: the portable x86-64 AVX2 build; no OpenMP).
+VER=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/[" ]/,""); sub("version=",""); print}' Cargo.lock)
+SRC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$VER"/llama.cpp | head -n1)
+LB="$WORK/llama-bench-$VER/bin/llama-bench"
+if [ ! -x "$LB" ]; then
+    say "building llama-bench from $SRC"
+    rm -rf "$WORK/llama-src-$VER"
+    cp -r "$SRC" "$WORK/llama-src-$VER"
+    # The crate ships only part of tools/: build just llama-bench.
+    echo 'add_subdirectory(llama-bench)' > "$WORK/llama-src-$VER/tools/CMakeLists.txt"
+    cmake -S "$WORK/llama-src-$VER" -B "$WORK/llama-bench-$VER" -DCMAKE_BUILD_TYPE=Release \
+        -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+        -DLLAMA_BUILD_TOOLS=ON -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DBUILD_SHARED_LIBS=OFF >/dev/null
+    cmake --build "$WORK/llama-bench-$VER" --target llama-bench -j "$(nproc)" >/dev/null
+fi
+
+ours() { ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" "$@" | awk '{print $2}'; }
+theirs() { # -p N -n 0 | -p 0 -n N ; prints tokens/s (mean over -r runs)
+    "$LB" -m "$GGUF" -t "$THREADS" -r "$REPS" "$@" -o csv 2>/dev/null \
+        | python3 -c 'import sys, csv
+rows = list(csv.DictReader(sys.stdin))
+print(rows[-1]["avg_ts"])'
+}
+median() { python3 -c 'import sys, statistics; print("%.2f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+
+# Paired, alternating runs: the machine is shared, so each pair sees the
+# same load, and the table gives the median of the per-pair ratios.
+declare -A OURS THEIRS RATIO
+for test in pp256 pp1024 tg64; do
+    n=${test#??}
+    ratios=(); o=(); t=()
+    for _ in $(seq "$REPS"); do
+        case $test in
+            pp*) a=$(ours pp "$n"); b=$(theirs -p "$n" -n 0) ;;
+            tg*) a=$(ours tg "$n"); b=$(theirs -p 0 -n "$n") ;;
+        esac
+        o+=("$a"); t+=("$b")
+        ratios+=("$(python3 -c "print($a / $b)")")
+        say "$test: assay-local $a tok/s, llama-bench $b tok/s"
+    done
+    OURS[$test]=$(median "${o[@]}"); THEIRS[$test]=$(median "${t[@]}"); RATIO[$test]=$(median "${ratios[@]}")
+done
+
+say "typical call, prefix caching, embedder"
+CALL=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" call)
+PREFIX=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" prefix)
+EMBED=$(ASSAY_BENCH_THREADS=$THREADS "$BIN" embed)
+val() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
+
+peak() { # peak resident memory in MB of one run
+    /usr/bin/time -v env ASSAY_BENCH_THREADS="$THREADS" ASSAY_BENCH_MODEL="$GGUF" "$BIN" "$1" 2>&1 >/dev/null \
+        | awk '/Maximum resident set size/ {printf "%.0f", $NF / 1024}'
+}
+JMEM=$(peak judge-mem)
+EMEM=$(peak embed-mem)
+
+echo
+echo "assay-local benchmark: $(basename "$GGUF"), $THREADS threads, llama.cpp $VER, medians of $REPS paired runs"
+printf '%-34s %14s %14s %8s\n' "measure" "assay-local" "llama-bench" "ratio"
+for test in pp256 pp1024 tg64; do
+    printf '%-34s %14s %14s %8s\n' "$test (tokens/s)" "${OURS[$test]}" "${THEIRS[$test]}" "$(printf '%.2f' "${RATIO[$test]}")x"
+done
+printf '%-34s %14s\n' "typical call ($(val "$CALL" call_prompt_tokens) prompt + 40 gen, s)" "$(val "$CALL" call_seconds)"
+printf '%-34s %14s\n' "50 calls, no prefix caching (s)" "$(val "$PREFIX" prefix_uncached_seconds)"
+printf '%-34s %14s\n' "50 calls, prefix caching (s)" "$(val "$PREFIX" prefix_cached_seconds)"
+printf '%-34s %14s\n' "  prompt share served from cache" "$(val "$PREFIX" prefix_cached_reused_share)"
+printf '%-34s %14s\n' "judge peak RSS (MB)" "$JMEM"
+printf '%-34s %14s\n' "embedder peak RSS (MB)" "$EMEM"
+printf '%-34s %14s\n' "embedder sentences/s (batch 32)" "$(val "$EMBED" embed_sentences_per_s)"
