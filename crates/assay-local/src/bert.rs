@@ -205,6 +205,13 @@ impl LocalEmbedder {
         })
     }
 
+    /// The token ids the model reads for `text` (`[CLS] ... [SEP]`,
+    /// truncated to 256).
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        self.tokenizer
+            .encode(text, MAX_TOKENS.min(self.config.max_positions))
+    }
+
     /// Unit-length embeddings of `texts`, in order, with the token count.
     pub fn embed_blocking(&self, texts: &[String]) -> Result<(Vec<Vec<f32>>, u64), Error> {
         let max_len = MAX_TOKENS.min(self.config.max_positions);

@@ -210,7 +210,8 @@ mod tests {
         let json = serde_json::json!({
             "model": {
                 "type": "WordPiece",
-                "vocab": vocab.iter().enumerate().map(|(i, t)| (t.to_string(), i)).collect::<serde_json::Map<_, _>>()
+                "vocab": vocab.iter().enumerate().map(|(i, t)| (t.to_string(), serde_json::json!(i)))
+                    .collect::<serde_json::Map<_, _>>()
             }
         });
         WordPiece::from_tokenizer_json(&json).unwrap()

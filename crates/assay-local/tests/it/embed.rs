@@ -118,3 +118,39 @@ pub fn futures_block_on<F: std::future::Future>(f: F) -> F::Output {
         std::task::Poll::Pending => panic!("the local model's future was not ready"),
     }
 }
+
+/// Reference ids from HuggingFace `tokenizers` 0.20.3 on the shipped
+/// tokenizer.json (padding off, truncation 256).
+#[test]
+fn token_ids_match_huggingface_tokenizers() {
+    let cases: [(&str, &[u32]); 7] = [
+        ("A man is eating food.", &[101, 1037, 2158, 2003, 5983, 2833, 1012, 102]),
+        (
+            "Ünïcödé, punctuation... and   spaces\ttabs",
+            &[101, 27260, 1010, 26136, 6593, 14505, 1012, 1012, 1012, 1998, 7258, 21628, 2015, 102],
+        ),
+        (
+            "naïve café—“quoted” text: 3.14 % ok?",
+            &[101, 15743, 7668, 1517, 1523, 9339, 1524, 3793, 1024, 1017, 1012, 2403, 1003, 7929, 1029, 102],
+        ),
+        (
+            "東京は日本の首都です。",
+            &[101, 1879, 1755, 1672, 1864, 1876, 1671, 100, 1961, 1665, 30184, 1636, 102],
+        ),
+        (
+            "supercalifragilisticexpialidocious antidisestablishmentarianism",
+            &[
+                101, 3565, 9289, 10128, 29181, 24411, 4588, 10288, 19312, 21273, 10085, 6313, 3424,
+                10521, 4355, 7875, 13602, 3672, 12199, 2964, 102,
+            ],
+        ),
+        (
+            "e-mail: someone@example.com #hashtag $100",
+            &[101, 1041, 1011, 5653, 1024, 2619, 1030, 2742, 1012, 4012, 1001, 23325, 15900, 1002, 2531, 102],
+        ),
+        ("", &[101, 102]),
+    ];
+    for (text, want) in cases {
+        assert_eq!(embedder().token_ids(text), want, "{text:?}");
+    }
+}
