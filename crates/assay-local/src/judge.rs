@@ -32,8 +32,13 @@ use crate::Error;
 /// (and so of cache keys).
 const DECODER_VERSION: u32 = 1;
 
-/// Tokens decoded per `llama_decode` call while reading a prompt.
-const BATCH: usize = 512;
+/// Prompts are read in chunks of this many tokens that start at absolute
+/// positions multiple of it. llama.cpp's results depend slightly on how
+/// tokens are grouped into batches; with fixed, aligned chunks every token
+/// is computed in the same group whether or not a prefix came from the
+/// cache, so prefix caching never changes an answer. The reused prefix is
+/// rounded down to a chunk boundary.
+const CHUNK: usize = 64;
 
 /// Whether the KV cache of the previous call is reused for the longest
 /// common prompt prefix.
@@ -197,8 +202,8 @@ impl LocalJudge {
         let threads = i32::try_from(options.threads.max(1)).unwrap_or(i32::MAX);
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(BATCH as u32)
-            .with_n_ubatch(BATCH as u32)
+            .with_n_batch(CHUNK as u32)
+            .with_n_ubatch(CHUNK as u32)
             .with_n_threads(threads)
             .with_n_threads_batch(threads);
         // SAFETY: the context refers to the model, which lives in a Box that
@@ -327,8 +332,8 @@ impl LocalJudge {
             PrefixCaching::Disabled => 0,
         };
         // At least one prompt token is decoded, for the logits of the first
-        // generated token.
-        let reused = reused.min(prompt.len() - 1);
+        // generated token; reuse stops at a chunk boundary.
+        let reused = reused.min(prompt.len() - 1) / CHUNK * CHUNK;
         let result = self.run(
             session,
             prompt,
@@ -375,13 +380,13 @@ impl LocalJudge {
             .map_err(|e| engine(&e))?;
         session.cached.truncate(reused);
 
-        let mut batch = LlamaBatch::new(BATCH, 1);
+        let mut batch = LlamaBatch::new(CHUNK, 1);
         let rest = &prompt[reused..];
-        for (ci, chunk) in rest.chunks(BATCH).enumerate() {
+        for (ci, chunk) in rest.chunks(CHUNK).enumerate() {
             batch.clear();
-            let last_chunk = (ci + 1) * BATCH >= rest.len();
+            let last_chunk = (ci + 1) * CHUNK >= rest.len();
             for (i, t) in chunk.iter().enumerate() {
-                let pos = (reused + ci * BATCH + i) as i32;
+                let pos = (reused + ci * CHUNK + i) as i32;
                 let logits = last_chunk && i + 1 == chunk.len();
                 batch.add(*t, pos, &[0], logits).map_err(|e| engine(&e))?;
             }

@@ -7,7 +7,10 @@ use serde_json::{json, Value};
 use crate::embed::{futures_block_on, tempdir};
 
 fn options(prefix_caching: PrefixCaching) -> JudgeOptions {
+    // One thread: tests run side by side, and llama.cpp's spinning worker
+    // threads slow to a crawl when they outnumber the free cores.
     JudgeOptions {
+        threads: 1,
         context: 2048,
         max_tokens: 256,
         prefix_caching,
