@@ -14,7 +14,6 @@ fn options(prefix_caching: PrefixCaching) -> JudgeOptions {
         context: 2048,
         max_tokens: 256,
         prefix_caching,
-        ..JudgeOptions::default()
     }
 }
 
