@@ -34,20 +34,30 @@ for line in sys.stdin:
         print(m["executable"])' | tail -n1)
 [ -x "$BIN" ] || { say "benchmark binary not built"; exit 1; }
 
-# 2. llama-bench from the vendored llama.cpp, configured like the crate
-# builds it (GGML_NATIVE off: the portable x86-64 AVX2 build; no OpenMP).
+# 2. llama-bench built from the llama.cpp that the crate vendors, configured
+# like the crate builds it (GGML_NATIVE off: the portable x86-64 AVX2 build;
+# no OpenMP). The crate ships llama.cpp without tools/llama-bench, so the
+# tool's own sources (two files) come from the llama.cpp that the PyPI
+# sdist of llama-cpp-python vendors; every kernel and the library itself
+# are the crate's copy.
 VER=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/[" ]/,""); sub("version=",""); print}' Cargo.lock)
 SRC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$VER"/llama.cpp | head -n1)
+LCP=${LLAMA_CPP_PYTHON:-0.3.36}
 LB="$WORK/llama-bench-$VER/bin/llama-bench"
 if [ ! -x "$LB" ]; then
-    say "building llama-bench from $SRC"
-    rm -rf "$WORK/llama-src-$VER"
+    say "building llama-bench against $SRC"
+    rm -rf "$WORK/llama-src-$VER" "$WORK/lcp"
     cp -r "$SRC" "$WORK/llama-src-$VER"
-    # The crate ships only part of tools/: build just llama-bench.
+    python3 -m pip download --quiet --no-deps --no-binary :all: --no-build-isolation \
+        -d "$WORK/lcp" "llama-cpp-python==$LCP" 2>/dev/null \
+        || python3 -m pip download --quiet --no-deps --no-binary :all: -d "$WORK/lcp" "llama-cpp-python==$LCP"
+    tar -xzf "$WORK/lcp/llama_cpp_python-$LCP.tar.gz" -C "$WORK/lcp"
+    cp -r "$WORK/lcp/llama_cpp_python-$LCP/vendor/llama.cpp/tools/llama-bench/." "$WORK/llama-src-$VER/tools/llama-bench/"
     echo 'add_subdirectory(llama-bench)' > "$WORK/llama-src-$VER/tools/CMakeLists.txt"
     cmake -S "$WORK/llama-src-$VER" -B "$WORK/llama-bench-$VER" -DCMAKE_BUILD_TYPE=Release \
         -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
-        -DLLAMA_BUILD_TOOLS=ON -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF -DBUILD_SHARED_LIBS=OFF >/dev/null
+        -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_TOOLS=ON -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF \
+        -DBUILD_SHARED_LIBS=OFF >/dev/null
     cmake --build "$WORK/llama-bench-$VER" --target llama-bench -j "$(nproc)" >/dev/null
 fi
 

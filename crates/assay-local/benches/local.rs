@@ -2,11 +2,11 @@
 //! every part and prints the table (with llama.cpp's `llama-bench` beside).
 //!
 //! Usage: `local PART [ARGS]`, each part printing one `key value` per line:
-//! - `pp N`: prompt processing of N tokens, tokens/s (median of 5);
-//! - `tg N`: generation of N tokens, tokens/s (median of 5);
+//! - `pp N`: prompt processing of N tokens, tokens/s (median of `ASSAY_BENCH_REPS`);
+//! - `tg N`: generation of N tokens, tokens/s (median of `ASSAY_BENCH_REPS`);
 //! - `call`: a typical judge call (about 600 prompt tokens, 40 generated), seconds;
 //! - `prefix`: 50 calls sharing one instruction, with and without prefix caching;
-//! - `embed`: sentences/s at batch 32 (median of 5);
+//! - `embed`: sentences/s at batch 32 (median of `ASSAY_BENCH_REPS`);
 //! - `judge-mem` / `embed-mem`: load and use once (run under `/usr/bin/time -v`).
 //!
 //! Threads: `ASSAY_BENCH_THREADS` (default 2); judge model:
@@ -30,6 +30,14 @@ fn threads() -> usize {
         .ok()
         .and_then(|t| t.parse().ok())
         .unwrap_or(2)
+}
+
+/// Repetitions inside one part (`ASSAY_BENCH_REPS`, default 3).
+fn reps() -> usize {
+    std::env::var("ASSAY_BENCH_REPS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(3)
 }
 
 fn judge(prefix_caching: PrefixCaching) -> LocalJudge {
@@ -97,7 +105,7 @@ fn main() {
             r.sampling.max_tokens = Some(1);
             j.answer_tokens(&prompt, &r)
                 .unwrap_or_else(|e| fail(&e.to_string()));
-            let rates: Vec<f64> = (0..5)
+            let rates: Vec<f64> = (0..reps())
                 .map(|_| {
                     let a = j
                         .answer_tokens(&prompt, &r)
@@ -117,7 +125,7 @@ fn main() {
             );
             let mut r = request("", "");
             r.sampling.max_tokens = Some(n as u32);
-            let rates: Vec<f64> = (0..5)
+            let rates: Vec<f64> = (0..reps())
                 .map(|_| {
                     let a = j
                         .answer_tokens(&prompt, &r)
@@ -147,7 +155,7 @@ fn main() {
                 &j.render(&r.messages)
                     .unwrap_or_else(|e| fail(&e.to_string())),
             );
-            let runs: Vec<f64> = (0..3)
+            let runs: Vec<f64> = (0..reps())
                 .map(|_| {
                     let t = Instant::now();
                     let a = j.answer(&r).unwrap_or_else(|e| fail(&e.to_string()));
@@ -205,19 +213,35 @@ fn main() {
         "embed" => {
             let e = LocalEmbedder::from_spec(&LocalSpec::Default)
                 .unwrap_or_else(|e| fail(&e.to_string()));
-            let sentences: Vec<String> = TEXT
-                .split(". ")
-                .chain([
-                    "A man is eating food",
-                    "The new movie is awesome",
-                    "How old are you?",
-                ])
+            // Sentences of everyday length (STS-benchmark-like, about a
+            // dozen words), each made distinct.
+            let base = [
+                "A man is eating food.",
+                "A man is eating a piece of bread.",
+                "The girl is carrying a baby.",
+                "A man is riding a horse.",
+                "A woman is playing violin.",
+                "Two men pushed carts through the woods.",
+                "A man is riding a white horse on an enclosed ground.",
+                "A monkey is playing drums.",
+                "The committee postponed its decision on the library building until next month.",
+                "Revenue grew by eight percent in the third quarter, driven by strong demand.",
+                "Is the answer supported by the retrieved context?",
+                "She forgot her umbrella at the station and got soaked on the way home.",
+            ];
+            let sentences: Vec<String> = base
+                .iter()
                 .cycle()
                 .take(256)
                 .enumerate()
-                .map(|(i, s)| format!("{s} ({i})."))
+                .map(|(i, s)| format!("{s} ({i})"))
                 .collect();
-            let rates: Vec<f64> = (0..5)
+            let tokens: usize = sentences.iter().map(|s| e.token_ids(s).len()).sum();
+            println!(
+                "embed_tokens_per_sentence {:.1}",
+                tokens as f64 / sentences.len() as f64
+            );
+            let rates: Vec<f64> = (0..reps())
                 .map(|_| {
                     let t = Instant::now();
                     for batch in sentences.chunks(32) {
