@@ -5,7 +5,7 @@
 # same thread count. Prints one table.
 #
 #   bench/local/run.sh            # everything
-#   THREADS=2 REPS=3 bench/local/run.sh
+#   THREADS=2 PAIRS=3 CALLS=50 bench/local/run.sh
 #
 # Needs the models (scripts/fetch-models.sh) and the build tools
 # (scripts/install-build-deps.sh).
@@ -14,7 +14,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 THREADS=${THREADS:-2}
-REPS=${REPS:-3}
+PAIRS=${PAIRS:-3}
+CALLS=${CALLS:-50}
 MODELS="${ASSAY_HOME:-$HOME/.cache/assay}/models"
 GGUF="${ASSAY_BENCH_MODEL:-$MODELS/qwen2.5-coder-0.5b-instruct.gguf}"
 WORK="${BENCH_WORK:-$ROOT/target/bench-local}"
@@ -61,9 +62,9 @@ if [ ! -x "$LB" ]; then
     cmake --build "$WORK/llama-bench-$VER" --target llama-bench -j "$(nproc)" >/dev/null
 fi
 
-ours() { ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" "$@" | awk '{print $2}'; }
+ours() { ASSAY_BENCH_REPS=1 ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" "$@" | awk '{print $2}'; }
 theirs() { # -p N -n 0 | -p 0 -n N ; prints tokens/s (mean over -r runs)
-    "$LB" -m "$GGUF" -t "$THREADS" -r "$REPS" "$@" -o csv 2>/dev/null \
+    "$LB" -m "$GGUF" -t "$THREADS" -r 1 "$@" -o csv 2>/dev/null \
         | python3 -c 'import sys, csv
 rows = list(csv.DictReader(sys.stdin))
 print(rows[-1]["avg_ts"])'
@@ -76,7 +77,7 @@ declare -A OURS THEIRS RATIO
 for test in pp256 pp1024 tg64; do
     n=${test#??}
     ratios=(); o=(); t=()
-    for _ in $(seq "$REPS"); do
+    for _ in $(seq "$PAIRS"); do
         case $test in
             pp*) a=$(ours pp "$n"); b=$(theirs -p "$n" -n 0) ;;
             tg*) a=$(ours tg "$n"); b=$(theirs -p 0 -n "$n") ;;
@@ -90,7 +91,7 @@ done
 
 say "typical call, prefix caching, embedder"
 CALL=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" call)
-PREFIX=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" prefix)
+PREFIX=$(ASSAY_BENCH_CALLS=$CALLS ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" prefix)
 EMBED=$(ASSAY_BENCH_THREADS=$THREADS "$BIN" embed)
 val() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
 
@@ -102,14 +103,14 @@ JMEM=$(peak judge-mem)
 EMEM=$(peak embed-mem)
 
 echo
-echo "assay-local benchmark: $(basename "$GGUF"), $THREADS threads, llama.cpp $VER, medians of $REPS paired runs"
+echo "assay-local benchmark: $(basename "$GGUF"), $THREADS threads, llama.cpp $VER, medians of $PAIRS paired runs"
 printf '%-34s %14s %14s %8s\n' "measure" "assay-local" "llama-bench" "ratio"
 for test in pp256 pp1024 tg64; do
     printf '%-34s %14s %14s %8s\n' "$test (tokens/s)" "${OURS[$test]}" "${THEIRS[$test]}" "$(printf '%.2f' "${RATIO[$test]}")x"
 done
 printf '%-34s %14s\n' "typical call ($(val "$CALL" call_prompt_tokens) prompt + 40 gen, s)" "$(val "$CALL" call_seconds)"
-printf '%-34s %14s\n' "50 calls, no prefix caching (s)" "$(val "$PREFIX" prefix_uncached_seconds)"
-printf '%-34s %14s\n' "50 calls, prefix caching (s)" "$(val "$PREFIX" prefix_cached_seconds)"
+printf '%-34s %14s\n' "$CALLS calls, no prefix caching (s)" "$(val "$PREFIX" prefix_uncached_seconds)"
+printf '%-34s %14s\n' "$CALLS calls, prefix caching (s)" "$(val "$PREFIX" prefix_cached_seconds)"
 printf '%-34s %14s\n' "  prompt share served from cache" "$(val "$PREFIX" prefix_cached_reused_share)"
 printf '%-34s %14s\n' "judge peak RSS (MB)" "$JMEM"
 printf '%-34s %14s\n' "embedder peak RSS (MB)" "$EMEM"

@@ -5,7 +5,7 @@
 //! - `pp N`: prompt processing of N tokens, tokens/s (median of `ASSAY_BENCH_REPS`);
 //! - `tg N`: generation of N tokens, tokens/s (median of `ASSAY_BENCH_REPS`);
 //! - `call`: a typical judge call (about 600 prompt tokens, 40 generated), seconds;
-//! - `prefix`: 50 calls sharing one instruction, with and without prefix caching;
+//! - `prefix`: 50 calls (`ASSAY_BENCH_CALLS`) sharing one instruction, with and without prefix caching;
 //! - `embed`: sentences/s at batch 32 (median of `ASSAY_BENCH_REPS`);
 //! - `judge-mem` / `embed-mem`: load and use once (run under `/usr/bin/time -v`).
 //!
@@ -30,6 +30,14 @@ fn threads() -> usize {
         .ok()
         .and_then(|t| t.parse().ok())
         .unwrap_or(2)
+}
+
+/// Calls of the prefix-caching run (`ASSAY_BENCH_CALLS`, default 50).
+fn calls() -> usize {
+    std::env::var("ASSAY_BENCH_CALLS")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(50)
 }
 
 /// Repetitions inside one part (`ASSAY_BENCH_REPS`, default 3).
@@ -185,7 +193,7 @@ fn main() {
                 let t = Instant::now();
                 let mut reused = 0;
                 let mut prompt = 0;
-                for i in 0..50 {
+                for i in 0..calls() {
                     let mut r = request(
                         &instruction,
                         &format!(
