@@ -10,7 +10,8 @@
 //! - `judge-mem` / `embed-mem`: load and use once (run under `/usr/bin/time -v`).
 //!
 //! Threads: `ASSAY_BENCH_THREADS` (default 2); judge model:
-//! `ASSAY_BENCH_MODEL` (a GGUF path; default the default judge).
+//! `ASSAY_BENCH_MODEL` (a GGUF path; default the default judge); prompt
+//! chunk: `ASSAY_BENCH_CHUNK` (default [`JudgeOptions`]'s).
 
 use std::time::{Duration, Instant};
 
@@ -54,6 +55,10 @@ fn judge(prefix_caching: PrefixCaching) -> LocalJudge {
         context: 4096,
         max_tokens: 128,
         prefix_caching,
+        chunk: std::env::var("ASSAY_BENCH_CHUNK")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(JudgeOptions::default().chunk),
     };
     let loaded = match std::env::var_os("ASSAY_BENCH_MODEL") {
         Some(p) => LocalJudge::load(std::path::Path::new(&p), "bench", options),
@@ -180,7 +185,7 @@ fn main() {
             let instruction = format!(
                 "You are a strict grader. Decide whether the statement is supported by the \
                  context. Answer with a short reason and a verdict. Examples follow. {}",
-                TEXT.repeat(4)
+                TEXT.repeat(8)
             );
             let schema = json!({
                 "type": "object",

@@ -32,14 +32,6 @@ use crate::Error;
 /// (and so of cache keys).
 const DECODER_VERSION: u32 = 1;
 
-/// Prompts are read in chunks of this many tokens that start at absolute
-/// positions multiple of it. llama.cpp's results depend slightly on how
-/// tokens are grouped into batches; with fixed, aligned chunks every token
-/// is computed in the same group whether or not a prefix came from the
-/// cache, so prefix caching never changes an answer. The reused prefix is
-/// rounded down to a chunk boundary.
-const CHUNK: usize = 64;
-
 /// Whether the KV cache of the previous call is reused for the longest
 /// common prompt prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,6 +54,14 @@ pub struct JudgeOptions {
     pub max_tokens: u32,
     /// KV prefix reuse between calls.
     pub prefix_caching: PrefixCaching,
+    /// Prompts are read in chunks of this many tokens that start at
+    /// absolute positions multiple of it (default 256). llama.cpp's results
+    /// depend slightly on how tokens are grouped into batches; with fixed,
+    /// aligned chunks every token is computed in the same group whether or
+    /// not a prefix came from the cache, so prefix caching never changes an
+    /// answer. A reused prefix is rounded down to a chunk boundary: smaller
+    /// chunks reuse more, larger ones read long prompts faster.
+    pub chunk: u32,
 }
 
 impl Default for JudgeOptions {
@@ -71,6 +71,7 @@ impl Default for JudgeOptions {
             context: 8192,
             max_tokens: 1024,
             prefix_caching: PrefixCaching::Enabled,
+            chunk: 256,
         }
     }
 }
@@ -128,6 +129,7 @@ pub struct LocalJudge {
     bos: Option<LlamaToken>,
     options: JudgeOptions,
     n_ctx: usize,
+    chunk: usize,
     model: Box<LlamaModel>,
 }
 
@@ -199,11 +201,12 @@ impl LocalJudge {
             .collect();
         let bos = vocab.should_add_bos().then(|| vocab.bos());
         let n_ctx = options.context.min(model.n_ctx_train()).max(256);
+        let chunk = options.chunk.clamp(1, n_ctx) as usize;
         let threads = i32::try_from(options.threads.max(1)).unwrap_or(i32::MAX);
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(CHUNK as u32)
-            .with_n_ubatch(CHUNK as u32)
+            .with_n_batch(chunk as u32)
+            .with_n_ubatch(chunk as u32)
             .with_n_threads(threads)
             .with_n_threads_batch(threads);
         // SAFETY: the context refers to the model, which lives in a Box that
@@ -219,7 +222,7 @@ impl LocalJudge {
             endpoint: path.display().to_string(),
             model: name.to_owned(),
             settings: format!(
-                "engine=llama.cpp;decoder=v{DECODER_VERSION};decoding=greedy;grammar=compact-json;n_ctx={n_ctx}"
+                "engine=llama.cpp;decoder=v{DECODER_VERSION};decoding=greedy;grammar=compact-json;n_ctx={n_ctx};chunk={chunk}"
             ),
         };
         Ok(LocalJudge {
@@ -233,6 +236,7 @@ impl LocalJudge {
             bos,
             options,
             n_ctx: n_ctx as usize,
+            chunk,
             model,
         })
     }
@@ -333,7 +337,8 @@ impl LocalJudge {
         };
         // At least one prompt token is decoded, for the logits of the first
         // generated token; reuse stops at a chunk boundary.
-        let reused = reused.min(prompt.len() - 1) / CHUNK * CHUNK;
+        let chunk = self.chunk;
+        let reused = reused.min(prompt.len() - 1) / chunk * chunk;
         let result = self.run(
             session,
             prompt,
@@ -380,13 +385,14 @@ impl LocalJudge {
             .map_err(|e| engine(&e))?;
         session.cached.truncate(reused);
 
-        let mut batch = LlamaBatch::new(CHUNK, 1);
+        let size = self.chunk;
+        let mut batch = LlamaBatch::new(size, 1);
         let rest = &prompt[reused..];
-        for (ci, chunk) in rest.chunks(CHUNK).enumerate() {
+        for (ci, chunk) in rest.chunks(size).enumerate() {
             batch.clear();
-            let last_chunk = (ci + 1) * CHUNK >= rest.len();
+            let last_chunk = (ci + 1) * size >= rest.len();
             for (i, t) in chunk.iter().enumerate() {
-                let pos = (reused + ci * CHUNK + i) as i32;
+                let pos = (reused + ci * size + i) as i32;
                 let logits = last_chunk && i + 1 == chunk.len();
                 batch.add(*t, pos, &[0], logits).map_err(|e| engine(&e))?;
             }

@@ -14,6 +14,7 @@ fn options(prefix_caching: PrefixCaching) -> JudgeOptions {
         context: 2048,
         max_tokens: 256,
         prefix_caching,
+        chunk: 64,
     }
 }
 
