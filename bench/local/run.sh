@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Benchmarks of assay-local, side by side with llama.cpp's own llama-bench
+# built from the same llama.cpp source (the copy vendored by the
+# llama-cpp-sys-2 crate that assay-local builds), on the same GGUF and the
+# same thread count. Prints one table.
+#
+#   bench/local/run.sh            # everything
+#   THREADS=2 PAIRS=3 CALLS=50 bench/local/run.sh
+#
+# Needs the models (scripts/fetch-models.sh) and the build tools
+# (scripts/install-build-deps.sh).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+THREADS=${THREADS:-2}
+PAIRS=${PAIRS:-3}
+CALLS=${CALLS:-50}
+MODELS="${ASSAY_HOME:-$HOME/.cache/assay}/models"
+GGUF="${ASSAY_BENCH_MODEL:-$MODELS/qwen2.5-coder-0.5b-instruct.gguf}"
+WORK="${BENCH_WORK:-$ROOT/target/bench-local}"
+mkdir -p "$WORK"
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+
+[ -f "$GGUF" ] || { say "no model at $GGUF: run scripts/fetch-models.sh"; exit 1; }
+
+# 1. Our benchmark binary (release).
+say "building the assay-local benchmark"
+BIN=$(cargo bench -p assay-local --bench local --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import sys, json
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("target", {}).get("name") == "local" and m.get("executable"):
+        print(m["executable"])' | tail -n1)
+[ -x "$BIN" ] || { say "benchmark binary not built"; exit 1; }
+
+# 2. llama-bench built from the llama.cpp that the crate vendors, configured
+# like the crate builds it (GGML_NATIVE off: the portable x86-64 AVX2 build;
+# no OpenMP). The crate ships llama.cpp without tools/llama-bench, so the
+# tool's own sources (two files) come from the llama.cpp that the PyPI
+# sdist of llama-cpp-python vendors; every kernel and the library itself
+# are the crate's copy.
+VER=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/[" ]/,""); sub("version=",""); print}' Cargo.lock)
+SRC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$VER"/llama.cpp | head -n1)
+LCP=${LLAMA_CPP_PYTHON:-0.3.36}
+LB="$WORK/llama-bench-$VER/bin/llama-bench"
+if [ ! -x "$LB" ]; then
+    say "building llama-bench against $SRC"
+    rm -rf "$WORK/llama-src-$VER" "$WORK/lcp"
+    cp -r "$SRC" "$WORK/llama-src-$VER"
+    python3 -m pip download --quiet --no-deps --no-binary :all: --no-build-isolation \
+        -d "$WORK/lcp" "llama-cpp-python==$LCP" 2>/dev/null \
+        || python3 -m pip download --quiet --no-deps --no-binary :all: -d "$WORK/lcp" "llama-cpp-python==$LCP"
+    tar -xzf "$WORK/lcp/llama_cpp_python-$LCP.tar.gz" -C "$WORK/lcp"
+    cp -r "$WORK/lcp/llama_cpp_python-$LCP/vendor/llama.cpp/tools/llama-bench/." "$WORK/llama-src-$VER/tools/llama-bench/"
+    echo 'add_subdirectory(llama-bench)' > "$WORK/llama-src-$VER/tools/CMakeLists.txt"
+    cmake -S "$WORK/llama-src-$VER" -B "$WORK/llama-bench-$VER" -DCMAKE_BUILD_TYPE=Release \
+        -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+        -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_TOOLS=ON -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF \
+        -DBUILD_SHARED_LIBS=OFF >/dev/null
+    cmake --build "$WORK/llama-bench-$VER" --target llama-bench -j "$(nproc)" >/dev/null
+fi
+
+ours() { ASSAY_BENCH_REPS=1 ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" "$@" | awk '{print $2}'; }
+theirs() { # -p N -n 0 | -p 0 -n N ; prints tokens/s (mean over -r runs)
+    "$LB" -m "$GGUF" -t "$THREADS" -r 1 "$@" -o csv 2>/dev/null \
+        | python3 -c 'import sys, csv
+rows = list(csv.DictReader(sys.stdin))
+print(rows[-1]["avg_ts"])'
+}
+median() { python3 -c 'import sys, statistics; print("%.2f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+
+# Paired, alternating runs: the machine is shared, so each pair sees the
+# same load, and the table gives the median of the per-pair ratios.
+declare -A OURS THEIRS RATIO
+for test in pp256 pp1024 tg64; do
+    n=${test#??}
+    ratios=(); o=(); t=()
+    for _ in $(seq "$PAIRS"); do
+        case $test in
+            pp*) a=$(ours pp "$n"); b=$(theirs -p "$n" -n 0) ;;
+            tg*) a=$(ours tg "$n"); b=$(theirs -p 0 -n "$n") ;;
+        esac
+        o+=("$a"); t+=("$b")
+        ratios+=("$(python3 -c "print($a / $b)")")
+        say "$test: assay-local $a tok/s, llama-bench $b tok/s"
+    done
+    OURS[$test]=$(median "${o[@]}"); THEIRS[$test]=$(median "${t[@]}"); RATIO[$test]=$(median "${ratios[@]}")
+done
+
+say "typical call, prefix caching, embedder"
+CALL=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" call)
+PREFIX=$(ASSAY_BENCH_CALLS=$CALLS ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" prefix)
+EMBED=$(ASSAY_BENCH_THREADS=$THREADS "$BIN" embed)
+val() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
+
+peak() { # peak resident memory in MB of one run
+    /usr/bin/time -v env ASSAY_BENCH_THREADS="$THREADS" ASSAY_BENCH_MODEL="$GGUF" "$BIN" "$1" 2>&1 >/dev/null \
+        | awk '/Maximum resident set size/ {printf "%.0f", $NF / 1024}'
+}
+JMEM=$(peak judge-mem)
+EMEM=$(peak embed-mem)
+
+echo
+echo "assay-local benchmark: $(basename "$GGUF"), $THREADS threads, llama.cpp $VER, medians of $PAIRS paired runs"
+printf '%-34s %14s %14s %8s\n' "measure" "assay-local" "llama-bench" "ratio"
+for test in pp256 pp1024 tg64; do
+    printf '%-34s %14s %14s %8s\n' "$test (tokens/s)" "${OURS[$test]}" "${THEIRS[$test]}" "$(printf '%.2f' "${RATIO[$test]}")x"
+done
+printf '%-34s %14s\n' "typical call ($(val "$CALL" call_prompt_tokens) prompt + 40 gen, s)" "$(val "$CALL" call_seconds)"
+printf '%-34s %14s\n' "$CALLS calls, no prefix caching (s)" "$(val "$PREFIX" prefix_uncached_seconds)"
+printf '%-34s %14s\n' "$CALLS calls, prefix caching (s)" "$(val "$PREFIX" prefix_cached_seconds)"
+printf '%-34s %14s\n' "  prompt share served from cache" "$(val "$PREFIX" prefix_cached_reused_share)"
+printf '%-34s %14s\n' "judge peak RSS (MB)" "$JMEM"
+printf '%-34s %14s\n' "embedder peak RSS (MB)" "$EMEM"
+printf '%-34s %14s\n' "embedder sentences/s (batch 32)" "$(val "$EMBED" embed_sentences_per_s)"

@@ -1,0 +1,694 @@
+//! The local chat judge: a GGUF model run by llama.cpp, greedy and
+//! schema-constrained.
+
+use std::fs::File;
+use std::io::Read;
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use assay_llm::{
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, FinishReason, Message, ModelIdentity, Role,
+    Source, Usage,
+};
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use llama_cpp_2::token::LlamaToken;
+use serde_json::Value;
+
+use crate::grammar::{closed_choices, schema_to_grammar, value_schema_at};
+use crate::spec::{require, KnownJudge, LocalSpec};
+use crate::Error;
+
+/// Bumped whenever a change here can change an answer; part of the identity
+/// (and so of cache keys).
+const DECODER_VERSION: u32 = 1;
+
+/// Whether the KV cache of the previous call is reused for the longest
+/// common prompt prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrefixCaching {
+    /// Reuse it (the default): a shared instruction is read once.
+    #[default]
+    Enabled,
+    /// Read every prompt from scratch (for measurements).
+    Disabled,
+}
+
+/// Settings of a [`LocalJudge`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JudgeOptions {
+    /// CPU threads for llama.cpp (default: the available parallelism).
+    pub threads: usize,
+    /// Context window in tokens (capped at the model's training context).
+    pub context: u32,
+    /// Completion budget when a request sets none.
+    pub max_tokens: u32,
+    /// KV prefix reuse between calls.
+    pub prefix_caching: PrefixCaching,
+    /// Prompts are read in chunks of this many tokens that start at
+    /// absolute positions multiple of it (default 256). llama.cpp's results
+    /// depend slightly on how tokens are grouped into batches; with fixed,
+    /// aligned chunks every token is computed in the same group whether or
+    /// not a prefix came from the cache, so prefix caching never changes an
+    /// answer. A reused prefix is rounded down to a chunk boundary: smaller
+    /// chunks reuse more, larger ones read long prompts faster.
+    pub chunk: u32,
+}
+
+impl Default for JudgeOptions {
+    fn default() -> Self {
+        JudgeOptions {
+            threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            context: 8192,
+            max_tokens: 1024,
+            prefix_caching: PrefixCaching::Enabled,
+            chunk: 256,
+        }
+    }
+}
+
+/// The probabilities of a closed choice (an `enum` or a boolean) at one
+/// place of a constrained answer.
+///
+/// They are read at the step where the greedy path commits to one choice:
+/// a softmax over the tokens the grammar allows there, each token's mass
+/// given to the choice it starts (shared by the choices it is a prefix
+/// of, which only happens for choices sharing a prefix).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoicePoint {
+    /// JSON Pointer of the value, e.g. `/statements/0/verdict`.
+    pub pointer: String,
+    /// Each allowed value (compact JSON text, e.g. `"yes"` or `1`) with
+    /// its probability; they sum to 1.
+    pub probabilities: Vec<(String, f64)>,
+}
+
+/// Everything one local call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalAnswer {
+    /// The generated text.
+    pub text: String,
+    /// Why generation stopped.
+    pub finish_reason: FinishReason,
+    /// Prompt length in tokens.
+    pub prompt_tokens: usize,
+    /// Of those, how many were served from the KV cache of the previous call.
+    pub reused_tokens: usize,
+    /// Generated tokens.
+    pub completion_tokens: usize,
+    /// Closed choices met in the answer, in order.
+    pub choices: Vec<ChoicePoint>,
+    /// Time spent reading the prompt tokens that were not reused.
+    pub prompt_time: Duration,
+    /// Time spent generating (decoding, masking, choosing).
+    pub generation_time: Duration,
+}
+
+/// A GGUF chat model in-process: greedy decoding, output constrained to
+/// the request's JSON Schema, prefix caching between calls.
+///
+/// Calls are serialised (one context, one KV cache); each call runs on the
+/// calling thread, so an async caller should give it a blocking-friendly
+/// thread. The CPU is the bottleneck either way.
+pub struct LocalJudge {
+    identity: ModelIdentity,
+    // Declared before `model`: the context inside borrows the model and
+    // must be dropped first.
+    session: Mutex<Session>,
+    pieces: Vec<Vec<u8>>,
+    template: LlamaChatTemplate,
+    bos: Option<LlamaToken>,
+    options: JudgeOptions,
+    n_ctx: usize,
+    chunk: usize,
+    model: Box<LlamaModel>,
+}
+
+struct Session {
+    ctx: LlamaContext<'static>,
+    /// The tokens whose keys and values are in the cache, in order.
+    cached: Vec<LlamaToken>,
+}
+
+fn backend() -> Result<&'static LlamaBackend, Error> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            let mut b = LlamaBackend::init().map_err(|e| e.to_string())?;
+            // A library never prints; llama.cpp logs to stderr by default.
+            b.void_logs();
+            Ok(b)
+        })
+        .as_ref()
+        .map_err(|e| Error::Engine(format!("llama.cpp backend: {e}")))
+}
+
+impl LocalJudge {
+    /// Loads the judge a spec names: `local` is the default
+    /// (Qwen2.5-Coder-0.5B-Instruct).
+    pub fn from_spec(spec: &LocalSpec, options: JudgeOptions) -> Result<Self, Error> {
+        match spec {
+            LocalSpec::Default => Self::known(KnownJudge::Qwen25Coder05b, options),
+            LocalSpec::Judge(j) => Self::known(*j, options),
+            LocalSpec::File(p) => {
+                let name = p.file_stem().map_or_else(
+                    || p.display().to_string(),
+                    |s| s.to_string_lossy().into_owned(),
+                );
+                Self::load(p, &name, options)
+            }
+            LocalSpec::Embedder(e) => Err(Error::Spec {
+                spec: spec.to_string(),
+                detail: format!("{} is an embedder, not a chat model", e.as_str()),
+            }),
+        }
+    }
+
+    /// Loads one of the models of `scripts/fetch-models.sh`.
+    pub fn known(model: KnownJudge, options: JudgeOptions) -> Result<Self, Error> {
+        Self::load(&model.path(), model.as_str(), options)
+    }
+
+    /// Loads a GGUF chat model (llama, qwen2 or gemma family) and uses the
+    /// chat template stored in it.
+    pub fn load(path: &Path, name: &str, options: JudgeOptions) -> Result<Self, Error> {
+        require(path, &format!("local judge model {name}"))?;
+        check_gguf_header(path)?;
+        let backend = backend()?;
+        let invalid = |detail: String| Error::ModelInvalid {
+            path: path.to_owned(),
+            detail,
+        };
+        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+            .map_err(|e| invalid(format!("llama.cpp could not load it: {e}")))?;
+        let model = Box::new(model);
+        let template = model
+            .chat_template(None)
+            .map_err(|e| invalid(format!("no usable chat template: {e}")))?;
+        let vocab = model.vocab();
+        let pieces: Vec<Vec<u8>> = vocab
+            .tokens()
+            .map(|t| vocab.token_to_piece(t, false, None))
+            .collect();
+        let bos = vocab.should_add_bos().then(|| vocab.bos());
+        let n_ctx = options.context.min(model.n_ctx_train()).max(256);
+        let chunk = options.chunk.clamp(1, n_ctx) as usize;
+        let threads = i32::try_from(options.threads.max(1)).unwrap_or(i32::MAX);
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(chunk as u32)
+            .with_n_ubatch(chunk as u32)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        // SAFETY: the context refers to the model, which lives in a Box that
+        // is never moved out of or replaced, and `LocalJudge` declares the
+        // session (owner of the context) before the model, so the context
+        // is dropped first.
+        let model_ref: &'static LlamaModel = unsafe { &*(model.as_ref() as *const LlamaModel) };
+        let ctx = model_ref
+            .new_context(backend, params)
+            .map_err(|e| Error::Engine(format!("cannot create a context: {e}")))?;
+        let identity = ModelIdentity {
+            provider: "local".into(),
+            endpoint: path.display().to_string(),
+            model: name.to_owned(),
+            settings: format!(
+                "engine=llama.cpp;decoder=v{DECODER_VERSION};decoding=greedy;grammar=compact-json;n_ctx={n_ctx};chunk={chunk}"
+            ),
+        };
+        Ok(LocalJudge {
+            identity,
+            session: Mutex::new(Session {
+                ctx,
+                cached: Vec::new(),
+            }),
+            pieces,
+            template,
+            bos,
+            options,
+            n_ctx: n_ctx as usize,
+            chunk,
+            model,
+        })
+    }
+
+    /// The options the judge was loaded with.
+    pub fn options(&self) -> &JudgeOptions {
+        &self.options
+    }
+
+    /// The prompt text the model sees for `messages` (its own chat
+    /// template, with the assistant turn opened).
+    pub fn render(&self, messages: &[Message]) -> Result<String, Error> {
+        let chat = messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    Role::System => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                LlamaChatMessage::new(role.into(), m.content.clone()).map_err(|e| {
+                    Error::Engine(format!("message cannot be passed to llama.cpp: {e}"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.model
+            .apply_chat_template(&self.template, &chat, true)
+            .map_err(|e| Error::Engine(format!("chat template failed: {e}")))
+    }
+
+    /// Tokens of a rendered prompt, with BOS when the model wants one.
+    pub fn tokenize(&self, text: &str) -> Vec<LlamaToken> {
+        let vocab = self.model.vocab();
+        let mut tokens = Vec::with_capacity(text.len() / 3 + 2);
+        if let Some(bos) = self.bos {
+            let bos_text = self.piece_text(bos, &vocab);
+            if bos_text.is_empty() || !text.starts_with(&bos_text) {
+                tokens.push(bos);
+            }
+        }
+        tokens.extend(vocab.tokenize(text.as_bytes(), false, true));
+        tokens
+    }
+
+    fn piece_text(&self, t: LlamaToken, vocab: &llama_cpp_2::vocab::LlamaVocab<'_>) -> String {
+        String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned()
+    }
+
+    /// Answers a request synchronously; the trait method wraps this.
+    pub fn answer(&self, request: &ChatRequest) -> Result<LocalAnswer, Error> {
+        let prompt = self.render(&request.messages)?;
+        let tokens = self.tokenize(&prompt);
+        self.answer_tokens(&tokens, request)
+    }
+
+    /// Answers from prompt tokens given directly (the request's messages
+    /// are ignored; its schema, budget and stop sequences apply). For
+    /// callers that render prompts themselves, and for benchmarks.
+    pub fn answer_tokens(
+        &self,
+        prompt: &[LlamaToken],
+        request: &ChatRequest,
+    ) -> Result<LocalAnswer, Error> {
+        if prompt.is_empty() {
+            return Err(Error::Engine("empty prompt".into()));
+        }
+        if prompt.len() >= self.n_ctx {
+            return Err(Error::PromptTooLong {
+                tokens: prompt.len(),
+                limit: self.n_ctx,
+            });
+        }
+        let schema = request.schema.as_ref();
+        let mut grammar = match schema {
+            Some(s) => {
+                let g = schema_to_grammar(s)?;
+                Some(
+                    LlamaSampler::grammar(&self.model, g.as_str(), crate::grammar::Grammar::ROOT)
+                        .map_err(|e| Error::Schema(format!("llama.cpp refused the grammar: {e}")))?,
+                )
+            }
+            None => None,
+        };
+        let budget = request
+            .sampling
+            .max_tokens
+            .unwrap_or(self.options.max_tokens) as usize;
+        let budget = budget.min(self.n_ctx - prompt.len());
+
+        let mut guard = self
+            .session
+            .lock()
+            .map_err(|_| Error::Engine("an earlier call panicked inside the engine".into()))?;
+        let session = &mut *guard;
+        let reused = match self.options.prefix_caching {
+            PrefixCaching::Enabled => common_prefix(&session.cached, prompt),
+            PrefixCaching::Disabled => 0,
+        };
+        // At least one prompt token is decoded, for the logits of the first
+        // generated token; reuse stops at a chunk boundary.
+        let chunk = self.chunk;
+        let reused = reused.min(prompt.len() - 1) / chunk * chunk;
+        let result = self.run(
+            session,
+            prompt,
+            reused,
+            budget,
+            &mut grammar,
+            schema,
+            &request.sampling.stop,
+        );
+        if result.is_err() {
+            // The cache may hold a partial batch: start clean next time.
+            session.ctx.clear_kv_cache();
+            session.cached.clear();
+        }
+        let run = result?;
+        Ok(LocalAnswer {
+            text: run.text,
+            finish_reason: run.finish_reason,
+            prompt_tokens: prompt.len(),
+            reused_tokens: reused,
+            completion_tokens: run.generated,
+            choices: run.choices,
+            prompt_time: run.prompt_time,
+            generation_time: run.generation_time,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        session: &mut Session,
+        prompt: &[LlamaToken],
+        reused: usize,
+        budget: usize,
+        grammar: &mut Option<LlamaSampler>,
+        schema: Option<&Value>,
+        stops: &[String],
+    ) -> Result<Run, Error> {
+        let started = Instant::now();
+        let engine = |e: &dyn std::fmt::Display| Error::Engine(e.to_string());
+        session
+            .ctx
+            .kv_cache_seq_rm(0, Some(reused as u32), None)
+            .map_err(|e| engine(&e))?;
+        session.cached.truncate(reused);
+
+        let size = self.chunk;
+        let mut batch = LlamaBatch::new(size, 1);
+        let rest = &prompt[reused..];
+        for (ci, chunk) in rest.chunks(size).enumerate() {
+            batch.clear();
+            let last_chunk = (ci + 1) * size >= rest.len();
+            for (i, t) in chunk.iter().enumerate() {
+                let pos = (reused + ci * size + i) as i32;
+                let logits = last_chunk && i + 1 == chunk.len();
+                batch.add(*t, pos, &[0], logits).map_err(|e| engine(&e))?;
+            }
+            session.ctx.decode(&mut batch).map_err(|e| engine(&e))?;
+            session.cached.extend_from_slice(chunk);
+        }
+
+        let prompt_time = started.elapsed();
+        let started = Instant::now();
+        let vocab = self.model.vocab();
+        let mut out: Vec<u8> = Vec::new();
+        let mut choices = Vec::new();
+        let mut pending: Option<PendingChoice> = None;
+        let mut logit_idx = batch.n_tokens() - 1;
+        let mut generated = 0usize;
+        let mut finish = FinishReason::Length;
+        while generated < budget {
+            let logits = session.ctx.get_logits_ith(logit_idx);
+            if pending.is_none() {
+                if let (Some(s), Some(_)) = (schema, grammar.as_ref()) {
+                    let text = String::from_utf8_lossy(&out);
+                    if let Some((pointer, sub)) = value_schema_at(&text, s) {
+                        if let Some(options) = closed_choices(sub) {
+                            pending = Some(PendingChoice {
+                                pointer,
+                                options,
+                                prefix: String::new(),
+                            });
+                        }
+                    }
+                }
+            }
+            let token = match grammar.as_mut() {
+                None => argmax(logits),
+                Some(g) => {
+                    if let Some(p) = pending.as_mut() {
+                        let masked = masked_candidates(logits, g);
+                        let token = argmax_data(&masked)
+                            .ok_or_else(|| Error::Engine("grammar allows no token".into()))?;
+                        if let Some(done) = p.observe(&masked, token, &self.pieces) {
+                            choices.push(done);
+                            pending = None;
+                        }
+                        token
+                    } else {
+                        constrained_argmax(logits, g)?
+                    }
+                }
+            };
+            if vocab.is_eog(token) {
+                finish = FinishReason::Stop;
+                break;
+            }
+            if let Some(g) = grammar.as_mut() {
+                // Only tokens the grammar allowed reach this point.
+                g.accept(token);
+            }
+            out.extend_from_slice(self.pieces.get(token.0 as usize).map_or(&[][..], |p| p));
+            generated += 1;
+            if let Some(cut) = find_stop(&out, stops) {
+                out.truncate(cut);
+                finish = FinishReason::Stop;
+                break;
+            }
+            batch.clear();
+            let pos = prompt.len() + generated - 1;
+            batch
+                .add(token, pos as i32, &[0], true)
+                .map_err(|e| engine(&e))?;
+            session.ctx.decode(&mut batch).map_err(|e| engine(&e))?;
+            session.cached.push(token);
+            logit_idx = 0;
+        }
+        Ok(Run {
+            text: String::from_utf8_lossy(&out).into_owned(),
+            finish_reason: finish,
+            generated,
+            choices,
+            prompt_time,
+            generation_time: started.elapsed(),
+        })
+    }
+}
+
+/// What one generation produced.
+struct Run {
+    text: String,
+    finish_reason: FinishReason,
+    generated: usize,
+    choices: Vec<ChoicePoint>,
+    prompt_time: Duration,
+    generation_time: Duration,
+}
+
+/// A closed choice being decoded: the options still possible and what of
+/// the value has been written so far.
+struct PendingChoice {
+    pointer: String,
+    options: Vec<String>,
+    prefix: String,
+}
+
+impl PendingChoice {
+    /// Looks at one constrained step. Returns the finished choice point
+    /// when the chosen token commits to a strict subset of the options.
+    fn observe(
+        &mut self,
+        masked: &[LlamaTokenData],
+        chosen: LlamaToken,
+        pieces: &[Vec<u8>],
+    ) -> Option<ChoicePoint> {
+        let consistent = |token: LlamaToken| -> Vec<usize> {
+            let piece = pieces
+                .get(token.0 as usize)
+                .map(|p| String::from_utf8_lossy(p))
+                .unwrap_or_default();
+            let s = format!("{}{piece}", self.prefix);
+            self.options
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| o.starts_with(&s) || s.starts_with(o.as_str()))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let chosen_set = consistent(chosen);
+        let viable: Vec<usize> = (0..self.options.len())
+            .filter(|&i| self.options[i].starts_with(&self.prefix))
+            .collect();
+        if chosen_set.len() >= viable.len() && viable.len() > 1 {
+            // Still a shared prefix (e.g. the opening quote): not decided yet.
+            if let Some(p) = pieces.get(chosen.0 as usize) {
+                self.prefix.push_str(&String::from_utf8_lossy(p));
+            }
+            return None;
+        }
+        let max = masked
+            .iter()
+            .map(LlamaTokenData::logit)
+            .fold(f32::NEG_INFINITY, f32::max);
+        let mut mass = vec![0f64; self.options.len()];
+        for d in masked.iter().filter(|d| d.logit().is_finite()) {
+            let set = consistent(d.id());
+            if set.is_empty() {
+                continue;
+            }
+            let p = f64::from(d.logit() - max).exp() / set.len() as f64;
+            for i in set {
+                mass[i] += p;
+            }
+        }
+        let total: f64 = mass.iter().sum();
+        let probabilities = self
+            .options
+            .iter()
+            .zip(&mass)
+            .map(|(o, m)| (o.clone(), if total > 0.0 { m / total } else { 0.0 }))
+            .collect();
+        Some(ChoicePoint {
+            pointer: std::mem::take(&mut self.pointer),
+            probabilities,
+        })
+    }
+}
+
+/// The full vocabulary with the grammar's mask applied (disallowed tokens
+/// get a logit of minus infinity).
+fn masked_candidates(logits: &[f32], grammar: &mut LlamaSampler) -> Vec<LlamaTokenData> {
+    let data: Vec<LlamaTokenData> = logits
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0))
+        .collect();
+    let mut arr = LlamaTokenDataArray::new(data, false);
+    arr.apply_sampler(grammar);
+    arr.data
+}
+
+/// Greedy choice under the grammar. The unconstrained best token is tried
+/// first: when the grammar allows it, it is also the constrained best, and
+/// the (costly) mask over the whole vocabulary is skipped.
+fn constrained_argmax(logits: &[f32], grammar: &mut LlamaSampler) -> Result<LlamaToken, Error> {
+    let best = argmax(logits);
+    let mut one = LlamaTokenDataArray::new(
+        vec![LlamaTokenData::new(best, logits[best.0 as usize], 0.0)],
+        false,
+    );
+    one.apply_sampler(grammar);
+    if one.data.first().is_some_and(|d| d.logit().is_finite()) {
+        return Ok(best);
+    }
+    argmax_data(&masked_candidates(logits, grammar))
+        .ok_or_else(|| Error::Engine("grammar allows no token".into()))
+}
+
+/// Index of the largest logit; ties go to the lowest id, so decoding is
+/// deterministic.
+fn argmax(logits: &[f32]) -> LlamaToken {
+    let mut best = 0usize;
+    for (i, &l) in logits.iter().enumerate() {
+        if l > logits[best] {
+            best = i;
+        }
+    }
+    LlamaToken(best as i32)
+}
+
+fn argmax_data(data: &[LlamaTokenData]) -> Option<LlamaToken> {
+    let mut best: Option<&LlamaTokenData> = None;
+    for d in data.iter().filter(|d| d.logit().is_finite()) {
+        if best.is_none_or(|b| d.logit() > b.logit()) {
+            best = Some(d);
+        }
+    }
+    best.map(LlamaTokenData::id)
+}
+
+fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// Byte offset of the first stop sequence in `out`, if any.
+fn find_stop(out: &[u8], stops: &[String]) -> Option<usize> {
+    stops
+        .iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| out.windows(s.len()).position(|w| w == s.as_bytes()))
+        .min()
+}
+
+/// Refuses files that are not GGUF before llama.cpp sees them.
+fn check_gguf_header(path: &Path) -> Result<(), Error> {
+    let invalid = |detail: String| Error::ModelInvalid {
+        path: path.to_owned(),
+        detail,
+    };
+    let mut head = [0u8; 8];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .map_err(|e| invalid(format!("cannot read its header: {e}")))?;
+    if &head[..4] != b"GGUF" {
+        return Err(invalid("not a GGUF file".into()));
+    }
+    let version = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+    if !(2..=3).contains(&version) {
+        return Err(invalid(format!("unsupported GGUF version {version}")));
+    }
+    Ok(())
+}
+
+impl ChatModel for LocalJudge {
+    fn identity(&self) -> &ModelIdentity {
+        &self.identity
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, assay_llm::Error>> {
+        Box::pin(async move {
+            let start = Instant::now();
+            let answer = self.answer(request)?;
+            Ok(to_response(answer, request, start.elapsed()))
+        })
+    }
+}
+
+/// The trait's response. `choice_probabilities` is flat, so each entry is
+/// labelled `POINTER=VALUE` (e.g. `/verdict="yes"`), one per option of
+/// every choice point.
+fn to_response(answer: LocalAnswer, request: &ChatRequest, latency: Duration) -> ChatResponse {
+    let json = request
+        .schema
+        .as_ref()
+        .and_then(|s| assay_llm::schema::parse_structured(&answer.text, s).ok());
+    let choice_probabilities = (!answer.choices.is_empty()).then(|| {
+        answer
+            .choices
+            .iter()
+            .flat_map(|c| {
+                c.probabilities
+                    .iter()
+                    .map(move |(v, p)| (format!("{}={v}", c.pointer), *p))
+            })
+            .collect()
+    });
+    ChatResponse {
+        text: answer.text,
+        json,
+        finish_reason: answer.finish_reason,
+        usage: Usage {
+            prompt_tokens: answer.prompt_tokens as u64,
+            completion_tokens: answer.completion_tokens as u64,
+        },
+        latency,
+        source: Source::Upstream,
+        logprobs: None,
+        choice_probabilities,
+    }
+}

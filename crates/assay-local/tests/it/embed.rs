@@ -1,0 +1,170 @@
+use std::sync::OnceLock;
+
+use assay_llm::Embedder;
+use assay_local::{Error, LocalEmbedder, LocalSpec};
+
+fn embedder() -> &'static LocalEmbedder {
+    static E: OnceLock<LocalEmbedder> = OnceLock::new();
+    E.get_or_init(|| {
+        LocalEmbedder::from_spec(&LocalSpec::Default)
+            .unwrap_or_else(|e| panic!("cannot load the local embedder: {e}"))
+    })
+}
+
+fn embed(texts: &[&str]) -> Vec<Vec<f32>> {
+    let texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    embedder().embed_blocking(&texts).unwrap().0
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum()
+}
+
+#[test]
+fn published_similarity_is_reproduced() {
+    let v = embed(&["A man is eating food.", "A man is eating a piece of bread."]);
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[0].len(), 384);
+    let cos = dot(&v[0], &v[1]);
+    assert!((cos - 0.7553).abs() < 1e-4, "cosine {cos}");
+}
+
+#[test]
+fn vectors_are_unit_length_and_batching_does_not_change_them() {
+    let texts = [
+        "A man is eating food.",
+        "The new movie is awesome, I loved it!",
+        "",
+        "Ünïcödé, punctuation... and   spaces\ttabs",
+    ];
+    let together = embed(&texts);
+    for (t, v) in texts.iter().zip(&together) {
+        assert!((dot(v, v) - 1.0).abs() < 1e-5, "{t}");
+        let alone = &embed(&[t])[0];
+        let diff = v
+            .iter()
+            .zip(alone)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(diff < 1e-5, "{t}: {diff}");
+    }
+}
+
+#[test]
+fn related_sentences_are_closer_than_unrelated_ones() {
+    let v = embed(&[
+        "The cat sits on the mat.",
+        "A cat is sitting on a rug.",
+        "Quarterly revenue grew by eight percent.",
+    ]);
+    assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]) + 0.3);
+}
+
+#[test]
+fn long_texts_are_truncated_not_refused() {
+    let long = "word ".repeat(2000);
+    let v = embed(&[&long]);
+    assert!((dot(&v[0], &v[0]) - 1.0).abs() < 1e-5);
+}
+
+#[test]
+fn the_trait_reports_vectors_and_tokens() {
+    let texts = vec!["hello world".to_string()];
+    let out = futures_block_on(embedder().embed(&texts)).unwrap();
+    assert_eq!(out.vectors.len(), 1);
+    // [CLS] hello world [SEP]
+    assert_eq!(out.usage.prompt_tokens, 4);
+}
+
+#[test]
+fn truncated_weights_are_a_clear_error() {
+    let src = LocalSpec::Default;
+    let dir = assay_local::models_dir().join("all-minilm-l6-v2");
+    let tmp = tempdir("embed-truncated");
+    for f in ["tokenizer.json", "config.json"] {
+        std::fs::copy(dir.join(f), tmp.join(f)).unwrap();
+    }
+    let bytes = std::fs::read(dir.join("model.safetensors"))
+        .unwrap_or_else(|e| panic!("{src} weights missing ({e}); run scripts/fetch-models.sh"));
+    std::fs::write(tmp.join("model.safetensors"), &bytes[..bytes.len() / 2]).unwrap();
+    match LocalEmbedder::load(&tmp, "truncated") {
+        Err(Error::ModelInvalid { detail, .. }) => assert!(!detail.is_empty()),
+        Err(other) => panic!("wrong error: {other}"),
+        Ok(_) => panic!("a truncated file loaded"),
+    }
+    std::fs::remove_file(tmp.join("model.safetensors")).unwrap();
+    let e = LocalEmbedder::load(&tmp, "missing").err().unwrap();
+    assert!(e.to_string().contains("scripts/fetch-models.sh"), "{e}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+pub fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("assay-local-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Polls a future that completes without waiting (the local models compute
+/// inside `poll`), so no runtime is needed.
+pub fn futures_block_on<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("the local model's future was not ready"),
+    }
+}
+
+/// Reference ids from HuggingFace `tokenizers` 0.20.3 on the shipped
+/// tokenizer.json (padding off, truncation 256).
+#[test]
+fn token_ids_match_huggingface_tokenizers() {
+    let cases: [(&str, &[u32]); 7] = [
+        (
+            "A man is eating food.",
+            &[101, 1037, 2158, 2003, 5983, 2833, 1012, 102],
+        ),
+        (
+            "Ünïcödé, punctuation... and   spaces\ttabs",
+            &[
+                101, 27260, 1010, 26136, 6593, 14505, 1012, 1012, 1012, 1998, 7258, 21628, 2015,
+                102,
+            ],
+        ),
+        (
+            "naïve café—“quoted” text: 3.14 % ok?",
+            &[
+                101, 15743, 7668, 1517, 1523, 9339, 1524, 3793, 1024, 1017, 1012, 2403, 1003, 7929,
+                1029, 102,
+            ],
+        ),
+        (
+            "東京は日本の首都です。",
+            &[
+                101, 1879, 1755, 1672, 1864, 1876, 1671, 100, 1961, 1665, 30184, 1636, 102,
+            ],
+        ),
+        (
+            "supercalifragilisticexpialidocious antidisestablishmentarianism",
+            &[
+                101, 3565, 9289, 10128, 29181, 24411, 4588, 10288, 19312, 21273, 10085, 6313, 3424,
+                10521, 4355, 7875, 13602, 3672, 12199, 2964, 102,
+            ],
+        ),
+        (
+            "e-mail: someone@example.com #hashtag $100",
+            &[
+                101, 1041, 1011, 5653, 1024, 2619, 1030, 2742, 1012, 4012, 1001, 23325, 15900,
+                1002, 2531, 102,
+            ],
+        ),
+        ("", &[101, 102]),
+    ];
+    for (text, want) in cases {
+        assert_eq!(embedder().token_ids(text), want, "{text:?}");
+    }
+}

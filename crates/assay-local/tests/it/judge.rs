@@ -1,0 +1,260 @@
+use std::sync::OnceLock;
+
+use assay_llm::{ChatModel, ChatRequest, FinishReason, Message, PromptRef};
+use assay_local::{Error, JudgeOptions, KnownJudge, LocalJudge, PrefixCaching};
+use serde_json::{json, Value};
+
+use crate::embed::{futures_block_on, tempdir};
+
+fn options(prefix_caching: PrefixCaching) -> JudgeOptions {
+    // One thread: tests run side by side, and llama.cpp's spinning worker
+    // threads slow to a crawl when they outnumber the free cores.
+    JudgeOptions {
+        threads: 1,
+        context: 2048,
+        max_tokens: 256,
+        prefix_caching,
+        chunk: 64,
+    }
+}
+
+fn load(prefix_caching: PrefixCaching) -> LocalJudge {
+    LocalJudge::known(KnownJudge::Smollm2135m, options(prefix_caching))
+        .unwrap_or_else(|e| panic!("cannot load the small judge: {e}"))
+}
+
+fn judge() -> &'static LocalJudge {
+    static J: OnceLock<LocalJudge> = OnceLock::new();
+    J.get_or_init(|| load(PrefixCaching::Enabled))
+}
+
+fn request(system: &str, user: &str, schema: Option<Value>) -> ChatRequest {
+    let mut r = ChatRequest::new(
+        PromptRef {
+            id: "test".into(),
+            version: "1".into(),
+        },
+        vec![Message::system(system), Message::user(user)],
+    );
+    r.schema = schema;
+    r
+}
+
+const INSTRUCTION: &str = "You are a careful grader. Answer in JSON.";
+
+fn verdict_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string"},
+            "verdict": {"enum": ["yes", "no"]}
+        },
+        "required": ["reason", "verdict"],
+        "additionalProperties": false
+    })
+}
+
+#[test]
+fn chat_template_is_the_models_own() {
+    let text = judge()
+        .render(&[Message::system("S"), Message::user("U")])
+        .unwrap();
+    assert_eq!(
+        text,
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
+    );
+}
+
+#[test]
+fn constrained_output_satisfies_every_schema() {
+    let schemas = [
+        verdict_schema(),
+        json!({"type": "object", "properties": {"score": {"type": "integer"}, "ok": {"type": "boolean"}}, "required": ["score", "ok"]}),
+        json!({
+            "type": "object",
+            "properties": {
+                "statements": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {
+                        "type": "object",
+                        "properties": {"statement": {"type": "string"}, "verdict": {"enum": [0, 1]}},
+                        "required": ["statement", "verdict"],
+                        "additionalProperties": false
+                    }
+                }
+            },
+            "required": ["statements"],
+            "additionalProperties": false
+        }),
+        json!({"type": "array", "items": {"type": "number"}, "minItems": 2, "maxItems": 2}),
+        json!({"type": "object", "properties": {"kind": {"const": "fixed"}, "note": {"type": ["string", "null"]}}, "required": ["kind"]}),
+    ];
+    for schema in schemas {
+        let r = request(
+            INSTRUCTION,
+            "Question: Is Paris the capital of France? List the statements you make and grade them.",
+            Some(schema.clone()),
+        );
+        let a = judge().answer(&r).unwrap();
+        assert_eq!(a.finish_reason, FinishReason::Stop, "{schema}: {}", a.text);
+        let v: Value = serde_json::from_str(&a.text)
+            .unwrap_or_else(|e| panic!("{schema}: not JSON ({e}): {}", a.text));
+        assay_llm::schema::validate(&v, &schema)
+            .unwrap_or_else(|e| panic!("{schema}: {e}: {}", a.text));
+    }
+}
+
+#[test]
+fn same_request_gives_same_bytes_whatever_came_before() {
+    let r = request(
+        INSTRUCTION,
+        "Is the sky green? Give a reason.",
+        Some(verdict_schema()),
+    );
+    let other = request(
+        INSTRUCTION,
+        "Is water wet? Give a reason.",
+        Some(verdict_schema()),
+    );
+    let first = judge().answer(&r).unwrap();
+    judge().answer(&other).unwrap();
+    let second = judge().answer(&r).unwrap();
+    let third = judge().answer(&r).unwrap();
+    let fresh = load(PrefixCaching::Disabled).answer(&r).unwrap();
+    assert_eq!(first.text, second.text);
+    assert_eq!(first.text, third.text);
+    assert_eq!(first.text, fresh.text);
+    assert_eq!(first.choices, fresh.choices);
+}
+
+#[test]
+fn shared_prefix_is_reused() {
+    let j = load(PrefixCaching::Enabled);
+    let long_instruction = format!(
+        "{INSTRUCTION} {}",
+        "Be strict and explain briefly. ".repeat(20)
+    );
+    let a = j
+        .answer(&request(
+            &long_instruction,
+            "Is ice cold?",
+            Some(verdict_schema()),
+        ))
+        .unwrap();
+    assert_eq!(a.reused_tokens, 0);
+    let b = j
+        .answer(&request(
+            &long_instruction,
+            "Is fire hot?",
+            Some(verdict_schema()),
+        ))
+        .unwrap();
+    assert!(b.reused_tokens > 100, "reused {}", b.reused_tokens);
+    assert!(b.reused_tokens < b.prompt_tokens);
+    let uncached = load(PrefixCaching::Disabled)
+        .answer(&request(
+            &long_instruction,
+            "Is fire hot?",
+            Some(verdict_schema()),
+        ))
+        .unwrap();
+    assert_eq!(uncached.reused_tokens, 0);
+    assert_eq!(b.text, uncached.text);
+}
+
+#[test]
+fn choice_probabilities_sum_to_one_and_follow_the_greedy_choice() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "verdicts": {"type": "array", "minItems": 2, "maxItems": 2, "items": {"enum": [0, 1]}},
+            "answer": {"enum": ["yes", "no"]},
+            "sure": {"type": "boolean"}
+        },
+        "required": ["answer", "verdicts", "sure"]
+    });
+    let r = request(INSTRUCTION, "Is two plus two four?", Some(schema));
+    let a = judge().answer(&r).unwrap();
+    let v: Value = serde_json::from_str(&a.text).unwrap();
+    let pointers: Vec<&str> = a.choices.iter().map(|c| c.pointer.as_str()).collect();
+    assert_eq!(
+        pointers,
+        ["/answer", "/verdicts/0", "/verdicts/1", "/sure"],
+        "{}",
+        a.text
+    );
+    for c in &a.choices {
+        let sum: f64 = c.probabilities.iter().map(|(_, p)| p).sum();
+        assert!((sum - 1.0).abs() < 1e-9, "{c:?}");
+        let best = c
+            .probabilities
+            .iter()
+            .max_by(|x, y| x.1.total_cmp(&y.1))
+            .map(|(v, _)| v.clone())
+            .unwrap();
+        let written = v.pointer(&c.pointer).unwrap().to_string();
+        assert_eq!(best, written, "{c:?} in {}", a.text);
+    }
+}
+
+#[test]
+fn the_trait_returns_validated_json_and_labelled_probabilities() {
+    let r = request(INSTRUCTION, "Is snow white?", Some(verdict_schema()));
+    let resp = futures_block_on(judge().complete(&r)).unwrap();
+    let json = resp.json.expect("validated JSON");
+    assert!(json["verdict"] == "yes" || json["verdict"] == "no");
+    let probs = resp.choice_probabilities.expect("choice probabilities");
+    let labels: Vec<&str> = probs.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(labels, ["/verdict=\"yes\"", "/verdict=\"no\""]);
+    assert!(resp.usage.prompt_tokens > 10 && resp.usage.completion_tokens > 3);
+    assert_eq!(judge().identity().provider, "local");
+}
+
+#[test]
+fn unconstrained_requests_stop_at_the_budget_or_a_stop_sequence() {
+    let mut r = request(INSTRUCTION, "Count from one to twenty in words.", None);
+    r.sampling.max_tokens = Some(5);
+    let a = judge().answer(&r).unwrap();
+    assert_eq!(a.completion_tokens, 5);
+    assert_eq!(a.finish_reason, FinishReason::Length);
+    r.sampling.max_tokens = Some(60);
+    r.sampling.stop = vec!["three".into()];
+    let b = judge().answer(&r).unwrap();
+    assert!(!b.text.contains("three"), "{}", b.text);
+}
+
+#[test]
+fn unsupported_schemas_are_refused_before_decoding() {
+    let r = request(INSTRUCTION, "x", Some(json!({"type": "tuple"})));
+    assert!(matches!(judge().answer(&r), Err(Error::Schema(_))));
+}
+
+#[test]
+fn missing_truncated_and_foreign_files_are_clear_errors() {
+    let tmp = tempdir("judge-files");
+    let missing = tmp.join("nothing.gguf");
+    let e = LocalJudge::load(&missing, "nothing", options(PrefixCaching::Enabled))
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::ModelMissing { .. }));
+    assert!(e.to_string().contains("scripts/fetch-models.sh"), "{e}");
+
+    let bytes = std::fs::read(KnownJudge::Smollm2135m.path())
+        .unwrap_or_else(|e| panic!("small judge missing ({e}); run scripts/fetch-models.sh"));
+    for (name, content) in [
+        ("truncated.gguf", &bytes[..bytes.len() / 3]),
+        ("header-only.gguf", &bytes[..64]),
+        ("foreign.gguf", &b"PK\x03\x04 definitely not a model"[..]),
+    ] {
+        let path = tmp.join(name);
+        std::fs::write(&path, content).unwrap();
+        match LocalJudge::load(&path, name, options(PrefixCaching::Enabled)) {
+            Err(Error::ModelInvalid { .. }) => {}
+            Err(other) => panic!("{name}: wrong error {other}"),
+            Ok(_) => panic!("{name} loaded"),
+        }
+    }
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install what assay-local needs to build llama.cpp from source (through the
+# llama-cpp-sys-2 crate): cmake, a C/C++ compiler and libclang for bindgen.
+# Idempotent: does nothing when every tool is already present. Debian/Ubuntu.
+set -euo pipefail
+
+say() { printf 'install-build-deps: %s\n' "$*" >&2; }
+
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+command -v c++ >/dev/null 2>&1 || missing+=(g++)
+# bindgen loads libclang at build time.
+if ! ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so'; then
+    missing+=(libclang-dev)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+    say "cmake, clang, a C++ compiler and libclang are present"
+    exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+    say "missing: ${missing[*]}; install them with your package manager"
+    exit 1
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+
+say "installing: ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+say "done"
