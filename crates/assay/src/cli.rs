@@ -73,10 +73,12 @@ pub struct EvalArgs {
 #[derive(Debug, Args)]
 pub struct JudgeArgs {
     /// The chat model of judged metrics: openai:MODEL, ollama:MODEL,
-    /// vllm:MODEL, llamacpp:MODEL, or local[:NAME]. Required by judged metrics.
+    /// vllm:MODEL, llamacpp:MODEL, local (Qwen2.5-Coder-0.5B in-process),
+    /// local:smollm2-135m or local:/path/model.gguf [default: local].
     #[arg(long, value_name = "SPEC")]
     pub judge: Option<String>,
-    /// The embedding model of metrics that compare embeddings (same forms).
+    /// The embedding model of metrics that compare embeddings: the same
+    /// remote forms, or local (all-MiniLM-L6-v2 in-process) [default: local].
     #[arg(long, value_name = "SPEC")]
     pub embedder: Option<String>,
     /// The provider's base URL (ending in /v1) instead of its default.

@@ -7,6 +7,7 @@ use assay_llm::{
     Cache, CacheLocation, CachedEmbedder, Judge, Limiter, ModelSpec, Price, PriceTable,
     ProviderOptions,
 };
+use assay_local::{JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec};
 use assay_metrics::judged::{JudgedMetric, PromptSet};
 use assay_metrics::{AnyId, Metric, Setting};
 use std::collections::BTreeMap;
@@ -32,8 +33,8 @@ pub struct JudgedRun {
     pub metrics: Vec<JudgedMetric>,
     pub prompts: PromptSet,
     pub judge: Judge,
-    pub judge_spec: ModelSpec,
-    pub embedder: Option<(CachedEmbedder, ModelSpec)>,
+    pub judge_spec: ModelChoice,
+    pub embedder: Option<(CachedEmbedder, ModelChoice)>,
     pub options: ProviderOptions,
     pub prices: PriceTable,
 }
@@ -63,16 +64,60 @@ impl std::str::FromStr for ModelChoice {
     }
 }
 
-impl ModelChoice {
-    /// The remote spec; in-process models are not part of this build yet.
-    fn http(self, flag: &str) -> Result<ModelSpec> {
+impl std::fmt::Display for ModelChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ModelChoice::Http(spec) => Ok(spec),
-            ModelChoice::Local(_) => Err(UsageError(format!(
-                "{flag}: the local judge is not available in this build \
-                 (use openai:MODEL, ollama:MODEL, vllm:MODEL or llamacpp:MODEL)"
-            ))
-            .into()),
+            ModelChoice::Http(spec) => spec.fmt(f),
+            ModelChoice::Local(None) => f.write_str("local"),
+            ModelChoice::Local(Some(name)) => write!(f, "local:{name}"),
+        }
+    }
+}
+
+impl ModelChoice {
+    /// The in-process model's spec (`local`, `local:NAME`, `local:PATH`).
+    fn local_spec(&self) -> Result<LocalSpec, String> {
+        self.to_string()
+            .parse::<LocalSpec>()
+            .map_err(|e| e.to_string())
+    }
+
+    /// Connects the judge: over HTTP, or loads the local model in-process.
+    fn judge(
+        &self,
+        options: &ProviderOptions,
+        cache: Option<Arc<Cache>>,
+        limiter: Arc<Limiter>,
+    ) -> Result<Judge, String> {
+        match self {
+            ModelChoice::Http(spec) => {
+                Judge::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
+            }
+            ModelChoice::Local(_) => {
+                let model =
+                    LocalJudge::from_spec(&self.local_spec()?, LocalJudgeOptions::default())
+                        .map_err(|e| e.to_string())?;
+                Ok(Judge::new(Arc::new(model), cache, options.repair_attempts))
+            }
+        }
+    }
+
+    /// Connects the embedder, likewise.
+    fn embedder(
+        &self,
+        options: &ProviderOptions,
+        cache: Option<Arc<Cache>>,
+        limiter: Arc<Limiter>,
+    ) -> Result<CachedEmbedder, String> {
+        match self {
+            ModelChoice::Http(spec) => {
+                CachedEmbedder::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
+            }
+            ModelChoice::Local(_) => {
+                let model =
+                    LocalEmbedder::from_spec(&self.local_spec()?).map_err(|e| e.to_string())?;
+                Ok(CachedEmbedder::new(Arc::new(model), cache))
+            }
         }
     }
 }
@@ -184,42 +229,19 @@ fn judged_run(
     args: &JudgeArgs,
 ) -> Result<JudgedRun> {
     let usage = |e: &dyn std::fmt::Display| anyhow::Error::new(UsageError(e.to_string()));
-    let names = || {
-        metrics
-            .iter()
-            .map(|m| m.id().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+    // The default is the in-process local model: never a paid cloud API.
+    let judge_spec = match args.judge.as_deref() {
+        Some(s) => s
+            .parse::<ModelChoice>()
+            .map_err(|e| usage(&format!("--judge: {e}")))?,
+        None => ModelChoice::Local(None),
     };
-    let judge_spec = args
-        .judge
-        .as_deref()
-        .ok_or_else(|| {
-            usage(&format!(
-                "{} need a judge model: pass --judge openai:MODEL, ollama:MODEL, vllm:MODEL or llamacpp:MODEL",
-                names()
-            ))
-        })?
-        .parse::<ModelChoice>()
-        .map_err(|e| usage(&format!("--judge: {e}")))?
-        .http("--judge")?;
     let embedder_spec = match &args.embedder {
         Some(s) => Some(
             s.parse::<ModelChoice>()
-                .map_err(|e| usage(&format!("--embedder: {e}")))?
-                .http("--embedder")?,
+                .map_err(|e| usage(&format!("--embedder: {e}")))?,
         ),
-        None if metrics.iter().any(JudgedMetric::needs_embedder) => {
-            return Err(usage(&format!(
-                "{} compare embeddings: pass --embedder PROVIDER:MODEL",
-                metrics
-                    .iter()
-                    .filter(|m| m.needs_embedder())
-                    .map(|m| m.id().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )))
-        }
+        None if metrics.iter().any(JudgedMetric::needs_embedder) => Some(ModelChoice::Local(None)),
         None => None,
     };
     if args.concurrency == 0 {
@@ -256,11 +278,12 @@ fn judged_run(
             .map_or(CacheLocation::Default, CacheLocation::Path)
     })?;
     let limiter = Arc::new(Limiter::from_options(&options));
-    let judge = Judge::connect(&judge_spec, &options, cache.clone(), Arc::clone(&limiter))
+    let judge = judge_spec
+        .judge(&options, cache.clone(), Arc::clone(&limiter))
         .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?;
     let embedder = match embedder_spec {
         Some(spec) => Some((
-            CachedEmbedder::connect(&spec, &options, cache, limiter)
+            spec.embedder(&options, cache, limiter)
                 .map_err(|e| usage(&format!("--embedder {spec}: {e}")))?,
             spec,
         )),

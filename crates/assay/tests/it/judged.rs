@@ -396,25 +396,82 @@ fn bad_answers_become_typed_failures_with_evidence() {
 }
 
 #[test]
-fn judged_metrics_need_a_judge_and_an_embedder_when_they_embed() {
+fn the_local_default_needs_its_models_and_says_how_to_fetch_them() {
     let fx = Fixture::content_reading();
     let data = fx.data(&[rag_row()]);
     let data = data.to_str().unwrap();
+    let empty_home = fx.path("empty-home");
     for (extra, message) in [
-        (&[][..], "need a judge model: pass --judge"),
+        (&[][..], "run scripts/fetch-models.sh"),
+        (&["--judge", "local"][..], "run scripts/fetch-models.sh"),
         (
             &["-m", "semantic_similarity", "--judge", "vllm:m"][..],
-            "pass --embedder",
+            "run scripts/fetch-models.sh",
         ),
-        (&["--judge", "local"][..], "local judge is not available"),
+        (&["--judge", "local:nope"][..], "unknown model"),
     ] {
         let mut args = vec!["eval", data, "-m", "faithfulness"];
         args.extend_from_slice(extra);
-        let o = assay(&args, None);
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+            .args(&args)
+            .env("ASSAY_HOME", &empty_home)
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(2), "{args:?}");
-        assert!(stderr(&o).contains(message), "{}", stderr(&o));
+        assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
     }
     assert_eq!(fx.server.count(), 0);
+}
+
+/// Every judged metric through `assay eval` with the real small local judge
+/// (SmolLM2-135M, too weak to judge well) and the local embedder: each
+/// outcome is written once, scored values are in [0, 1], and anything else
+/// is a typed skip or failure. Needs `scripts/fetch-models.sh`.
+#[test]
+fn smoke_run_of_every_judged_metric_with_the_small_local_judge() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&[rag_row()]);
+    let metrics = "faithfulness,answer_relevancy,answer_relevance,context_precision,context_recall,\
+                   context_relevance,context_relevancy,answer_correctness,summarization_score,\
+                   summary_coherence,bias,toxicity,hallucination,aspect_critique,semantic_similarity";
+    let out = fx.path("local-run");
+    let o = assay(
+        &[
+            "eval",
+            data.to_str().unwrap(),
+            "-m",
+            &metrics.split_whitespace().collect::<String>(),
+            "--judge",
+            "local:smollm2-135m",
+            "--no-cache",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = results(&out);
+    let mut names: Vec<&str> = rows.iter().map(|r| r["metric"].as_str().unwrap()).collect();
+    let n = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), n, "every output once");
+    assert!(n >= 15, "{names:?}");
+    for r in &rows {
+        match r["status"].as_str().unwrap() {
+            "scored" => {
+                let v = r["value"].as_f64().unwrap();
+                assert!((0.0..=1.0).contains(&v), "{r}");
+            }
+            "skipped" => assert!(r["reason"].is_string(), "{r}"),
+            "failed" => assert!(
+                r["error"]["kind"].is_string() && r["error"]["message"].is_string(),
+                "{r}"
+            ),
+            other => panic!("{other}: {r}"),
+        }
+    }
+    assert_eq!(fx.server.count(), 0, "nothing went over the network");
 }
 
 #[test]
