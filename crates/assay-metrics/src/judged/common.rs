@@ -2,7 +2,7 @@
 //! details from verdicts, and vector similarity.
 
 use crate::judged::step::{Label, Verdict};
-use assay_core::{Failure, FailureKind, Outcome};
+use assay_core::{Failure, FailureKind, Outcome, SkipReason};
 use serde_json::{json, Value};
 
 /// How many failing items a reason quotes before summarising the rest.
@@ -101,6 +101,35 @@ pub(crate) fn scored(value: f64, reason: String, details: Value) -> Outcome {
         reason: Some(reason),
         details,
     }
+}
+
+/// The share of retrieved contexts whose verdict is yes (context_relevance,
+/// hallucination): skipped without contexts, a typed failure when the
+/// verdicts do not line up with them. `summary` words the count, and the
+/// reason quotes the contexts whose verdict is `quoted` under `quoted_as`.
+pub fn context_share(
+    contexts: &[String],
+    verdicts: &[Verdict],
+    summary: impl FnOnce(usize, usize) -> String,
+    quoted: Label,
+    quoted_as: &str,
+) -> Outcome {
+    if contexts.is_empty() {
+        return Outcome::Skipped(SkipReason::NoContexts);
+    }
+    if contexts.len() != verdicts.len() {
+        return misaligned("contexts", contexts.len(), verdicts.len());
+    }
+    let yes = verdicts.iter().filter(|v| v.verdict == Label::Yes).count();
+    scored(
+        yes as f64 / contexts.len() as f64,
+        with_quotes(
+            summary(yes, contexts.len()),
+            quoted_as,
+            quote(contexts, verdicts, |l| l == quoted),
+        ),
+        json!({"contexts": itemized("context", contexts, verdicts)}),
+    )
 }
 
 #[cfg(test)]

@@ -6,11 +6,10 @@
 //!
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
 
-use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::common::context_share;
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
-use assay_core::{Outcome, SkipReason};
-use serde_json::json;
+use assay_core::Outcome;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::ContextRelevance];
 
@@ -21,24 +20,12 @@ pub fn steps() -> Vec<StepKey> {
 }
 
 pub fn score(contexts: &[String], verdicts: &[Verdict]) -> Outcome {
-    if contexts.is_empty() {
-        return Outcome::Skipped(SkipReason::NoContexts);
-    }
-    if contexts.len() != verdicts.len() {
-        return misaligned("contexts", contexts.len(), verdicts.len());
-    }
-    let yes = verdicts.iter().filter(|v| v.verdict == Label::Yes).count();
-    scored(
-        yes as f64 / contexts.len() as f64,
-        with_quotes(
-            format!(
-                "{yes} of {} contexts are relevant to the question",
-                contexts.len()
-            ),
-            "not relevant",
-            quote(contexts, verdicts, |l| l == Label::No),
-        ),
-        json!({"contexts": itemized("context", contexts, verdicts)}),
+    context_share(
+        contexts,
+        verdicts,
+        |yes, n| format!("{yes} of {n} contexts are relevant to the question"),
+        Label::No,
+        "not relevant",
     )
 }
 
@@ -60,6 +47,9 @@ mod tests {
         };
         assert_eq!(value, 1.0 / 3.0);
         assert!(reason.unwrap().contains("[2] \"b\" (x); [3] \"c\" (x)"));
-        assert_eq!(score(&[], &[]), Outcome::Skipped(SkipReason::NoContexts));
+        assert_eq!(
+            score(&[], &[]),
+            Outcome::Skipped(assay_core::SkipReason::NoContexts)
+        );
     }
 }

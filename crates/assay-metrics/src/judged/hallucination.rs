@@ -9,11 +9,10 @@
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`. An empty
 //! response contradicts nothing (0).
 
-use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::common::context_share;
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
-use assay_core::{Outcome, SkipReason};
-use serde_json::json;
+use assay_core::Outcome;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Contradictions];
 
@@ -25,24 +24,12 @@ pub fn steps() -> Vec<StepKey> {
 }
 
 pub fn score(contexts: &[String], verdicts: &[Verdict]) -> Outcome {
-    if contexts.is_empty() {
-        return Outcome::Skipped(SkipReason::NoContexts);
-    }
-    if contexts.len() != verdicts.len() {
-        return misaligned("contexts", contexts.len(), verdicts.len());
-    }
-    let yes = verdicts.iter().filter(|v| v.verdict == Label::Yes).count();
-    scored(
-        yes as f64 / contexts.len() as f64,
-        with_quotes(
-            format!(
-                "the response contradicts {yes} of {} contexts",
-                contexts.len()
-            ),
-            "contradicted",
-            quote(contexts, verdicts, |l| l == Label::Yes),
-        ),
-        json!({"contexts": itemized("context", contexts, verdicts)}),
+    context_share(
+        contexts,
+        verdicts,
+        |yes, n| format!("the response contradicts {yes} of {n} contexts"),
+        Label::Yes,
+        "contradicted",
     )
 }
 
