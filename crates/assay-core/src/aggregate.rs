@@ -1,7 +1,7 @@
 //! Per-metric summaries: coverage beside every mean, and a reproducible
 //! bootstrap confidence interval.
 
-use crate::outcome::{FailureKind, Outcome};
+use crate::outcome::{FailureKind, Outcome, OutcomeRecord, Status};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -54,6 +54,21 @@ impl Accumulator {
             Outcome::Scored { value, .. } => self.add_value(*value),
             Outcome::Skipped(_) => self.skipped += 1,
             Outcome::Failed(f) => *self.failed.entry(f.kind).or_default() += 1,
+        }
+    }
+
+    /// Adds an outcome read back from `results.jsonl` (a resumed or merged
+    /// run): the same counts as [`Accumulator::add`] of the outcome that
+    /// wrote it. [`crate::read_results`] refuses records whose status and
+    /// fields disagree; should one get here, it counts as an `input` failure.
+    pub fn add_record(&mut self, record: &OutcomeRecord) {
+        match (record.status, record.value) {
+            (Status::Scored, Some(v)) => self.add_value(v),
+            (Status::Skipped, _) => self.skipped += 1,
+            (Status::Failed, _) | (Status::Scored, None) => {
+                let kind = record.error.as_ref().map_or(FailureKind::Input, |e| e.kind);
+                *self.failed.entry(kind).or_default() += 1
+            }
         }
     }
 
@@ -144,7 +159,13 @@ fn normal(mean: f64, std: f64, n: u64) -> Interval {
     }
 }
 
+/// The percentile bootstrap of the mean. The values are sorted first so
+/// that the interval depends on the scores, not on the order they arrived
+/// in (judged samples complete in any order; resumed and merged runs read
+/// them back in yet another).
 fn bootstrap(values: &[f64]) -> Interval {
+    let mut values = values.to_vec();
+    values.sort_by(f64::total_cmp);
     let n = values.len();
     let mut rng = SplitMix64(BOOTSTRAP_SEED);
     let mut means: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
@@ -230,6 +251,40 @@ mod tests {
         );
         assert_eq!((st.min, st.max), (0.0, 1.0));
         assert_eq!(acc.summary(), s, "the interval is reproducible");
+    }
+
+    #[test]
+    fn the_interval_does_not_depend_on_arrival_order() {
+        let values: Vec<f64> = (0..50).map(|i| ((i * 37) % 11) as f64 / 10.0).collect();
+        let summary = |vals: &mut dyn Iterator<Item = &f64>| {
+            let mut acc = Accumulator::default();
+            for v in vals {
+                acc.add(&Outcome::scored(*v, json!({})));
+            }
+            acc.summary().stats.unwrap().ci95
+        };
+        assert_eq!(
+            summary(&mut values.iter()),
+            summary(&mut values.iter().rev())
+        );
+    }
+
+    #[test]
+    fn records_count_like_the_outcomes_that_wrote_them() {
+        let outcomes = [
+            Outcome::scored(0.25, json!({})),
+            Outcome::Skipped(SkipReason::NoContexts),
+            Outcome::Failed(Failure {
+                kind: FailureKind::Input,
+                message: "x".into(),
+            }),
+        ];
+        let (mut direct, mut read_back) = (Accumulator::default(), Accumulator::default());
+        for o in &outcomes {
+            direct.add(o);
+            read_back.add_record(&OutcomeRecord::new("s", 1, "m", o));
+        }
+        assert_eq!(direct.summary(), read_back.summary());
     }
 
     #[test]

@@ -7,11 +7,13 @@ pub mod aggregate;
 pub mod dataset;
 pub mod hash;
 pub mod outcome;
+pub mod results;
 pub mod sample;
 pub mod signature;
 
 pub use aggregate::{Accumulator, Summary};
 pub use dataset::{Format, Location, Position, Row, RowError, Rows, Source};
 pub use outcome::{Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status};
+pub use results::{read_results, ResultsLog};
 pub use sample::{Field, Sample};
 pub use signature::Signature;
