@@ -173,7 +173,9 @@
         }
       });
     } else {
-      fields.appendChild(el("p", "Input fields are not available (see the notes above the table).", "note"));
+      fields.appendChild(el("p", data.input_read
+        ? "This row could not be read from the input: its failures say why."
+        : "Input fields are not available (see the notes above the table).", "note"));
     }
     detail.appendChild(fields);
     outputs.forEach(function (name) {

@@ -634,7 +634,9 @@ fn embedded_data(run: &Run, outputs: &[String]) -> Result<Value> {
     notes.push(format!(
         "Texts longer than {MAX_TEXT} characters are cut, with a marker."
     ));
-    Ok(json!({"outputs": outputs, "samples": samples, "notes": notes}))
+    Ok(
+        json!({"outputs": outputs, "samples": samples, "notes": notes, "input_read": fields.is_some()}),
+    )
 }
 
 /// The input fields of the rows in `wanted`, keyed by row; rows that could
@@ -736,6 +738,40 @@ mod tests {
             bins(&[0.0, 0.05, 0.1, 0.55, 0.99, 1.0]),
             [2, 1, 0, 0, 0, 1, 0, 0, 0, 2]
         );
+    }
+
+    #[test]
+    fn big_runs_embed_the_first_samples_and_say_so() {
+        let records: Vec<OutcomeRecord> = (1..=MAX_SAMPLES as u64 + 2)
+            .rev()
+            .map(|row| {
+                let outcome = assay_core::Outcome::scored(0.5, json!({}));
+                OutcomeRecord::new(&format!("s{row}"), row, "bleu", &outcome)
+            })
+            .collect();
+        let manifest = json!({});
+        let run = Run {
+            dir: Path::new("run"),
+            manifest: &manifest,
+            summary: None,
+            calibration: None,
+            records: &records,
+            input: &Input::Unavailable("read from standard input".into()),
+            input_format: None,
+        };
+        let outputs = output_names(None, &records);
+        let data = embedded_data(&run, &outputs).unwrap();
+        let samples = data["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), MAX_SAMPLES);
+        assert_eq!(
+            (&samples[0]["id"], &samples[0]["row"]),
+            (&json!("s1"), &json!(1))
+        );
+        let notes = data["notes"].to_string();
+        let expected = format!("The first {MAX_SAMPLES} of {} samples", MAX_SAMPLES + 2);
+        assert!(notes.contains(&expected), "{notes}");
+        assert!(notes.contains("standard input"), "{notes}");
+        assert_eq!(data["input_read"], json!(false));
     }
 
     #[test]

@@ -110,6 +110,18 @@ fn report_of_a_judged_run_renders_escaped_and_clickable_in_chromium() {
         "only text elements in the detail view"
     );
 
+    // A picture of the hostile sample's detail view.
+    let shot = browser.get("screenshot");
+    let png = base64_decode(shot.as_str().expect("a base64 screenshot"));
+    let shot_path = fx.path("report.png");
+    std::fs::write(&shot_path, &png).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    assert_eq!(&png[12..16], b"IHDR");
+    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+    assert!(width >= 800 && height >= 600, "{width}x{height}");
+    assert!(png.len() > 20_000, "a blank page: {} bytes", png.len());
+
     // The malformed row's failure carries its kind and evidence.
     browser.post(
         &format!(
@@ -121,17 +133,10 @@ fn report_of_a_judged_run_renders_escaped_and_clickable_in_chromium() {
     let failed = browser.text(&browser.find("#detail"));
     assert!(failed.contains("failed (input):"), "{failed}");
     assert!(failed.contains("field 'response'"), "{failed}");
-
-    let shot = browser.get("screenshot");
-    let png = base64_decode(shot.as_str().expect("a base64 screenshot"));
-    let shot_path = fx.path("report.png");
-    std::fs::write(&shot_path, &png).unwrap();
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
-    assert_eq!(&png[12..16], b"IHDR");
-    let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
-    let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
-    assert!(width >= 800 && height >= 600, "{width}x{height}");
-    assert!(png.len() > 20_000, "a blank page: {} bytes", png.len());
+    assert!(
+        failed.contains("could not be read from the input"),
+        "{failed}"
+    );
 
     // Sorting by rouge1 orders the scored rows by value, unscored last.
     let header = browser.script(
