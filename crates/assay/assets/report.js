@@ -119,6 +119,8 @@
     tbody.querySelectorAll("tr.selected").forEach(function (r) { r.classList.remove("selected"); });
     tr.classList.add("selected");
     show(s);
+    detail.scrollTop = 0;
+    detail.scrollIntoView({ block: "nearest" });
   }
 
   // Details of judged metrics: objects become definition lists; a list of
