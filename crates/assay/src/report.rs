@@ -7,18 +7,19 @@
 //! inside a `<script type="application/json">` written by [`script_json`],
 //! which the page's script turns into DOM nodes with `textContent`.
 //!
-//! Bounded size: the table and detail views embed the first
-//! [`MAX_SAMPLES`] samples (by row) and cut any text longer than
-//! [`MAX_TEXT`] characters with a visible marker; the header, the charts,
-//! the statistics and the count of failures cover the whole run.
+//! Bounded size and memory: `results.jsonl` is read as a stream; the table
+//! and detail views embed the first [`MAX_SAMPLES`] samples (by row) and
+//! cut any text longer than [`MAX_TEXT`] characters with a visible marker;
+//! the header, the charts, the statistics and the count of failures cover
+//! the whole run.
 
 use crate::config::UsageError;
 use crate::rundir::{MANIFEST, RESULTS, SUMMARY};
 use anyhow::{Context, Result};
 use assay_core::dataset::{self, Format, Source};
-use assay_core::{read_results, OutcomeRecord, Sample, Status};
+use assay_core::{visit_results, OutcomeRecord, Sample, Status};
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -61,14 +62,14 @@ pub fn write(dir: &Path, input_format: Option<Format>) -> Result<PathBuf> {
         p if p.exists() => Some(read_json(&p)?),
         _ => None,
     };
-    let records = read_results(&dir.join(RESULTS))?.records;
+    let results = Results::read(&dir.join(RESULTS))?;
     let input = check_input(&manifest);
     let html = render(&Run {
         dir,
         manifest: &manifest,
         summary: summary.as_ref(),
         calibration: calibration.as_ref(),
-        records: &records,
+        results: &results,
         input: &input,
         input_format,
     })?;
@@ -183,13 +184,13 @@ struct Run<'a> {
     manifest: &'a Value,
     summary: Option<&'a Value>,
     calibration: Option<&'a Value>,
-    records: &'a [OutcomeRecord],
+    results: &'a Results,
     input: &'a Input,
     input_format: Option<Format>,
 }
 
 fn render(run: &Run) -> Result<String> {
-    let outputs = output_names(run.summary, run.records);
+    let outputs = output_names(run.summary, &run.results.outputs);
     let data = embedded_data(run, &outputs)?;
     let title = format!("assay report: {}", run.dir.display());
     Ok(fill(
@@ -201,7 +202,7 @@ fn render(run: &Run) -> Result<String> {
             ("charts", &charts(run, &outputs)),
             ("corpus", &corpus(run.summary)),
             ("calibration", &calibration(run.calibration)),
-            ("failures", &failures(run.records)),
+            ("failures", &failures(run.results)),
             ("data", &script_json(&data)),
             ("script", SCRIPT),
         ],
@@ -232,20 +233,97 @@ fn fill(template: &str, parts: &[(&str, &str)]) -> String {
 }
 
 /// Output names in the summary's order, then any others in results order.
-fn output_names(summary: Option<&Value>, records: &[OutcomeRecord]) -> Vec<String> {
+fn output_names(summary: Option<&Value>, seen: &[String]) -> Vec<String> {
     let mut names: Vec<String> = summary
         .and_then(|s| s["outputs"].as_array())
         .into_iter()
         .flatten()
         .filter_map(|o| o["name"].as_str().map(str::to_string))
         .collect();
-    let mut seen: BTreeSet<String> = names.iter().cloned().collect();
-    for r in records {
-        if seen.insert(r.metric.clone()) {
-            names.push(r.metric.clone());
+    for name in seen {
+        if !names.contains(name) {
+            names.push(name.clone());
         }
     }
     names
+}
+
+/// What the report keeps of `results.jsonl`: the outcomes of the first
+/// [`MAX_SAMPLES`] rows, the first [`MAX_FAILURES`] failures, and counts.
+#[derive(Default)]
+struct Results {
+    /// Output names in order of first appearance.
+    outputs: Vec<String>,
+    /// Histogram counts of scored values, per output.
+    bins: BTreeMap<String, [u64; BINS]>,
+    /// Row -> (sample id, output -> outcome), for the lowest rows only.
+    samples: BTreeMap<u64, (String, Map<String, Value>)>,
+    rows: HashSet<u64>,
+    failures: Vec<OutcomeRecord>,
+    n_failed: usize,
+    /// A last line without its newline: the run was cut off mid-write.
+    torn_bytes: u64,
+}
+
+impl Results {
+    fn read(path: &Path) -> Result<Results> {
+        let mut results = Results::default();
+        let log = visit_results(path, |r| results.add(r))?;
+        results.torn_bytes = log.torn_bytes;
+        Ok(results)
+    }
+
+    fn add(&mut self, r: OutcomeRecord) {
+        let counts = self.bins.entry(r.metric.clone()).or_insert_with(|| {
+            self.outputs.push(r.metric.clone());
+            [0; BINS]
+        });
+        if let (Status::Scored, Some(v)) = (r.status, r.value) {
+            counts[bin(v)] += 1;
+        }
+        self.rows.insert(r.row);
+        // Rows come in completion order; keeping the lowest MAX_SAMPLES
+        // means a row dropped once is higher than all kept, forever.
+        let full = self.samples.len() >= MAX_SAMPLES;
+        if !full || self.samples.range(r.row..).next().is_some() {
+            self.samples
+                .entry(r.row)
+                .or_insert_with(|| (r.sample_id.clone(), Map::new()))
+                .1
+                .insert(r.metric.clone(), outcome_json(&r));
+            if self.samples.len() > MAX_SAMPLES {
+                self.samples.pop_last();
+            }
+        }
+        if r.status == Status::Failed {
+            self.n_failed += 1;
+            if self.failures.len() < MAX_FAILURES {
+                self.failures.push(r);
+            }
+        }
+    }
+}
+
+/// An outcome as the page's script reads it, texts clipped.
+fn outcome_json(r: &OutcomeRecord) -> Value {
+    let mut outcome = Map::new();
+    outcome.insert("status".into(), json!(r.status));
+    if let Some(v) = r.value {
+        outcome.insert("value".into(), json!(v));
+    }
+    if let Some(reason) = &r.reason {
+        outcome.insert("reason".into(), Value::String(clip(reason)));
+    }
+    if let Some(d) = &r.details {
+        outcome.insert("details".into(), clip_value(d));
+    }
+    if let Some(e) = &r.error {
+        outcome.insert(
+            "error".into(),
+            json!({"kind": e.kind.name(), "message": clip(&e.message)}),
+        );
+    }
+    outcome.into()
 }
 
 fn header(run: &Run) -> String {
@@ -351,12 +429,6 @@ fn number(x: Option<f64>) -> String {
 
 /// One card per output: its statistics and the histogram of its scores.
 fn charts(run: &Run, outputs: &[String]) -> String {
-    let mut values: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for r in run.records {
-        if let (Status::Scored, Some(v)) = (r.status, r.value) {
-            values.entry(r.metric.as_str()).or_default().push(v);
-        }
-    }
     let stats = |name: &str| -> Option<&Value> {
         run.summary?["outputs"]
             .as_array()?
@@ -365,7 +437,7 @@ fn charts(run: &Run, outputs: &[String]) -> String {
     };
     let mut html = String::new();
     for name in outputs {
-        let scores = values.get(name.as_str()).map_or(&[][..], Vec::as_slice);
+        let counts = run.results.bins.get(name).copied().unwrap_or_default();
         let line = match stats(name) {
             Some(s) => format!(
                 "mean {} (95% CI {}–{}), scored {}, skipped {}, failed {}{}",
@@ -380,36 +452,31 @@ fn charts(run: &Run, outputs: &[String]) -> String {
                     None => String::new(),
                 }
             ),
-            None => format!("scored {} (no summary.json)", scores.len()),
+            None => format!("scored {} (no summary.json)", counts.iter().sum::<u64>()),
         };
         let _ = write!(
             html,
             "<figure class=\"chart\"><figcaption><b>{}</b><br>{}</figcaption>{}</figure>",
             escape_html(name),
             escape_html(&line),
-            histogram(scores)
+            histogram(&counts)
         );
     }
     html
 }
 
-/// Counts of `scores` in [`BINS`] equal bins over [0, 1] (1 goes in the last).
-fn bins(scores: &[f64]) -> [u64; BINS] {
-    let mut counts = [0u64; BINS];
-    for &v in scores {
-        let i = ((v.clamp(0.0, 1.0) * BINS as f64) as usize).min(BINS - 1);
-        counts[i] += 1;
-    }
-    counts
+/// The histogram bar of a score: [`BINS`] equal bins over [0, 1], with 1
+/// in the last.
+fn bin(score: f64) -> usize {
+    ((score.clamp(0.0, 1.0) * BINS as f64) as usize).min(BINS - 1)
 }
 
 /// An inline SVG bar chart of the score distribution.
-fn histogram(scores: &[f64]) -> String {
+fn histogram(counts: &[u64; BINS]) -> String {
     const W: f64 = 300.0;
     const H: f64 = 120.0;
     const LEFT: f64 = 34.0;
     const BASE: f64 = 100.0;
-    let counts = bins(scores);
     let max = counts.iter().copied().max().unwrap_or(0).max(1);
     let bar = (W - LEFT - 6.0) / BINS as f64;
     let mut svg = format!(
@@ -441,7 +508,7 @@ fn histogram(scores: &[f64]) -> String {
         BASE + 14.0,
         LEFT - 4.0,
     );
-    if scores.is_empty() {
+    if counts.iter().all(|&n| n == 0) {
         let _ = write!(
             svg,
             "<text x=\"{}\" y=\"55\" text-anchor=\"middle\">nothing scored</text>",
@@ -509,19 +576,15 @@ fn calibration(file: Option<&Value>) -> String {
     html
 }
 
-/// Every failed outcome with its kind and evidence, the first
+/// The failed outcomes with their kind and evidence, the first
 /// [`MAX_FAILURES`] in full.
-fn failures(records: &[OutcomeRecord]) -> String {
-    let failed: Vec<&OutcomeRecord> = records
-        .iter()
-        .filter(|r| r.status == Status::Failed)
-        .collect();
-    if failed.is_empty() {
+fn failures(results: &Results) -> String {
+    if results.n_failed == 0 {
         return "<p>No failures.</p>".into();
     }
-    let rows: Vec<Vec<Value>> = failed
+    let rows: Vec<Vec<Value>> = results
+        .failures
         .iter()
-        .take(MAX_FAILURES)
         .map(|r| {
             let (kind, message) = r
                 .error
@@ -537,12 +600,12 @@ fn failures(records: &[OutcomeRecord]) -> String {
             ]
         })
         .collect();
-    let mut html = format!("<p>{} failed outcomes.</p>", failed.len());
+    let mut html = format!("<p>{} failed outcomes.</p>", results.n_failed);
     html.push_str(&table(
         &["sample", "row", "output", "kind", "evidence"],
         &rows,
     ));
-    if failed.len() > MAX_FAILURES {
+    if results.n_failed > MAX_FAILURES {
         let _ = write!(
             html,
             "<p class=\"note\">The first {MAX_FAILURES} are listed; results.jsonl has them all.</p>"
@@ -579,53 +642,34 @@ fn clip_value(value: &Value) -> Value {
 
 /// The JSON the page's script renders the samples table and details from.
 fn embedded_data(run: &Run, outputs: &[String]) -> Result<Value> {
-    let mut samples: BTreeMap<u64, (String, Map<String, Value>)> = BTreeMap::new();
-    for r in run.records {
-        let mut outcome = Map::new();
-        outcome.insert("status".into(), json!(r.status));
-        if let Some(v) = r.value {
-            outcome.insert("value".into(), json!(v));
-        }
-        if let Some(reason) = &r.reason {
-            outcome.insert("reason".into(), Value::String(clip(reason)));
-        }
-        if let Some(d) = &r.details {
-            outcome.insert("details".into(), clip_value(d));
-        }
-        if let Some(e) = &r.error {
-            outcome.insert(
-                "error".into(),
-                json!({"kind": e.kind.name(), "message": clip(&e.message)}),
-            );
-        }
-        samples
-            .entry(r.row)
-            .or_insert_with(|| (r.sample_id.clone(), Map::new()))
-            .1
-            .insert(r.metric.clone(), outcome.into());
-    }
-    let total = samples.len();
-    let shown: BTreeMap<u64, (String, Map<String, Value>)> =
-        samples.into_iter().take(MAX_SAMPLES).collect();
+    let shown = &run.results.samples;
+    let total = run.results.rows.len();
     let fields = match run.input {
-        Input::Verified(path) => Some(input_fields(path, run.input_format, &shown)?),
+        Input::Verified(path) => Some(input_fields(path, run.input_format, shown)?),
         _ => None,
     };
     let samples: Vec<Value> = shown
-        .into_iter()
+        .iter()
         .map(|(row, (id, outcomes))| {
             json!({
                 "id": id,
                 "row": row,
-                "fields": fields.as_ref().map(|f| f.get(&row).cloned().unwrap_or(Value::Null)),
+                "fields": fields.as_ref().map(|f| f.get(row).cloned().unwrap_or(Value::Null)),
                 "outcomes": outcomes,
             })
         })
         .collect();
     let mut notes = Vec::new();
-    if total > MAX_SAMPLES {
+    if run.results.torn_bytes > 0 {
         notes.push(format!(
-            "The first {MAX_SAMPLES} of {total} samples are shown; the charts and statistics cover all."
+            "results.jsonl ends with a partial line ({} bytes): the run was cut off.",
+            run.results.torn_bytes
+        ));
+    }
+    if total > shown.len() {
+        notes.push(format!(
+            "The first {} of {total} samples are shown; the charts and statistics cover all.",
+            shown.len()
         ));
     }
     if fields.is_none() {
@@ -735,31 +779,42 @@ mod tests {
     #[test]
     fn scores_fall_in_ten_bins_with_one_in_the_last() {
         assert_eq!(
-            bins(&[0.0, 0.05, 0.1, 0.55, 0.99, 1.0]),
-            [2, 1, 0, 0, 0, 1, 0, 0, 0, 2]
+            [0.0, 0.05, 0.1, 0.55, 0.99, 1.0, -0.5, 1.5].map(bin),
+            [0, 0, 1, 5, 9, 9, 0, 9]
         );
     }
 
     #[test]
     fn big_runs_embed_the_first_samples_and_say_so() {
-        let records: Vec<OutcomeRecord> = (1..=MAX_SAMPLES as u64 + 2)
+        let n = MAX_SAMPLES as u64 + 2;
+        let outcome = assay_core::Outcome::scored(0.5, json!({}));
+        let mut results = Results::default();
+        // Outcomes arrive out of row order: one output backwards, one forwards.
+        for (row, metric) in (1..=n)
             .rev()
-            .map(|row| {
-                let outcome = assay_core::Outcome::scored(0.5, json!({}));
-                OutcomeRecord::new(&format!("s{row}"), row, "bleu", &outcome)
-            })
-            .collect();
+            .map(|r| (r, "bleu"))
+            .chain((1..=n).map(|r| (r, "chrf")))
+        {
+            results.add(OutcomeRecord::new(
+                &format!("s{row}"),
+                row,
+                metric,
+                &outcome,
+            ));
+        }
         let manifest = json!({});
         let run = Run {
             dir: Path::new("run"),
             manifest: &manifest,
             summary: None,
             calibration: None,
-            records: &records,
+            results: &results,
             input: &Input::Unavailable("read from standard input".into()),
             input_format: None,
         };
-        let outputs = output_names(None, &records);
+        let outputs = output_names(None, &results.outputs);
+        assert_eq!(outputs, ["bleu", "chrf"]);
+        assert_eq!(results.bins["chrf"][5], n);
         let data = embedded_data(&run, &outputs).unwrap();
         let samples = data["samples"].as_array().unwrap();
         assert_eq!(samples.len(), MAX_SAMPLES);
@@ -767,8 +822,11 @@ mod tests {
             (&samples[0]["id"], &samples[0]["row"]),
             (&json!("s1"), &json!(1))
         );
+        let last = &samples[MAX_SAMPLES - 1];
+        assert_eq!(last["row"], json!(MAX_SAMPLES));
+        assert_eq!(last["outcomes"].as_object().unwrap().len(), 2);
         let notes = data["notes"].to_string();
-        let expected = format!("The first {MAX_SAMPLES} of {} samples", MAX_SAMPLES + 2);
+        let expected = format!("The first {MAX_SAMPLES} of {n} samples");
         assert!(notes.contains(&expected), "{notes}");
         assert!(notes.contains("standard input"), "{notes}");
         assert_eq!(data["input_read"], json!(false));
