@@ -17,7 +17,7 @@ use crate::config::UsageError;
 use crate::rundir::{MANIFEST, RESULTS, SUMMARY};
 use anyhow::{Context, Result};
 use assay_core::dataset::{self, Format, Source};
-use assay_core::{visit_results, OutcomeRecord, Sample, Status};
+use assay_core::{visit_results, Field, OutcomeRecord, Sample, Status};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
@@ -89,18 +89,14 @@ fn read_json(path: &Path) -> Result<Value> {
 /// Escapes text for HTML element content and quoted attribute values:
 /// `<a href="x">` becomes `&lt;a href=&quot;x&quot;&gt;`.
 pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    replace_chars(text, |c| match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        '"' => Some("&quot;"),
+        '\'' => Some("&#39;"),
+        _ => None,
+    })
 }
 
 /// JSON for the inside of a `<script>` element: `<`, `>` and `&` become
@@ -109,16 +105,23 @@ pub fn escape_html(text: &str) -> String {
 /// characters occur only inside JSON strings, where the escapes mean the
 /// same characters.
 pub fn script_json(value: &Value) -> String {
-    let raw = value.to_string();
-    let mut out = String::with_capacity(raw.len());
-    for c in raw.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
+    replace_chars(&value.to_string(), |c| match c {
+        '<' => Some("\\u003c"),
+        '>' => Some("\\u003e"),
+        '&' => Some("\\u0026"),
+        '\u{2028}' => Some("\\u2028"),
+        '\u{2029}' => Some("\\u2029"),
+        _ => None,
+    })
+}
+
+/// `text` with each character that `replace` maps swapped for its mapping.
+fn replace_chars(text: &str, replace: impl Fn(char) -> Option<&'static str>) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match replace(c) {
+            Some(r) => out.push_str(r),
+            None => out.push(c),
         }
     }
     out
@@ -708,29 +711,23 @@ fn input_fields<T>(
 
 /// The sample's present fields, by canonical name, clipped.
 fn sample_fields(s: &Sample) -> Value {
-    let mut map = Map::new();
-    let mut put = |name: &str, v: Value| {
-        map.insert(name.into(), clip_value(&v));
-    };
-    if let Some(t) = &s.user_input {
-        put("user_input", json!(t));
-    }
-    if let Some(t) = &s.response {
-        put("response", json!(t));
-    }
-    if let Some(t) = &s.retrieved_contexts {
-        put("retrieved_contexts", json!(t));
-    }
-    if let Some(t) = &s.reference {
-        put("reference", json!(t));
-    }
-    if let Some(t) = &s.references {
-        put("references", json!(t));
-    }
-    if let Some(t) = &s.reference_contexts {
-        put("reference_contexts", json!(t));
-    }
-    Value::Object(map)
+    let text = |t: &Option<String>| t.as_ref().map(|t| json!(t));
+    let list = |l: &Option<Vec<String>>| l.as_ref().map(|l| json!(l));
+    Field::ALL
+        .into_iter()
+        .filter_map(|field| {
+            let value = match field {
+                Field::UserInput => text(&s.user_input),
+                Field::Response => text(&s.response),
+                Field::RetrievedContexts => list(&s.retrieved_contexts),
+                Field::Reference => text(&s.reference),
+                Field::References => list(&s.references),
+                Field::ReferenceContexts => list(&s.reference_contexts),
+            }?;
+            Some((field.name().to_string(), clip_value(&value)))
+        })
+        .collect::<Map<_, _>>()
+        .into()
 }
 
 #[cfg(test)]
