@@ -348,7 +348,7 @@ fn header(run: &Run) -> String {
     // `git_revision`...) show up without a change here.
     if let Some(obj) = m.as_object() {
         for (k, v) in obj {
-            if !matches!(k.as_str(), "input" | "metrics" | "judge") && !v.is_object() {
+            if !matches!(k.as_str(), "input" | "metrics" | "judge") {
                 rows.push((k.clone(), scalar_text(v)));
             }
         }
@@ -387,7 +387,8 @@ fn header(run: &Run) -> String {
     html
 }
 
-/// A JSON value as plain text: strings without quotes, null as empty.
+/// A JSON value as plain text: strings without quotes, null as empty,
+/// lists and objects as compact JSON.
 fn scalar_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const KEY: &str = "sk-wire-test-4b1d9e7c2a5f8e3d6c0b";
+pub(crate) const KEY: &str = "sk-wire-test-4b1d9e7c2a5f8e3d6c0b";
 
 /// A loopback judge and a scratch folder for one test.
 pub(crate) struct Fixture {

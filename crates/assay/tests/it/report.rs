@@ -4,7 +4,7 @@
 //! back from the rendered DOM.
 
 use crate::common::{assay, results, stderr};
-use crate::judged::{ok, Fixture};
+use crate::judged::{ok, Fixture, KEY};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -61,6 +61,7 @@ fn report_of_a_judged_run_renders_escaped_and_clickable_in_chromium() {
         "only the page's own scripts"
     );
     assert!(html.contains("unchanged since the run"));
+    assert!(!html.contains(KEY), "the API key is in the report");
 
     let browser = Browser::start(&fx.path("chrome-profile"));
     browser.post(
