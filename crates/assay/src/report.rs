@@ -479,7 +479,7 @@ fn bin(score: f64) -> usize {
 fn histogram(counts: &[u64; BINS]) -> String {
     const W: f64 = 300.0;
     const H: f64 = 120.0;
-    const LEFT: f64 = 34.0;
+    const LEFT: f64 = 44.0;
     const BASE: f64 = 100.0;
     let max = counts.iter().copied().max().unwrap_or(0).max(1);
     let bar = (W - LEFT - 6.0) / BINS as f64;
