@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what assay-local needs to build llama.cpp from source (through the
-# llama-cpp-sys-2 crate): cmake, a C/C++ compiler and libclang for bindgen.
+# llama-cpp-sys-2 crate): cmake, a C/C++ compiler and libclang for bindgen;
+# and the headless Chromium plus chromedriver that the HTML report test drives.
 # Idempotent: does nothing when every tool is already present. Debian/Ubuntu.
 set -euo pipefail
 
@@ -14,9 +15,11 @@ command -v c++ >/dev/null 2>&1 || missing+=(g++)
 if ! ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so'; then
     missing+=(libclang-dev)
 fi
+# The report test (crates/assay/tests/it/report.rs) needs this exact path.
+[ -x /usr/bin/chromedriver ] || missing+=(chromium chromium-driver)
 
 if [ ${#missing[@]} -eq 0 ]; then
-    say "cmake, clang, a C++ compiler and libclang are present"
+    say "cmake, clang, a C++ compiler, libclang and chromedriver are present"
     exit 0
 fi
 

@@ -14,6 +14,6 @@ pub mod signature;
 pub use aggregate::{Accumulator, Summary};
 pub use dataset::{Format, Location, Position, Row, RowError, Rows, Source};
 pub use outcome::{Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status};
-pub use results::{read_results, ResultsLog};
+pub use results::{read_results, visit_results, ResultsLog};
 pub use sample::{Field, Sample};
 pub use signature::Signature;

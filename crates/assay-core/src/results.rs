@@ -48,6 +48,19 @@ pub enum ResultsError {
 /// assert_eq!(log.torn_bytes, 36);
 /// ```
 pub fn read_results(path: &Path) -> Result<ResultsLog, ResultsError> {
+    let mut records = Vec::new();
+    let mut log = visit_results(path, |r| records.push(r))?;
+    log.records = records;
+    Ok(log)
+}
+
+/// Like [`read_results`], but hands each record to `each` in file order
+/// instead of keeping them, so a run of millions of outcomes can be read in
+/// flat memory; the returned log has no records.
+pub fn visit_results(
+    path: &Path,
+    mut each: impl FnMut(OutcomeRecord),
+) -> Result<ResultsLog, ResultsError> {
     let io_err = |source| ResultsError::Io {
         path: path.to_path_buf(),
         source,
@@ -80,7 +93,7 @@ pub fn read_results(path: &Path) -> Result<ResultsLog, ResultsError> {
             (Status::Failed, _, None) => return Err(parse_error("failed without an error".into())),
             _ => {}
         }
-        log.records.push(record);
+        each(record);
         log.valid_len += n as u64;
     }
     Ok(log)

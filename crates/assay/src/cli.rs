@@ -20,6 +20,18 @@ pub enum Command {
     Metrics(MetricsArgs),
     /// Inspect or empty the judge's response cache.
     Cache(CacheArgs),
+    /// Write DIR/report.html: a self-contained page of a run's scores,
+    /// samples, reasons, verdicts and failures.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// The input's format, when its file extension does not say it.
+    #[arg(long, value_name = "jsonl|json|csv")]
+    pub input_format: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -66,6 +78,9 @@ pub struct EvalArgs {
     pub threads: Option<usize>,
     #[command(flatten)]
     pub judge: JudgeArgs,
+    /// Also write the run's HTML report, DIR/report.html (see `assay report`).
+    #[arg(long)]
+    pub report: bool,
 }
 
 /// How judged metrics reach their models. The API key is read from

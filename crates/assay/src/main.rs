@@ -12,6 +12,7 @@ mod engine;
 mod judging;
 mod progress;
 mod render;
+mod report;
 mod rundir;
 
 use clap::Parser;
@@ -62,6 +63,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Eval(args) => {
+            let with_report = args.report;
             let cfg = config::resolve(*args)?;
             let summary = engine::run(&cfg)?;
             match cfg.format {
@@ -69,6 +71,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
             }
             eprintln!("run directory: {}", cfg.out.display());
+            if with_report {
+                let path = report::write(&cfg.out, cfg.input_format)?;
+                eprintln!("report: {}", path.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report(args) => {
+            let format = args
+                .input_format
+                .as_deref()
+                .map(str::parse::<assay_core::Format>)
+                .transpose()
+                .map_err(|e| config::UsageError(e.to_string()))?;
+            let path = report::write(&args.dir, format)?;
+            eprintln!("report: {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
     }
