@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use assay_llm::{BoxFuture, Embedder, Embeddings, ModelIdentity, Usage};
+use assay_llm::ModelIdentity;
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
 
@@ -210,6 +210,11 @@ impl LocalEmbedder {
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
         self.tokenizer
             .encode(text, MAX_TOKENS.min(self.config.max_positions))
+    }
+
+    /// Provider `local`, the weights' folder and the model's name.
+    pub fn identity(&self) -> &ModelIdentity {
+        &self.identity
     }
 
     /// Unit-length embeddings of `texts`, in order, with the token count.
@@ -493,28 +498,6 @@ fn erf(x: f32) -> f32 {
     let erfc = t * poly.exp();
     let r = 1.0 - erfc;
     (if x >= 0.0 { r } else { -r }) as f32
-}
-
-impl Embedder for LocalEmbedder {
-    fn identity(&self) -> &ModelIdentity {
-        &self.identity
-    }
-
-    fn embed<'a>(
-        &'a self,
-        texts: &'a [String],
-    ) -> BoxFuture<'a, Result<Embeddings, assay_llm::Error>> {
-        Box::pin(async move {
-            let (vectors, tokens) = self.embed_blocking(texts)?;
-            Ok(Embeddings {
-                vectors,
-                usage: Usage {
-                    prompt_tokens: tokens,
-                    completion_tokens: 0,
-                },
-            })
-        })
-    }
 }
 
 #[cfg(test)]

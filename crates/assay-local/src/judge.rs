@@ -1,5 +1,5 @@
-//! The local chat judge: a GGUF model run by llama.cpp, greedy and
-//! schema-constrained.
+//! The local chat judge: a GGUF model run by llama.cpp, schema-constrained,
+//! greedy at temperature zero and a seeded draw above it.
 
 use std::fs::File;
 use std::io::Read;
@@ -9,8 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use assay_llm::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, FinishReason, Message, ModelIdentity, Role,
-    Source, Usage,
+    ChatRequest, ChatResponse, FinishReason, Message, ModelIdentity, Role, Source, Usage,
 };
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -30,7 +29,7 @@ use crate::Error;
 
 /// Bumped whenever a change here can change an answer; part of the identity
 /// (and so of cache keys).
-const DECODER_VERSION: u32 = 1;
+const DECODER_VERSION: u32 = 2;
 
 /// Whether the KV cache of the previous call is reused for the longest
 /// common prompt prefix.
@@ -222,7 +221,7 @@ impl LocalJudge {
             endpoint: path.display().to_string(),
             model: name.to_owned(),
             settings: format!(
-                "engine=llama.cpp;decoder=v{DECODER_VERSION};decoding=greedy;grammar=compact-json;n_ctx={n_ctx};chunk={chunk}"
+                "engine=llama.cpp;decoder=v{DECODER_VERSION};decoding=greedy-or-seeded;grammar=compact-json;n_ctx={n_ctx};chunk={chunk}"
             ),
         };
         Ok(LocalJudge {
@@ -239,6 +238,12 @@ impl LocalJudge {
             chunk,
             model,
         })
+    }
+
+    /// Provider `local`, the model's path and name, and the decoding
+    /// settings that can change its answers (part of every cache key).
+    pub fn identity(&self) -> &ModelIdentity {
+        &self.identity
     }
 
     /// The options the judge was loaded with.
@@ -339,12 +344,14 @@ impl LocalJudge {
         // generated token; reuse stops at a chunk boundary.
         let chunk = self.chunk;
         let reused = reused.min(prompt.len() - 1) / chunk * chunk;
+        let mut sampler = seeded_sampler(&request.sampling);
         let result = self.run(
             session,
             prompt,
             reused,
             budget,
             &mut grammar,
+            &mut sampler,
             schema,
             &request.sampling.stop,
         );
@@ -374,6 +381,7 @@ impl LocalJudge {
         reused: usize,
         budget: usize,
         grammar: &mut Option<LlamaSampler>,
+        sampler: &mut Option<LlamaSampler>,
         schema: Option<&Value>,
         stops: &[String],
     ) -> Result<Run, Error> {
@@ -425,21 +433,31 @@ impl LocalJudge {
                     }
                 }
             }
-            let token = match grammar.as_mut() {
-                None => argmax(logits),
-                Some(g) => {
+            let token = match (grammar.as_mut(), sampler.as_mut()) {
+                (None, None) => argmax(logits),
+                (None, Some(sampler)) => sample(
+                    logits
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0))
+                        .collect(),
+                    sampler,
+                )?,
+                (Some(g), None) if pending.is_none() => constrained_argmax(logits, g)?,
+                (Some(g), sampler) => {
+                    let masked = masked_candidates(logits, g);
+                    let token = match sampler {
+                        Some(sampler) => sample(masked.clone(), sampler)?,
+                        None => argmax_data(&masked)
+                            .ok_or_else(|| Error::Engine("grammar allows no token".into()))?,
+                    };
                     if let Some(p) = pending.as_mut() {
-                        let masked = masked_candidates(logits, g);
-                        let token = argmax_data(&masked)
-                            .ok_or_else(|| Error::Engine("grammar allows no token".into()))?;
                         if let Some(done) = p.observe(&masked, token, &self.pieces) {
                             choices.push(done);
                             pending = None;
                         }
-                        token
-                    } else {
-                        constrained_argmax(logits, g)?
                     }
+                    token
                 }
             };
             if vocab.is_eog(token) {
@@ -587,6 +605,32 @@ fn constrained_argmax(logits: &[f32], grammar: &mut LlamaSampler) -> Result<Llam
         .ok_or_else(|| Error::Engine("grammar allows no token".into()))
 }
 
+/// The sampler of a request with a temperature above zero: llama.cpp's own
+/// temperature and seeded draw, so the same seed gives the same answer.
+/// `None` (greedy) at temperature zero.
+fn seeded_sampler(sampling: &assay_llm::Sampling) -> Option<LlamaSampler> {
+    (sampling.temperature > 0.0).then(|| {
+        let seed = sampling.seed.unwrap_or(0);
+        LlamaSampler::chain_simple([
+            LlamaSampler::temp(sampling.temperature as f32),
+            // The draw takes 32 bits: fold the seed so no half is ignored.
+            LlamaSampler::dist((seed ^ (seed >> 32)) as u32),
+        ])
+    })
+}
+
+/// A seeded draw among candidates (disallowed ones carry a logit of minus
+/// infinity and so a probability of zero).
+fn sample(
+    candidates: Vec<LlamaTokenData>,
+    sampler: &mut LlamaSampler,
+) -> Result<LlamaToken, Error> {
+    let mut arr = LlamaTokenDataArray::new(candidates, false);
+    arr.apply_sampler(sampler);
+    arr.selected_token()
+        .ok_or_else(|| Error::Engine("the sampler chose no token".into()))
+}
+
 /// Index of the largest logit; ties go to the lowest id, so decoding is
 /// deterministic.
 fn argmax(logits: &[f32]) -> LlamaToken {
@@ -642,27 +686,14 @@ fn check_gguf_header(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-impl ChatModel for LocalJudge {
-    fn identity(&self) -> &ModelIdentity {
-        &self.identity
-    }
-
-    fn complete<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-    ) -> BoxFuture<'a, Result<ChatResponse, assay_llm::Error>> {
-        Box::pin(async move {
-            let start = Instant::now();
-            let answer = self.answer(request)?;
-            Ok(to_response(answer, request, start.elapsed()))
-        })
-    }
-}
-
 /// The trait's response. `choice_probabilities` is flat, so each entry is
 /// labelled `POINTER=VALUE` (e.g. `/verdict="yes"`), one per option of
 /// every choice point.
-fn to_response(answer: LocalAnswer, request: &ChatRequest, latency: Duration) -> ChatResponse {
+pub(crate) fn to_response(
+    answer: LocalAnswer,
+    request: &ChatRequest,
+    latency: Duration,
+) -> ChatResponse {
     let json = request
         .schema
         .as_ref()

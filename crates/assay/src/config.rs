@@ -7,7 +7,9 @@ use assay_llm::{
     Cache, CacheLocation, CachedEmbedder, Judge, Limiter, ModelSpec, Price, PriceTable,
     ProviderOptions,
 };
-use assay_local::{JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec};
+use assay_local::{
+    JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec, Offloaded,
+};
 use assay_metrics::judged::{JudgedMetric, PromptSet};
 use assay_metrics::{AnyId, Metric, Setting};
 use std::collections::BTreeMap;
@@ -97,7 +99,11 @@ impl ModelChoice {
                 let model =
                     LocalJudge::from_spec(&self.local_spec()?, LocalJudgeOptions::default())
                         .map_err(|e| e.to_string())?;
-                Ok(Judge::new(Arc::new(model), cache, options.repair_attempts))
+                Ok(Judge::new(
+                    Arc::new(Offloaded::new(Arc::new(model))),
+                    cache,
+                    options.repair_attempts,
+                ))
             }
         }
     }
@@ -116,7 +122,10 @@ impl ModelChoice {
             ModelChoice::Local(_) => {
                 let model =
                     LocalEmbedder::from_spec(&self.local_spec()?).map_err(|e| e.to_string())?;
-                Ok(CachedEmbedder::new(Arc::new(model), cache))
+                Ok(CachedEmbedder::new(
+                    Arc::new(Offloaded::new(Arc::new(model))),
+                    cache,
+                ))
             }
         }
     }

@@ -1,13 +1,15 @@
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use assay_llm::Embedder;
-use assay_local::{Error, LocalEmbedder, LocalSpec};
+use assay_local::{Error, LocalEmbedder, LocalSpec, Offloaded};
 
-fn embedder() -> &'static LocalEmbedder {
-    static E: OnceLock<LocalEmbedder> = OnceLock::new();
+fn embedder() -> &'static Arc<LocalEmbedder> {
+    static E: OnceLock<Arc<LocalEmbedder>> = OnceLock::new();
     E.get_or_init(|| {
-        LocalEmbedder::from_spec(&LocalSpec::Default)
-            .unwrap_or_else(|e| panic!("cannot load the local embedder: {e}"))
+        Arc::new(
+            LocalEmbedder::from_spec(&LocalSpec::Default)
+                .unwrap_or_else(|e| panic!("cannot load the local embedder: {e}")),
+        )
     })
 }
 
@@ -73,7 +75,9 @@ fn long_texts_are_truncated_not_refused() {
 #[test]
 fn the_trait_reports_vectors_and_tokens() {
     let texts = vec!["hello world".to_string()];
-    let out = futures_block_on(embedder().embed(&texts)).unwrap();
+    let out = current_thread()
+        .block_on(Offloaded::new(Arc::clone(embedder())).embed(&texts))
+        .unwrap();
     assert_eq!(out.vectors.len(), 1);
     // [CLS] hello world [SEP]
     assert_eq!(out.usage.prompt_tokens, 4);
@@ -108,15 +112,11 @@ pub fn tempdir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// Polls a future that completes without waiting (the local models compute
-/// inside `poll`), so no runtime is needed.
-pub fn futures_block_on<F: std::future::Future>(f: F) -> F::Output {
-    let mut f = std::pin::pin!(f);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match f.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(v) => v,
-        std::task::Poll::Pending => panic!("the local model's future was not ready"),
-    }
+/// A single-threaded runtime, for the trait methods.
+pub fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a tokio runtime")
 }
 
 /// Reference ids from HuggingFace `tokenizers` 0.20.3 on the shipped

@@ -1,10 +1,11 @@
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use assay_llm::{ChatModel, ChatRequest, FinishReason, Message, PromptRef};
-use assay_local::{Error, JudgeOptions, KnownJudge, LocalJudge, PrefixCaching};
+use assay_local::{Error, JudgeOptions, KnownJudge, LocalJudge, Offloaded, PrefixCaching};
 use serde_json::{json, Value};
 
-use crate::embed::{futures_block_on, tempdir};
+use crate::embed::{current_thread, tempdir};
 
 fn options(prefix_caching: PrefixCaching) -> JudgeOptions {
     // One thread: tests run side by side, and llama.cpp's spinning worker
@@ -23,9 +24,9 @@ fn load(prefix_caching: PrefixCaching) -> LocalJudge {
         .unwrap_or_else(|e| panic!("cannot load the small judge: {e}"))
 }
 
-fn judge() -> &'static LocalJudge {
-    static J: OnceLock<LocalJudge> = OnceLock::new();
-    J.get_or_init(|| load(PrefixCaching::Enabled))
+fn judge() -> &'static Arc<LocalJudge> {
+    static J: OnceLock<Arc<LocalJudge>> = OnceLock::new();
+    J.get_or_init(|| Arc::new(load(PrefixCaching::Enabled)))
 }
 
 fn request(system: &str, user: &str, schema: Option<Value>) -> ChatRequest {
@@ -202,14 +203,80 @@ fn choice_probabilities_sum_to_one_and_follow_the_greedy_choice() {
 #[test]
 fn the_trait_returns_validated_json_and_labelled_probabilities() {
     let r = request(INSTRUCTION, "Is snow white?", Some(verdict_schema()));
-    let resp = futures_block_on(judge().complete(&r)).unwrap();
+    let chat = Offloaded::new(Arc::clone(judge()));
+    let resp = current_thread().block_on(chat.complete(&r)).unwrap();
     let json = resp.json.expect("validated JSON");
     assert!(json["verdict"] == "yes" || json["verdict"] == "no");
     let probs = resp.choice_probabilities.expect("choice probabilities");
     let labels: Vec<&str> = probs.iter().map(|(l, _)| l.as_str()).collect();
     assert_eq!(labels, ["/verdict=\"yes\"", "/verdict=\"no\""]);
     assert!(resp.usage.prompt_tokens > 10 && resp.usage.completion_tokens > 3);
-    assert_eq!(judge().identity().provider, "local");
+    assert_eq!(chat.identity().provider, "local");
+}
+
+/// The model computes off the runtime: on a single-threaded runtime, a
+/// second task gets to run while the answer is being computed. A model
+/// computing inside `poll` would finish before the other branch is first
+/// polled, and this test would fail.
+#[test]
+fn the_runtime_keeps_running_while_the_model_computes() {
+    let r = request(INSTRUCTION, "Is snow white?", Some(verdict_schema()));
+    let chat = Offloaded::new(Arc::clone(judge()));
+    let answered = AtomicBool::new(false);
+    let (resp, ran_meanwhile) = current_thread().block_on(async {
+        tokio::join!(
+            async {
+                let resp = chat.complete(&r).await;
+                answered.store(true, Ordering::SeqCst);
+                resp
+            },
+            async { !answered.load(Ordering::SeqCst) }
+        )
+    });
+    assert!(resp.is_ok());
+    assert!(ran_meanwhile, "the other task waited for the model");
+}
+
+/// Votes ask at a temperature above zero with distinct seeds: the seed
+/// decides the answer (same seed, same bytes), the seeds give different
+/// answers, and the schema still holds for every draw.
+#[test]
+fn a_temperature_draws_by_seed_under_the_schema() {
+    let draw = |seed: u64, schema: Option<Value>| {
+        let mut r = request(
+            "Answer with one word.",
+            "Name an animal that lives in a forest.",
+            schema,
+        );
+        r.sampling.temperature = 1.5;
+        r.sampling.seed = Some(seed);
+        // Under the grammar a draw may spell the JSON in short pieces.
+        r.sampling.max_tokens = Some(if r.schema.is_some() { 64 } else { 12 });
+        judge().answer(&r).unwrap().text
+    };
+    let free: Vec<String> = (0..6).map(|seed| draw(seed, None)).collect();
+    assert_eq!(
+        free[3],
+        draw(3, None),
+        "the same seed gives the same answer"
+    );
+    let mut distinct = free.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert!(distinct.len() > 1, "six seeds, one answer: {free:?}");
+    // The verdict alone: a free-text reason drawn at this temperature may
+    // ramble past the budget.
+    let verdict_only = json!({
+        "type": "object",
+        "properties": {"verdict": {"enum": ["yes", "no"]}},
+        "required": ["verdict"],
+        "additionalProperties": false
+    });
+    for seed in 0..4 {
+        let text = draw(seed, Some(verdict_only.clone()));
+        let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert!(v["verdict"] == "yes" || v["verdict"] == "no", "{text}");
+    }
 }
 
 #[test]

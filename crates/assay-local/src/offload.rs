@@ -1,0 +1,106 @@
+//! The async face of the in-process models.
+//!
+//! A local model computes for seconds on the calling thread. Run inside an
+//! async task, that would stall the runtime's worker: progress, Ctrl-C
+//! handling and every HTTP call of the same run would wait with it.
+//! [`Offloaded`] implements the `assay-llm` traits by moving each call to
+//! tokio's blocking pool, so the runtime keeps serving other work.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use assay_llm::{
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, Embedder, Embeddings, ErrorKind,
+    ModelIdentity, Usage,
+};
+
+use crate::{LocalEmbedder, LocalJudge};
+
+/// A local model behind the async traits; cheap to clone.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use assay_local::{JudgeOptions, LocalJudge, LocalSpec, Offloaded};
+/// let judge = LocalJudge::from_spec(&LocalSpec::Default, JudgeOptions::default()).unwrap();
+/// let chat: Arc<dyn assay_llm::ChatModel> = Arc::new(Offloaded::new(Arc::new(judge)));
+/// ```
+pub struct Offloaded<M> {
+    model: Arc<M>,
+}
+
+impl<M> Clone for Offloaded<M> {
+    fn clone(&self) -> Self {
+        Offloaded {
+            model: Arc::clone(&self.model),
+        }
+    }
+}
+
+impl<M: Send + Sync + 'static> Offloaded<M> {
+    pub fn new(model: Arc<M>) -> Self {
+        Offloaded { model }
+    }
+
+    /// The blocking model itself.
+    pub fn model(&self) -> &Arc<M> {
+        &self.model
+    }
+
+    /// Runs `work` on the blocking pool. A panic inside the model becomes
+    /// an error of this call rather than of the runtime.
+    async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&M) -> Result<T, assay_llm::Error> + Send + 'static,
+    ) -> Result<T, assay_llm::Error> {
+        let model = Arc::clone(&self.model);
+        tokio::task::spawn_blocking(move || work(&model))
+            .await
+            .unwrap_or_else(|e| {
+                Err(assay_llm::Error::new(
+                    ErrorKind::Server,
+                    format!("the local model stopped: {e}"),
+                ))
+            })
+    }
+}
+
+impl ChatModel for Offloaded<LocalJudge> {
+    fn identity(&self) -> &ModelIdentity {
+        self.model.identity()
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+    ) -> BoxFuture<'a, Result<ChatResponse, assay_llm::Error>> {
+        let request = request.clone();
+        Box::pin(self.run(move |judge| {
+            let start = Instant::now();
+            let answer = judge.answer(&request)?;
+            Ok(crate::judge::to_response(answer, &request, start.elapsed()))
+        }))
+    }
+}
+
+impl Embedder for Offloaded<LocalEmbedder> {
+    fn identity(&self) -> &ModelIdentity {
+        self.model.identity()
+    }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+    ) -> BoxFuture<'a, Result<Embeddings, assay_llm::Error>> {
+        let texts = texts.to_vec();
+        Box::pin(self.run(move |embedder| {
+            let (vectors, tokens) = embedder.embed_blocking(&texts)?;
+            Ok(Embeddings {
+                vectors,
+                usage: Usage {
+                    prompt_tokens: tokens,
+                    completion_tokens: 0,
+                },
+            })
+        }))
+    }
+}
