@@ -223,17 +223,74 @@ impl Transport {
     }
 }
 
-/// `retry-after-ms` (OpenAI) or `Retry-After` in seconds; the HTTP-date
-/// form is not honoured (backoff applies instead).
+/// `retry-after-ms` (OpenAI), or `Retry-After` in seconds or as an
+/// HTTP-date (the wait until then; a date in the past means now).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let number = |name: &str| headers.get(name)?.to_str().ok()?.trim().parse::<f64>().ok();
-    let valid = |x: f64| x.is_finite() && x >= 0.0;
-    if let Some(ms) = number("retry-after-ms").filter(|x| valid(*x) && *x < 1e12) {
+    retry_after_at(headers, std::time::SystemTime::now())
+}
+
+fn retry_after_at(headers: &HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
+    let text = |name: &str| Some(headers.get(name)?.to_str().ok()?.trim());
+    let valid = |x: &f64| x.is_finite() && *x >= 0.0;
+    if let Some(ms) = text("retry-after-ms")
+        .and_then(|t| t.parse::<f64>().ok())
+        .filter(|x| valid(x) && *x < 1e12)
+    {
         return Some(Duration::from_secs_f64(ms / 1000.0));
     }
-    number("retry-after")
-        .filter(|x| valid(*x) && *x < 1e9)
-        .map(Duration::from_secs_f64)
+    let value = text("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (valid(&secs) && secs < 1e9).then(|| Duration::from_secs_f64(secs));
+    }
+    let at = http_date(value)?;
+    let now = now.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    Some(Duration::from_secs(at.saturating_sub(now)))
+}
+
+/// Seconds since the Unix epoch of an HTTP-date (RFC 9110 section 5.6.7):
+/// IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, and the obsolete RFC 850
+/// `Sunday, 06-Nov-94 08:49:37 GMT` and asctime `Sun Nov  6 08:49:37 1994`
+/// forms that recipients must also accept.
+fn http_date(text: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = |m: &str| MONTHS.iter().position(|x| *x == m).map(|i| i as u32 + 1);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let (day, mon, year, time) = match words.as_slice() {
+        [_, day, mon, year, time, "GMT"] => {
+            (day.parse().ok()?, month(mon)?, year.parse().ok()?, *time)
+        }
+        [_, date, time, "GMT"] => {
+            let mut parts = date.split('-');
+            let (day, mon, yy) = (parts.next()?, parts.next()?, parts.next()?);
+            let yy: i64 = yy.parse().ok()?;
+            // RFC 9110: a two-digit year more than 50 years ahead is in the past century.
+            let year = if yy < 70 { 2000 + yy } else { 1900 + yy };
+            (day.parse().ok()?, month(mon)?, year, *time)
+        }
+        [_, mon, day, time, year] => (day.parse().ok()?, month(mon)?, year.parse().ok()?, *time),
+        _ => return None,
+    };
+    let mut hms = time.split(':').map(|x| x.parse::<u64>().ok());
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 || hms.next().is_some() {
+        return None;
+    }
+    let days = u64::try_from(days_from_civil(year, mon, day)).ok()?;
+    Some(days * 86_400 + h * 3600 + m * 60 + s)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((month + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 fn error_message(body: &[u8]) -> String {
@@ -300,13 +357,50 @@ mod tests {
         h.insert("retry-after-ms", "250".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
         let mut h = HeaderMap::new();
-        h.insert(
-            "retry-after",
-            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        h.insert("retry-after", "soon".parse().unwrap());
+        assert_eq!(
+            retry_after(&h),
+            None,
+            "unreadable values fall back to backoff"
         );
-        assert_eq!(retry_after(&h), None, "HTTP dates fall back to backoff");
         h.insert("retry-after-ms", "-5".parse().unwrap());
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn retry_after_dates_wait_until_then() {
+        // 1445412480 is 2015-10-21T07:28:00Z (`date -u -d @1445412480`).
+        let at = std::time::UNIX_EPOCH + Duration::from_secs(1_445_412_480);
+        let mut h = HeaderMap::new();
+        for form in [
+            "Wed, 21 Oct 2015 07:28:00 GMT",
+            "Wednesday, 21-Oct-15 07:28:00 GMT",
+            "Wed Oct 21 07:28:00 2015",
+        ] {
+            h.insert("retry-after", form.parse().unwrap());
+            let now = at - Duration::from_secs(90);
+            assert_eq!(
+                retry_after_at(&h, now),
+                Some(Duration::from_secs(90)),
+                "{form}"
+            );
+            let later = at + Duration::from_secs(5);
+            assert_eq!(retry_after_at(&h, later), Some(Duration::ZERO), "{form}");
+        }
+        for bad in [
+            "Wed, 32 Oct 2015 07:28:00 GMT",
+            "Wed, 21 Foo 2015 07:28:00 GMT",
+            "Wed, 21 Oct 2015 07:28 GMT",
+        ] {
+            h.insert("retry-after", bad.parse().unwrap());
+            assert_eq!(retry_after_at(&h, at), None, "{bad}");
+        }
+        // The Unix epoch and a leap day, against the civil calendar.
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(
+            days_from_civil(2000, 3, 1) - days_from_civil(2000, 2, 28),
+            2
+        );
     }
 
     #[test]
