@@ -3,6 +3,8 @@
 mod common;
 mod compare;
 mod eval;
+mod gates;
 mod judged;
 mod metrics_cmd;
 mod parity;
+mod progress;
