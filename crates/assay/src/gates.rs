@@ -46,7 +46,7 @@ struct Threshold {
 }
 
 /// The gates of a run, resolved against its outputs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Gates {
     thresholds: Vec<Threshold>,
     /// Per output: failed outcomes over all its outcomes.
