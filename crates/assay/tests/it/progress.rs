@@ -1,6 +1,7 @@
-//! The progress line of a judged run, on a pseudo-terminal.
+//! The progress line and the summary table of a judged run, on a
+//! pseudo-terminal.
 
-use crate::common::read_json;
+use crate::common::{output, read_json};
 use crate::judged::{rag_row, Fixture, KEY};
 use serde_json::Value;
 
@@ -74,6 +75,31 @@ fn a_judged_run_shows_outcomes_calls_cache_hits_tokens_and_cost() {
         screen.contains("100% 1 rows") && screen.contains(&line),
         "{screen}\nwant {line}"
     );
+
+    // Each judged output carries its metric's tokens and cost, in
+    // summary.json and in the table; lexical outputs have none.
+    let per_metric = &summary["usage"]["per_metric"]["faithfulness"];
+    let faithfulness = output(&summary, "faithfulness");
+    for key in ["prompt_tokens", "completion_tokens", "cost"] {
+        assert_eq!(faithfulness[key], per_metric[key], "{key}: {faithfulness}");
+    }
+    assert!(output(&summary, "bleu").get("prompt_tokens").is_none());
+    let tokens = format!(
+        "{}+{}",
+        per_metric["prompt_tokens"], per_metric["completion_tokens"]
+    );
+    let cost = format!("{:.4}", per_metric["cost"].as_f64().unwrap());
+    // The last two cells of an output's row: tokens and cost.
+    let tail = |name: &str| -> Vec<String> {
+        let row = screen
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ↑")))
+            .unwrap_or_else(|| panic!("no {name} row: {screen}"));
+        let cells: Vec<String> = row.split_whitespace().map(String::from).collect();
+        cells[cells.len() - 2..].to_vec()
+    };
+    assert_eq!(tail("faithfulness"), [tokens, cost]);
+    assert_eq!(tail("bleu"), ["-", "-"]);
 
     let screen = eval_on_a_terminal(&fx, "again");
     let line = expected_line(&read_json(&fx.path("again").join("summary.json")));
