@@ -72,6 +72,16 @@ impl Accumulator {
         }
     }
 
+    /// Outcomes counted so far, by status: cheap enough for a progress line
+    /// (no statistics are computed).
+    pub fn coverage(&self) -> Coverage {
+        Coverage {
+            scored: self.n,
+            skipped: self.skipped,
+            failed: self.failed.values().sum(),
+        }
+    }
+
     fn add_value(&mut self, v: f64) {
         self.n += 1;
         self.sum += v;
@@ -118,6 +128,22 @@ impl Accumulator {
     }
 }
 
+/// Outcomes by status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    pub scored: u64,
+    pub skipped: u64,
+    pub failed: u64,
+}
+
+impl std::ops::AddAssign for Coverage {
+    fn add_assign(&mut self, other: Coverage) {
+        self.scored += other.scored;
+        self.skipped += other.skipped;
+        self.failed += other.failed;
+    }
+}
+
 /// Counts and, when anything was scored, statistics of one metric output.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Summary {
@@ -157,6 +183,56 @@ fn normal(mean: f64, std: f64, n: u64) -> Interval {
         high: mean + half,
         method: "normal",
     }
+}
+
+/// How two runs differ on the samples they share, with a paired
+/// bootstrap interval: the resamples draw whole samples, keeping each
+/// sample's two values together, so what the samples share cancels out.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PairedDifference {
+    /// Shared samples.
+    pub n: u64,
+    pub mean_a: f64,
+    pub mean_b: f64,
+    /// `mean_b - mean_a`.
+    pub diff: f64,
+    /// 95% interval of `diff`: the percentile bootstrap of the mean of the
+    /// per-sample differences (same resamples and seed as the summary's
+    /// interval; the normal approximation above [`BOOTSTRAP_MAX_N`] pairs).
+    pub ci95: Interval,
+}
+
+/// The paired difference of `(a, b)` values, one pair per shared sample;
+/// `None` for no pairs.
+///
+/// ```
+/// let d = assay_core::aggregate::paired_difference(&[(0.5, 0.75), (0.25, 0.5)]).unwrap();
+/// assert_eq!((d.n, d.mean_a, d.mean_b, d.diff), (2, 0.375, 0.625, 0.25));
+/// // Every sample moved by 0.25, so every resample does too.
+/// assert_eq!((d.ci95.low, d.ci95.high), (0.25, 0.25));
+/// ```
+pub fn paired_difference(pairs: &[(f64, f64)]) -> Option<PairedDifference> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let n = pairs.len() as f64;
+    let mean_a = pairs.iter().map(|p| p.0).sum::<f64>() / n;
+    let mean_b = pairs.iter().map(|p| p.1).sum::<f64>() / n;
+    let diffs: Vec<f64> = pairs.iter().map(|(a, b)| b - a).collect();
+    let diff = diffs.iter().sum::<f64>() / n;
+    let ci95 = if diffs.len() > BOOTSTRAP_MAX_N {
+        let var = diffs.iter().map(|d| (d - diff).powi(2)).sum::<f64>() / n;
+        normal(diff, var.sqrt(), diffs.len() as u64)
+    } else {
+        bootstrap(&diffs)
+    };
+    Some(PairedDifference {
+        n: pairs.len() as u64,
+        mean_a,
+        mean_b,
+        diff,
+        ci95,
+    })
 }
 
 /// The percentile bootstrap of the mean. The values are sorted first so
@@ -242,6 +318,16 @@ mod tests {
         }));
         let s = acc.summary();
         assert_eq!((s.n_scored, s.n_skipped, s.n_failed), (4, 1, 1));
+        let mut twice = acc.coverage();
+        twice += acc.coverage();
+        assert_eq!(
+            twice,
+            Coverage {
+                scored: 8,
+                skipped: 2,
+                failed: 2
+            }
+        );
         assert_eq!(s.failed_by_kind.get("input"), Some(&1));
         let st = s.stats.clone().unwrap();
         assert_eq!(st.mean, 0.5);
@@ -285,6 +371,34 @@ mod tests {
             read_back.add_record(&OutcomeRecord::new("s", 1, "m", o));
         }
         assert_eq!(direct.summary(), read_back.summary());
+    }
+
+    #[test]
+    fn the_paired_interval_resamples_pairs_not_runs() {
+        // Scores spread widely across samples, each moved by about +0.1:
+        // the pairs cancel the spread, so the interval is narrow and above 0.
+        let pairs: Vec<(f64, f64)> = (0..40)
+            .map(|i| {
+                let a = (i % 10) as f64 / 10.0;
+                (a, a * 0.9 + 0.1 + if i % 2 == 0 { 0.01 } else { -0.01 })
+            })
+            .collect();
+        let d = paired_difference(&pairs).unwrap();
+        let want: f64 = pairs.iter().map(|(a, b)| b - a).sum::<f64>() / 40.0;
+        assert!((d.diff - want).abs() < 1e-12);
+        assert!((d.diff - (d.mean_b - d.mean_a)).abs() < 1e-12);
+        assert!(d.ci95.low <= d.diff && d.diff <= d.ci95.high, "{d:?}");
+        assert!(d.ci95.low > 0.0, "{d:?}");
+        let unpaired_a = {
+            let mut acc = Accumulator::default();
+            pairs
+                .iter()
+                .for_each(|p| acc.add(&Outcome::scored(p.0, json!({}))));
+            acc.summary().stats.unwrap().ci95
+        };
+        assert!(d.ci95.high - d.ci95.low < (unpaired_a.high - unpaired_a.low) / 2.0);
+        assert_eq!(paired_difference(&pairs), Some(d), "reproducible");
+        assert_eq!(paired_difference(&[]), None);
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub enum Command {
     /// Write DIR/report.html: a self-contained page of a run's scores,
     /// samples, reasons, verdicts and failures.
     Report(ReportArgs),
+    /// Compare two run directories: per output the difference of means on
+    /// the samples both share, with a paired bootstrap CI.
+    Compare(CompareArgs),
 }
 
 #[derive(Debug, Args)]
@@ -32,6 +35,20 @@ pub struct ReportArgs {
     /// The input's format, when its file extension does not say it.
     #[arg(long, value_name = "jsonl|json|csv")]
     pub input_format: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline run directory.
+    pub a: PathBuf,
+    /// The run compared with it (differences are B - A).
+    pub b: PathBuf,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+    /// How many of the most-changed samples to list per output.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +98,23 @@ pub struct EvalArgs {
     /// Also write the run's HTML report, DIR/report.html (see `assay report`).
     #[arg(long)]
     pub report: bool,
+    #[command(flatten)]
+    pub gates: GateArgs,
+}
+
+/// CI gates, checked once the run is written: exit code 1 when one fails.
+#[derive(Debug, Default, Args)]
+pub struct GateArgs {
+    /// Fail when an output's mean is below VALUE (higher-is-better
+    /// metrics); METRIC is an output name or a single-output metric id.
+    #[arg(long, value_name = "METRIC=VALUE")]
+    pub fail_under: Vec<String>,
+    /// Fail when an output's mean is above VALUE (lower-is-better metrics).
+    #[arg(long, value_name = "METRIC=VALUE")]
+    pub fail_over: Vec<String>,
+    /// Fail when more than this fraction (0 to 1) of any output's outcomes failed.
+    #[arg(long, value_name = "F")]
+    pub max_failed_fraction: Option<f64>,
 }
 
 /// How judged metrics reach their models. The API key is read from

@@ -39,6 +39,20 @@ pub struct OutputSummary {
     pub direction: Direction,
     #[serde(flatten)]
     pub summary: Summary,
+    /// The judge usage of the output's metric (judged metrics only; the
+    /// outputs of one metric share it).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<OutputUsage>,
+}
+
+/// Tokens and cost of one judged metric.
+#[derive(Serialize)]
+pub struct OutputUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Absent when a model that was paid for has no `--price`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 /// `summary.json`.
@@ -139,8 +153,11 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
         Source::Path(p) => std::fs::metadata(p).ok().map(|m| m.len()),
         Source::Stdin => None,
     };
-    let mut progress = Progress::new(total_bytes);
     let ledger = Arc::new(UsageLedger::new());
+    let mut progress = match &cfg.judged {
+        Some(j) => Progress::new(total_bytes).with_judge(Arc::clone(&ledger), j.prices.clone()),
+        None => Progress::new(total_bytes),
+    };
     let (n_rows, stop) = match &cfg.judged {
         None => run_lexical(
             cfg,
@@ -185,11 +202,17 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
         outputs: names
             .iter()
             .zip(&accumulators)
-            .map(|(o, acc)| OutputSummary {
+            .enumerate()
+            .map(|(i, (o, acc))| OutputSummary {
                 name: o.name.clone(),
                 metric: o.metric.clone(),
                 direction: o.direction,
                 summary: acc.summary(),
+                usage: cfg
+                    .judged
+                    .as_ref()
+                    .filter(|_| i >= n_lexical)
+                    .map(|j| output_usage(&ledger.scope(&o.metric, &j.prices))),
             })
             .collect(),
         corpus: corpora.iter().flat_map(Corpus::finalize).collect(),
@@ -251,7 +274,7 @@ fn run_lexical(
         }
         sink.dir.flush()?;
         n_rows += batch.len() as u64;
-        progress.update(n_rows, rows.bytes_read());
+        progress.update(n_rows, rows.bytes_read(), &sink.accumulators);
         if stop.is_some() {
             break;
         }
@@ -339,7 +362,7 @@ impl JudgedRows<'_> {
                     sink.write(&id, row, self.names, self.n_lexical, &outcomes)?;
                     sink.dir.flush()?;
                     n_rows += 1;
-                    progress.update(n_rows, rows.bytes_read());
+                    progress.update(n_rows, rows.bytes_read(), &sink.accumulators);
                 }
                 Err(e) => {
                     // Every later call would fail the same way: stop now
@@ -377,6 +400,14 @@ fn usage_json(judged: &JudgedRun, ledger: &UsageLedger) -> Value {
         "per_metric": per_metric,
         "note": "a step shared by several metrics counts under the first that needs it; embedding calls are not counted",
     })
+}
+
+fn output_usage(u: &UsageSummary) -> OutputUsage {
+    OutputUsage {
+        prompt_tokens: u.prompt_tokens,
+        completion_tokens: u.completion_tokens,
+        cost: u.cost,
+    }
 }
 
 fn usage_summary_json(u: &UsageSummary) -> Value {

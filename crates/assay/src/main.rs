@@ -2,13 +2,20 @@
 //!
 //! Exit codes: 0 success; 2 bad usage or input (unknown metric, bad
 //! parameter, unreadable file, a bad row under `--strict`, judged metrics
-//! without `--judge`); 3 an internal or output error (e.g. the run
-//! directory cannot be written), or a run stopped because the judge refused
-//! the credentials (`auth`: every later call would fail the same way).
+//! without `--judge`, a gate on an unknown output or in the wrong
+//! direction, an unreadable run directory given to `compare`); 3 an
+//! internal or output error (e.g. the run directory cannot be written), or
+//! a run stopped because the judge refused the credentials (`auth`: every
+//! later call would fail the same way); 1 a CI gate failed
+//! (`--fail-under`, `--fail-over`, `--max-failed-fraction`). The first
+//! that applies wins, in that order: gates are only checked on a run that
+//! finished without error.
 
 mod cli;
+mod compare;
 mod config;
 mod engine;
+mod gates;
 mod judging;
 mod progress;
 mod render;
@@ -62,18 +69,30 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Eval(args) => {
+        Command::Eval(mut args) => {
             let with_report = args.report;
+            let gate_args = std::mem::take(&mut args.gates);
             let cfg = config::resolve(*args)?;
+            let gates = gates::Gates::resolve(&gate_args, &cfg)?;
             let summary = engine::run(&cfg)?;
+            let verdicts = gates.check(&summary);
             match cfg.format {
-                OutputFormat::Table => print!("{}", render::summary_table(&summary)),
-                OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+                OutputFormat::Table => {
+                    print!("{}", render::summary_table(&summary));
+                    print!("{}", render::gate_lines(&verdicts));
+                }
+                OutputFormat::Json => {
+                    println!("{}", serde_json::to_string_pretty(&summary)?);
+                    eprint!("{}", render::gate_lines(&verdicts));
+                }
             }
             eprintln!("run directory: {}", cfg.out.display());
             if with_report {
                 let path = report::write(&cfg.out, cfg.input_format)?;
                 eprintln!("report: {}", path.display());
+            }
+            if verdicts.iter().any(|v| v.verdict == gates::Verdict::Failed) {
+                return Ok(ExitCode::from(1));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -86,6 +105,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .map_err(|e| config::UsageError(e.to_string()))?;
             let path = report::write(&args.dir, format)?;
             eprintln!("report: {}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compare(args) => {
+            let comparison = compare::compare(&args.a, &args.b, args.top)?;
+            for w in &comparison.warnings {
+                eprintln!("warning: {w}");
+            }
+            match args.format {
+                OutputFormat::Table => print!("{}", render::compare_table(&comparison)),
+                OutputFormat::Json => {
+                    println!("{}", serde_json::to_string_pretty(&comparison)?)
+                }
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

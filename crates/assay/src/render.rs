@@ -1,36 +1,45 @@
 //! What `eval` and `metrics` print on stdout.
 
+use crate::compare::{Comparison, Presence};
 use crate::engine::RunSummary;
+use crate::gates::GateResult;
 use assay_metrics::{AnyId, Direction};
 use std::fmt::Write;
 
-/// The summary as an aligned text table, then the corpus-level scores.
+/// The summary as an aligned text table (per output: direction, mean, 95%
+/// CI, coverage `scored/skipped/failed` with failures by kind, and judge
+/// tokens and cost for judged metrics), then usage and corpus-level scores.
 pub fn summary_table(summary: &RunSummary) -> String {
-    let mut rows = vec![[
-        "metric", "n", "skipped", "failed", "mean", "95% CI", "min", "max",
-    ]
-    .map(String::from)
-    .to_vec()];
+    let judged = summary.outputs.iter().any(|o| o.usage.is_some());
+    let mut header = ["metric", "mean", "95% CI", "scored/skipped/failed"].to_vec();
+    if judged {
+        header.extend(["tokens", "cost"]);
+    }
+    let mut rows = vec![header.into_iter().map(String::from).collect::<Vec<_>>()];
     for o in &summary.outputs {
         let s = &o.summary;
-        let arrow = match o.direction {
-            Direction::HigherIsBetter => "↑",
-            Direction::LowerIsBetter => "↓",
-        };
-        let mut row = vec![
-            format!("{} {arrow}", o.name),
-            s.n_scored.to_string(),
-            s.n_skipped.to_string(),
-            failed_cell(s.n_failed, &s.failed_by_kind),
-        ];
+        let mut row = vec![format!("{} {}", o.name, arrow(o.direction))];
         match &s.stats {
             Some(st) => row.extend([
                 format!("{:.4}", st.mean),
                 format!("[{:.4}, {:.4}]", st.ci95.low, st.ci95.high),
-                format!("{:.4}", st.min),
-                format!("{:.4}", st.max),
             ]),
-            None => row.extend(["-", "-", "-", "-"].map(String::from)),
+            None => row.extend(["-", "-"].map(String::from)),
+        }
+        row.push(format!(
+            "{}/{}/{}",
+            s.n_scored,
+            s.n_skipped,
+            failed_cell(s.n_failed, &s.failed_by_kind)
+        ));
+        if judged {
+            match &o.usage {
+                Some(u) => row.extend([
+                    format!("{}+{}", u.prompt_tokens, u.completion_tokens),
+                    u.cost.map_or("-".into(), |c| format!("{c:.4}")),
+                ]),
+                None => row.extend(["-", "-"].map(String::from)),
+            }
         }
         rows.push(row);
     }
@@ -65,6 +74,92 @@ pub fn summary_table(summary: &RunSummary) -> String {
             }
             out.push('\n');
         }
+    }
+    out
+}
+
+fn arrow(direction: Direction) -> &'static str {
+    match direction {
+        Direction::HigherIsBetter => "↑",
+        Direction::LowerIsBetter => "↓",
+    }
+}
+
+/// One line per gate, passing and failing, in the order given.
+pub fn gate_lines(results: &[GateResult]) -> String {
+    results.iter().map(|r| format!("{}\n", r.line)).collect()
+}
+
+/// `assay compare` as text: one row per output, then the signatures that
+/// differ, then the samples that changed most.
+pub fn compare_table(c: &Comparison) -> String {
+    let mut out = format!("A: {}\nB: {}\n\n", c.a.display(), c.b.display());
+    let mut rows = vec![[
+        "output",
+        "shared",
+        "mean A",
+        "mean B",
+        "B - A",
+        "95% CI of B - A",
+        "only A/B",
+        "unscored",
+        "signature",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for o in &c.outputs {
+        let name = match o.direction {
+            Some(d) => format!("{} {}", o.name, arrow(d)),
+            None => o.name.clone(),
+        };
+        let mut row = vec![name, o.n_shared.to_string()];
+        match &o.difference {
+            Some(d) => row.extend([
+                format!("{:.4}", d.mean_a),
+                format!("{:.4}", d.mean_b),
+                format!("{:+.4}", d.diff),
+                format!("[{:+.4}, {:+.4}]", d.ci95.low, d.ci95.high),
+            ]),
+            None => row.extend(["-", "-", "-", "-"].map(String::from)),
+        }
+        row.push(format!("{}/{}", o.n_only_a, o.n_only_b));
+        row.push(o.n_not_scored_in_both.to_string());
+        row.push(match (o.presence, o.comparable) {
+            (Presence::OnlyA, _) => "output only in A".into(),
+            (Presence::OnlyB, _) => "output only in B".into(),
+            (Presence::Both, true) => "same".into(),
+            (Presence::Both, false) if o.differing_keys.is_empty() => "unknown".into(),
+            (Presence::Both, false) => format!("differs: {}", o.differing_keys.join(", ")),
+        });
+        rows.push(row);
+    }
+    out.push_str(&align(&rows));
+    let differing = c
+        .outputs
+        .iter()
+        .filter(|o| o.presence == Presence::Both && !o.comparable);
+    for o in differing {
+        let _ =
+            writeln!(
+            out,
+            "\n{}: the signatures differ, so the runs are not comparable on it\n  A: {}\n  B: {}",
+            o.name,
+            o.signature_a.as_deref().unwrap_or("(none in manifest.json)"),
+            o.signature_b.as_deref().unwrap_or("(none in manifest.json)"),
+        );
+    }
+    for o in c.outputs.iter().filter(|o| !o.most_changed.is_empty()) {
+        let _ = writeln!(out, "\nmost changed, {}:", o.name);
+        let mut lines = vec![["  sample", "A", "B", "B - A"].map(String::from).to_vec()];
+        lines.extend(o.most_changed.iter().map(|ch| {
+            vec![
+                format!("  {}", ch.sample_id),
+                format!("{:.4}", ch.a),
+                format!("{:.4}", ch.b),
+                format!("{:+.4}", ch.diff),
+            ]
+        }));
+        out.push_str(&align(&lines));
     }
     out
 }

@@ -14,8 +14,8 @@ pub(crate) const KEY: &str = "sk-wire-test-4b1d9e7c2a5f8e3d6c0b";
 
 /// A loopback judge and a scratch folder for one test.
 pub(crate) struct Fixture {
-    server: Server,
-    dir: tempfile::TempDir,
+    pub(crate) server: Server,
+    pub(crate) dir: tempfile::TempDir,
     // Kept last: the server's tasks run on it until the fixture drops.
     _rt: tokio::runtime::Runtime,
 }
@@ -101,7 +101,7 @@ impl Fixture {
     }
 }
 
-fn rag_row() -> Value {
+pub(crate) fn rag_row() -> Value {
     let mut row = judge::eiffel_row();
     row["id"] = json!("eiffel");
     row

@@ -1,8 +1,11 @@
 //! End-to-end tests of the `assay` binary: real files in, run directory out.
 
 mod common;
+mod compare;
 mod eval;
+mod gates;
 mod judged;
 mod metrics_cmd;
 mod parity;
+mod progress;
 mod report;
