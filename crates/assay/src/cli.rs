@@ -66,6 +66,10 @@ pub struct EvalArgs {
     pub threads: Option<usize>,
     #[command(flatten)]
     pub judge: JudgeArgs,
+    /// Start over in an `--out` that holds a run made with another manifest;
+    /// its files are moved to `DIR/superseded-N/`, never deleted.
+    #[arg(long)]
+    pub force_new: bool,
 }
 
 /// How judged metrics reach their models. The API key is read from
@@ -111,6 +115,10 @@ pub struct JudgeArgs {
     /// A model's price per million tokens, MODEL=IN/OUT; repeatable. None is assumed.
     #[arg(long = "price", value_name = "MODEL=IN/OUT")]
     pub prices: Vec<String>,
+    /// Judge every sample N times, repeat r with seed r, and report the
+    /// spread of the means per metric (judge noise).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeats: u32,
 }
 
 #[derive(Debug, Args)]

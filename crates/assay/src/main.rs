@@ -4,11 +4,14 @@
 //! parameter, unreadable file, a bad row under `--strict`, judged metrics
 //! without `--judge`); 3 an internal or output error (e.g. the run
 //! directory cannot be written), or a run stopped because the judge refused
-//! the credentials (`auth`: every later call would fail the same way).
+//! the credentials (`auth`: every later call would fail the same way);
+//! 130 interrupted by Ctrl-C (what is done is kept: the same command
+//! resumes).
 
 mod cli;
 mod config;
 mod engine;
+mod interrupt;
 mod judging;
 mod progress;
 mod render;
@@ -69,6 +72,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
             }
             eprintln!("run directory: {}", cfg.out.display());
+            if !summary.complete {
+                eprintln!(
+                    "interrupted: the summary above covers what is done; resume with the same command"
+                );
+                return Ok(ExitCode::from(130));
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

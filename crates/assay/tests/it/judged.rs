@@ -13,15 +13,17 @@ use std::process::{Command, Output};
 const KEY: &str = "sk-wire-test-4b1d9e7c2a5f8e3d6c0b";
 
 /// A loopback judge and a scratch folder for one test.
-struct Fixture {
-    server: Server,
-    dir: tempfile::TempDir,
+pub(crate) struct Fixture {
+    pub(crate) server: Server,
+    pub(crate) dir: tempfile::TempDir,
     // Kept last: the server's tasks run on it until the fixture drops.
     _rt: tokio::runtime::Runtime,
 }
 
 impl Fixture {
-    fn new(handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static) -> Fixture {
+    pub(crate) fn new(
+        handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static,
+    ) -> Fixture {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -35,24 +37,29 @@ impl Fixture {
         }
     }
 
-    fn content_reading() -> Fixture {
+    pub(crate) fn content_reading() -> Fixture {
         Fixture::new(|req, _| judge::reply(req))
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
-    fn data(&self, rows: &[Value]) -> PathBuf {
+    pub(crate) fn data(&self, rows: &[Value]) -> PathBuf {
         let path = self.path("data.jsonl");
         let text: Vec<String> = rows.iter().map(Value::to_string).collect();
         std::fs::write(&path, text.join("\n")).unwrap();
         path
     }
 
-    /// `assay eval DATA -m METRICS` against the server, the key in the
-    /// environment only, the cache in the scratch folder.
-    fn eval(&self, data: &Path, metrics: &str, out: &str, extra: &[&str]) -> Output {
+    /// `assay eval DATA -m METRICS` against the server, run to its end.
+    pub(crate) fn eval(&self, data: &Path, metrics: &str, out: &str, extra: &[&str]) -> Output {
+        self.command(data, metrics, out, extra).output().unwrap()
+    }
+
+    /// The command of [`Fixture::eval`]: the key in the environment only,
+    /// the cache in the scratch folder.
+    pub(crate) fn command(&self, data: &Path, metrics: &str, out: &str, extra: &[&str]) -> Command {
         let base_url = self.server.base_url();
         let out = self.path(out);
         let cache = self.path("cache.sqlite");
@@ -77,15 +84,15 @@ impl Fixture {
             "0",
         ];
         args.extend_from_slice(extra);
-        Command::new(env!("CARGO_BIN_EXE_assay"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+        command
             .args(&args)
             .env("OPENAI_API_KEY", KEY)
-            .env("ASSAY_HOME", self.dir.path())
-            .output()
-            .unwrap()
+            .env("ASSAY_HOME", self.dir.path());
+        command
     }
 
-    fn chats(&self) -> Vec<Recorded> {
+    pub(crate) fn chats(&self) -> Vec<Recorded> {
         self.server
             .requests()
             .into_iter()
@@ -101,7 +108,7 @@ impl Fixture {
     }
 }
 
-fn rag_row() -> Value {
+pub(crate) fn rag_row() -> Value {
     let mut row = judge::eiffel_row();
     row["id"] = json!("eiffel");
     row
@@ -116,7 +123,7 @@ fn by_metric(out: &Path, id: &str) -> std::collections::BTreeMap<String, Value> 
         .collect()
 }
 
-fn ok(o: &Output) {
+pub(crate) fn ok(o: &Output) {
     assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(o));
 }
 

@@ -5,3 +5,4 @@ mod eval;
 mod judged;
 mod metrics_cmd;
 mod parity;
+mod resume;
