@@ -69,9 +69,7 @@ pub struct RepeatSpread {
 
 impl RepeatSpread {
     fn of<'a>(repeats: impl Iterator<Item = &'a Accumulator>) -> RepeatSpread {
-        let means: Vec<Option<f64>> = repeats
-            .map(|a| a.summary().stats.map(|s| s.mean))
-            .collect();
+        let means: Vec<Option<f64>> = repeats.map(|a| a.summary().stats.map(|s| s.mean)).collect();
         let present: Vec<f64> = means.iter().flatten().copied().collect();
         let n = present.len() as f64;
         let mean = present.iter().sum::<f64>() / n;
@@ -176,11 +174,11 @@ struct Sink {
 impl Sink {
     /// A sink that counts `kept`, the records of the run being resumed.
     fn new(dir: RunDir, layout: Layout, kept: &[OutcomeRecord]) -> Result<Sink> {
-        let index: HashMap<&str, usize> = layout
+        let index: HashMap<String, usize> = layout
             .names
             .iter()
             .enumerate()
-            .map(|(i, o)| (o.name.as_str(), i))
+            .map(|(i, o)| (o.name.clone(), i))
             .collect();
         let by_repeat = if layout.repeats > 1 {
             vec![Accumulator::default(); layout.n_slots() - layout.n_lexical]
@@ -198,8 +196,9 @@ impl Sink {
             let output = index.get(rec.metric.as_str()).copied();
             let repeat = rec.repeat.unwrap_or(0);
             let slot = match output {
-                Some(o) if (o < sink.layout.n_lexical && repeat == 0)
-                    || (o >= sink.layout.n_lexical && repeat < sink.layout.repeats) =>
+                Some(o)
+                    if (o < sink.layout.n_lexical && repeat == 0)
+                        || (o >= sink.layout.n_lexical && repeat < sink.layout.repeats) =>
                 {
                     sink.layout.slot(o, repeat)
                 }
@@ -384,7 +383,8 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
                 summary: acc.summary(),
                 repeats: (i >= layout.n_lexical && !by_repeat.is_empty()).then(|| {
                     RepeatSpread::of(
-                        (0..layout.repeats).map(|r| &by_repeat[layout.slot(i, r) - layout.n_lexical]),
+                        (0..layout.repeats)
+                            .map(|r| &by_repeat[layout.slot(i, r) - layout.n_lexical]),
                     )
                 }),
             })
@@ -473,7 +473,11 @@ fn row_id(row: &Row) -> (Cow<'_, str>, u64) {
 }
 
 /// The judged outcomes of one row, per repeat, or the run-fatal error.
-type Judged = (String, u64, Result<Vec<(u32, Vec<Outcome>)>, assay_llm::Error>);
+type Judged = (
+    String,
+    u64,
+    Result<Vec<(u32, Vec<Outcome>)>, assay_llm::Error>,
+);
 
 /// The loop of a run with judged metrics.
 struct JudgedRows<'a> {

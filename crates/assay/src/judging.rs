@@ -76,7 +76,8 @@ pub async fn judge_sample(
                 Ok(Request::Judge(req)) => {
                     let (run, ledger, scope) =
                         (Arc::clone(&run), Arc::clone(&ledger), scopes[i].clone());
-                    let chats = chat_requests(&req, req.messages.iter().map(to_llm).collect(), repeat);
+                    let chats =
+                        chat_requests(&req, req.messages.iter().map(to_llm).collect(), repeat);
                     calls.spawn(async move { (i, ask(&run, &ledger, &scope, chats).await) });
                     requests[i] = Some(req);
                     states[i] = State::Running;

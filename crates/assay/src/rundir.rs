@@ -62,17 +62,20 @@ impl RunDir {
                 Vec::new()
             }
         };
-        Ok((RunDir {
-            path: path.to_path_buf(),
-            results: BufWriter::with_capacity(
-                1 << 16,
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&results_path)
-                    .with_context(|| format!("cannot open {}", results_path.display()))?,
-            ),
-        }, kept))
+        Ok((
+            RunDir {
+                path: path.to_path_buf(),
+                results: BufWriter::with_capacity(
+                    1 << 16,
+                    OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&results_path)
+                        .with_context(|| format!("cannot open {}", results_path.display()))?,
+                ),
+            },
+            kept,
+        ))
     }
 
     pub fn path(&self) -> &Path {
@@ -217,7 +220,11 @@ mod tests {
         diff(&old, &new, &mut String::new(), &mut out);
         assert_eq!(
             out,
-            ["added: null -> 2", "gone: true -> null", r#"m[0].p.k: "v" -> "w""#]
+            [
+                "added: null -> 2",
+                "gone: true -> null",
+                r#"m[0].p.k: "v" -> "w""#
+            ]
         );
         out.clear();
         diff(&old, &old, &mut String::new(), &mut out);

@@ -93,7 +93,10 @@ fn rows(n: usize) -> Vec<Value> {
 
 /// Chat answers in the cache, as `assay cache stats` reports them.
 fn cached_answers(cache: &Path) -> usize {
-    let o = assay(&["cache", "stats", "--cache", cache.to_str().unwrap()], None);
+    let o = assay(
+        &["cache", "stats", "--cache", cache.to_str().unwrap()],
+        None,
+    );
     ok(&o);
     let text = String::from_utf8(o.stdout).unwrap();
     text.lines()
@@ -146,7 +149,7 @@ fn killed_runs_resume_without_asking_an_answered_request_again() {
     let ref_data = reference.data(&data_rows);
     ok(&reference.eval(&ref_data, METRICS, "run", &[]));
     let want = outcomes(&reference.path("run"));
-    assert_eq!(want.len(), 8 * 5, "rouge1/2/L/Lsum and two judged outputs");
+    assert_eq!(want.len(), 8 * 6, "rouge1/2/L/Lsum and two judged outputs");
 
     let gate = Arc::new(Gate::default());
     let fx = gate.fixture();
@@ -194,7 +197,10 @@ fn killed_runs_resume_without_asking_an_answered_request_again() {
     assert_eq!(summary["complete"], true);
     assert_eq!(
         output(&summary, "faithfulness"),
-        output(&read_json(&reference.path("run/summary.json")), "faithfulness")
+        output(
+            &read_json(&reference.path("run/summary.json")),
+            "faithfulness"
+        )
     );
 }
 
@@ -414,5 +420,8 @@ fn repeats_report_the_judge_noise() {
     ok(&fx.eval(&data, "faithfulness", "run", &repeats));
     assert_eq!(fx.server.count(), sent);
     assert_eq!(outcomes(&fx.path("run")), got);
-    assert_eq!(read_json(&fx.path("run/summary.json"))["outputs"], summary["outputs"]);
+    assert_eq!(
+        read_json(&fx.path("run/summary.json"))["outputs"],
+        summary["outputs"]
+    );
 }
