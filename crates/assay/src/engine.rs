@@ -731,3 +731,64 @@ fn judged_signature(j: &JudgedRun, m: &assay_metrics::judged::JudgedMetric) -> S
     }
     sig.to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(lexical: &[&str], judged: &[&str], repeats: u32) -> Layout {
+        let names = lexical
+            .iter()
+            .chain(judged)
+            .map(|n| OutputName {
+                name: n.to_string(),
+                metric: n.to_string(),
+                direction: Direction::HigherIsBetter,
+            })
+            .collect();
+        Layout {
+            names,
+            n_lexical: lexical.len(),
+            repeats,
+        }
+    }
+
+    #[test]
+    fn every_output_and_repeat_has_one_slot() {
+        let l = layout(
+            &["rouge1", "rouge2"],
+            &["faithfulness", "bias", "toxicity"],
+            3,
+        );
+        assert_eq!(l.n_slots(), 2 + 3 * 3);
+        assert_eq!(l.judged(0), 2..5);
+        assert_eq!(l.judged(2), 8..11);
+        for slot in 0..l.n_slots() {
+            let (output, repeat) = l.output_of(slot);
+            assert_eq!(l.slot(output, repeat), slot);
+        }
+        assert_eq!(l.output_of(9), (3, 2), "bias, third judging");
+        let lexical_only = layout(&["bleu"], &[], 1);
+        assert_eq!(lexical_only.n_slots(), 1);
+        assert_eq!(lexical_only.output_of(0), (0, 0));
+    }
+
+    #[test]
+    fn the_spread_skips_repeats_that_scored_nothing() {
+        let acc = |values: &[f64]| {
+            let mut a = Accumulator::default();
+            for v in values {
+                a.add(&Outcome::scored(*v, json!({})));
+            }
+            a
+        };
+        let repeats = [acc(&[0.0, 1.0]), acc(&[]), acc(&[1.0, 1.0])];
+        let s = RepeatSpread::of(repeats.iter());
+        assert_eq!(s.n, 3);
+        assert_eq!(s.means, [Some(0.5), None, Some(1.0)]);
+        assert_eq!(s.std_of_means, Some(0.25));
+        assert_eq!(s.max_minus_min, Some(0.5));
+        let none = RepeatSpread::of([acc(&[])].iter());
+        assert_eq!((none.std_of_means, none.max_minus_min), (None, None));
+    }
+}
