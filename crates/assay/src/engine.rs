@@ -346,7 +346,11 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
                 ledger: &ledger,
                 interrupt: &interrupt,
             };
-            rt.block_on(run.run(&mut rows, &mut scorers[0], &mut sink, &mut progress))?
+            let ended = rt.block_on(run.run(&mut rows, &mut scorers[0], &mut sink, &mut progress));
+            // Calls abandoned by Ctrl-C are not waited for (an in-process
+            // model may be mid-answer): nothing would record their answers.
+            rt.shutdown_background();
+            ended?
         }
     };
     progress.finish();
