@@ -52,7 +52,7 @@ impl RunDir {
                 if exists {
                     let aside = supersede(path)?;
                     eprintln!(
-                        "--force-new: moved the earlier run's files to {} (its judge calls stay in the cache)",
+                        "--force-new: moved the earlier run's files to {} (nothing deleted; judge calls stay in the cache)",
                         aside.display()
                     );
                 }
