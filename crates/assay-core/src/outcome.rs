@@ -183,6 +183,10 @@ pub struct OutcomeRecord {
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorRecord>,
+    /// Which judging of the sample this is, under `--repeats N` (1..N-1;
+    /// absent for the first, so single runs read as before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
 }
 
 /// The `error` object of a failed outcome.
@@ -204,6 +208,7 @@ impl OutcomeRecord {
             details: None,
             reason: None,
             error: None,
+            repeat: None,
         };
         match outcome {
             Outcome::Scored {
@@ -224,6 +229,19 @@ impl OutcomeRecord {
             }
         }
         rec
+    }
+
+    /// The record of judging `repeat` (0-based); repeat 0 carries no field.
+    ///
+    /// ```
+    /// use assay_core::{Outcome, OutcomeRecord};
+    /// let rec = OutcomeRecord::new("q1", 1, "faithfulness", &Outcome::scored(1.0, serde_json::json!({})));
+    /// assert_eq!(rec.clone().with_repeat(0).repeat, None);
+    /// assert_eq!(rec.with_repeat(2).repeat, Some(2));
+    /// ```
+    pub fn with_repeat(mut self, repeat: u32) -> OutcomeRecord {
+        self.repeat = (repeat > 0).then_some(repeat);
+        self
     }
 }
 

@@ -98,6 +98,10 @@ pub struct EvalArgs {
     /// Also write the run's HTML report, DIR/report.html (see `assay report`).
     #[arg(long)]
     pub report: bool,
+    /// Start over in an `--out` that holds a run made with another manifest;
+    /// its files are moved to `DIR/superseded-N/`, never deleted.
+    #[arg(long)]
+    pub force_new: bool,
     #[command(flatten)]
     pub gates: GateArgs,
 }
@@ -160,6 +164,10 @@ pub struct JudgeArgs {
     /// A model's price per million tokens, MODEL=IN/OUT; repeatable. None is assumed.
     #[arg(long = "price", value_name = "MODEL=IN/OUT")]
     pub prices: Vec<String>,
+    /// Judge every sample N times, repeat r with seed r, and report the
+    /// spread of the means per metric (judge noise).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeats: u32,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! Turns the typed command line into a resolved run.
 
 use crate::cli::{EvalArgs, JudgeArgs, OutputFormat};
+use crate::rundir::Existing;
 use anyhow::{bail, Context, Result};
 use assay_core::{Format, Source};
 use assay_llm::{
@@ -28,6 +29,8 @@ pub struct EvalConfig {
     pub format: OutputFormat,
     pub strict: Strictness,
     pub threads: usize,
+    /// What to do with a run already in `out`.
+    pub existing: Existing,
 }
 
 /// The judged metrics of a run, with their connected models.
@@ -39,6 +42,8 @@ pub struct JudgedRun {
     pub embedder: Option<(CachedEmbedder, ModelChoice)>,
     pub options: ProviderOptions,
     pub prices: PriceTable,
+    /// How many times each sample is judged (`--repeats`, at least 1).
+    pub repeats: u32,
 }
 
 /// A `--judge` / `--embedder` value.
@@ -226,6 +231,11 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
             Strictness::RecordAndContinue
         },
         threads,
+        existing: if args.force_new {
+            Existing::StartOver
+        } else {
+            Existing::Resume
+        },
     })
 }
 
@@ -255,6 +265,9 @@ fn judged_run(
     };
     if args.concurrency == 0 {
         return Err(usage(&"--concurrency must be at least 1"));
+    }
+    if args.repeats == 0 {
+        return Err(usage(&"--repeats must be at least 1"));
     }
     let mut options = ProviderOptions {
         base_url: args.base_url.clone(),
@@ -306,6 +319,7 @@ fn judged_run(
         embedder,
         options,
         prices,
+        repeats: args.repeats,
     })
 }
 

@@ -8,11 +8,20 @@
 //! sample's outcomes are appended (whole lines, flushed) as soon as it
 //! completes, in completion order. Lexical metrics of the same run are
 //! scored when the row is read.
+//!
+//! A resumed run (see [`crate::rundir`]) writes only the (sample, output,
+//! repeat) slots its `results.jsonl` lacks, so each is written exactly once
+//! however often the run is killed; the kept records feed the summary.
+//! Rows already done are still scored lexically (cheap), because corpus
+//! scores need every row. Ctrl-C stops taking rows, abandons the calls in
+//! flight (finished ones are in the cache), and writes what is done with
+//! `"complete": false`.
 
 use crate::config::{EvalConfig, JudgedRun, Strictness, UsageError};
+use crate::interrupt::Interrupt;
 use crate::judging::judge_sample;
 use crate::progress::Progress;
-use crate::rundir::{RunDir, MANIFEST, RESULTS, SUMMARY};
+use crate::rundir::{RunDir, SUMMARY};
 use anyhow::{Context, Result};
 use assay_core::{
     dataset, Accumulator, Failure, FailureKind, Outcome, OutcomeRecord, Row, Sample, Source,
@@ -23,6 +32,8 @@ use assay_metrics::{Corpus, CorpusScore, Direction, Metric, Scorer};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 /// Rows scored between two writes of `results.jsonl`.
@@ -43,6 +54,9 @@ pub struct OutputSummary {
     /// outputs of one metric share it).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub usage: Option<OutputUsage>,
+    /// The spread over repeats, under `--repeats N` with N > 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<RepeatSpread>,
 }
 
 /// Tokens and cost of one judged metric.
@@ -55,6 +69,40 @@ pub struct OutputUsage {
     pub cost: Option<f64>,
 }
 
+/// How much a judged output's mean moves from one judging to the next:
+/// the judge's noise, as `--repeats` measures it.
+#[derive(Serialize)]
+pub struct RepeatSpread {
+    pub n: u32,
+    /// The mean of each repeat; `null` where a repeat scored nothing.
+    pub means: Vec<Option<f64>>,
+    /// Population standard deviation of the means that exist.
+    pub std_of_means: Option<f64>,
+    pub max_minus_min: Option<f64>,
+}
+
+impl RepeatSpread {
+    fn of<'a>(repeats: impl Iterator<Item = &'a Accumulator>) -> RepeatSpread {
+        let means: Vec<Option<f64>> = repeats.map(|a| a.summary().stats.map(|s| s.mean)).collect();
+        let present: Vec<f64> = means.iter().flatten().copied().collect();
+        let n = present.len() as f64;
+        let mean = present.iter().sum::<f64>() / n;
+        let (lo, hi) = present
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(*v), hi.max(*v))
+            });
+        let any = !present.is_empty();
+        RepeatSpread {
+            n: means.len() as u32,
+            std_of_means: any
+                .then(|| (present.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()),
+            max_minus_min: any.then_some(hi - lo),
+            means,
+        }
+    }
+}
+
 /// `summary.json`.
 #[derive(Serialize)]
 pub struct RunSummary {
@@ -65,6 +113,9 @@ pub struct RunSummary {
     /// Judge usage per metric and for the run (judged metrics only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Value>,
+    /// False when the run stopped before its input ended (Ctrl-C, a bad
+    /// row under `--strict`, a refused key): the same command resumes it.
+    pub complete: bool,
 }
 
 /// One output column: its name, metric and direction.
@@ -74,47 +125,176 @@ struct OutputName {
     direction: Direction,
 }
 
-/// Where the rows' outcomes go.
+/// The outputs of a run and the slot of each (output, repeat) in a row:
+/// lexical outputs first, then the judged outputs of repeat 0, 1, ...
+struct Layout {
+    names: Vec<OutputName>,
+    n_lexical: usize,
+    repeats: u32,
+}
+
+impl Layout {
+    fn n_judged(&self) -> usize {
+        self.names.len() - self.n_lexical
+    }
+
+    fn n_slots(&self) -> usize {
+        self.n_lexical + self.n_judged() * self.repeats as usize
+    }
+
+    /// The slots of repeat `repeat`'s judged outputs.
+    fn judged(&self, repeat: u32) -> Range<usize> {
+        let first = self.n_lexical + repeat as usize * self.n_judged();
+        first..first + self.n_judged()
+    }
+
+    /// The slot of `output`'s repeat `repeat` (lexical outputs have one).
+    fn slot(&self, output: usize, repeat: u32) -> usize {
+        match output.checked_sub(self.n_lexical) {
+            None => output,
+            Some(j) => self.judged(repeat).start + j,
+        }
+    }
+
+    /// The output and repeat of `slot`.
+    fn output_of(&self, slot: usize) -> (usize, u32) {
+        match slot.checked_sub(self.n_lexical) {
+            None => (slot, 0),
+            Some(j) => (
+                self.n_lexical + j % self.n_judged(),
+                (j / self.n_judged()) as u32,
+            ),
+        }
+    }
+}
+
+/// The slots of a row that `results.jsonl` already holds (resumed runs).
+struct Done {
+    sample_id: String,
+    slots: Vec<bool>,
+}
+
+/// Where the rows' outcomes go: each slot of each row exactly once.
 struct Sink {
     dir: RunDir,
+    layout: Layout,
+    /// One per output, over all repeats.
     accumulators: Vec<Accumulator>,
+    /// One per judged slot, when there are several repeats.
+    by_repeat: Vec<Accumulator>,
+    done: HashMap<u64, Done>,
 }
 
 impl Sink {
-    /// Appends `outcomes` of the outputs starting at `first`.
-    fn write(
-        &mut self,
-        id: &str,
-        row: u64,
-        names: &[OutputName],
-        first: usize,
-        outcomes: &[Outcome],
-    ) -> Result<()> {
-        for ((name, acc), outcome) in names[first..]
+    /// A sink that counts `kept`, the records of the run being resumed.
+    fn new(dir: RunDir, layout: Layout, kept: &[OutcomeRecord]) -> Result<Sink> {
+        let index: HashMap<String, usize> = layout
+            .names
             .iter()
-            .zip(&mut self.accumulators[first..])
-            .zip(outcomes)
+            .enumerate()
+            .map(|(i, o)| (o.name.clone(), i))
+            .collect();
+        let by_repeat = if layout.repeats > 1 {
+            vec![Accumulator::default(); layout.n_slots() - layout.n_lexical]
+        } else {
+            Vec::new()
+        };
+        let mut sink = Sink {
+            dir,
+            accumulators: vec![Accumulator::default(); layout.names.len()],
+            by_repeat,
+            done: HashMap::new(),
+            layout,
+        };
+        for rec in kept {
+            let output = index.get(rec.metric.as_str()).copied();
+            let repeat = rec.repeat.unwrap_or(0);
+            let slot = match output {
+                Some(o)
+                    if (o < sink.layout.n_lexical && repeat == 0)
+                        || (o >= sink.layout.n_lexical && repeat < sink.layout.repeats) =>
+                {
+                    sink.layout.slot(o, repeat)
+                }
+                _ => {
+                    return Err(UsageError(format!(
+                        "{}: row {}: output '{}' (repeat {repeat}) is not one of this run's",
+                        sink.dir.path().join(crate::rundir::RESULTS).display(),
+                        rec.row,
+                        rec.metric
+                    ))
+                    .into())
+                }
+            };
+            let n_slots = sink.layout.n_slots();
+            let done = sink.done.entry(rec.row).or_insert_with(|| Done {
+                sample_id: rec.sample_id.clone(),
+                slots: vec![false; n_slots],
+            });
+            if !std::mem::replace(&mut done.slots[slot], true) {
+                sink.count(slot, |acc| acc.add_record(rec));
+            }
+        }
+        Ok(sink)
+    }
+
+    /// Adds to the accumulators of `slot`.
+    fn count(&mut self, slot: usize, add: impl Fn(&mut Accumulator)) {
+        let (output, _) = self.layout.output_of(slot);
+        add(&mut self.accumulators[output]);
+        if let Some(acc) = slot
+            .checked_sub(self.layout.n_lexical)
+            .and_then(|j| self.by_repeat.get_mut(j))
         {
-            self.dir
-                .append(&OutcomeRecord::new(id, row, &name.name, outcome))?;
-            acc.add(outcome);
+            add(acc);
+        }
+    }
+
+    /// Whether any of `slots` of `row` is still to be written.
+    fn missing(&self, row: u64, slots: Range<usize>) -> bool {
+        self.done
+            .get(&row)
+            .is_none_or(|d| d.slots[slots].iter().any(|done| !done))
+    }
+
+    /// Appends `outcomes` to the slots starting at `first`, skipping those
+    /// already written.
+    fn write(&mut self, id: &str, row: u64, first: usize, outcomes: &[Outcome]) -> Result<()> {
+        let done = self.done.get(&row);
+        if let Some(d) = done.filter(|d| d.sample_id != id) {
+            return Err(UsageError(format!(
+                "row {row} is sample '{}' in {} but '{id}' in the input: the input changed \
+                 (--force-new to start over)",
+                d.sample_id,
+                self.dir.path().display()
+            ))
+            .into());
+        }
+        let mut todo = Vec::new();
+        for (k, outcome) in outcomes.iter().enumerate() {
+            let slot = first + k;
+            if done.is_some_and(|d| d.slots[slot]) {
+                continue;
+            }
+            let (output, repeat) = self.layout.output_of(slot);
+            self.dir.append(
+                &OutcomeRecord::new(id, row, &self.layout.names[output].name, outcome)
+                    .with_repeat(repeat),
+            )?;
+            todo.push((slot, outcome));
+        }
+        for (slot, outcome) in todo {
+            self.count(slot, |acc| acc.add(outcome));
         }
         Ok(())
     }
 }
 
+/// Runs `cfg`, resuming the run already in its directory if there is one.
 pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
     let mut rows =
         dataset::open(&cfg.source, cfg.input_format).map_err(|e| UsageError(e.to_string()))?;
-    if cfg.out.join(RESULTS).exists() {
-        return Err(UsageError(format!(
-            "{} already holds a run; a run directory is never overwritten (choose another --out)",
-            cfg.out.display()
-        ))
-        .into());
-    }
-    let dir = RunDir::create(&cfg.out)?;
-    dir.write_json(MANIFEST, &manifest(cfg)?)?;
+    let (dir, kept) = RunDir::open(&cfg.out, &manifest(cfg)?, cfg.existing)?;
 
     let mut names: Vec<OutputName> = cfg
         .metrics
@@ -141,10 +321,14 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
             );
         }
     }
-    let mut sink = Sink {
-        dir,
-        accumulators: vec![Accumulator::default(); names.len()],
+    let layout = Layout {
+        names,
+        n_lexical,
+        repeats: cfg.judged.as_ref().map_or(1, |j| j.repeats),
     };
+    let mut sink = Sink::new(dir, layout, &kept)?;
+    drop(kept);
+    let interrupt = Interrupt::install()?;
     let threads = cfg.threads.max(1);
     let mut scorers: Vec<Vec<Scorer>> = (0..threads)
         .map(|_| cfg.metrics.iter().map(Metric::scorer).collect())
@@ -163,9 +347,9 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
             cfg,
             &mut rows,
             &mut scorers,
-            &names,
             &mut sink,
             &mut progress,
+            &interrupt,
         )?,
         Some(judged) => {
             let rt = tokio::runtime::Builder::new_multi_thread()
@@ -177,15 +361,17 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
                 cfg,
                 judged,
                 ledger: &ledger,
-                names: &names,
-                n_lexical,
+                interrupt: &interrupt,
             };
-            rt.block_on(run.run(&mut rows, &mut scorers[0], &mut sink, &mut progress))?
+            let ended = rt.block_on(run.run(&mut rows, &mut scorers[0], &mut sink, &mut progress));
+            // Calls abandoned by Ctrl-C are not waited for (an in-process
+            // model may be mid-answer): nothing would record their answers.
+            rt.shutdown_background();
+            ended?
         }
     };
     progress.finish();
-    let dir = sink.dir;
-    let accumulators = sink.accumulators;
+    sink.dir.flush()?;
     let mut corpora: Vec<Corpus> = Vec::new();
     for per_thread in scorers {
         for (i, scorer) in per_thread.into_iter().enumerate() {
@@ -196,10 +382,18 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
             }
         }
     }
+    let Sink {
+        dir,
+        layout,
+        accumulators,
+        by_repeat,
+        ..
+    } = sink;
     let summary = RunSummary {
         format_version: FORMAT_VERSION,
         rows: n_rows,
-        outputs: names
+        outputs: layout
+            .names
             .iter()
             .zip(&accumulators)
             .enumerate()
@@ -211,12 +405,19 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
                 usage: cfg
                     .judged
                     .as_ref()
-                    .filter(|_| i >= n_lexical)
+                    .filter(|_| i >= layout.n_lexical)
                     .map(|j| output_usage(&ledger.scope(&o.metric, &j.prices))),
+                repeats: (i >= layout.n_lexical && !by_repeat.is_empty()).then(|| {
+                    RepeatSpread::of(
+                        (0..layout.repeats)
+                            .map(|r| &by_repeat[layout.slot(i, r) - layout.n_lexical]),
+                    )
+                }),
             })
             .collect(),
         corpus: corpora.iter().flat_map(Corpus::finalize).collect(),
         usage: cfg.judged.as_ref().map(|j| usage_json(j, &ledger)),
+        complete: stop.is_none(),
     };
     dir.write_json(SUMMARY, &summary)?;
     match stop {
@@ -230,7 +431,7 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
              at once, {n_rows} finished rows are in {})",
             dir.path().display()
         )),
-        None => Ok(summary),
+        Some(Stop::Interrupted) | None => Ok(summary),
     }
 }
 
@@ -240,6 +441,8 @@ enum Stop {
     Strict(String),
     /// A judge error that every later call would repeat (`auth`).
     Fatal(assay_llm::Error),
+    /// Ctrl-C.
+    Interrupted,
 }
 
 /// The lexical-only loop: batches scored on all threads, in row order.
@@ -247,14 +450,18 @@ fn run_lexical(
     cfg: &EvalConfig,
     rows: &mut dataset::Rows,
     scorers: &mut [Vec<Scorer>],
-    names: &[OutputName],
     sink: &mut Sink,
     progress: &mut Progress,
+    interrupt: &Interrupt,
 ) -> Result<(u64, Option<Stop>)> {
     let mut n_rows = 0u64;
     let mut batch: Vec<Row> = Vec::with_capacity(BATCH);
     let mut stop: Option<Stop> = None;
     loop {
+        if interrupt.is_set() {
+            stop = Some(Stop::Interrupted);
+            break;
+        }
         batch.clear();
         batch.extend(rows.by_ref().take(BATCH));
         if batch.is_empty() {
@@ -267,10 +474,10 @@ fn run_lexical(
                 }
             }
         }
-        let scored = score_batch(&batch, scorers, names.len());
+        let scored = score_batch(&batch, scorers, sink.layout.n_slots());
         for (row, outcomes) in batch.iter().zip(&scored) {
             let (id, row_no) = row_id(row);
-            sink.write(&id, row_no, names, 0, outcomes)?;
+            sink.write(&id, row_no, 0, outcomes)?;
         }
         sink.dir.flush()?;
         n_rows += batch.len() as u64;
@@ -291,13 +498,19 @@ fn row_id(row: &Row) -> (Cow<'_, str>, u64) {
     }
 }
 
+/// The judged outcomes of one row, per repeat, or the run-fatal error.
+type Judged = (
+    String,
+    u64,
+    Result<Vec<(u32, Vec<Outcome>)>, assay_llm::Error>,
+);
+
 /// The loop of a run with judged metrics.
 struct JudgedRows<'a> {
     cfg: &'a EvalConfig,
     judged: &'a Arc<JudgedRun>,
     ledger: &'a Arc<UsageLedger>,
-    names: &'a [OutputName],
-    n_lexical: usize,
+    interrupt: &'a Interrupt,
 }
 
 impl JudgedRows<'_> {
@@ -309,15 +522,15 @@ impl JudgedRows<'_> {
         progress: &mut Progress,
     ) -> Result<(u64, Option<Stop>)> {
         let max_in_flight = self.judged.options.concurrency.saturating_mul(4).max(1);
-        let mut in_flight: tokio::task::JoinSet<(
-            String,
-            u64,
-            Result<Vec<Outcome>, assay_llm::Error>,
-        )> = tokio::task::JoinSet::new();
+        let mut in_flight: tokio::task::JoinSet<Judged> = tokio::task::JoinSet::new();
         let mut n_rows = 0u64;
         let mut stop: Option<Stop> = None;
         let mut exhausted = false;
         loop {
+            if self.interrupt.is_set() {
+                stop = Some(Stop::Interrupted);
+                break;
+            }
             while !exhausted && stop.is_none() && in_flight.len() < max_in_flight {
                 let Some(row) = rows.next() else {
                     exhausted = true;
@@ -329,37 +542,58 @@ impl JudgedRows<'_> {
                     }
                     Err(e) => {
                         let failed = input_failure(&e);
-                        sink.write(
-                            &e.row.to_string(),
-                            e.row,
-                            self.names,
-                            0,
-                            &vec![failed; self.names.len()],
-                        )?;
+                        let n_slots = sink.layout.n_slots();
+                        sink.write(&e.row.to_string(), e.row, 0, &vec![failed; n_slots])?;
                         n_rows += 1;
                     }
                     Ok((sample, _)) => {
                         let lexical = score_sample(&sample, scorers);
-                        sink.write(&sample.id, sample.row, self.names, 0, &lexical)?;
+                        sink.write(&sample.id, sample.row, 0, &lexical)?;
+                        let todo: Vec<u32> = (0..self.judged.repeats)
+                            .filter(|r| sink.missing(sample.row, sink.layout.judged(*r)))
+                            .collect();
+                        if todo.is_empty() {
+                            n_rows += 1;
+                            continue;
+                        }
                         let (id, row) = (sample.id.clone(), sample.row);
-                        let work = judge_sample(
-                            Arc::clone(self.judged),
-                            Arc::clone(self.ledger),
-                            Arc::new(sample),
-                        );
-                        in_flight.spawn(async move { (id, row, work.await) });
+                        let (judged, ledger) = (Arc::clone(self.judged), Arc::clone(self.ledger));
+                        let sample = Arc::new(sample);
+                        in_flight.spawn(async move {
+                            let mut done = Vec::with_capacity(todo.len());
+                            for r in todo {
+                                let outcomes = judge_sample(
+                                    Arc::clone(&judged),
+                                    Arc::clone(&ledger),
+                                    Arc::clone(&sample),
+                                    r,
+                                )
+                                .await;
+                                match outcomes {
+                                    Ok(o) => done.push((r, o)),
+                                    Err(e) => return (id, row, Err(e)),
+                                }
+                            }
+                            (id, row, Ok(done))
+                        });
                     }
                 }
             }
             sink.dir.flush()?;
-            let Some(joined) = in_flight.join_next().await else {
+            let joined = tokio::select! {
+                joined = in_flight.join_next() => joined,
+                () = self.interrupt.wait() => continue,
+            };
+            let Some(joined) = joined else {
                 break;
             };
             let (id, row, outcomes) =
                 joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
             match outcomes {
-                Ok(outcomes) => {
-                    sink.write(&id, row, self.names, self.n_lexical, &outcomes)?;
+                Ok(repeats) => {
+                    for (r, outcomes) in repeats {
+                        sink.write(&id, row, sink.layout.judged(r).start, &outcomes)?;
+                    }
                     sink.dir.flush()?;
                     n_rows += 1;
                     progress.update(n_rows, rows.bytes_read(), &sink.accumulators);
@@ -367,12 +601,13 @@ impl JudgedRows<'_> {
                 Err(e) => {
                     // Every later call would fail the same way: stop now
                     // rather than fail every sample.
-                    in_flight.abort_all();
                     stop = Some(Stop::Fatal(e));
                     break;
                 }
             }
         }
+        // Abandoned calls: the answers that came back are in the cache.
+        in_flight.abort_all();
         Ok((n_rows, stop))
     }
 }
@@ -475,7 +710,7 @@ fn manifest(cfg: &EvalConfig) -> Result<Value> {
         ),
         Source::Stdin => ("-".to_string(), None),
     };
-    Ok(json!({
+    let mut manifest = json!({
         "format_version": FORMAT_VERSION,
         "assay_version": env!("CARGO_PKG_VERSION"),
         "input": {"path": path, "sha256": sha256},
@@ -493,11 +728,22 @@ fn manifest(cfg: &EvalConfig) -> Result<Value> {
         "judge": cfg.judged.as_ref().map(|j| json!({
             "spec": j.judge_spec.to_string(),
             "identity": j.judge.identity(),
-            "sampling": {"temperature": 0.0, "seed": 0, "votes": "temperature 0.7, seeds 0..n"},
+            "sampling": {
+                "temperature": 0.0,
+                "seed": 0,
+                "votes": "temperature 0.7, seeds 0..n",
+                "repeats": j.repeats,
+                "repeat_seeds": "repeat r of a step with n votes: seeds r*n..r*n+n-1",
+            },
             "embedder": j.embedder.as_ref().map(|(e, spec)| json!({"spec": spec.to_string(), "identity": e.identity()})),
             "prompts": j.prompts.iter().map(|p| json!({"id": p.id.name(), "version": p.version, "sha256": p.hash})).collect::<Vec<_>>(),
         })),
-    }))
+    });
+    // Set by build.rs when built from a git checkout.
+    if let Some(rev) = option_env!("ASSAY_GIT_REVISION") {
+        manifest["git_revision"] = Value::from(rev);
+    }
+    Ok(manifest)
 }
 
 /// The metric's signature with the models that judged it.
@@ -509,10 +755,74 @@ fn judged_signature(j: &JudgedRun, m: &assay_metrics::judged::JudgedMetric) -> S
         .with("base_url", &identity.endpoint)
         .with("judge_settings", &identity.settings)
         .with("seed", 0);
+    if j.repeats > 1 {
+        sig = sig.with("repeats", j.repeats);
+    }
     if m.needs_embedder() {
         if let Some((_, spec)) = &j.embedder {
             sig = sig.with("embedder", spec);
         }
     }
     sig.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(lexical: &[&str], judged: &[&str], repeats: u32) -> Layout {
+        let names = lexical
+            .iter()
+            .chain(judged)
+            .map(|n| OutputName {
+                name: n.to_string(),
+                metric: n.to_string(),
+                direction: Direction::HigherIsBetter,
+            })
+            .collect();
+        Layout {
+            names,
+            n_lexical: lexical.len(),
+            repeats,
+        }
+    }
+
+    #[test]
+    fn every_output_and_repeat_has_one_slot() {
+        let l = layout(
+            &["rouge1", "rouge2"],
+            &["faithfulness", "bias", "toxicity"],
+            3,
+        );
+        assert_eq!(l.n_slots(), 2 + 3 * 3);
+        assert_eq!(l.judged(0), 2..5);
+        assert_eq!(l.judged(2), 8..11);
+        for slot in 0..l.n_slots() {
+            let (output, repeat) = l.output_of(slot);
+            assert_eq!(l.slot(output, repeat), slot);
+        }
+        assert_eq!(l.output_of(9), (3, 2), "bias, third judging");
+        let lexical_only = layout(&["bleu"], &[], 1);
+        assert_eq!(lexical_only.n_slots(), 1);
+        assert_eq!(lexical_only.output_of(0), (0, 0));
+    }
+
+    #[test]
+    fn the_spread_skips_repeats_that_scored_nothing() {
+        let acc = |values: &[f64]| {
+            let mut a = Accumulator::default();
+            for v in values {
+                a.add(&Outcome::scored(*v, json!({})));
+            }
+            a
+        };
+        let repeats = [acc(&[0.0, 1.0]), acc(&[]), acc(&[1.0, 1.0])];
+        let s = RepeatSpread::of(repeats.iter());
+        assert_eq!(s.n, 3);
+        assert_eq!(s.means, [Some(0.5), None, Some(1.0)]);
+        assert_eq!(s.std_of_means, Some(0.25));
+        assert_eq!(s.max_minus_min, Some(0.5));
+        let none = RepeatSpread::of([acc(&[])].iter());
+        assert_eq!((none.std_of_means, none.max_minus_min), (None, None));
+    }
 }

@@ -31,10 +31,12 @@ type Answer = (usize, Result<Value, Error>);
 
 /// Scores `sample` with every judged metric of `run`: one outcome per
 /// output, in the order of [`JudgedMetric::outputs`] over the metrics.
+/// `repeat` (0-based, `--repeats`) picks the seeds of its judge calls.
 pub async fn judge_sample(
     run: Arc<JudgedRun>,
     ledger: Arc<UsageLedger>,
     sample: Arc<Sample>,
+    repeat: u32,
 ) -> Result<Vec<Outcome>, Error> {
     let plan = assay_metrics::judged::plan(&run.metrics, &sample);
     let scopes: Vec<String> = plan
@@ -74,7 +76,8 @@ pub async fn judge_sample(
                 Ok(Request::Judge(req)) => {
                     let (run, ledger, scope) =
                         (Arc::clone(&run), Arc::clone(&ledger), scopes[i].clone());
-                    let chats = chat_requests(&req, req.messages.iter().map(to_llm).collect());
+                    let chats =
+                        chat_requests(&req, req.messages.iter().map(to_llm).collect(), repeat);
                     calls.spawn(async move { (i, ask(&run, &ledger, &scope, chats).await) });
                     requests[i] = Some(req);
                     states[i] = State::Running;
@@ -111,7 +114,7 @@ pub async fn judge_sample(
             Err(mismatch) => match requests[i].as_ref().filter(|r| r.n_votes == 1) {
                 Some(req) if !repaired[i] => {
                     repaired[i] = true;
-                    let chats = chat_requests(req, repair_conversation(req, &mismatch));
+                    let chats = chat_requests(req, repair_conversation(req, &mismatch), repeat);
                     let (run, ledger, scope) =
                         (Arc::clone(&run), Arc::clone(&ledger), scopes[i].clone());
                     calls.spawn(async move { (i, ask(&run, &ledger, &scope, chats).await) });
@@ -193,8 +196,11 @@ fn to_llm(m: &assay_metrics::judged::Message) -> Message {
 }
 
 /// One chat request per vote, each with its own seed so votes can differ.
-fn chat_requests(req: &JudgeRequest, messages: Vec<Message>) -> Vec<ChatRequest> {
-    (0..req.n_votes.max(1))
+/// Repeat r's votes take the seeds after those of repeat r - 1, so repeat
+/// 0 keeps seeds 0..n (and the cache of runs made before `--repeats`).
+fn chat_requests(req: &JudgeRequest, messages: Vec<Message>, repeat: u32) -> Vec<ChatRequest> {
+    let n_votes = req.n_votes.max(1);
+    (0..n_votes)
         .map(|vote| {
             let mut chat = ChatRequest::new(
                 PromptRef {
@@ -205,7 +211,7 @@ fn chat_requests(req: &JudgeRequest, messages: Vec<Message>) -> Vec<ChatRequest>
             )
             .with_schema(req.schema.clone());
             chat.sampling.temperature = req.temperature;
-            chat.sampling.seed = Some(u64::from(vote));
+            chat.sampling.seed = Some(u64::from(repeat) * u64::from(n_votes) + u64::from(vote));
             chat
         })
         .collect()

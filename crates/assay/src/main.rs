@@ -7,15 +7,17 @@
 //! internal or output error (e.g. the run directory cannot be written), or
 //! a run stopped because the judge refused the credentials (`auth`: every
 //! later call would fail the same way); 1 a CI gate failed
-//! (`--fail-under`, `--fail-over`, `--max-failed-fraction`). The first
+//! (`--fail-under`, `--fail-over`, `--max-failed-fraction`); 130 interrupted
+//! by Ctrl-C (what is done is kept: the same command resumes). The first
 //! that applies wins, in that order: gates are only checked on a run that
-//! finished without error.
+//! finished without error or interruption.
 
 mod cli;
 mod compare;
 mod config;
 mod engine;
 mod gates;
+mod interrupt;
 mod judging;
 mod progress;
 mod render;
@@ -75,7 +77,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let cfg = config::resolve(*args)?;
             let gates = gates::Gates::resolve(&gate_args, &cfg)?;
             let summary = engine::run(&cfg)?;
-            let verdicts = gates.check(&summary);
+            // An interrupted run is judged when it is finished, not before.
+            let verdicts = if summary.complete {
+                gates.check(&summary)
+            } else {
+                Vec::new()
+            };
             match cfg.format {
                 OutputFormat::Table => {
                     print!("{}", render::summary_table(&summary));
@@ -87,6 +94,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
             eprintln!("run directory: {}", cfg.out.display());
+            if !summary.complete {
+                eprintln!(
+                    "interrupted: the summary above covers what is done; resume with the same command"
+                );
+                return Ok(ExitCode::from(130));
+            }
             if with_report {
                 let path = report::write(&cfg.out, cfg.input_format)?;
                 eprintln!("report: {}", path.display());

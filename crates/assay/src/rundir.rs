@@ -1,9 +1,16 @@
-//! The run directory: `results.jsonl` appended as outcomes complete,
-//! `summary.json` and `manifest.json` at the end.
+//! The run directory: `manifest.json` first, `results.jsonl` appended as
+//! outcomes complete, `summary.json` at the end.
+//!
+//! A directory that already holds a run with the same manifest is resumed:
+//! its whole result lines are kept (a torn last line, left by a killed
+//! process, is cut off) and the run appends after them. A run with another
+//! manifest is refused, or with `--force-new` moved aside, never deleted.
 
+use crate::config::UsageError;
 use anyhow::{Context, Result};
-use assay_core::OutcomeRecord;
+use assay_core::{read_results, OutcomeRecord};
 use serde::Serialize;
+use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -12,6 +19,15 @@ pub const RESULTS: &str = "results.jsonl";
 pub const SUMMARY: &str = "summary.json";
 pub const MANIFEST: &str = "manifest.json";
 
+/// What to do when the directory already holds a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Existing {
+    /// Go on with it if its manifest is the same; refuse otherwise.
+    Resume,
+    /// Move its files into `superseded-N/` and start a new run (`--force-new`).
+    StartOver,
+}
+
 /// An open run directory.
 pub struct RunDir {
     path: PathBuf,
@@ -19,26 +35,47 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// Creates the directory. An existing `results.jsonl` there is refused
-    /// rather than overwritten: it may hold paid-for work.
-    pub fn create(path: &Path) -> Result<RunDir> {
+    /// Opens `path` for the run `manifest` describes, and returns the
+    /// records an earlier run with the same manifest left there (none for
+    /// a new run). What it did to an existing run is said on stderr.
+    pub fn open(
+        path: &Path,
+        manifest: &Value,
+        existing: Existing,
+    ) -> Result<(RunDir, Vec<OutcomeRecord>)> {
         fs::create_dir_all(path)
             .with_context(|| format!("cannot create run directory {}", path.display()))?;
         let results_path = path.join(RESULTS);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&results_path)
-            .with_context(|| {
-                format!(
-                    "cannot create {} (a run directory is never overwritten; choose another --out)",
-                    results_path.display()
-                )
-            })?;
-        Ok(RunDir {
-            path: path.to_path_buf(),
-            results: BufWriter::with_capacity(1 << 16, file),
-        })
+        let kept = match (results_path.exists(), existing) {
+            (true, Existing::Resume) => resume(path, manifest)?,
+            (exists, _) => {
+                if exists {
+                    let aside = supersede(path)?;
+                    eprintln!(
+                        "--force-new: moved the earlier run's files to {} (nothing deleted; judge calls stay in the cache)",
+                        aside.display()
+                    );
+                }
+                // The manifest goes first: results without one cannot be
+                // resumed safely.
+                write_json(path, MANIFEST, manifest)?;
+                Vec::new()
+            }
+        };
+        Ok((
+            RunDir {
+                path: path.to_path_buf(),
+                results: BufWriter::with_capacity(
+                    1 << 16,
+                    OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&results_path)
+                        .with_context(|| format!("cannot open {}", results_path.display()))?,
+                ),
+            },
+            kept,
+        ))
     }
 
     pub fn path(&self) -> &Path {
@@ -59,10 +96,138 @@ impl RunDir {
     /// Writes a JSON file atomically (temporary file, then rename), so a
     /// reader never sees half of it.
     pub fn write_json(&self, name: &str, value: &impl Serialize) -> Result<()> {
-        let tmp = self.path.join(format!(".{name}.tmp"));
-        let mut text = serde_json::to_vec_pretty(value)?;
-        text.push(b'\n');
-        fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-        fs::rename(&tmp, self.path.join(name)).with_context(|| format!("cannot write {name}"))
+        write_json(&self.path, name, value)
+    }
+}
+
+fn write_json(dir: &Path, name: &str, value: &impl Serialize) -> Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let mut text = serde_json::to_vec_pretty(value)?;
+    text.push(b'\n');
+    fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    fs::rename(&tmp, dir.join(name)).with_context(|| format!("cannot write {name}"))
+}
+
+/// Checks that the run in `path` has `manifest`, cuts a torn last line off
+/// its results, and returns its records.
+fn resume(path: &Path, manifest: &Value) -> Result<Vec<OutcomeRecord>> {
+    let manifest_path = path.join(MANIFEST);
+    let old: Value = fs::read(&manifest_path)
+        .ok()
+        .and_then(|text| serde_json::from_slice(&text).ok())
+        .ok_or_else(|| {
+            UsageError(format!(
+                "{} holds results but no readable {MANIFEST}, so it cannot be resumed safely \
+                 (--force-new moves it aside and starts over)",
+                path.display()
+            ))
+        })?;
+    let mut differences = Vec::new();
+    diff(&old, manifest, &mut String::new(), &mut differences);
+    if !differences.is_empty() {
+        return Err(UsageError(format!(
+            "{} holds a run with another manifest, so it cannot be resumed:\n  {}\n\
+             (use another --out, or --force-new to move that run aside and start over)",
+            path.display(),
+            differences.join("\n  ")
+        ))
+        .into());
+    }
+    let results_path = path.join(RESULTS);
+    let log = read_results(&results_path).map_err(|e| UsageError(e.to_string()))?;
+    if log.torn_bytes > 0 {
+        // A process killed mid-write left half a line: its sample is redone.
+        OpenOptions::new()
+            .write(true)
+            .open(&results_path)
+            .and_then(|f| f.set_len(log.valid_len))
+            .with_context(|| format!("cannot cut the torn tail of {}", results_path.display()))?;
+        eprintln!(
+            "cut a torn last line ({} bytes) off {}",
+            log.torn_bytes,
+            results_path.display()
+        );
+    }
+    eprintln!(
+        "resuming the run in {}: {} outcomes kept",
+        path.display(),
+        log.records.len()
+    );
+    Ok(log.records)
+}
+
+/// Moves the run's files into the first free `superseded-N/`.
+fn supersede(path: &Path) -> Result<PathBuf> {
+    let aside = (1u32..)
+        .map(|n| path.join(format!("superseded-{n}")))
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| path.join("superseded"));
+    fs::create_dir(&aside).with_context(|| format!("cannot create {}", aside.display()))?;
+    for name in [RESULTS, SUMMARY, MANIFEST] {
+        let from = path.join(name);
+        if from.exists() {
+            fs::rename(&from, aside.join(name))
+                .with_context(|| format!("cannot move {} aside", from.display()))?;
+        }
+    }
+    Ok(aside)
+}
+
+/// Appends `key.path: old -> new` for every leaf where `old` and `new`
+/// differ; arrays of one length are compared item by item.
+fn diff(old: &Value, new: &Value, at: &mut String, out: &mut Vec<String>) {
+    let len = at.len();
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for key in keys {
+                let absent = Value::Null;
+                if !at.is_empty() {
+                    at.push('.');
+                }
+                at.push_str(key);
+                diff(
+                    a.get(key).unwrap_or(&absent),
+                    b.get(key).unwrap_or(&absent),
+                    at,
+                    out,
+                );
+                at.truncate(len);
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                at.push_str(&format!("[{i}]"));
+                diff(x, y, at, out);
+                at.truncate(len);
+            }
+        }
+        _ if old != new => out.push(format!("{at}: {old} -> {new}")),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn differences_are_named_by_key_path() {
+        let old = json!({"a": 1, "m": [{"id": "x", "p": {"k": "v"}}], "gone": true});
+        let new = json!({"a": 1, "m": [{"id": "x", "p": {"k": "w"}}], "added": 2});
+        let mut out = Vec::new();
+        diff(&old, &new, &mut String::new(), &mut out);
+        assert_eq!(
+            out,
+            [
+                "added: null -> 2",
+                "gone: true -> null",
+                r#"m[0].p.k: "v" -> "w""#
+            ]
+        );
+        out.clear();
+        diff(&old, &old, &mut String::new(), &mut out);
+        assert!(out.is_empty());
     }
 }

@@ -286,9 +286,21 @@ fn an_existing_run_is_never_overwritten() {
     ];
     assert!(assay(&args, None).status.success());
     let before = std::fs::read(out.join("results.jsonl")).unwrap();
+    // The same command finds the run finished: nothing is written again.
     let o = assay(&args, None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), before);
+    // Another manifest is refused, naming what differs.
+    let mut other = args;
+    other[3] = "string_presence";
+    let o = assay(&other, None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("never overwritten"), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(r#"metrics[0].id: "exact_match" -> "string_presence""#)
+            && err.contains("--force-new"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(out.join("results.jsonl")).unwrap(), before);
 }
 

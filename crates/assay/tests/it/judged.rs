@@ -21,7 +21,9 @@ pub(crate) struct Fixture {
 }
 
 impl Fixture {
-    fn new(handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static) -> Fixture {
+    pub(crate) fn new(
+        handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static,
+    ) -> Fixture {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -50,9 +52,14 @@ impl Fixture {
         path
     }
 
-    /// `assay eval DATA -m METRICS` against the server, the key in the
-    /// environment only, the cache in the scratch folder.
+    /// `assay eval DATA -m METRICS` against the server, run to its end.
     pub(crate) fn eval(&self, data: &Path, metrics: &str, out: &str, extra: &[&str]) -> Output {
+        self.command(data, metrics, out, extra).output().unwrap()
+    }
+
+    /// The command of [`Fixture::eval`]: the key in the environment only,
+    /// the cache in the scratch folder.
+    pub(crate) fn command(&self, data: &Path, metrics: &str, out: &str, extra: &[&str]) -> Command {
         let base_url = self.server.base_url();
         let out = self.path(out);
         let cache = self.path("cache.sqlite");
@@ -77,15 +84,15 @@ impl Fixture {
             "0",
         ];
         args.extend_from_slice(extra);
-        Command::new(env!("CARGO_BIN_EXE_assay"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+        command
             .args(&args)
             .env("OPENAI_API_KEY", KEY)
-            .env("ASSAY_HOME", self.dir.path())
-            .output()
-            .unwrap()
+            .env("ASSAY_HOME", self.dir.path());
+        command
     }
 
-    fn chats(&self) -> Vec<Recorded> {
+    pub(crate) fn chats(&self) -> Vec<Recorded> {
         self.server
             .requests()
             .into_iter()

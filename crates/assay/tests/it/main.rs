@@ -9,3 +9,4 @@ mod metrics_cmd;
 mod parity;
 mod progress;
 mod report;
+mod resume;
