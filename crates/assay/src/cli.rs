@@ -20,6 +20,42 @@ pub enum Command {
     Metrics(MetricsArgs),
     /// Inspect or empty the judge's response cache.
     Cache(CacheArgs),
+    /// Load the answers of an OpenAI Batch / `vllm run-batch` output file
+    /// into the cache of a run made with `--batch export`.
+    Batch(BatchArgs),
+    /// Combine the run directories of `--shard K/N` runs into one.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    #[command(subcommand)]
+    pub action: BatchAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BatchAction {
+    /// Store the answers of a batch output file in the cache of run DIR.
+    Import {
+        /// The batch output file (JSONL, one answer per line).
+        file: PathBuf,
+        /// The run directory whose `--batch export` wrote the requests.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The cache to fill [default: the one the export used].
+        #[arg(long, value_name = "PATH")]
+        cache: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The run directories of the shards, in any order.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The merged run directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -66,6 +102,10 @@ pub struct EvalArgs {
     pub threads: Option<usize>,
     #[command(flatten)]
     pub judge: JudgeArgs,
+    /// Score only shard K of N (1-based): the rows whose sample id hashes
+    /// (FNV-1a 64) to K-1 modulo N. `assay merge` combines the shards.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
 }
 
 /// How judged metrics reach their models. The API key is read from
@@ -111,6 +151,18 @@ pub struct JudgeArgs {
     /// A model's price per million tokens, MODEL=IN/OUT; repeatable. None is assumed.
     #[arg(long = "price", value_name = "MODEL=IN/OUT")]
     pub prices: Vec<String>,
+    /// `export`: answer judge calls from the cache only and write every
+    /// missing request to DIR/batch/ as OpenAI Batch JSONL instead of
+    /// sending it (see `assay batch import`).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub batch: Option<BatchMode>,
+}
+
+/// How judge calls that are not in the cache are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BatchMode {
+    /// Write them to a batch file; send nothing.
+    Export,
 }
 
 #[derive(Debug, Args)]

@@ -233,7 +233,7 @@ fn run_lexical(
     let mut stop: Option<Stop> = None;
     loop {
         batch.clear();
-        batch.extend(rows.by_ref().take(BATCH));
+        batch.extend(rows.by_ref().filter(|r| in_shard(cfg, r)).take(BATCH));
         if batch.is_empty() {
             break;
         }
@@ -257,6 +257,11 @@ fn run_lexical(
         }
     }
     Ok((n_rows, stop))
+}
+
+/// Whether `row` belongs to the run's `--shard` (every row without one).
+fn in_shard(cfg: &EvalConfig, row: &Row) -> bool {
+    cfg.shard.is_none_or(|s| s.holds(&row_id(row).0))
 }
 
 /// A row's id and number; a row that could not be read has no id of its
@@ -289,7 +294,7 @@ impl JudgedRows<'_> {
         let mut in_flight: tokio::task::JoinSet<(
             String,
             u64,
-            Result<Vec<Outcome>, assay_llm::Error>,
+            Result<Option<Vec<Outcome>>, assay_llm::Error>,
         )> = tokio::task::JoinSet::new();
         let mut n_rows = 0u64;
         let mut stop: Option<Stop> = None;
@@ -300,6 +305,9 @@ impl JudgedRows<'_> {
                     exhausted = true;
                     break;
                 };
+                if !in_shard(self.cfg, &row) {
+                    continue;
+                }
                 match row {
                     Err(e) if self.cfg.strict == Strictness::StopAtFirst => {
                         stop = Some(Stop::Strict(e.to_string()));
@@ -336,8 +344,12 @@ impl JudgedRows<'_> {
                 joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
             match outcomes {
                 Ok(outcomes) => {
-                    sink.write(&id, row, self.names, self.n_lexical, &outcomes)?;
-                    sink.dir.flush()?;
+                    // Deferred to the batch file: no judged outcome, so a
+                    // later round scores the sample.
+                    if let Some(outcomes) = outcomes {
+                        sink.write(&id, row, self.names, self.n_lexical, &outcomes)?;
+                        sink.dir.flush()?;
+                    }
                     n_rows += 1;
                     progress.update(n_rows, rows.bytes_read());
                 }
@@ -434,6 +446,17 @@ fn score_sample(sample: &Sample, scorers: &mut [Scorer]) -> Vec<Outcome> {
 }
 
 fn manifest(cfg: &EvalConfig) -> Result<Value> {
+    let mut manifest = manifest_core(cfg)?;
+    if let Some(shard) = cfg.shard {
+        manifest["shard"] = Value::from(shard.to_string());
+    }
+    if let Some(export) = cfg.judged.as_ref().and_then(|j| j.export.as_ref()) {
+        manifest["batch"] = export.manifest_json();
+    }
+    Ok(manifest)
+}
+
+fn manifest_core(cfg: &EvalConfig) -> Result<Value> {
     let (path, sha256) = match &cfg.source {
         Source::Path(p) => (
             p.display().to_string(),

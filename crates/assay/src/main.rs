@@ -6,16 +6,18 @@
 //! directory cannot be written), or a run stopped because the judge refused
 //! the credentials (`auth`: every later call would fail the same way).
 
+mod batch;
 mod cli;
 mod config;
 mod engine;
 mod judging;
+mod merge;
 mod progress;
 mod render;
 mod rundir;
 
 use clap::Parser;
-use cli::{CacheAction, Cli, Command, OutputFormat};
+use cli::{BatchAction, CacheAction, Cli, Command, OutputFormat};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -69,6 +71,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
             }
             eprintln!("run directory: {}", cfg.out.display());
+            if let Some(export) = cfg.judged.as_ref().and_then(|j| j.export.as_ref()) {
+                export.finish(&cfg.out)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Batch(args) => match args.action {
+            BatchAction::Import { file, out, cache } => {
+                batch::import(&file, &out, cache)?;
+                Ok(ExitCode::SUCCESS)
+            }
+        },
+        Command::Merge(args) => {
+            merge::merge(&args.dirs, &args.out)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -1,7 +1,9 @@
 //! End-to-end tests of the `assay` binary: real files in, run directory out.
 
+mod batch;
 mod common;
 mod eval;
 mod judged;
 mod metrics_cmd;
 mod parity;
+mod shard;
