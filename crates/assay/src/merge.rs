@@ -78,8 +78,7 @@ struct ShardRun {
 fn read_json(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| UsageError(format!("cannot read {}: {e}", path.display())))?;
-    Ok(serde_json::from_str(&text)
-        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?)
+    Ok(serde_json::from_str(&text).map_err(|e| UsageError(format!("{}: {e}", path.display())))?)
 }
 
 fn read_shard(dir: &Path) -> Result<ShardRun> {
@@ -201,7 +200,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
     // Stable: a row's outputs keep the order their shard wrote them in.
     records.sort_by_key(|r| r.row);
 
-    let outputs = first.summary["outputs"].as_array().cloned().unwrap_or_default();
+    let outputs = first.summary["outputs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let mut accumulators: Vec<Accumulator> = vec![Accumulator::default(); outputs.len()];
     let position: BTreeMap<&str, usize> = outputs
         .iter()

@@ -14,6 +14,9 @@ use std::process::Output;
 /// Judged metrics of one and two dependency levels, and a lexical one.
 const METRICS: &str =
     "faithfulness,context_precision,context_recall,answer_relevance,answer_correctness,bias,rouge";
+/// Factual overlap only: embeddings are not in a batch file (they are sent
+/// live), and these runs must send nothing at all.
+const NO_EMBEDDINGS: [&str; 2] = ["--set", "answer_correctness.weights=1,0"];
 
 fn rows() -> Vec<Value> {
     let mut opinion = rag_row();
@@ -21,10 +24,7 @@ fn rows() -> Vec<Value> {
     opinion["response"] = json!("Paris is the capital of France. I think the tower is stupid");
     let mut no_reference = rag_row();
     no_reference["id"] = json!("no-reference");
-    no_reference
-        .as_object_mut()
-        .unwrap()
-        .remove("reference");
+    no_reference.as_object_mut().unwrap().remove("reference");
     vec![rag_row(), opinion, no_reference]
 }
 
@@ -84,7 +84,11 @@ fn outcomes(out: &Path) -> BTreeMap<(String, String), (Value, Value, Value)> {
                     r["sample_id"].as_str().unwrap().to_string(),
                     r["metric"].as_str().unwrap().to_string(),
                 ),
-                (r["status"].clone(), r["value"].clone(), r["details"].clone()),
+                (
+                    r["status"].clone(),
+                    r["value"].clone(),
+                    r["details"].clone(),
+                ),
             )
         })
         .collect()
@@ -98,7 +102,7 @@ fn requests_file(out: &Path) -> PathBuf {
 fn batch_rounds_end_with_the_results_of_a_live_run() {
     let fx = Fixture::content_reading();
     let data = fx.data(&rows());
-    ok(&fx.eval(&data, METRICS, "live", &[]));
+    ok(&fx.eval(&data, METRICS, "live", &NO_EMBEDDINGS));
     let live_calls = fx.server.count();
     assert!(live_calls > 0);
     let cache = fx.path("cache.sqlite");
@@ -110,7 +114,12 @@ fn batch_rounds_end_with_the_results_of_a_live_run() {
     let mut rounds = 0;
     let last = loop {
         let name = format!("export-{}", rounds + 1);
-        let o = fx.eval(&data, METRICS, &name, &["--batch", "export"]);
+        let o = fx.eval(
+            &data,
+            METRICS,
+            &name,
+            &[&NO_EMBEDDINGS[..], &["--batch", "export"]].concat(),
+        );
         ok(&o);
         assert_eq!(fx.server.count(), live_calls, "export mode sent a request");
         let out = fx.path(&name);
@@ -137,7 +146,9 @@ fn batch_rounds_end_with_the_results_of_a_live_run() {
         assert!(stderr(&o).contains("assay batch import"), "{}", stderr(&o));
         // Samples waiting for the batch have their lexical outcomes only.
         let written = outcomes(&out);
-        assert!(written.keys().all(|(_, metric)| metric.starts_with("rouge")));
+        assert!(written
+            .keys()
+            .all(|(_, metric)| metric.starts_with("rouge")));
         assert_eq!(written.len(), 3 * 4);
 
         let output = format!("output-{rounds}.jsonl");
@@ -157,11 +168,14 @@ fn batch_rounds_end_with_the_results_of_a_live_run() {
     assert_eq!(fx.server.count(), live_calls);
 
     // A normal run now finds every answer in the cache and sends nothing.
-    ok(&fx.eval(&data, METRICS, "final", &[]));
+    ok(&fx.eval(&data, METRICS, "final", &NO_EMBEDDINGS));
     assert_eq!(fx.server.count(), live_calls);
     let live = outcomes(&fx.path("live"));
     assert_eq!(live.len(), 3 * (4 + 6), "{live:?}");
     assert!(live.values().any(|(status, _, _)| status == "skipped"));
+    // One of the two statements of the response is in the contexts.
+    let faithfulness = &live[&("eiffel".to_string(), "faithfulness".to_string())];
+    assert_eq!((&faithfulness.0, &faithfulness.1), (&json!("scored"), &json!(0.5)));
     for run in [fx.path("final"), last] {
         assert_eq!(outcomes(&run), live, "{}", run.display());
     }
@@ -185,7 +199,10 @@ fn a_failed_batch_answer_stays_out_of_the_cache_and_is_exported_again() {
     let said = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(said.starts_with("stored 0 answers"), "{said}");
     assert!(said.contains("; 1 failed;"), "{said}");
-    assert!(said.contains("rejected: batch answer has status 500"), "{said}");
+    assert!(
+        said.contains("rejected: batch answer has status 500"),
+        "{said}"
+    );
 
     ok(&fx.eval(&data, "faithfulness", "r2", &["--batch", "export"]));
     let again = std::fs::read_to_string(requests_file(&fx.path("r2"))).unwrap();
