@@ -10,7 +10,7 @@
 //! scored when the row is read.
 
 use crate::config::{EvalConfig, JudgedRun, Strictness, UsageError};
-use crate::judging::judge_sample;
+use crate::judging::{judge_sample, Judged};
 use crate::progress::Progress;
 use crate::rundir::{RunDir, MANIFEST, RESULTS, SUMMARY};
 use anyhow::{Context, Result};
@@ -291,11 +291,8 @@ impl JudgedRows<'_> {
         progress: &mut Progress,
     ) -> Result<(u64, Option<Stop>)> {
         let max_in_flight = self.judged.options.concurrency.saturating_mul(4).max(1);
-        let mut in_flight: tokio::task::JoinSet<(
-            String,
-            u64,
-            Result<Option<Vec<Outcome>>, assay_llm::Error>,
-        )> = tokio::task::JoinSet::new();
+        let mut in_flight: tokio::task::JoinSet<(String, u64, Judged)> =
+            tokio::task::JoinSet::new();
         let mut n_rows = 0u64;
         let mut stop: Option<Stop> = None;
         let mut exhausted = false;

@@ -30,6 +30,10 @@ enum State {
     Deferred,
 }
 
+/// A sample's judged outcomes (`None`: deferred to the batch file), or the
+/// run-fatal judge error that stops the run.
+pub type Judged = Result<Option<Vec<Outcome>>, Error>;
+
 /// What a finished call brings back: the step's position, and the answer
 /// (`None`: deferred to the batch file).
 type Answer = (usize, Result<Option<Value>, Error>);
@@ -41,7 +45,7 @@ pub async fn judge_sample(
     run: Arc<JudgedRun>,
     ledger: Arc<UsageLedger>,
     sample: Arc<Sample>,
-) -> Result<Option<Vec<Outcome>>, Error> {
+) -> Judged {
     let plan = assay_metrics::judged::plan(&run.metrics, &sample);
     let scopes: Vec<String> = plan
         .steps

@@ -175,7 +175,10 @@ fn batch_rounds_end_with_the_results_of_a_live_run() {
     assert!(live.values().any(|(status, _, _)| status == "skipped"));
     // One of the two statements of the response is in the contexts.
     let faithfulness = &live[&("eiffel".to_string(), "faithfulness".to_string())];
-    assert_eq!((&faithfulness.0, &faithfulness.1), (&json!("scored"), &json!(0.5)));
+    assert_eq!(
+        (&faithfulness.0, &faithfulness.1),
+        (&json!("scored"), &json!(0.5))
+    );
     for run in [fx.path("final"), last] {
         assert_eq!(outcomes(&run), live, "{}", run.display());
     }
