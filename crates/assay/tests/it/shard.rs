@@ -1,10 +1,10 @@
-//! `eval --shard K/N` and `assay merge`: the shards of the parity set,
-//! merged, are the unsharded run.
+//! `eval --shard K/N` and `assay merge`: the shards of the parity set, and
+//! of a judged run against the loopback judge, merged, are the unsharded run.
 
 use crate::common::{assay, output, read_json, repo, results, stderr};
-use crate::judged::ok;
-use serde_json::Value;
-use std::collections::BTreeSet;
+use crate::judged::{ok, rag_row, Fixture};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -145,4 +145,61 @@ fn merge_refuses_what_is_not_one_run_in_whole_shards() {
 
     ok(&merge(&[dir("two"), dir("one")], &dir("merged")));
     assert_eq!(results(&dir("merged")), results(&dir("whole")));
+}
+
+#[test]
+fn judged_shards_merged_equal_the_unsharded_run() {
+    let fx = Fixture::content_reading();
+    let rows: Vec<Value> = (0..12)
+        .map(|i| {
+            let mut row = rag_row();
+            row["id"] = json!(format!("s{i}"));
+            if i % 3 == 0 {
+                row["response"] = json!(format!("Paris is the capital of France. Row {i}"));
+            }
+            row
+        })
+        .collect();
+    let data = fx.data(&rows);
+    let metrics = "faithfulness,context_precision,rouge";
+    ok(&fx.eval(&data, metrics, "full", &[]));
+    let shards: Vec<PathBuf> = (1..=3)
+        .map(|k| {
+            let name = format!("shard-{k}");
+            ok(&fx.eval(&data, metrics, &name, &["--shard", &format!("{k}/3")]));
+            fx.path(&name)
+        })
+        .collect();
+    let merged = fx.path("merged");
+    ok(&merge(&shards, &merged));
+
+    // The judged loop writes in completion order: compare per record.
+    let by_key = |dir: &Path| -> BTreeMap<(String, String), Value> {
+        results(dir)
+            .into_iter()
+            .map(|r| {
+                let key = (r["sample_id"].to_string(), r["metric"].to_string());
+                (key, r)
+            })
+            .collect()
+    };
+    let whole = by_key(&fx.path("full"));
+    assert_eq!(whole.len(), 12 * 6);
+    assert_eq!(by_key(&merged), whole);
+    let rows_of: Vec<u64> = results(&merged)
+        .iter()
+        .map(|r| r["row"].as_u64().unwrap())
+        .collect();
+    assert!(rows_of.is_sorted(), "merged results are ordered by row");
+    let (a, b) = (
+        read_json(&fx.path("full").join("summary.json")),
+        read_json(&merged.join("summary.json")),
+    );
+    for name in ["faithfulness", "context_precision", "rouge1"] {
+        let (x, y) = (output(&a, name), output(&b, name));
+        assert_eq!(x["n_scored"], y["n_scored"], "{name}");
+        let (u, v) = (x["mean"].as_f64().unwrap(), y["mean"].as_f64().unwrap());
+        assert!((u - v).abs() <= 1e-12, "{name}: {u} vs {v}");
+    }
+    assert_eq!(b["usage"]["shards"].as_array().unwrap().len(), 3);
 }
