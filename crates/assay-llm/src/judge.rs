@@ -82,6 +82,13 @@ impl Judge {
         self.cache.as_ref()
     }
 
+    /// The cached answer to `request` (marked [`Source::Cache`]), or `None`;
+    /// the model is never called. Batch export asks this instead of
+    /// [`Judge::chat`], so a miss goes into the batch file, not upstream.
+    pub fn lookup(&self, request: &ChatRequest) -> Result<Option<ChatResponse>, Error> {
+        self.cached(&self.key(request))
+    }
+
     /// Answers `request`: from the cache, from an identical request already
     /// in flight, or with one upstream call (plus repair re-asks).
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, Error> {

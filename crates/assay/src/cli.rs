@@ -26,6 +26,11 @@ pub enum Command {
     /// Compare two run directories: per output the difference of means on
     /// the samples both share, with a paired bootstrap CI.
     Compare(CompareArgs),
+    /// Load the answers of an OpenAI Batch / `vllm run-batch` output file
+    /// into the cache of a run made with `--batch export`.
+    Batch(BatchArgs),
+    /// Combine the run directories of `--shard K/N` runs into one.
+    Merge(MergeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -49,6 +54,37 @@ pub struct CompareArgs {
     /// How many of the most-changed samples to list per output.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    #[command(subcommand)]
+    pub action: BatchAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BatchAction {
+    /// Store the answers of a batch output file in the cache of run DIR.
+    Import {
+        /// The batch output file (JSONL, one answer per line).
+        file: PathBuf,
+        /// The run directory whose `--batch export` wrote the requests.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The cache to fill [default: the one the export used].
+        #[arg(long, value_name = "PATH")]
+        cache: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The run directories of the shards, in any order.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The merged run directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -102,6 +138,10 @@ pub struct EvalArgs {
     /// its files are moved to `DIR/superseded-N/`, never deleted.
     #[arg(long)]
     pub force_new: bool,
+    /// Score only shard K of N (1-based): the rows whose sample id hashes
+    /// (FNV-1a 64) to K-1 modulo N. `assay merge` combines the shards.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     #[command(flatten)]
     pub gates: GateArgs,
 }
@@ -168,6 +208,18 @@ pub struct JudgeArgs {
     /// spread of the means per metric (judge noise).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub repeats: u32,
+    /// `export`: answer judge calls from the cache only and write every
+    /// missing request to DIR/batch/ as OpenAI Batch JSONL instead of
+    /// sending it (see `assay batch import`).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub batch: Option<BatchMode>,
+}
+
+/// How judge calls that are not in the cache are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BatchMode {
+    /// Write them to a batch file; send nothing.
+    Export,
 }
 
 #[derive(Debug, Args)]

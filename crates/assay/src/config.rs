@@ -1,6 +1,8 @@
 //! Turns the typed command line into a resolved run.
 
-use crate::cli::{EvalArgs, JudgeArgs, OutputFormat};
+use crate::batch::Export;
+use crate::cli::{BatchMode, EvalArgs, JudgeArgs, OutputFormat};
+use crate::merge::Shard;
 use crate::rundir::Existing;
 use anyhow::{bail, Context, Result};
 use assay_core::{Format, Source};
@@ -31,6 +33,8 @@ pub struct EvalConfig {
     pub threads: usize,
     /// What to do with a run already in `out`.
     pub existing: Existing,
+    /// `--shard K/N`: only the rows of this shard are scored and written.
+    pub shard: Option<Shard>,
 }
 
 /// The judged metrics of a run, with their connected models.
@@ -44,6 +48,9 @@ pub struct JudgedRun {
     pub prices: PriceTable,
     /// How many times each sample is judged (`--repeats`, at least 1).
     pub repeats: u32,
+    /// `--batch export`: the judge answers from the cache only, and this
+    /// collects the requests it could not answer.
+    pub export: Option<Export>,
 }
 
 /// A `--judge` / `--embedder` value.
@@ -199,6 +206,9 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
         }
     }
     let judged = if judged.is_empty() {
+        if args.judge.batch.is_some() {
+            return Err(usage(&"--batch: --metrics lists no judged metric"));
+        }
         None
     } else {
         Some(Arc::new(judged_run(judged, prompts, &args.judge)?))
@@ -236,6 +246,12 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
         } else {
             Existing::Resume
         },
+        shard: args
+            .shard
+            .as_deref()
+            .map(str::parse::<Shard>)
+            .transpose()
+            .map_err(|e: String| usage(&e))?,
     })
 }
 
@@ -300,9 +316,31 @@ fn judged_run(
             .map_or(CacheLocation::Default, CacheLocation::Path)
     })?;
     let limiter = Arc::new(Limiter::from_options(&options));
-    let judge = judge_spec
-        .judge(&options, cache.clone(), Arc::clone(&limiter))
-        .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?;
+    let (judge, export) = match (args.batch, &judge_spec, &cache) {
+        (None, _, _) => (
+            judge_spec
+                .judge(&options, cache.clone(), Arc::clone(&limiter))
+                .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?,
+            None,
+        ),
+        (Some(BatchMode::Export), ModelChoice::Http(spec), Some(cache)) => {
+            let (judge, export) =
+                Export::judge(spec, &options, Arc::clone(cache), Arc::clone(&limiter))
+                    .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?;
+            (judge, Some(export))
+        }
+        (Some(BatchMode::Export), ModelChoice::Local(_), _) => {
+            return Err(usage(
+                &"--batch export needs a judge behind an OpenAI-compatible server \
+                  (openai:, vllm:, ...), not the in-process local model",
+            ))
+        }
+        (Some(BatchMode::Export), _, None) => {
+            return Err(usage(
+                &"--batch export keeps the answers in the cache: drop --no-cache",
+            ))
+        }
+    };
     let embedder = match embedder_spec {
         Some(spec) => Some((
             spec.embedder(&options, cache, limiter)
@@ -320,6 +358,7 @@ fn judged_run(
         options,
         prices,
         repeats: args.repeats,
+        export,
     })
 }
 

@@ -463,7 +463,7 @@ fn run_lexical(
             break;
         }
         batch.clear();
-        batch.extend(rows.by_ref().take(BATCH));
+        batch.extend(rows.by_ref().filter(|r| in_shard(cfg, r)).take(BATCH));
         if batch.is_empty() {
             break;
         }
@@ -489,6 +489,11 @@ fn run_lexical(
     Ok((n_rows, stop))
 }
 
+/// Whether `row` belongs to the run's `--shard` (every row without one).
+fn in_shard(cfg: &EvalConfig, row: &Row) -> bool {
+    cfg.shard.is_none_or(|s| s.holds(&row_id(row).0))
+}
+
 /// A row's id and number; a row that could not be read has no id of its
 /// own, so its row number stands in.
 fn row_id(row: &Row) -> (Cow<'_, str>, u64) {
@@ -498,11 +503,12 @@ fn row_id(row: &Row) -> (Cow<'_, str>, u64) {
     }
 }
 
-/// The judged outcomes of one row, per repeat, or the run-fatal error.
-type Judged = (
+/// The judged outcomes of one row, per repeat (`None`: deferred to the
+/// batch file), or the run-fatal error.
+type RowJudged = (
     String,
     u64,
-    Result<Vec<(u32, Vec<Outcome>)>, assay_llm::Error>,
+    Result<Vec<(u32, Option<Vec<Outcome>>)>, assay_llm::Error>,
 );
 
 /// The loop of a run with judged metrics.
@@ -522,7 +528,7 @@ impl JudgedRows<'_> {
         progress: &mut Progress,
     ) -> Result<(u64, Option<Stop>)> {
         let max_in_flight = self.judged.options.concurrency.saturating_mul(4).max(1);
-        let mut in_flight: tokio::task::JoinSet<Judged> = tokio::task::JoinSet::new();
+        let mut in_flight: tokio::task::JoinSet<RowJudged> = tokio::task::JoinSet::new();
         let mut n_rows = 0u64;
         let mut stop: Option<Stop> = None;
         let mut exhausted = false;
@@ -536,6 +542,9 @@ impl JudgedRows<'_> {
                     exhausted = true;
                     break;
                 };
+                if !in_shard(self.cfg, &row) {
+                    continue;
+                }
                 match row {
                     Err(e) if self.cfg.strict == Strictness::StopAtFirst => {
                         stop = Some(Stop::Strict(e.to_string()));
@@ -591,8 +600,12 @@ impl JudgedRows<'_> {
                 joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
             match outcomes {
                 Ok(repeats) => {
+                    // A repeat deferred to the batch file writes no judged
+                    // outcome, so a later round scores it.
                     for (r, outcomes) in repeats {
-                        sink.write(&id, row, sink.layout.judged(r).start, &outcomes)?;
+                        if let Some(outcomes) = outcomes {
+                            sink.write(&id, row, sink.layout.judged(r).start, &outcomes)?;
+                        }
                     }
                     sink.dir.flush()?;
                     n_rows += 1;
@@ -700,6 +713,17 @@ fn score_sample(sample: &Sample, scorers: &mut [Scorer]) -> Vec<Outcome> {
 }
 
 fn manifest(cfg: &EvalConfig) -> Result<Value> {
+    let mut manifest = manifest_core(cfg)?;
+    if let Some(shard) = cfg.shard {
+        manifest["shard"] = Value::from(shard.to_string());
+    }
+    if let Some(export) = cfg.judged.as_ref().and_then(|j| j.export.as_ref()) {
+        manifest["batch"] = export.manifest_json();
+    }
+    Ok(manifest)
+}
+
+fn manifest_core(cfg: &EvalConfig) -> Result<Value> {
     let (path, sha256) = match &cfg.source {
         Source::Path(p) => (
             p.display().to_string(),

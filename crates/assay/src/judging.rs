@@ -5,7 +5,9 @@
 //! (a [`Mismatch`]) gets one re-ask showing the model its answer and the
 //! problem (single-vote steps; a multi-vote step's mismatch fails at
 //! once). Failures become outcomes of the metrics that needed the step;
-//! only a run-fatal judge error (`auth`) is returned as an error.
+//! only a run-fatal judge error (`auth`) is returned as an error. Under
+//! `--batch export` a judge call missing from the cache defers its step
+//! (and the steps that read it), and the sample gives no judged outcome.
 
 use crate::config::JudgedRun;
 use assay_core::{Failure, FailureKind, Outcome, Sample};
@@ -24,20 +26,28 @@ enum State {
     Running,
     Done,
     Failed(Failure),
+    /// Waits for the batch file (`--batch export`).
+    Deferred,
 }
 
-/// What a finished call brings back: the step's position, and the answer.
-type Answer = (usize, Result<Value, Error>);
+/// A sample's judged outcomes (`None`: deferred to the batch file), or the
+/// run-fatal judge error that stops the run.
+pub type Judged = Result<Option<Vec<Outcome>>, Error>;
+
+/// What a finished call brings back: the step's position, and the answer
+/// (`None`: deferred to the batch file).
+type Answer = (usize, Result<Option<Value>, Error>);
 
 /// Scores `sample` with every judged metric of `run`: one outcome per
-/// output, in the order of [`JudgedMetric::outputs`] over the metrics.
-/// `repeat` (0-based, `--repeats`) picks the seeds of its judge calls.
+/// output, in the order of [`JudgedMetric::outputs`] over the metrics;
+/// `None` when a step was deferred to the batch file. `repeat` (0-based,
+/// `--repeats`) picks the seeds of its judge calls.
 pub async fn judge_sample(
     run: Arc<JudgedRun>,
     ledger: Arc<UsageLedger>,
     sample: Arc<Sample>,
     repeat: u32,
-) -> Result<Vec<Outcome>, Error> {
+) -> Judged {
     let plan = assay_metrics::judged::plan(&run.metrics, &sample);
     let scopes: Vec<String> = plan
         .steps
@@ -54,6 +64,14 @@ pub async fn judge_sample(
         // step whose inputs are ready, resolved steps included.
         for (i, step) in plan.steps.iter().enumerate() {
             if !matches!(states[i], State::Waiting) {
+                continue;
+            }
+            if step
+                .deps
+                .iter()
+                .any(|d| matches!(states[*d], State::Deferred))
+            {
+                states[i] = State::Deferred;
                 continue;
             }
             if let Some(f) = step.deps.iter().find_map(|d| match &states[*d] {
@@ -84,7 +102,7 @@ pub async fn judge_sample(
                 }
                 Ok(Request::Embed(req)) => {
                     let run = Arc::clone(&run);
-                    calls.spawn(async move { (i, embed(&run, &req.texts).await) });
+                    calls.spawn(async move { (i, embed(&run, &req.texts).await.map(Some)) });
                     states[i] = State::Running;
                 }
             }
@@ -95,7 +113,11 @@ pub async fn judge_sample(
         let (i, answer) = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
         let key = &plan.steps[i].key;
         let answer = match answer {
-            Ok(a) => a,
+            Ok(Some(a)) => a,
+            Ok(None) => {
+                states[i] = State::Deferred;
+                continue;
+            }
             Err(e) if e.kind().is_run_fatal() => {
                 calls.abort_all();
                 return Err(e);
@@ -127,6 +149,12 @@ pub async fn judge_sample(
                 }
             },
         }
+    }
+    if states.iter().any(|s| matches!(s, State::Deferred)) {
+        if let Some(export) = &run.export {
+            export.defer_sample();
+        }
+        return Ok(None);
     }
     let failures: BTreeMap<&StepKey, &Failure> = plan
         .steps
@@ -161,7 +189,7 @@ pub async fn judge_sample(
             }
         }
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// The steps a metric reads, with the shared-statements form of
@@ -228,17 +256,33 @@ fn repair_conversation(req: &JudgeRequest, mismatch: &Mismatch) -> Vec<Message> 
     messages
 }
 
-/// Asks every vote; one vote's answer is the answer, several are a JSON array.
+/// Asks every vote; one vote's answer is the answer, several are a JSON
+/// array. Under `--batch export` every vote missing from the cache is
+/// deferred (all of them, so one batch file holds them) and the answer is
+/// `None`.
 async fn ask(
     run: &JudgedRun,
     ledger: &UsageLedger,
     scope: &str,
     chats: Vec<ChatRequest>,
-) -> Result<Value, Error> {
+) -> Result<Option<Value>, Error> {
     let model = run.judge.identity().model.clone();
     let mut answers = Vec::with_capacity(chats.len());
+    let mut deferred = false;
     for chat in &chats {
-        match run.judge.chat(chat).await {
+        let answer = match &run.export {
+            None => run.judge.chat(chat).await,
+            Some(export) => match run.judge.lookup(chat) {
+                Ok(Some(resp)) => Ok(resp),
+                Ok(None) => {
+                    export.defer(chat);
+                    deferred = true;
+                    continue;
+                }
+                Err(e) => Err(e),
+            },
+        };
+        match answer {
             Ok(resp) => {
                 ledger.record(scope, &model, &resp);
                 answers.push(resp.json.ok_or_else(|| {
@@ -252,11 +296,14 @@ async fn ask(
             }
         }
     }
-    Ok(if answers.len() == 1 {
+    if deferred {
+        return Ok(None);
+    }
+    Ok(Some(if answers.len() == 1 {
         answers.pop().unwrap_or_default()
     } else {
         Value::Array(answers)
-    })
+    }))
 }
 
 async fn embed(run: &JudgedRun, texts: &[String]) -> Result<Value, Error> {

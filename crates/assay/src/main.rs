@@ -12,6 +12,7 @@
 //! that applies wins, in that order: gates are only checked on a run that
 //! finished without error or interruption.
 
+mod batch;
 mod cli;
 mod compare;
 mod config;
@@ -19,13 +20,14 @@ mod engine;
 mod gates;
 mod interrupt;
 mod judging;
+mod merge;
 mod progress;
 mod render;
 mod report;
 mod rundir;
 
 use clap::Parser;
-use cli::{CacheAction, Cli, Command, OutputFormat};
+use cli::{BatchAction, CacheAction, Cli, Command, OutputFormat};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -100,6 +102,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
                 return Ok(ExitCode::from(130));
             }
+            if let Some(export) = cfg.judged.as_ref().and_then(|j| j.export.as_ref()) {
+                export.finish(&cfg.out)?;
+            }
             if with_report {
                 let path = report::write(&cfg.out, cfg.input_format)?;
                 eprintln!("report: {}", path.display());
@@ -131,6 +136,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     println!("{}", serde_json::to_string_pretty(&comparison)?)
                 }
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Batch(args) => match args.action {
+            BatchAction::Import { file, out, cache } => {
+                batch::import(&file, &out, cache)?;
+                Ok(ExitCode::SUCCESS)
+            }
+        },
+        Command::Merge(args) => {
+            merge::merge(&args.dirs, &args.out)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `assay` binary: real files in, run directory out.
 
+mod batch;
 mod common;
 mod compare;
 mod eval;
@@ -10,3 +11,4 @@ mod parity;
 mod progress;
 mod report;
 mod resume;
+mod shard;

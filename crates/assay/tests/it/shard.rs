@@ -1,0 +1,205 @@
+//! `eval --shard K/N` and `assay merge`: the shards of the parity set, and
+//! of a judged run against the loopback judge, merged, are the unsharded run.
+
+use crate::common::{assay, output, read_json, repo, results, stderr};
+use crate::judged::{ok, rag_row, Fixture};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+fn eval(data: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "eval",
+        data.to_str().unwrap(),
+        "-m",
+        "rouge,bleu,chrf",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    assay(&args, None)
+}
+
+fn merge(dirs: &[PathBuf], out: &Path) -> Output {
+    let mut args = vec!["merge"];
+    args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    args.extend(["--out", out.to_str().unwrap()]);
+    assay(&args, None)
+}
+
+#[test]
+fn three_shards_merged_equal_the_unsharded_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = repo().join("crates/assay-text/tests/data/parity/public.jsonl");
+    let full = tmp.path().join("full");
+    ok(&eval(&data, &full, &[]));
+    // Given out of order: merge orders by row.
+    let shards: Vec<PathBuf> = ["3/3", "1/3", "2/3"]
+        .iter()
+        .map(|k| {
+            let dir = tmp.path().join(format!("shard-{}", &k[..1]));
+            ok(&eval(&data, &dir, &["--shard", k]));
+            assert_eq!(read_json(&dir.join("manifest.json"))["shard"], *k);
+            dir
+        })
+        .collect();
+    let whole = results(&full);
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for dir in &shards {
+        let ids: BTreeSet<String> = results(dir)
+            .iter()
+            .map(|r| r["sample_id"].as_str().unwrap().to_string())
+            .collect();
+        assert!(ids.len() > 300, "{}: {} samples", dir.display(), ids.len());
+        assert!(seen.is_disjoint(&ids), "a sample is in two shards");
+        seen.extend(ids);
+    }
+    assert_eq!(seen.len() * 6, whole.len(), "every sample is in a shard");
+
+    let merged = tmp.path().join("merged");
+    ok(&merge(&shards, &merged));
+    assert_eq!(results(&merged), whole);
+
+    let (a, b) = (
+        read_json(&full.join("summary.json")),
+        read_json(&merged.join("summary.json")),
+    );
+    assert_eq!(a["rows"], b["rows"]);
+    let names: Vec<&str> = a["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 6);
+    for name in names {
+        let (x, y) = (output(&a, name), output(&b, name));
+        for key in [
+            "n_scored",
+            "n_skipped",
+            "n_failed",
+            "metric",
+            "direction",
+            "min",
+            "max",
+        ] {
+            assert_eq!(x[key], y[key], "{name} {key}");
+        }
+        for key in ["mean", "std"] {
+            let (u, v) = (x[key].as_f64().unwrap(), y[key].as_f64().unwrap());
+            assert!((u - v).abs() <= 1e-12, "{name} {key}: {u} vs {v}");
+        }
+        assert_eq!(x["ci95"], y["ci95"], "{name}");
+    }
+    // Corpus scores need every row's statistics: left out, and said so.
+    assert!(!a["corpus"].as_array().unwrap().is_empty());
+    assert_eq!(b["corpus"], Value::Array(Vec::new()));
+    assert!(b["corpus_note"].as_str().unwrap().contains("corpus"));
+    let manifest = read_json(&merged.join("manifest.json"));
+    assert!(manifest.get("shard").is_none());
+    assert_eq!(manifest["merged_from"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        manifest["metrics"],
+        read_json(&full.join("manifest.json"))["metrics"]
+    );
+}
+
+#[test]
+fn merge_refuses_what_is_not_one_run_in_whole_shards() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data.jsonl");
+    std::fs::write(
+        &data,
+        (1..=20)
+            .map(|i| format!("{{\"id\": \"q{i}\", \"response\": \"a b c {i}\", \"reference\": \"a b d {i}\"}}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let dir = |name: &str| tmp.path().join(name);
+    ok(&eval(&data, &dir("one"), &["--shard", "1/2"]));
+    ok(&eval(&data, &dir("two"), &["--shard", "2/2"]));
+    ok(&eval(
+        &data,
+        &dir("two-smoothed"),
+        &["--shard", "2/2", "--set", "bleu.smoothing=method1"],
+    ));
+    ok(&eval(&data, &dir("other-n"), &["--shard", "2/3"]));
+    ok(&eval(&data, &dir("whole"), &[]));
+
+    let refused = |dirs: &[&str], says: &str| {
+        let dirs: Vec<PathBuf> = dirs.iter().map(|d| dir(d)).collect();
+        let o = merge(&dirs, &dir("merged"));
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{says}: {}", stderr(&o));
+        assert!(!dir("merged").exists());
+    };
+    refused(
+        &["one", "two-smoothed"],
+        "differ at /metrics/1/params/smoothing",
+    );
+    refused(&["one"], "shards missing: 2/2");
+    refused(&["one", "one"], "shard 1/2 is given twice");
+    refused(&["one", "other-n"], "different N");
+    refused(&["one", "whole"], "not run with --shard");
+
+    ok(&merge(&[dir("two"), dir("one")], &dir("merged")));
+    assert_eq!(results(&dir("merged")), results(&dir("whole")));
+}
+
+#[test]
+fn judged_shards_merged_equal_the_unsharded_run() {
+    let fx = Fixture::content_reading();
+    let rows: Vec<Value> = (0..12)
+        .map(|i| {
+            let mut row = rag_row();
+            row["id"] = json!(format!("s{i}"));
+            if i % 3 == 0 {
+                row["response"] = json!(format!("Paris is the capital of France. Row {i}"));
+            }
+            row
+        })
+        .collect();
+    let data = fx.data(&rows);
+    let metrics = "faithfulness,context_precision,rouge";
+    ok(&fx.eval(&data, metrics, "full", &[]));
+    let shards: Vec<PathBuf> = (1..=3)
+        .map(|k| {
+            let name = format!("shard-{k}");
+            ok(&fx.eval(&data, metrics, &name, &["--shard", &format!("{k}/3")]));
+            fx.path(&name)
+        })
+        .collect();
+    let merged = fx.path("merged");
+    ok(&merge(&shards, &merged));
+
+    // The judged loop writes in completion order: compare per record.
+    let by_key = |dir: &Path| -> BTreeMap<(String, String), Value> {
+        results(dir)
+            .into_iter()
+            .map(|r| {
+                let key = (r["sample_id"].to_string(), r["metric"].to_string());
+                (key, r)
+            })
+            .collect()
+    };
+    let whole = by_key(&fx.path("full"));
+    assert_eq!(whole.len(), 12 * 6);
+    assert_eq!(by_key(&merged), whole);
+    let rows_of: Vec<u64> = results(&merged)
+        .iter()
+        .map(|r| r["row"].as_u64().unwrap())
+        .collect();
+    assert!(rows_of.is_sorted(), "merged results are ordered by row");
+    let (a, b) = (
+        read_json(&fx.path("full").join("summary.json")),
+        read_json(&merged.join("summary.json")),
+    );
+    for name in ["faithfulness", "context_precision", "rouge1"] {
+        let (x, y) = (output(&a, name), output(&b, name));
+        assert_eq!(x["n_scored"], y["n_scored"], "{name}");
+        let (u, v) = (x["mean"].as_f64().unwrap(), y["mean"].as_f64().unwrap());
+        assert!((u - v).abs() <= 1e-12, "{name}: {u} vs {v}");
+    }
+    assert_eq!(b["usage"]["shards"].as_array().unwrap().len(), 3);
+}
