@@ -111,21 +111,22 @@ fn batch_rounds_end_with_the_results_of_a_live_run() {
         None,
     ));
 
+    // Every round is the same command on the same run directory: each one
+    // resumes the run and goes as far as the cache allows.
     let mut rounds = 0;
     let last = loop {
-        let name = format!("export-{}", rounds + 1);
         let o = fx.eval(
             &data,
             METRICS,
-            &name,
+            "export",
             &[&NO_EMBEDDINGS[..], &["--batch", "export"]].concat(),
         );
         ok(&o);
         assert_eq!(fx.server.count(), live_calls, "export mode sent a request");
-        let out = fx.path(&name);
+        let out = fx.path("export");
         let manifest = read_json(&out.join("manifest.json"));
         assert_eq!(manifest["batch"]["mode"], "export");
-        let requests = requests_file(&out);
+        let requests = out.join(format!("batch/round-{}.requests.jsonl", rounds + 1));
         if !requests.exists() {
             assert!(
                 stderr(&o).contains("answered from the cache"),
