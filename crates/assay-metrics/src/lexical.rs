@@ -94,6 +94,15 @@ impl Metric {
         spec(self.id)
     }
 
+    /// Whether the metric also has a corpus-level score (corpus BLEU,
+    /// sacreBLEU, chrF), made from every row's statistics.
+    pub fn has_corpus_score(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::Bleu { .. } | Kind::Sacrebleu | Kind::Chrf(_)
+        )
+    }
+
     /// Names of the outcomes written per sample, in order.
     pub fn outputs(&self) -> Vec<String> {
         match &self.kind {

@@ -13,7 +13,8 @@ use crate::engine::FORMAT_VERSION;
 use crate::rundir::{Existing, RunDir, MANIFEST, RESULTS, SUMMARY};
 use anyhow::Result;
 use assay_core::results::read_results;
-use assay_core::{Accumulator, OutcomeRecord};
+use assay_core::{dataset, Accumulator, OutcomeRecord, Source};
+use assay_metrics::{AnyId, CorpusScore, Metric, Scorer};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -62,10 +63,62 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Why corpus scores are missing from a merged summary.
-const CORPUS_NOTE: &str = "corpus-level scores (corpus BLEU, chrF) are not recomputed by merge: \
-they need every row's n-gram statistics, which run directories do not keep; the per-sample \
-outputs above are complete";
+/// Corpus scores (corpus BLEU, sacreBLEU, chrF) need every row's n-gram
+/// statistics, which the shards' summaries cannot add up. Merge scores the
+/// lexical metrics that have one again over the whole input (cheap: no
+/// judge), once the input's sha256 matches the manifest; otherwise the
+/// merged summary says why they are missing.
+fn corpus_scores(manifest: &Value) -> Result<Vec<CorpusScore>, String> {
+    let mut metrics = Vec::new();
+    for m in manifest["metrics"].as_array().into_iter().flatten() {
+        let Some(Ok(AnyId::Lexical(id))) = m["id"].as_str().map(str::parse::<AnyId>) else {
+            continue;
+        };
+        // The manifest's parameters, back in the form `--set` takes.
+        let params: BTreeMap<String, String> = m["params"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), param_text(v)))
+            .collect();
+        metrics.push(Metric::configure(id, &params).map_err(|e| e.to_string())?);
+    }
+    metrics.retain(Metric::has_corpus_score);
+    if metrics.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut scorers: Vec<Scorer> = metrics.iter().map(Metric::scorer).collect();
+    let path = manifest["input"]["path"]
+        .as_str()
+        .filter(|p| *p != "-")
+        .ok_or("the input was standard input, which merge cannot read again")?;
+    let recorded = manifest["input"]["sha256"].as_str().unwrap_or_default();
+    let actual = assay_core::hash::sha256_file(Path::new(path))
+        .map_err(|e| format!("cannot read the input {path}: {e}"))?;
+    if actual != recorded {
+        return Err(format!("the input {path} changed since the shards ran"));
+    }
+    let rows =
+        dataset::open(&Source::Path(PathBuf::from(path)), None).map_err(|e| e.to_string())?;
+    for (sample, _) in rows.flatten() {
+        for scorer in &mut scorers {
+            scorer.score(&sample);
+        }
+    }
+    Ok(scorers
+        .into_iter()
+        .filter_map(|s| s.into_corpus().finalize())
+        .collect())
+}
+
+/// A manifest parameter as `--set` writes it: lists comma-separated.
+fn param_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(param_text).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
 
 /// One shard's run directory, read.
 struct ShardRun {
@@ -268,10 +321,15 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
         "format_version": FORMAT_VERSION,
         "rows": rows,
         "outputs": merged_outputs,
-        "corpus": [],
-        "corpus_note": CORPUS_NOTE,
         "complete": true,
     });
+    match corpus_scores(&first.manifest) {
+        Ok(corpus) => summary["corpus"] = serde_json::to_value(corpus)?,
+        Err(why) => {
+            summary["corpus"] = json!([]);
+            summary["corpus_note"] = json!(format!("corpus-level scores are missing: {why}"));
+        }
+    }
     if first.summary.get("usage").is_some() {
         // Latency percentiles do not add up across machines: each shard's
         // usage is kept as it was measured.

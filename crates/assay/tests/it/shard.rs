@@ -31,15 +31,24 @@ fn merge(dirs: &[PathBuf], out: &Path) -> Output {
 #[test]
 fn three_shards_merged_equal_the_unsharded_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = repo().join("crates/assay-text/tests/data/parity/public.jsonl");
+    let data = tmp.path().join("public.jsonl");
+    std::fs::copy(
+        repo().join("crates/assay-text/tests/data/parity/public.jsonl"),
+        &data,
+    )
+    .unwrap();
     let full = tmp.path().join("full");
-    ok(&eval(&data, &full, &[]));
+    ok(&eval(&data, &full, &["--set", "bleu.smoothing=method3"]));
     // Given out of order: merge orders by row.
     let shards: Vec<PathBuf> = ["3/3", "1/3", "2/3"]
         .iter()
         .map(|k| {
             let dir = tmp.path().join(format!("shard-{}", &k[..1]));
-            ok(&eval(&data, &dir, &["--shard", k]));
+            ok(&eval(
+                &data,
+                &dir,
+                &["--shard", k, "--set", "bleu.smoothing=method3"],
+            ));
             assert_eq!(read_json(&dir.join("manifest.json"))["shard"], *k);
             dir
         })
@@ -92,16 +101,35 @@ fn three_shards_merged_equal_the_unsharded_run() {
         }
         assert_eq!(x["ci95"], y["ci95"], "{name}");
     }
-    // Corpus scores need every row's statistics: left out, and said so.
-    assert!(!a["corpus"].as_array().unwrap().is_empty());
-    assert_eq!(b["corpus"], Value::Array(Vec::new()));
-    assert!(b["corpus_note"].as_str().unwrap().contains("corpus"));
+    // Corpus scores need every row's statistics: merge scores them again
+    // over the input, with the run's parameters (a non-default smoothing).
+    assert_eq!(a["corpus"].as_array().unwrap().len(), 2, "{}", a["corpus"]);
+    assert_eq!(b["corpus"], a["corpus"]);
+    assert!(b.get("corpus_note").is_none());
     let manifest = read_json(&merged.join("manifest.json"));
     assert!(manifest.get("shard").is_none());
     assert_eq!(manifest["merged_from"].as_array().unwrap().len(), 3);
     assert_eq!(
         manifest["metrics"],
         read_json(&full.join("manifest.json"))["metrics"]
+    );
+
+    // An input that changed since the shards ran is not read: the corpus
+    // scores are missing, and the summary says why.
+    let mut text = std::fs::read_to_string(&data).unwrap();
+    text.push_str(r#"{"id": "late", "response": "a b", "reference": "a b"}"#);
+    std::fs::write(&data, text).unwrap();
+    let again = tmp.path().join("merged-again");
+    ok(&merge(&shards, &again));
+    let c = read_json(&again.join("summary.json"));
+    assert_eq!(c["corpus"], Value::Array(Vec::new()));
+    assert!(
+        c["corpus_note"]
+            .as_str()
+            .unwrap()
+            .contains("changed since the shards ran"),
+        "{}",
+        c["corpus_note"]
     );
 }
 
