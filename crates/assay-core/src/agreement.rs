@@ -19,7 +19,7 @@
 //! denominator of zero) is an [`Undefined`] saying why, never NaN.
 
 use crate::aggregate::{percentile, SplitMix64, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// Why a statistic has no value.
@@ -91,7 +91,7 @@ pub struct Estimate {
 }
 
 /// Counts of a binary prediction against a binary truth.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Confusion {
     pub tp: u64,
     pub fp: u64,

@@ -6,8 +6,10 @@
 //! directory cannot be written), or a run stopped because the judge refused
 //! the credentials (`auth`: every later call would fail the same way).
 
+mod calibrate;
 mod cli;
 mod config;
+mod correct;
 mod engine;
 mod judging;
 mod progress;
@@ -62,13 +64,37 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Eval(args) => {
+            let calibration = args
+                .calibration
+                .as_deref()
+                .map(correct::Calibration::load)
+                .transpose()?;
+            if let Some(c) = &calibration {
+                c.check(&args.metrics)?;
+            }
             let cfg = config::resolve(*args)?;
             let summary = engine::run(&cfg)?;
+            let corrected = calibration.map(|c| c.apply(&cfg.out)).transpose()?;
             match cfg.format {
-                OutputFormat::Table => print!("{}", render::summary_table(&summary)),
-                OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+                OutputFormat::Table => {
+                    print!("{}", render::summary_table(&summary));
+                    if let Some(c) = &corrected {
+                        println!("\n{}", c.line);
+                    }
+                }
+                OutputFormat::Json => {
+                    let mut v = serde_json::to_value(&summary)?;
+                    if let Some(c) = corrected {
+                        v["calibrated"] = c.json;
+                    }
+                    println!("{}", serde_json::to_string_pretty(&v)?)
+                }
             }
             eprintln!("run directory: {}", cfg.out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Calibrate(args) => {
+            print!("{}", calibrate::run(*args)?);
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -10,12 +10,12 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const KEY: &str = "sk-wire-test-4b1d9e7c2a5f8e3d6c0b";
+pub(crate) const KEY: &str = "sk-wire-test-4b1d9e7c2a5f8e3d6c0b";
 
 /// A loopback judge and a scratch folder for one test.
-struct Fixture {
-    server: Server,
-    dir: tempfile::TempDir,
+pub(crate) struct Fixture {
+    pub(crate) server: Server,
+    pub(crate) dir: tempfile::TempDir,
     // Kept last: the server's tasks run on it until the fixture drops.
     _rt: tokio::runtime::Runtime,
 }
@@ -35,15 +35,15 @@ impl Fixture {
         }
     }
 
-    fn content_reading() -> Fixture {
+    pub(crate) fn content_reading() -> Fixture {
         Fixture::new(|req, _| judge::reply(req))
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
-    fn data(&self, rows: &[Value]) -> PathBuf {
+    pub(crate) fn data(&self, rows: &[Value]) -> PathBuf {
         let path = self.path("data.jsonl");
         let text: Vec<String> = rows.iter().map(Value::to_string).collect();
         std::fs::write(&path, text.join("\n")).unwrap();
@@ -52,7 +52,7 @@ impl Fixture {
 
     /// `assay eval DATA -m METRICS` against the server, the key in the
     /// environment only, the cache in the scratch folder.
-    fn eval(&self, data: &Path, metrics: &str, out: &str, extra: &[&str]) -> Output {
+    pub(crate) fn eval(&self, data: &Path, metrics: &str, out: &str, extra: &[&str]) -> Output {
         let base_url = self.server.base_url();
         let out = self.path(out);
         let cache = self.path("cache.sqlite");
@@ -116,7 +116,7 @@ fn by_metric(out: &Path, id: &str) -> std::collections::BTreeMap<String, Value> 
         .collect()
 }
 
-fn ok(o: &Output) {
+pub(crate) fn ok(o: &Output) {
     assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(o));
 }
 
