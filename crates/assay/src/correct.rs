@@ -91,13 +91,15 @@ impl Calibration {
         let positives = scores.iter().filter(|s| **s >= self.threshold).count() as u64;
         let n = scores.len() as u64;
         let c = corrected_prevalence(positives, n, &self.confusion);
-        let raw = c
-            .raw
-            .map_or_else(|why| why.to_string(), |r| format!("{r:.2}"));
+        let raw = ratio_cell(c.raw);
+        let corrected = match (&c.corrected.value, &c.corrected.ci95) {
+            (Ok(v), Some(ci)) => format!("{v:.2} corrected [{:.2}, {:.2}]", ci.low, ci.high),
+            (Ok(v), None) => format!("{v:.2} corrected"),
+            (Err(why), _) => format!("no corrected rate: {why}"),
+        };
         let line = format!(
-            "{} {raw} raw -> {} corrected ({} >= {}: {positives} of {n}; calibration {}: sensitivity {}, specificity {})",
+            "{} {raw} raw -> {corrected} ({} >= {}: {positives} of {n}; calibration {}: sensitivity {}, specificity {})",
             self.positive,
-            estimate_cell(&c.corrected),
             self.output,
             self.threshold,
             self.path.display(),
