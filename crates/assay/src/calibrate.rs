@@ -474,8 +474,11 @@ struct GroupFigures {
     figures: Vec<(&'static str, Estimate)>,
 }
 
-/// The thresholded figures, each a function of a confusion matrix.
-const THRESHOLDED: [(&str, fn(&Confusion) -> Stat); 7] = [
+/// A figure computed from a confusion matrix.
+type ConfusionFigure = fn(&Confusion) -> Stat;
+
+/// The thresholded figures.
+const THRESHOLDED: [(&str, ConfusionFigure); 7] = [
     ("accuracy", Confusion::accuracy),
     ("balanced_accuracy", Confusion::balanced_accuracy),
     ("precision", Confusion::precision),
