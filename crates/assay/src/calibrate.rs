@@ -14,7 +14,7 @@ use crate::rundir::RESULTS;
 use anyhow::{Context, Result};
 use assay_core::agreement::{
     annotator_agreement, best_threshold, bootstrap, half_of, kendall_tau_b, preference_agreement,
-    roc_auc, spearman, Confusion, Estimate, Half, Preference, Stat,
+    roc_auc, spearman, Confusion, Estimate, Half, Preference, Stat, Undefined,
 };
 use assay_core::{read_results, Status};
 use assay_metrics::judged::JudgedId;
@@ -96,6 +96,16 @@ impl BuiltinSet {
         match self {
             BuiltinSet::RagTruth => "meta.ragtruth_task",
             _ => "task",
+        }
+    }
+
+    /// The field pairing rows of one question: HaluEval QA has a right and
+    /// a hallucinated answer to each, and a paired comparison is immune to
+    /// the style gap between them (short spans against sentences).
+    fn pair_field(self) -> Option<&'static str> {
+        match self {
+            BuiltinSet::HaluEvalQa => Some("meta.halueval_index"),
+            _ => None,
         }
     }
 }
@@ -223,6 +233,8 @@ struct Labelled {
     id: String,
     group: String,
     label: Label,
+    /// The rows of one question share it (see [`BuiltinSet::pair_field`]).
+    pair: Option<String>,
     /// The row's sample fields for the run.
     sample: serde_json::Map<String, Value>,
     /// The second response of a pairwise row.
@@ -292,6 +304,7 @@ fn read_rows(
     origin: &Origin,
     mapping: &Mapping,
     group_field: &str,
+    pair_field: Option<&str>,
 ) -> Result<Vec<Labelled>> {
     let mut rows = Vec::new();
     let name = origin.describe();
@@ -335,10 +348,15 @@ fn read_rows(
             .iter()
             .filter_map(|k| row.get(*k).map(|v| (k.to_string(), v.clone())))
             .collect();
+        let pair = pair_field
+            .and_then(|f| lookup(&row, f))
+            .filter(|v| !v.is_null())
+            .map(Value::to_string);
         rows.push(Labelled {
             id,
             group,
             label,
+            pair,
             sample,
             response_b,
         });
@@ -348,20 +366,21 @@ fn read_rows(
 
 /// The first `limit` rows of a label-balanced order: the rows of each
 /// label stratum (class, rounded rating, or preference sign) sorted by
-/// SHA-256 of their id, then taken in turn from each stratum. The same
-/// data and limit always give the same subset.
+/// SHA-256 of their id (of their pair key, when they have one, so that
+/// the two rows of a question are taken together), then taken in turn
+/// from each stratum. The same data and limit always give the same subset.
 fn balanced_subset(mut rows: Vec<Labelled>, limit: usize) -> Vec<Labelled> {
     let mut strata: BTreeMap<i64, Vec<(String, Labelled)>> = BTreeMap::new();
     for row in rows.drain(..) {
-        strata
-            .entry(row.label.stratum())
-            .or_default()
-            .push((assay_core::hash::sha256_hex(row.id.as_bytes()), row));
+        strata.entry(row.label.stratum()).or_default().push((
+            assay_core::hash::sha256_hex(row.pair.as_ref().unwrap_or(&row.id).as_bytes()),
+            row,
+        ));
     }
     let mut queues: Vec<std::vec::IntoIter<(String, Labelled)>> = strata
         .into_values()
         .map(|mut v| {
-            v.sort_by(|a, b| a.0.cmp(&b.0));
+            v.sort_by(|a, b| (&a.0, &a.1.id).cmp(&(&b.0, &b.1.id)));
             v.into_iter()
         })
         .collect();
@@ -461,6 +480,8 @@ struct BinaryItem {
     half: Half,
     score: f64,
     positive: bool,
+    /// The number of its pair, if it has one.
+    pair: Option<usize>,
 }
 
 fn unzip_binary(items: &[BinaryItem]) -> (Vec<f64>, Vec<bool>) {
@@ -514,7 +535,48 @@ fn binary_figures(items: &[BinaryItem], threshold: Stat) -> Vec<(&'static str, E
             roc_auc(&s, &p)
         }),
     ));
+    let pairs = positive_negative_pairs(items);
+    if !pairs.is_empty() {
+        // The share of pairs whose positive row scores above its negative
+        // one (ties half), resampling pairs.
+        let paired = |xs: &[(f64, f64)]| -> Stat {
+            if xs.is_empty() {
+                return Err(Undefined::NoItems);
+            }
+            let wins: f64 = xs
+                .iter()
+                .map(|(pos, neg)| match pos.total_cmp(neg) {
+                    std::cmp::Ordering::Greater => 1.0,
+                    std::cmp::Ordering::Equal => 0.5,
+                    std::cmp::Ordering::Less => 0.0,
+                })
+                .sum();
+            Ok(wins / xs.len() as f64)
+        };
+        out.push(("paired_accuracy", bootstrap(&pairs, paired)));
+    }
     out
+}
+
+/// (positive score, negative score) of each pair with exactly one scored
+/// row of each class.
+fn positive_negative_pairs(items: &[BinaryItem]) -> Vec<(f64, f64)> {
+    let mut by: BTreeMap<usize, Vec<&BinaryItem>> = BTreeMap::new();
+    for i in items {
+        if let Some(p) = i.pair {
+            by.entry(p).or_default().push(i);
+        }
+    }
+    by.into_values()
+        .filter_map(|v| match v.as_slice() {
+            [a, b] if a.positive != b.positive => Some(if a.positive {
+                (a.score, b.score)
+            } else {
+                (b.score, a.score)
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Spearman and Kendall of (score, rating) items.
@@ -617,7 +679,11 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
         Origin::Builtin(set) => set.group_field(),
         Origin::File(_) => "task",
     };
-    let mut rows = read_rows(&text, &origin, &mapping, group_field)?;
+    let pair_field = match &origin {
+        Origin::Builtin(set) => set.pair_field(),
+        Origin::File(_) => None,
+    };
+    let mut rows = read_rows(&text, &origin, &mapping, group_field, pair_field)?;
     let n_rows = rows.len();
     if let Some(task) = &args.task {
         let known: std::collections::BTreeSet<String> =
@@ -704,6 +770,12 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
     });
     let figures: Vec<GroupFigures> = match &mapping {
         Mapping::Binary { high, positive, .. } => {
+            let pair_numbers: BTreeMap<&str, usize> = scored
+                .iter()
+                .filter_map(|(row, _)| row.pair.as_deref())
+                .enumerate()
+                .map(|(i, p)| (p, i))
+                .collect();
             let items: Vec<(String, BinaryItem)> = scored
                 .iter()
                 .map(|(row, score)| {
@@ -711,6 +783,7 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
                         half: half_of(&row.id),
                         score: *score,
                         positive: row.label == Label::Binary(*high),
+                        pair: row.pair.as_deref().map(|p| pair_numbers[p]),
                     };
                     (row.group.clone(), item)
                 })

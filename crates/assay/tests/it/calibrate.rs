@@ -423,3 +423,52 @@ fn eval_reports_the_corrected_prevalence() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("calibrates faithfulness, which is not in --metrics"));
 }
+
+#[test]
+fn halueval_pairs_stay_together_and_are_compared() {
+    let fx = Fixture::content_reading();
+    let o = calibrate(
+        &fx,
+        "qa",
+        &["--set", "halueval-qa", "-m", "faithfulness", "--limit", "6"],
+    );
+    ok(&o);
+    let dir = fx.path("qa");
+    let cal = read_json(&dir.join("calibration.json"));
+    let rows = labelled("meta/halueval_qa_sample.jsonl");
+    let s = scores(&dir, "faithfulness");
+    // Question -> (score of the right answer, of the hallucinated one).
+    let mut by_question: BTreeMap<String, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    for r in results(&dir) {
+        let row = &rows[r["sample_id"].as_str().unwrap()];
+        let q = by_question
+            .entry(row["meta"]["halueval_index"].to_string())
+            .or_default();
+        let score = s.get(r["sample_id"].as_str().unwrap()).copied();
+        if row["labels"]["hallucinated"] == true {
+            q.1 = score;
+        } else {
+            q.0 = score;
+        }
+    }
+    assert_eq!(by_question.len(), 3, "6 rows are 3 whole questions");
+    let pairs: Vec<(f64, f64)> = by_question
+        .values()
+        .filter_map(|(a, b)| Some((a.as_ref().copied()?, b.as_ref().copied()?)))
+        .collect();
+    let wins: f64 = pairs
+        .iter()
+        .map(|(right, wrong)| match right.total_cmp(wrong) {
+            std::cmp::Ordering::Greater => 1.0,
+            std::cmp::Ordering::Equal => 0.5,
+            std::cmp::Ordering::Less => 0.0,
+        })
+        .sum();
+    assert_eq!(pairs.len(), 3, "every answer is scored");
+    assert_value(
+        &cal,
+        "overall",
+        "paired_accuracy",
+        wins / pairs.len() as f64,
+    );
+}
