@@ -239,6 +239,38 @@ fn score_direction_is_right_for_faithfulness_and_hallucination() {
     ok(&o);
     let cal = read_json(&fx.path("reversed").join("calibration.json"));
     assert_value(&cal, "overall", "roc_auc", 0.0);
+    // The table on stdout: a row per task, then overall.
+    let o = assay_at(
+        &fx,
+        "table",
+        &[
+            "calibrate",
+            "--data",
+            data,
+            "--labels",
+            "hallucinated",
+            "--high-score-means",
+            "false",
+            "-m",
+            "faithfulness",
+        ],
+    );
+    ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("faithfulness against "), "{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("task") && l.contains("roc_auc")),
+        "{text}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("overall ") && l.contains("1.000 [1.000, 1.000]")),
+        "{text}"
+    );
 }
 
 #[test]
