@@ -634,11 +634,11 @@ fn stat_json(s: &Stat) -> Value {
     }
 }
 
-fn estimate_json(e: &Estimate) -> Value {
-    match (&e.value, &e.ci95) {
-        (Ok(v), Some(ci)) => json!({"value": v, "ci95": ci}),
-        (Ok(v), None) => json!({"value": v, "ci95": null}),
-        (Err(why), _) => json!({"undefined": why.to_string()}),
+/// `{"value", "ci95"}`, or `{"undefined": why}`.
+pub(crate) fn estimate_json(e: &Estimate) -> Value {
+    match e.value {
+        Ok(v) => json!({"value": v, "ci95": e.ci95}),
+        Err(_) => stat_json(&e.value),
     }
 }
 

@@ -3,6 +3,7 @@
 //! specificity as `assay calibrate` measured them (Rogan-Gladen), with an
 //! interval that includes the calibration's own uncertainty.
 
+use crate::calibrate::estimate_json;
 use crate::config::UsageError;
 use crate::rundir::{RESULTS, SUMMARY};
 use anyhow::{Context, Result};
@@ -113,10 +114,7 @@ impl Calibration {
             "n_scored": n,
             "n_positive": positives,
             "raw": c.raw.ok(),
-            "corrected": match (&c.corrected.value, &c.corrected.ci95) {
-                (Ok(v), ci) => json!({"value": v, "ci95": ci}),
-                (Err(why), _) => json!({"undefined": why.to_string()}),
-            },
+            "corrected": estimate_json(&c.corrected),
             "calibration": {"file": self.path.display().to_string(), "confusion": self.confusion},
             "method": "Rogan-Gladen (p + spec - 1) / (sens + spec - 1) clipped to [0, 1]; 95% interval: parametric bootstrap drawing sens ~ Beta(TP+1, FN+1), spec ~ Beta(TN+1, FP+1) and p ~ Beta(k+1, n-k+1)",
         });
