@@ -964,3 +964,80 @@ fn resolve_mapping(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, label: Label, pair: Option<&str>) -> Labelled {
+        Labelled {
+            id: id.into(),
+            group: "rag".into(),
+            label,
+            pair: pair.map(String::from),
+            sample: serde_json::Map::new(),
+            response_b: None,
+        }
+    }
+
+    #[test]
+    fn the_limit_balances_labels_and_keeps_pairs() {
+        let rows: Vec<Labelled> = (0..20)
+            .map(|i| row(&format!("r{i}"), Label::Binary(i % 4 == 0), None))
+            .collect();
+        let subset = balanced_subset(rows, 6);
+        let positives = subset
+            .iter()
+            .filter(|r| r.label == Label::Binary(true))
+            .count();
+        assert_eq!((subset.len(), positives), (6, 3));
+        let again: Vec<Labelled> = (0..20)
+            .rev()
+            .map(|i| row(&format!("r{i}"), Label::Binary(i % 4 == 0), None))
+            .collect();
+        let ids = |v: &[Labelled]| v.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&balanced_subset(again, 6)), ids(&subset), "order-free");
+        // Pairs share their sort key, so the two classes come pair by pair.
+        let paired: Vec<Labelled> = (0..10)
+            .flat_map(|q| {
+                let key = q.to_string();
+                [
+                    row(&format!("q{q}-right"), Label::Binary(false), Some(&key)),
+                    row(&format!("q{q}-wrong"), Label::Binary(true), Some(&key)),
+                ]
+            })
+            .collect();
+        let subset = balanced_subset(paired, 4);
+        let mut pairs: Vec<&str> = subset.iter().filter_map(|r| r.pair.as_deref()).collect();
+        pairs.dedup();
+        assert_eq!(pairs.len(), 2, "{:?}", ids(&subset));
+    }
+
+    #[test]
+    fn builtin_mappings_know_the_score_direction() {
+        let high = |m, s| match builtin_mapping(m, s) {
+            Some(Mapping::Binary { high, .. }) => Some(high),
+            _ => None,
+        };
+        // Faithfulness is high when faithful; hallucination when contradicted.
+        assert_eq!(
+            high(JudgedId::Faithfulness, BuiltinSet::RagTruth),
+            Some(false)
+        );
+        assert_eq!(
+            high(JudgedId::Hallucination, BuiltinSet::HaluEvalQa),
+            Some(true)
+        );
+        assert_eq!(
+            builtin_mapping(JudgedId::AnswerCorrectness, BuiltinSet::RagChecker),
+            Some(Mapping::Pairwise {
+                field: "correctness_pref".into()
+            })
+        );
+        assert_eq!(builtin_mapping(JudgedId::Bias, BuiltinSet::SummEval), None);
+        for set in SETS {
+            assert_eq!(set.name().parse::<BuiltinSet>(), Ok(set));
+            assert!(!set.bytes().is_empty());
+        }
+    }
+}
