@@ -256,7 +256,7 @@ fn bootstrap(values: &[f64]) -> Interval {
 }
 
 /// numpy's default (linear) percentile of sorted values.
-fn percentile(sorted: &[f64], q: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], q: f64) -> f64 {
     let pos = q / 100.0 * (sorted.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
@@ -265,10 +265,10 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 
 /// SplitMix64: tiny, fast, and fully specified, so intervals reproduce
 /// across platforms and versions.
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -278,8 +278,13 @@ impl SplitMix64 {
 
     /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-40
     /// for any n a dataset can have).
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         ((self.next() as u128 * n as u128) >> 64) as usize
+    }
+
+    /// Uniform in [0, 1): the top 53 bits as a double.
+    pub(crate) fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 }
 

@@ -31,6 +31,8 @@ pub enum Command {
     Batch(BatchArgs),
     /// Combine the run directories of `--shard K/N` runs into one.
     Merge(MergeArgs),
+    /// Measure a judged metric's agreement with human labels; writes calibration.json.
+    Calibrate(Box<CalibrateArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -142,6 +144,11 @@ pub struct EvalArgs {
     /// (FNV-1a 64) to K-1 modulo N. `assay merge` combines the shards.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
+    /// A calibration.json of a binary judgement (from `assay calibrate`):
+    /// also report the raw rate and the prevalence corrected for the
+    /// judge's sensitivity and specificity, with its interval.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
     #[command(flatten)]
     pub gates: GateArgs,
 }
@@ -159,6 +166,50 @@ pub struct GateArgs {
     /// Fail when more than this fraction (0 to 1) of any output's outcomes failed.
     #[arg(long, value_name = "F")]
     pub max_failed_fraction: Option<f64>,
+}
+
+/// `assay calibrate`: a judged metric against human labels.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// A built-in labelled set: ragtruth, halueval-qa, halueval-general, summeval, ragchecker.
+    #[arg(long = "set", value_name = "NAME", conflicts_with = "data")]
+    pub set: Option<String>,
+    /// Your own labelled JSONL (the schema of data/calibration/README.md).
+    #[arg(long, value_name = "FILE", requires = "labels")]
+    pub data: Option<PathBuf>,
+    /// The label field (under `labels`, else at the top level) [default: the built-in mapping].
+    #[arg(long, value_name = "FIELD")]
+    pub labels: Option<String>,
+    /// For a yes/no label named by --labels: the value a high score predicts.
+    #[arg(long, value_enum)]
+    pub high_score_means: Option<HighScoreMeans>,
+    /// The judged metric to calibrate, e.g. faithfulness.
+    #[arg(long, short)]
+    pub metric: String,
+    /// Only the rows of this task (RAGTruth: QA, Summary, Data2txt; others: the `task` field).
+    #[arg(long)]
+    pub task: Option<String>,
+    /// At most N rows (pairs), a label-balanced subset chosen by SHA-256 of the ids.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Run directory [default: runs/calibrate-<unix time>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+    /// Worker threads [default: all cores].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+/// The label value a high score predicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HighScoreMeans {
+    True,
+    False,
 }
 
 /// How judged metrics reach their models. The API key is read from

@@ -13,9 +13,11 @@
 //! finished without error or interruption.
 
 mod batch;
+mod calibrate;
 mod cli;
 mod compare;
 mod config;
+mod correct;
 mod engine;
 mod gates;
 mod interrupt;
@@ -76,6 +78,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(mut args) => {
             let with_report = args.report;
             let gate_args = std::mem::take(&mut args.gates);
+            let calibration = args
+                .calibration
+                .as_deref()
+                .map(correct::Calibration::load)
+                .transpose()?;
+            if let Some(c) = &calibration {
+                c.check(&args.metrics)?;
+            }
             let cfg = config::resolve(*args)?;
             let gates = gates::Gates::resolve(&gate_args, &cfg)?;
             let summary = engine::run(&cfg)?;
@@ -85,13 +95,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             } else {
                 Vec::new()
             };
+            let corrected = calibration.map(|c| c.apply(&cfg.out)).transpose()?;
             match cfg.format {
                 OutputFormat::Table => {
                     print!("{}", render::summary_table(&summary));
+                    if let Some(c) = &corrected {
+                        println!("\n{}", c.line);
+                    }
                     print!("{}", render::gate_lines(&verdicts));
                 }
                 OutputFormat::Json => {
-                    println!("{}", serde_json::to_string_pretty(&summary)?);
+                    let mut v = serde_json::to_value(&summary)?;
+                    if let Some(c) = corrected {
+                        v["calibrated"] = c.json;
+                    }
+                    println!("{}", serde_json::to_string_pretty(&v)?);
                     eprint!("{}", render::gate_lines(&verdicts));
                 }
             }
@@ -146,6 +164,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         },
         Command::Merge(args) => {
             merge::merge(&args.dirs, &args.out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Calibrate(args) => {
+            print!("{}", calibrate::run(*args)?);
             Ok(ExitCode::SUCCESS)
         }
     }

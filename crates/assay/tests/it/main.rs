@@ -1,6 +1,7 @@
 //! End-to-end tests of the `assay` binary: real files in, run directory out.
 
 mod batch;
+mod calibrate;
 mod common;
 mod compare;
 mod eval;
