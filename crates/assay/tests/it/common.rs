@@ -7,6 +7,20 @@ pub fn repo() -> PathBuf {
 }
 
 /// Runs the binary with `args`, optionally feeding `stdin`.
+/// `assay eval DATA -m METRICS --out OUT EXTRA...`.
+pub fn eval(data: &Path, metrics: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "eval",
+        data.to_str().unwrap(),
+        "-m",
+        metrics,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    assay(&args, None)
+}
+
 pub fn assay(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
         .args(args)

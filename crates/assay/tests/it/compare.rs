@@ -22,16 +22,7 @@ fn write_rows(path: &Path, rows: &[Value]) {
 
 /// `assay eval DATA -m METRICS --out OUT EXTRA...`, which must succeed.
 fn eval(data: &Path, metrics: &str, out: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "eval",
-        data.to_str().unwrap(),
-        "-m",
-        metrics,
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let o = assay(&args, None);
+    let o = crate::common::eval(data, metrics, out, extra);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 

@@ -1,24 +1,9 @@
 //! CI gates on real runs: `--fail-under`, `--fail-over` and
 //! `--max-failed-fraction`, their exit codes and their one-line reasons.
 
-use crate::common::{assay, output, read_json, repo, stderr};
+use crate::common::{eval, output, read_json, repo, stderr};
 use crate::judged::{rag_row, Fixture};
 use std::path::Path;
-use std::process::Output;
-
-/// `assay eval DATA -m METRICS --out OUT EXTRA...` on a lexical run.
-fn eval(data: &Path, metrics: &str, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![
-        "eval",
-        data.to_str().unwrap(),
-        "-m",
-        metrics,
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    assay(&args, None)
-}
 
 fn mean(run: &Path, name: &str) -> f64 {
     output(&read_json(&run.join("summary.json")), name)["mean"]

@@ -1,7 +1,7 @@
 //! The whole parity set through `assay eval`: every per-pair value and the
 //! corpus scores equal the Python references (to 1e-9, after scaling).
 
-use crate::common::{assay, read_json, repo, results, stderr};
+use crate::common::{read_json, repo, results, stderr};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -20,16 +20,7 @@ fn run(metrics: &str, extra: &[&str]) -> (tempfile::TempDir, Vec<Value>, Value) 
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
     let data = parity_dir().join("public.jsonl");
-    let mut args = vec![
-        "eval",
-        data.to_str().unwrap(),
-        "-m",
-        metrics,
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    let o = assay(&args, None);
+    let o = crate::common::eval(&data, metrics, &out, extra);
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = results(&out);
     let summary = read_json(&out.join("summary.json"));
