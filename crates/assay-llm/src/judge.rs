@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::OnceCell;
 
@@ -17,6 +18,7 @@ use crate::model::{
 use crate::openai::{OpenAiChat, OpenAiEmbedder};
 use crate::schema::parse_structured;
 use crate::spec::{EmbedderSpec, JudgeSpec, ProviderOptions};
+use crate::usage::Call;
 use crate::{Error, ErrorKind};
 
 type Shared = Arc<OnceCell<Result<ChatResponse, Error>>>;
@@ -203,7 +205,13 @@ pub struct CachedEmbedder {
 struct EmbedFlight {
     texts: Vec<String>,
     keys: Vec<RequestKey>,
-    result: OnceCell<Result<Arc<Embeddings>, Error>>,
+    result: OnceCell<Result<Arc<Flown>, Error>>,
+}
+
+/// A finished upstream embeddings call and how long it took.
+struct Flown {
+    embeddings: Embeddings,
+    latency: Duration,
 }
 
 impl std::fmt::Debug for CachedEmbedder {
@@ -235,7 +243,12 @@ impl CachedEmbedder {
         }
     }
 
-    async fn embed_shared(&self, texts: &[String]) -> Result<Embeddings, Error> {
+    /// Embeds `texts` like [`Embedder::embed`], and says how, for the usage
+    /// ledger: [`Source::Upstream`] with its tokens and latency when this
+    /// call sent texts upstream, [`Source::Coalesced`] when it only waited
+    /// for calls already in flight, [`Source::Cache`] when every vector was
+    /// cached.
+    pub async fn embed_call(&self, texts: &[String]) -> Result<(Embeddings, Call), Error> {
         let identity = self.inner.identity();
         let keys: Vec<RequestKey> = texts
             .iter()
@@ -288,11 +301,19 @@ impl CachedEmbedder {
                 own = Some(flight);
             }
         }
-        let mut usage = Usage::default();
+        let mut call = Call {
+            source: if joined.is_empty() {
+                Source::Cache
+            } else {
+                Source::Coalesced
+            },
+            usage: Usage::default(),
+            latency: Duration::ZERO,
+        };
         let mut outcome = Ok(());
         for (i, flight, j) in &joined {
             match self.fly(flight).await {
-                Ok(done) => vectors[*i] = done.vectors.get(*j).cloned(),
+                Ok(done) => vectors[*i] = done.embeddings.vectors.get(*j).cloned(),
                 Err(e) => {
                     outcome = Err(e);
                     break;
@@ -301,7 +322,11 @@ impl CachedEmbedder {
         }
         if let Some(flight) = own {
             if let Some(Ok(done)) = flight.result.get() {
-                usage = done.usage;
+                call = Call {
+                    source: Source::Upstream,
+                    usage: done.embeddings.usage,
+                    latency: done.latency,
+                };
             }
             if let Ok(mut map) = self.in_flight.lock() {
                 for key in &flight.keys {
@@ -316,16 +341,19 @@ impl CachedEmbedder {
             .into_iter()
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| Error::new(ErrorKind::InvalidResponse, "an embedding is missing"))?;
-        Ok(Embeddings { vectors, usage })
+        let usage = call.usage;
+        Ok((Embeddings { vectors, usage }, call))
     }
 
     /// Runs `flight` (or waits for whoever runs it); its vectors are in the
     /// cache before anyone gets them.
-    async fn fly(&self, flight: &EmbedFlight) -> Result<Arc<Embeddings>, Error> {
+    async fn fly(&self, flight: &EmbedFlight) -> Result<Arc<Flown>, Error> {
         flight
             .result
             .get_or_init(|| async {
+                let start = Instant::now();
                 let out = self.inner.embed(&flight.texts).await?;
+                let latency = start.elapsed();
                 if out.vectors.len() != flight.texts.len() {
                     return Err(Error::new(
                         ErrorKind::InvalidResponse,
@@ -338,7 +366,10 @@ impl CachedEmbedder {
                         cache.put_embedding(key, model, v)?;
                     }
                 }
-                Ok(Arc::new(out))
+                Ok(Arc::new(Flown {
+                    embeddings: out,
+                    latency,
+                }))
             })
             .await
             .clone()
@@ -351,6 +382,6 @@ impl Embedder for CachedEmbedder {
     }
 
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Embeddings, Error>> {
-        Box::pin(self.embed_shared(texts))
+        Box::pin(async move { self.embed_call(texts).await.map(|(e, _)| e) })
     }
 }

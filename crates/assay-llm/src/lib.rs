@@ -59,4 +59,6 @@ pub use spec::{
     default_cache_path, CacheLocation, EmbedderSpec, JudgeSpec, ModelSpec, ProviderKind,
     ProviderOptions, StructuredMode,
 };
-pub use usage::{Call, Latency, Price, PriceTable, UsageLedger, UsageSummary};
+pub use usage::{
+    Call, CallKind, Latency, Price, PriceTable, Scope, UsageLedger, UsageShare, UsageSummary,
+};

@@ -105,7 +105,49 @@ pub struct Latency {
     pub max: Duration,
 }
 
-/// Aggregated usage of a scope or the whole run.
+/// What a call asked the provider for. The ledger keeps them apart: judge
+/// calls and embedding requests are counted, and priced, separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CallKind {
+    /// A chat completion (a judge call).
+    Chat,
+    /// An embeddings request.
+    Embedding,
+}
+
+/// The metrics a call was made for: the one that needed it, or every
+/// metric of the run that reads a shared step. Sorted, without repeats.
+///
+/// ```
+/// use assay_llm::Scope;
+/// let s = Scope::new(["faithfulness", "answer_correctness", "faithfulness"]);
+/// assert_eq!(s.metrics(), ["answer_correctness", "faithfulness"]);
+/// assert!(s.contains("faithfulness") && !s.contains("bias"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Scope(Vec<String>);
+
+impl Scope {
+    /// The scope of `metrics`.
+    pub fn new<S: Into<String>>(metrics: impl IntoIterator<Item = S>) -> Scope {
+        let mut ids: Vec<String> = metrics.into_iter().map(Into::into).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        Scope(ids)
+    }
+
+    /// The metrics, sorted.
+    pub fn metrics(&self) -> &[String] {
+        &self.0
+    }
+
+    /// Whether `metric` is one of them.
+    pub fn contains(&self, metric: &str) -> bool {
+        self.0.iter().any(|m| m == metric)
+    }
+}
+
+/// Aggregated usage of a metric or the whole run, in whole calls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UsageSummary {
     /// Answers obtained (upstream + coalesced + cache hits).
@@ -128,6 +170,27 @@ pub struct UsageSummary {
     pub cost: Option<f64>,
 }
 
+/// A metric's share of the run's usage: each call counts as 1/n for each
+/// of the n metrics of its [`Scope`], so the shares of all metrics add up
+/// to the run's totals. Fractional by nature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageShare {
+    /// Share of the answers obtained.
+    pub requests: f64,
+    /// Share of the upstream calls.
+    pub upstream: f64,
+    /// Share of the cache hits.
+    pub cache_hits: f64,
+    /// Share of the coalesced answers.
+    pub coalesced: f64,
+    /// Share of the prompt tokens paid for.
+    pub prompt_tokens: f64,
+    /// Share of the completion tokens paid for.
+    pub completion_tokens: f64,
+    /// Share of the cost; `None` when a model that was paid for has no price.
+    pub cost: Option<f64>,
+}
+
 #[derive(Debug, Default, Clone)]
 struct Tally {
     upstream: u64,
@@ -138,10 +201,30 @@ struct Tally {
     latencies: Vec<Duration>,
 }
 
-/// A thread-safe usage ledger keyed by scope (a metric id) and model.
+impl Tally {
+    fn requests(&self) -> u64 {
+        self.upstream + self.cache_hits + self.coalesced
+    }
+
+    /// The cost of this tally's tokens, `None` when they have no price.
+    fn cost(&self, model: &str, prices: &PriceTable) -> Option<f64> {
+        if self.usage == Usage::default() {
+            return Some(0.0);
+        }
+        prices.get(model).map(|p| {
+            self.usage.prompt_tokens as f64 * p.input_per_million / 1e6
+                + self.usage.completion_tokens as f64 * p.output_per_million / 1e6
+        })
+    }
+}
+
+type Key = (Scope, String, CallKind);
+
+/// A thread-safe usage ledger keyed by scope (the metrics a call served),
+/// model and kind of call.
 #[derive(Debug, Default)]
 pub struct UsageLedger {
-    tallies: Mutex<BTreeMap<(String, String), Tally>>,
+    tallies: Mutex<BTreeMap<Key, Tally>>,
 }
 
 impl UsageLedger {
@@ -150,17 +233,19 @@ impl UsageLedger {
         Self::default()
     }
 
-    fn with_tally(&self, scope: &str, model: &str, f: impl FnOnce(&mut Tally)) {
+    fn with_tally(&self, scope: &Scope, model: &str, kind: CallKind, f: impl FnOnce(&mut Tally)) {
         // A poisoned ledger only means another thread panicked mid-update;
         // the counts are still usable.
         let mut map = self.tallies.lock().unwrap_or_else(|p| p.into_inner());
-        f(map.entry((scope.to_owned(), model.to_owned())).or_default());
+        f(map
+            .entry((scope.clone(), model.to_owned(), kind))
+            .or_default());
     }
 
     /// Records an answered call of `model` made for `scope`.
-    pub fn record(&self, scope: &str, model: &str, call: impl Into<Call>) {
+    pub fn record(&self, scope: &Scope, model: &str, kind: CallKind, call: impl Into<Call>) {
         let call = call.into();
-        self.with_tally(scope, model, |t| match call.source {
+        self.with_tally(scope, model, kind, |t| match call.source {
             Source::Cache => t.cache_hits += 1,
             Source::Coalesced => t.coalesced += 1,
             Source::Upstream => {
@@ -172,35 +257,86 @@ impl UsageLedger {
     }
 
     /// Records a failed call of `model` made for `scope`.
-    pub fn record_failure(&self, scope: &str, model: &str, error: &Error) {
-        self.with_tally(scope, model, |t| {
+    pub fn record_failure(&self, scope: &Scope, model: &str, kind: CallKind, error: &Error) {
+        self.with_tally(scope, model, kind, |t| {
             *t.failures.entry(error.kind().to_string()).or_default() += 1
         });
     }
 
-    /// The summary of one scope.
-    pub fn scope(&self, scope: &str, prices: &PriceTable) -> UsageSummary {
-        self.summarise(|s| s == scope, prices)
+    /// Every call of `kind` that served `metric`, shared ones in full: the
+    /// calls of the steps it read, as if it had run alone.
+    pub fn alone(&self, metric: &str, kind: CallKind, prices: &PriceTable) -> UsageSummary {
+        self.summarise(|s, k| k == kind && s.contains(metric), prices)
     }
 
-    /// The summary of every scope together (the run).
-    pub fn total(&self, prices: &PriceTable) -> UsageSummary {
-        self.summarise(|_| true, prices)
+    /// The run's calls of `kind`, each once.
+    pub fn total(&self, kind: CallKind, prices: &PriceTable) -> UsageSummary {
+        self.summarise(|_, k| k == kind, prices)
     }
 
-    /// The scopes recorded so far.
-    pub fn scopes(&self) -> Vec<String> {
+    /// `metric`'s share of the calls of `kind`: a call shared by n
+    /// metrics counts 1/n for each.
+    pub fn share(&self, metric: &str, kind: CallKind, prices: &PriceTable) -> UsageShare {
         let map = self.tallies.lock().unwrap_or_else(|p| p.into_inner());
-        let mut scopes: Vec<String> = map.keys().map(|(s, _)| s.clone()).collect();
-        scopes.dedup();
-        scopes
+        let mut share = UsageShare {
+            requests: 0.0,
+            upstream: 0.0,
+            cache_hits: 0.0,
+            coalesced: 0.0,
+            prompt_tokens: 0.0,
+            completion_tokens: 0.0,
+            cost: Some(0.0),
+        };
+        for ((scope, model, _), t) in map
+            .iter()
+            .filter(|((s, _, k), _)| *k == kind && s.contains(metric))
+        {
+            let n = scope.metrics().len() as f64;
+            share.requests += t.requests() as f64 / n;
+            share.upstream += t.upstream as f64 / n;
+            share.cache_hits += t.cache_hits as f64 / n;
+            share.coalesced += t.coalesced as f64 / n;
+            share.prompt_tokens += t.usage.prompt_tokens as f64 / n;
+            share.completion_tokens += t.usage.completion_tokens as f64 / n;
+            share.cost = share
+                .cost
+                .zip(t.cost(model, prices))
+                .map(|(a, c)| a + c / n);
+        }
+        share
     }
 
-    fn summarise(&self, include: impl Fn(&str) -> bool, prices: &PriceTable) -> UsageSummary {
+    /// The calls of `kind` the run would have made if no step were shared:
+    /// each call once per metric of its scope.
+    pub fn calls_if_unshared(&self, kind: CallKind) -> u64 {
+        let map = self.tallies.lock().unwrap_or_else(|p| p.into_inner());
+        map.iter()
+            .filter(|((_, _, k), _)| *k == kind)
+            .map(|((s, _, _), t)| t.requests() * s.metrics().len() as u64)
+            .sum()
+    }
+
+    /// The metrics recorded so far, sorted.
+    pub fn metrics(&self) -> Vec<String> {
+        let map = self.tallies.lock().unwrap_or_else(|p| p.into_inner());
+        let mut metrics: Vec<String> = map
+            .keys()
+            .flat_map(|(s, _, _)| s.metrics().iter().cloned())
+            .collect();
+        metrics.sort_unstable();
+        metrics.dedup();
+        metrics
+    }
+
+    fn summarise(
+        &self,
+        include: impl Fn(&Scope, CallKind) -> bool,
+        prices: &PriceTable,
+    ) -> UsageSummary {
         let map = self.tallies.lock().unwrap_or_else(|p| p.into_inner());
         let mut total = Tally::default();
         let mut cost = Some(0.0);
-        for ((_, model), t) in map.iter().filter(|((s, _), _)| include(s)) {
+        for ((_, model, _), t) in map.iter().filter(|((s, _, k), _)| include(s, *k)) {
             total.upstream += t.upstream;
             total.cache_hits += t.cache_hits;
             total.coalesced += t.coalesced;
@@ -209,19 +345,11 @@ impl UsageLedger {
             for (k, n) in &t.failures {
                 *total.failures.entry(k.clone()).or_default() += n;
             }
-            if t.usage != Usage::default() {
-                cost = match (cost, prices.get(model)) {
-                    (Some(c), Some(p)) => Some(
-                        c + t.usage.prompt_tokens as f64 * p.input_per_million / 1e6
-                            + t.usage.completion_tokens as f64 * p.output_per_million / 1e6,
-                    ),
-                    _ => None,
-                };
-            }
+            cost = cost.zip(t.cost(model, prices)).map(|(a, c)| a + c);
         }
         total.latencies.sort_unstable();
         UsageSummary {
-            requests: total.upstream + total.cache_hits + total.coalesced,
+            requests: total.requests(),
             upstream: total.upstream,
             cache_hits: total.cache_hits,
             coalesced: total.coalesced,
@@ -253,6 +381,7 @@ fn percentiles(sorted: &[Duration]) -> Option<Latency> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use CallKind::{Chat, Embedding};
 
     fn call(source: Source, p: u64, c: u64, ms: u64) -> Call {
         Call {
@@ -266,19 +395,21 @@ mod tests {
     }
 
     #[test]
-    fn ledger_aggregates_per_scope_and_run_with_costs() {
+    fn ledger_aggregates_per_metric_and_run_with_costs() {
         let ledger = UsageLedger::new();
+        let (faith, bias) = (Scope::new(["faithfulness"]), Scope::new(["bias"]));
         for ms in 1..=100 {
-            ledger.record("faithfulness", "gpt", call(Source::Upstream, 10, 2, ms));
+            ledger.record(&faith, "gpt", Chat, call(Source::Upstream, 10, 2, ms));
         }
-        ledger.record("faithfulness", "gpt", call(Source::Cache, 10, 2, 5));
-        ledger.record("bias", "gpt", call(Source::Coalesced, 10, 2, 5));
-        ledger.record("bias", "gpt", call(Source::Upstream, 1000, 500, 1000));
-        ledger.record_failure("bias", "gpt", &Error::new(ErrorKind::Timeout, "slow"));
+        ledger.record(&faith, "gpt", Chat, call(Source::Cache, 10, 2, 5));
+        ledger.record(&bias, "gpt", Chat, call(Source::Coalesced, 10, 2, 5));
+        ledger.record(&bias, "gpt", Chat, call(Source::Upstream, 1000, 500, 1000));
+        ledger.record_failure(&bias, "gpt", Chat, &Error::new(ErrorKind::Timeout, "slow"));
+        ledger.record(&bias, "emb", Embedding, call(Source::Upstream, 7, 0, 3));
 
         let mut prices = PriceTable::default();
         prices.insert("gpt", "1/2".parse().unwrap());
-        let f = ledger.scope("faithfulness", &prices);
+        let f = ledger.alone("faithfulness", Chat, &prices);
         assert_eq!(
             (f.requests, f.upstream, f.cache_hits, f.coalesced),
             (101, 100, 1, 0)
@@ -296,7 +427,7 @@ mod tests {
         );
         assert!((f.cost.unwrap() - (1000.0 * 1.0 + 200.0 * 2.0) / 1e6).abs() < 1e-15);
 
-        let run = ledger.total(&prices);
+        let run = ledger.total(Chat, &prices);
         assert_eq!(
             (
                 run.requests,
@@ -307,12 +438,57 @@ mod tests {
             (103, 101, 2000, 700)
         );
         assert_eq!(run.failures.get("timeout"), Some(&1));
-        assert_eq!(ledger.scopes(), ["bias", "faithfulness"]);
+        assert_eq!(ledger.metrics(), ["bias", "faithfulness"]);
         assert_eq!(
-            ledger.total(&PriceTable::default()).cost,
+            ledger.total(Chat, &PriceTable::default()).cost,
             None,
             "no price is assumed"
         );
+        let emb = ledger.total(Embedding, &prices);
+        assert_eq!((emb.requests, emb.prompt_tokens), (1, 7));
+        assert_eq!(emb.cost, None, "the embedder has no price");
+    }
+
+    #[test]
+    fn shared_calls_are_split_evenly_and_the_shares_add_up() {
+        let ledger = UsageLedger::new();
+        let shared = Scope::new(["a", "b", "c"]);
+        ledger.record(&shared, "m", Chat, call(Source::Upstream, 30, 6, 1));
+        ledger.record(&shared, "m", Chat, call(Source::Cache, 0, 0, 0));
+        ledger.record(
+            &Scope::new(["a"]),
+            "m",
+            Chat,
+            call(Source::Upstream, 1, 1, 1),
+        );
+        let mut prices = PriceTable::default();
+        prices.insert("m", "3/6".parse().unwrap());
+
+        let close = |x: f64, want: f64| assert!((x - want).abs() < 1e-12, "{x} != {want}");
+        let a = ledger.share("a", Chat, &prices);
+        close(a.requests, 5.0 / 3.0);
+        close(a.upstream, 4.0 / 3.0);
+        close(a.cache_hits, 1.0 / 3.0);
+        close(a.prompt_tokens, 11.0);
+        close(a.completion_tokens, 3.0);
+        let b = ledger.share("b", Chat, &prices);
+        close(b.requests, 2.0 / 3.0);
+        close(b.prompt_tokens, 10.0);
+
+        let run = ledger.total(Chat, &prices);
+        let shares: Vec<UsageShare> = ["a", "b", "c"]
+            .iter()
+            .map(|m| ledger.share(m, Chat, &prices))
+            .collect();
+        let sum = |f: fn(&UsageShare) -> f64| shares.iter().map(f).sum::<f64>();
+        close(sum(|s| s.requests), run.requests as f64);
+        close(sum(|s| s.prompt_tokens), run.prompt_tokens as f64);
+        close(sum(|s| s.cost.unwrap()), run.cost.unwrap());
+
+        assert_eq!(ledger.alone("a", Chat, &prices).requests, 3);
+        assert_eq!(ledger.alone("b", Chat, &prices).requests, 2);
+        assert_eq!(ledger.calls_if_unshared(Chat), 2 * 3 + 1);
+        assert_eq!(ledger.calls_if_unshared(Embedding), 0);
     }
 
     #[test]

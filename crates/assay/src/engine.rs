@@ -27,7 +27,8 @@ use assay_core::{
     dataset, Accumulator, Failure, FailureKind, Outcome, OutcomeRecord, Row, Sample, Source,
     Summary,
 };
-use assay_llm::{ChatModel, Embedder, UsageLedger, UsageSummary};
+use assay_llm::{CallKind, ChatModel, Embedder, Latency, PriceTable, UsageLedger, UsageSummary};
+use assay_metrics::judged::{ragas_score, MetricMean};
 use assay_metrics::{Corpus, CorpusScore, Direction, Metric, Scorer};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -59,14 +60,62 @@ pub struct OutputSummary {
     pub repeats: Option<RepeatSpread>,
 }
 
-/// Tokens and cost of one judged metric.
+/// Tokens and cost of one judged metric: its share of the judge and
+/// embedding calls (a call shared by n metrics counts 1/n for each, so the
+/// figures can be fractional).
 #[derive(Serialize)]
 pub struct OutputUsage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
+    pub prompt_tokens: f64,
+    pub completion_tokens: f64,
     /// Absent when a model that was paid for has no `--price`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+}
+
+/// `ragas_score` in `summary.json`: the harmonic mean of the means of the
+/// run's higher-is-better judged outputs (lexical outputs do not count:
+/// ragas defines it over its LLM-guided metrics), or why there is none.
+#[derive(Serialize)]
+pub struct RagasSummary {
+    /// `None` (JSON `null`) when it cannot be computed.
+    pub value: Option<f64>,
+    /// The outputs whose means it used (or had, when too few).
+    pub metrics: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl RagasSummary {
+    /// Over the judged outputs that have a mean; outputs with nothing
+    /// scored have no mean to take and are left out.
+    fn of(judged: &[OutputSummary]) -> RagasSummary {
+        let means: Vec<MetricMean<'_>> = judged
+            .iter()
+            .filter_map(|o| {
+                o.summary.stats.as_ref().map(|st| MetricMean {
+                    name: &o.name,
+                    mean: st.mean,
+                    direction: o.direction,
+                })
+            })
+            .collect();
+        match ragas_score(&means) {
+            Ok(score) => RagasSummary {
+                value: Some(score.value),
+                metrics: score.metrics,
+                reason: None,
+            },
+            Err(e) => RagasSummary {
+                value: None,
+                metrics: means
+                    .iter()
+                    .filter(|m| m.direction == Direction::HigherIsBetter)
+                    .map(|m| m.name.to_string())
+                    .collect(),
+                reason: Some(e.to_string()),
+            },
+        }
+    }
 }
 
 /// How much a judged output's mean moves from one judging to the next:
@@ -113,6 +162,9 @@ pub struct RunSummary {
     /// Judge usage per metric and for the run (judged metrics only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Value>,
+    /// Runs with judged metrics only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ragas_score: Option<RagasSummary>,
     /// False when the run stopped before its input ended (Ctrl-C, a bad
     /// row under `--strict`, a refused key): the same command resumes it.
     pub complete: bool,
@@ -389,32 +441,36 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
         by_repeat,
         ..
     } = sink;
+    let outputs: Vec<OutputSummary> = layout
+        .names
+        .iter()
+        .zip(&accumulators)
+        .enumerate()
+        .map(|(i, (o, acc))| OutputSummary {
+            name: o.name.clone(),
+            metric: o.metric.clone(),
+            direction: o.direction,
+            summary: acc.summary(),
+            usage: cfg
+                .judged
+                .as_ref()
+                .filter(|_| i >= layout.n_lexical)
+                .map(|j| output_usage(&ledger, &o.metric, &j.prices)),
+            repeats: (i >= layout.n_lexical && !by_repeat.is_empty()).then(|| {
+                RepeatSpread::of(
+                    (0..layout.repeats).map(|r| &by_repeat[layout.slot(i, r) - layout.n_lexical]),
+                )
+            }),
+        })
+        .collect();
     let summary = RunSummary {
         format_version: FORMAT_VERSION,
         rows: n_rows,
-        outputs: layout
-            .names
-            .iter()
-            .zip(&accumulators)
-            .enumerate()
-            .map(|(i, (o, acc))| OutputSummary {
-                name: o.name.clone(),
-                metric: o.metric.clone(),
-                direction: o.direction,
-                summary: acc.summary(),
-                usage: cfg
-                    .judged
-                    .as_ref()
-                    .filter(|_| i >= layout.n_lexical)
-                    .map(|j| output_usage(&ledger.scope(&o.metric, &j.prices))),
-                repeats: (i >= layout.n_lexical && !by_repeat.is_empty()).then(|| {
-                    RepeatSpread::of(
-                        (0..layout.repeats)
-                            .map(|r| &by_repeat[layout.slot(i, r) - layout.n_lexical]),
-                    )
-                }),
-            })
-            .collect(),
+        ragas_score: cfg
+            .judged
+            .as_ref()
+            .map(|_| RagasSummary::of(&outputs[layout.n_lexical..])),
+        outputs,
         corpus: corpora.iter().flat_map(Corpus::finalize).collect(),
         usage: cfg.judged.as_ref().map(|j| usage_json(j, &ledger)),
         complete: stop.is_none(),
@@ -632,34 +688,97 @@ fn input_failure(e: &dyn std::fmt::Display) -> Outcome {
     })
 }
 
-/// Usage per metric and for the run, as `summary.json` shows it.
+/// Usage per metric and for the run, as `summary.json` shows it. Judge
+/// (chat) calls at the top level, embedding requests under `embeddings`.
+/// Per metric, the counts, tokens and cost are its share (a call of a step
+/// that n metrics read counts 1/n for each, so the shares add up to the
+/// run's totals), `alone` counts every call of the steps it read in full,
+/// and failures and latency are those of the calls of its steps.
 fn usage_json(judged: &JudgedRun, ledger: &UsageLedger) -> Value {
+    let prices = &judged.prices;
     let per_metric: serde_json::Map<String, Value> = judged
         .metrics
         .iter()
         .map(|m| {
             let id = m.id().to_string();
-            let u = ledger.scope(&id, &judged.prices);
-            (id, usage_summary_json(&u))
+            let mut u = metric_usage_json(ledger, &id, CallKind::Chat, prices);
+            if ledger.alone(&id, CallKind::Embedding, prices).requests > 0 {
+                u["embeddings"] = metric_usage_json(ledger, &id, CallKind::Embedding, prices);
+            }
+            (id, u)
         })
         .collect();
+    let mut run = run_usage_json(ledger, CallKind::Chat, prices);
+    if judged.embedder.is_some() {
+        run["embeddings"] = run_usage_json(ledger, CallKind::Embedding, prices);
+    }
     json!({
-        "run": usage_summary_json(&ledger.total(&judged.prices)),
+        "run": run,
         "per_metric": per_metric,
-        "note": "a step shared by several metrics counts under the first that needs it; embedding calls are not counted",
+        "note": "calls count answers (upstream + coalesced + cached); per metric, a call of a step \
+                 that n metrics read counts 1/n for each (so figures can be fractional) and \
+                 'alone' counts every call of its steps in full",
     })
 }
 
-fn output_usage(u: &UsageSummary) -> OutputUsage {
+fn run_usage_json(ledger: &UsageLedger, kind: CallKind, prices: &PriceTable) -> Value {
+    let total = ledger.total(kind, prices);
+    let unshared = ledger.calls_if_unshared(kind);
+    let mut v = usage_summary_json(&total);
+    v["calls_if_unshared"] = json!(unshared);
+    v["saved_by_sharing"] = json!(unshared.saturating_sub(total.requests));
+    v
+}
+
+fn metric_usage_json(
+    ledger: &UsageLedger,
+    metric: &str,
+    kind: CallKind,
+    prices: &PriceTable,
+) -> Value {
+    let share = ledger.share(metric, kind, prices);
+    let alone = ledger.alone(metric, kind, prices);
+    json!({
+        "calls": share.requests,
+        "upstream": share.upstream,
+        "cache_hits": share.cache_hits,
+        "coalesced": share.coalesced,
+        "prompt_tokens": share.prompt_tokens,
+        "completion_tokens": share.completion_tokens,
+        "cost": share.cost,
+        "failures": alone.failures,
+        "latency_ms": latency_json(alone.latency.as_ref()),
+        "alone": {
+            "calls": alone.requests,
+            "upstream": alone.upstream,
+            "prompt_tokens": alone.prompt_tokens,
+            "completion_tokens": alone.completion_tokens,
+            "cost": alone.cost,
+        },
+    })
+}
+
+/// A metric's share of the judge and embedding calls together.
+fn output_usage(ledger: &UsageLedger, metric: &str, prices: &PriceTable) -> OutputUsage {
+    let chat = ledger.share(metric, CallKind::Chat, prices);
+    let embed = ledger.share(metric, CallKind::Embedding, prices);
     OutputUsage {
-        prompt_tokens: u.prompt_tokens,
-        completion_tokens: u.completion_tokens,
-        cost: u.cost,
+        prompt_tokens: chat.prompt_tokens + embed.prompt_tokens,
+        completion_tokens: chat.completion_tokens + embed.completion_tokens,
+        cost: chat.cost.zip(embed.cost).map(|(a, b)| a + b),
     }
 }
 
-fn usage_summary_json(u: &UsageSummary) -> Value {
+/// Latency percentiles in milliseconds.
+fn latency_json(l: Option<&Latency>) -> Value {
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    l.map_or(
+        Value::Null,
+        |l| json!({"p50": ms(l.p50), "p90": ms(l.p90), "p99": ms(l.p99), "max": ms(l.max)}),
+    )
+}
+
+fn usage_summary_json(u: &UsageSummary) -> Value {
     json!({
         "calls": u.requests,
         "upstream": u.upstream,
@@ -668,7 +787,7 @@ fn usage_summary_json(u: &UsageSummary) -> Value {
         "failures": u.failures,
         "prompt_tokens": u.prompt_tokens,
         "completion_tokens": u.completion_tokens,
-        "latency_ms": u.latency.as_ref().map(|l| json!({"p50": ms(l.p50), "p90": ms(l.p90), "p99": ms(l.p99), "max": ms(l.max)})),
+        "latency_ms": latency_json(u.latency.as_ref()),
         "cost": u.cost,
     })
 }

@@ -11,7 +11,9 @@
 
 use crate::config::JudgedRun;
 use assay_core::{Failure, FailureKind, Outcome, Sample};
-use assay_llm::{ChatModel, ChatRequest, Error, ErrorKind, Message, PromptRef, UsageLedger};
+use assay_llm::{
+    CallKind, ChatModel, ChatRequest, Error, ErrorKind, Message, PromptRef, Scope, UsageLedger,
+};
 use assay_metrics::judged::{
     render, validate, Inputs, JudgeRequest, JudgedMetric, Mismatch, Outputs, Request, Role, StepKey,
 };
@@ -49,7 +51,7 @@ pub async fn judge_sample(
     repeat: u32,
 ) -> Judged {
     let plan = assay_metrics::judged::plan(&run.metrics, &sample);
-    let scopes: Vec<String> = plan
+    let scopes: Vec<Scope> = plan
         .steps
         .iter()
         .map(|s| scope_of(&run.metrics, &sample, &s.key))
@@ -101,8 +103,11 @@ pub async fn judge_sample(
                     states[i] = State::Running;
                 }
                 Ok(Request::Embed(req)) => {
-                    let run = Arc::clone(&run);
-                    calls.spawn(async move { (i, embed(&run, &req.texts).await.map(Some)) });
+                    let (run, ledger, scope) =
+                        (Arc::clone(&run), Arc::clone(&ledger), scopes[i].clone());
+                    calls.spawn(async move {
+                        (i, embed(&run, &ledger, &scope, &req.texts).await.map(Some))
+                    });
                     states[i] = State::Running;
                 }
             }
@@ -206,13 +211,15 @@ fn metric_steps(metric: &JudgedMetric, sample: &Sample) -> Vec<StepKey> {
     keys
 }
 
-/// The metric a step's usage is counted under: the first that needs it
-/// (a shared step is paid for once).
-fn scope_of(metrics: &[JudgedMetric], sample: &Sample, key: &StepKey) -> String {
-    metrics
-        .iter()
-        .find(|m| metric_steps(m, sample).contains(key))
-        .map_or_else(|| "other".to_string(), |m| m.id().to_string())
+/// The metrics a step's usage is counted under: every metric of the run
+/// that reads it (the ledger splits a shared step's calls among them).
+fn scope_of(metrics: &[JudgedMetric], sample: &Sample, key: &StepKey) -> Scope {
+    Scope::new(
+        metrics
+            .iter()
+            .filter(|m| metric_steps(m, sample).contains(key))
+            .map(|m| m.id().to_string()),
+    )
 }
 
 fn to_llm(m: &assay_metrics::judged::Message) -> Message {
@@ -263,7 +270,7 @@ fn repair_conversation(req: &JudgeRequest, mismatch: &Mismatch) -> Vec<Message> 
 async fn ask(
     run: &JudgedRun,
     ledger: &UsageLedger,
-    scope: &str,
+    scope: &Scope,
     chats: Vec<ChatRequest>,
 ) -> Result<Option<Value>, Error> {
     let model = run.judge.identity().model.clone();
@@ -284,14 +291,14 @@ async fn ask(
         };
         match answer {
             Ok(resp) => {
-                ledger.record(scope, &model, &resp);
+                ledger.record(scope, &model, CallKind::Chat, &resp);
                 answers.push(resp.json.ok_or_else(|| {
                     Error::new(ErrorKind::InvalidResponse, "no JSON answer")
                         .with_raw_output(resp.text)
                 })?);
             }
             Err(e) => {
-                ledger.record_failure(scope, &model, &e);
+                ledger.record_failure(scope, &model, CallKind::Chat, &e);
                 return Err(e);
             }
         }
@@ -306,12 +313,27 @@ async fn ask(
     }))
 }
 
-async fn embed(run: &JudgedRun, texts: &[String]) -> Result<Value, Error> {
+async fn embed(
+    run: &JudgedRun,
+    ledger: &UsageLedger,
+    scope: &Scope,
+    texts: &[String],
+) -> Result<Value, Error> {
     let Some((embedder, _)) = &run.embedder else {
         return Err(Error::new(ErrorKind::Config, "no --embedder given"));
     };
     use assay_llm::Embedder;
-    let out = embedder.embed(texts).await?;
+    let model = embedder.identity().model.clone();
+    let out = match embedder.embed_call(texts).await {
+        Ok((out, call)) => {
+            ledger.record(scope, &model, CallKind::Embedding, call);
+            out
+        }
+        Err(e) => {
+            ledger.record_failure(scope, &model, CallKind::Embedding, &e);
+            return Err(e);
+        }
+    };
     Ok(Value::Array(
         out.vectors
             .iter()

@@ -77,7 +77,7 @@ impl Progress {
             c.scored, c.skipped, c.failed
         ));
         if let Some((ledger, prices)) = &self.judge {
-            let u = ledger.total(prices);
+            let u = ledger.total(assay_llm::CallKind::Chat, prices);
             line.push_str(&format!(
                 " | judge {} calls {} cached {}+{} tokens",
                 u.requests, u.cache_hits, u.prompt_tokens, u.completion_tokens

@@ -4,6 +4,7 @@ use crate::compare::{Comparison, Presence};
 use crate::engine::RunSummary;
 use crate::gates::GateResult;
 use assay_metrics::{AnyId, Direction};
+use serde_json::Value;
 use std::fmt::Write;
 
 /// The summary as an aligned text table (per output: direction, mean, 95%
@@ -35,7 +36,11 @@ pub fn summary_table(summary: &RunSummary) -> String {
         if judged {
             match &o.usage {
                 Some(u) => row.extend([
-                    format!("{}+{}", u.prompt_tokens, u.completion_tokens),
+                    format!(
+                        "{}+{}",
+                        count(&u.prompt_tokens.into()),
+                        count(&u.completion_tokens.into())
+                    ),
                     u.cost.map_or("-".into(), |c| format!("{c:.4}")),
                 ]),
                 None => row.extend(["-", "-"].map(String::from)),
@@ -44,26 +49,25 @@ pub fn summary_table(summary: &RunSummary) -> String {
         rows.push(row);
     }
     let mut out = align(&rows);
-    if let Some(usage) = &summary.usage {
-        out.push_str("\njudge usage:\n");
-        let mut lines = vec![["", "calls", "upstream", "cached", "tokens", "p50", "cost"]
-            .map(String::from)
-            .to_vec()];
-        let per_metric = usage["per_metric"].as_object().into_iter().flatten();
-        for (name, u) in per_metric.chain([(&"run".to_string(), &usage["run"])]) {
-            lines.push(vec![
-                format!("  {name}"),
-                u["calls"].to_string(),
-                u["upstream"].to_string(),
-                u["cache_hits"].to_string(),
-                format!("{}/{}", u["prompt_tokens"], u["completion_tokens"]),
-                u["latency_ms"]["p50"]
-                    .as_f64()
-                    .map_or("-".into(), |ms| format!("{ms:.0} ms")),
-                u["cost"].as_f64().map_or("-".into(), |c| format!("{c:.4}")),
-            ]);
+    if let Some(r) = &summary.ragas_score {
+        match r.value {
+            Some(v) => {
+                let _ = writeln!(
+                    out,
+                    "ragas_score {v:.4} (harmonic mean of {})",
+                    r.metrics.join(", ")
+                );
+            }
+            None => {
+                let _ = writeln!(out, "ragas_score - ({})", r.reason.as_deref().unwrap_or(""));
+            }
         }
-        out.push_str(&align(&lines));
+    }
+    if let Some(usage) = &summary.usage {
+        out.push_str(&usage_table("judge usage", usage, |u| u));
+        if usage["run"].get("embeddings").is_some() {
+            out.push_str(&usage_table("embedding usage", usage, |u| &u["embeddings"]));
+        }
     }
     if !summary.corpus.is_empty() {
         out.push_str("\ncorpus-level:\n");
@@ -76,6 +80,57 @@ pub fn summary_table(summary: &RunSummary) -> String {
         }
     }
     out
+}
+
+/// One usage block of `summary.json` (`pick` chooses judge calls or
+/// embeddings) as a table: per metric its share of the calls and the calls
+/// of its steps counted in full (`alone`), then the run, whose `alone` is
+/// what the run would have asked with no step shared.
+fn usage_table(title: &str, usage: &Value, pick: impl Fn(&Value) -> &Value) -> String {
+    let mut lines = vec![[
+        "", "calls", "alone", "upstream", "cached", "tokens", "p50", "cost",
+    ]
+    .map(String::from)
+    .to_vec()];
+    let per_metric = usage["per_metric"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, u)| (name.as_str(), pick(u), &pick(u)["alone"]["calls"]))
+        .filter(|(_, u, _)| !u.is_null());
+    let run = pick(&usage["run"]);
+    for (name, u, alone) in per_metric.chain([("run", run, &run["calls_if_unshared"])]) {
+        lines.push(vec![
+            format!("  {name}"),
+            count(&u["calls"]),
+            count(alone),
+            count(&u["upstream"]),
+            count(&u["cache_hits"]),
+            format!(
+                "{}/{}",
+                count(&u["prompt_tokens"]),
+                count(&u["completion_tokens"])
+            ),
+            u["latency_ms"]["p50"]
+                .as_f64()
+                .map_or("-".into(), |ms| format!("{ms:.0} ms")),
+            u["cost"].as_f64().map_or("-".into(), |c| format!("{c:.4}")),
+        ]);
+    }
+    format!(
+        "\n{title} (a call shared by n metrics counts 1/n for each; sharing saved {}):\n{}",
+        count(&run["saved_by_sharing"]),
+        align(&lines)
+    )
+}
+
+/// A count that may be a share: whole numbers as such, else two decimals.
+fn count(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if x.fract() == 0.0 => format!("{x:.0}"),
+        Some(x) => format!("{x:.2}"),
+        None => "-".into(),
+    }
 }
 
 fn arrow(direction: Direction) -> &'static str {

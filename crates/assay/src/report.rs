@@ -344,6 +344,13 @@ fn header(run: &Run) -> String {
             rows.push(("embedder".into(), spec.into()));
         }
     }
+    if let Some(r) = run.summary.and_then(|s| s.get("ragas_score")) {
+        let text = match r["value"].as_f64() {
+            Some(v) => format!("{v:.4} (harmonic mean of {})", list_text(&r["metrics"])),
+            None => format!("- ({})", r["reason"].as_str().unwrap_or("")),
+        };
+        rows.push(("ragas_score".into(), text));
+    }
     // Fields other engineers add to the manifest (`complete`, `repeats`,
     // `git_revision`...) show up without a change here.
     if let Some(obj) = m.as_object() {
@@ -370,21 +377,23 @@ fn header(run: &Run) -> String {
         .map(|x| {
             vec![
                 x["id"].clone(),
-                Value::from(
-                    x["outputs"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(scalar_text)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                ),
+                Value::from(list_text(&x["outputs"])),
                 x["signature"].clone(),
             ]
         })
         .collect();
     html.push_str(&table(&["metric", "outputs", "signature"], &metrics));
     html
+}
+
+/// A JSON list as `a, b, c`.
+fn list_text(v: &Value) -> String {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(scalar_text)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A JSON value as plain text: strings without quotes, null as empty,

@@ -13,3 +13,4 @@ mod progress;
 mod report;
 mod resume;
 mod shard;
+mod usage;

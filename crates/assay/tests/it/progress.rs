@@ -84,9 +84,11 @@ fn a_judged_run_shows_outcomes_calls_cache_hits_tokens_and_cost() {
         assert_eq!(faithfulness[key], per_metric[key], "{key}: {faithfulness}");
     }
     assert!(output(&summary, "bleu").get("prompt_tokens").is_none());
+    // Shares of calls: numbers, whole here (one metric).
     let tokens = format!(
         "{}+{}",
-        per_metric["prompt_tokens"], per_metric["completion_tokens"]
+        per_metric["prompt_tokens"].as_f64().unwrap(),
+        per_metric["completion_tokens"].as_f64().unwrap()
     );
     let cost = format!("{:.4}", per_metric["cost"].as_f64().unwrap());
     // The last two cells of an output's row: tokens and cost.
