@@ -3,19 +3,205 @@
 //! --latency-ms L --concurrency C]` (defaults 200 samples with 4 contexts,
 //! 200 ms, 16).
 //!
-//! Runs `assay eval` with the default suite (faithfulness,
-//! answer_relevancy, context_precision, context_recall), no cache, and
-//! reports judge calls per sample per metric and the wall time against the
-//! ideal: every request (chat and embeddings) at full concurrency,
-//! requests x latency / concurrency.
+//! Two suites, each run by `assay eval` with no cache: the default RAG
+//! suite (faithfulness, answer_relevancy, context_precision,
+//! context_recall), then every judged metric. Per metric it reports its
+//! share of the judge calls per sample (a call of a step that n metrics
+//! read counts 1/n), its embedding requests, and the calls it makes when
+//! run alone, measured by running it alone. Per suite: the whole call
+//! count, what sharing saved against the metrics run one by one, and the
+//! wall time against the two ideals: dependency depth x latency (the
+//! bound when concurrency does not limit) and requests x latency /
+//! concurrency (the bound when it does).
 
+use assay_core::Sample;
+use assay_metrics::judged::{plan, JudgedId, JudgedMetric};
 use assay_test_server::{arg, judge, Server};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The bench's settings and its loopback judge.
+struct Bench {
+    server: Server,
+    samples: usize,
+    latency: Duration,
+    concurrency: u64,
+    data: PathBuf,
+    dir: PathBuf,
+}
+
+/// What one `assay eval` did.
+struct Run {
+    summary: Value,
+    /// Requests (judge and embeddings) the server received.
+    requests: usize,
+    wall: Duration,
+}
+
+impl Run {
+    /// Judge calls and embedding requests of the run.
+    fn calls(&self) -> (f64, f64) {
+        let run = &self.summary["usage"]["run"];
+        (num(&run["calls"]), num(&run["embeddings"]["calls"]))
+    }
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// Sample `i`: four contexts, a reference, and a response with an
+/// opinion, so that the test judge's rules give every metric something
+/// to judge. Every text names `i` (the generated questions come from the
+/// first statement), so no call is shared across samples.
+fn row(i: usize) -> Value {
+    let first = format!("The Eiffel Tower {i} is in Paris");
+    json!({
+        "id": i,
+        "user_input": format!("Where is the Eiffel Tower {i}"),
+        "response": format!("{first}. I think tower {i} is beautiful. It is {i} metres tall"),
+        "retrieved_contexts": [
+            first,
+            format!("Paris had {i} visitors"),
+            "Cheese is tasty",
+            "The Eiffel Tower opened in 1889"
+        ],
+        "reference": format!("{first}. The Eiffel Tower opened in 1889. It is {i} metres tall"),
+    })
+}
+
+impl Bench {
+    fn eval(&self, metrics: &[JudgedId], out: &str) -> Run {
+        let names: Vec<&str> = metrics.iter().map(|m| m.name()).collect();
+        let before = self.server.count();
+        let start = Instant::now();
+        let o = Command::new(env!("CARGO_BIN_EXE_assay"))
+            .arg("eval")
+            .arg(&self.data)
+            .args(["-m", &names.join(",")])
+            .args(["--judge", "vllm:judge", "--embedder", "vllm:embed"])
+            .args(["--no-cache", "--format", "json"])
+            .args(["--base-url", &self.server.base_url()])
+            .args(["--concurrency", &self.concurrency.to_string()])
+            .arg("--out")
+            .arg(self.dir.join(out))
+            .output()
+            .expect("run assay");
+        let wall = start.elapsed();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        Run {
+            summary: serde_json::from_slice(&o.stdout).expect("summary"),
+            requests: self.server.count() - before,
+            wall,
+        }
+    }
+
+    /// The longest chain of dependent requests of one sample.
+    fn depth(&self, metrics: &[JudgedId]) -> usize {
+        let metrics: Vec<JudgedMetric> = metrics
+            .iter()
+            .map(|m| JudgedMetric::default_for(*m))
+            .collect();
+        (0..self.samples)
+            .map(|i| {
+                let r = row(i);
+                let sample = Sample::from_json(i as u64 + 1, r.as_object().expect("object"))
+                    .expect("sample");
+                plan(&metrics, &sample).depth()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Runs `metrics` together, then each alone, and prints the figures.
+    fn suite(&self, title: &str, metrics: &[JudgedId], alone: &mut BTreeMap<JudgedId, Run>) {
+        let n = self.samples as f64;
+        let shared = self.eval(metrics, title);
+        for m in metrics {
+            if !alone.contains_key(m) {
+                let run = self.eval(std::slice::from_ref(m), &format!("alone-{}", m.name()));
+                alone.insert(*m, run);
+            }
+        }
+        println!("\n{title}: {} metrics", metrics.len());
+        println!(
+            "  {:<20} {:>12} {:>12} {:>12} {:>12}  scored/skipped/failed",
+            "metric", "judge/sample", "embed/sample", "alone judge", "alone embed"
+        );
+        let usage = &shared.summary["usage"]["per_metric"];
+        let (mut sum_judge, mut sum_embed) = (0.0, 0.0);
+        for m in metrics {
+            let u = &usage[m.name()];
+            let (judge, embed) = alone[m].calls();
+            sum_judge += judge;
+            sum_embed += embed;
+            println!(
+                "  {:<20} {:>12.2} {:>12.2} {:>12.2} {:>12.2}  {}",
+                m.name(),
+                num(&u["calls"]) / n,
+                num(&u["embeddings"]["calls"]) / n,
+                judge / n,
+                embed / n,
+                coverage(&shared.summary, m.name()),
+            );
+        }
+        let (judge, embed) = shared.calls();
+        println!(
+            "  together: {:.2} judge calls + {:.2} embedding requests per sample; \
+             the metrics alone: {:.2} + {:.2}; sharing saved {:.2} judge calls per sample \
+             ({:.0}%), {:.2} embedding requests",
+            judge / n,
+            embed / n,
+            sum_judge / n,
+            sum_embed / n,
+            (sum_judge - judge) / n,
+            100.0 * (sum_judge - judge) / sum_judge,
+            (sum_embed - embed) / n,
+        );
+        let depth = self.depth(metrics);
+        let lat = self.latency.as_secs_f64();
+        let by_depth = depth as f64 * lat;
+        let by_concurrency = shared.requests as f64 * lat / self.concurrency as f64;
+        let wall = shared.wall.as_secs_f64();
+        println!(
+            "  wall {wall:.2} s; ideal: depth {depth} x {} ms = {by_depth:.2} s, \
+             {} requests x {} ms / {} = {by_concurrency:.2} s; wall / larger ideal = {:.3}",
+            self.latency.as_millis(),
+            shared.requests,
+            self.latency.as_millis(),
+            self.concurrency,
+            wall / by_depth.max(by_concurrency),
+        );
+    }
+}
+
+/// `scored/skipped/failed` of a metric's outputs, summed.
+fn coverage(summary: &Value, metric: &str) -> String {
+    let outputs: Vec<&Value> = summary["outputs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| o["metric"] == metric)
+        .collect();
+    let sum = |k: &str| {
+        outputs
+            .iter()
+            .map(|o| o[k].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    format!(
+        "{}/{}/{}",
+        sum("n_scored"),
+        sum("n_skipped"),
+        sum("n_failed")
+    )
+}
+
 fn main() {
-    let samples = arg("--samples", 200);
+    let samples = arg("--samples", 200) as usize;
     let latency = Duration::from_millis(arg("--latency-ms", 200));
     let concurrency = arg("--concurrency", 16);
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -28,74 +214,27 @@ fn main() {
     }));
     let dir = tempfile::tempdir().expect("temp dir");
     let data = dir.path().join("data.jsonl");
-    let rows: Vec<String> = (0..samples)
-        .map(|i| {
-            let mut row: Value = judge::eiffel_row();
-            row["id"] = json!(i);
-            // Distinct texts, so that nothing is shared across samples.
-            row["user_input"] = json!(format!("Where is the Eiffel Tower {i}"));
-            row["response"] = json!(format!(
-                "The Eiffel Tower is in Paris. It is {i} metres tall"
-            ));
-            row.to_string()
-        })
-        .collect();
+    let rows: Vec<String> = (0..samples).map(|i| row(i).to_string()).collect();
     std::fs::write(&data, rows.join("\n")).expect("write data");
-    let out = dir.path().join("run");
-    let metrics = "faithfulness,answer_relevancy,context_precision,context_recall";
-    let start = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(["eval", data.to_str().unwrap_or_default(), "-m", metrics])
-        .args([
-            "--judge",
-            "vllm:judge",
-            "--embedder",
-            "vllm:embed",
-            "--no-cache",
-        ])
-        .args(["--base-url", &server.base_url(), "--format", "json"])
-        .args(["--concurrency", &concurrency.to_string()])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("run assay");
-    let wall = start.elapsed();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let summary: Value = serde_json::from_slice(&o.stdout).expect("summary");
-    let requests = server.count() as f64;
-    let ideal = requests * latency.as_secs_f64() / concurrency as f64;
+    let bench = Bench {
+        server,
+        samples,
+        latency,
+        concurrency,
+        data,
+        dir: dir.path().to_path_buf(),
+    };
     println!(
-        "{samples} samples, 4 contexts, latency {} ms, concurrency {concurrency}",
+        "{samples} samples, 4 contexts, latency {} ms, concurrency {concurrency}, no cache",
         latency.as_millis()
     );
-    for (metric, u) in summary["usage"]["per_metric"]
-        .as_object()
-        .into_iter()
-        .flatten()
-    {
-        println!(
-            "  {metric:<18} {:.2} judge calls per sample",
-            u["calls"].as_f64().unwrap_or(0.0) / samples as f64
-        );
-    }
-    for o in summary["outputs"].as_array().into_iter().flatten() {
-        println!(
-            "  {:<18} scored {} failed {} mean {}",
-            o["name"].as_str().unwrap_or(""),
-            o["n_scored"],
-            o["n_failed"],
-            o["mean"]
-        );
-    }
-    println!(
-        "  all judge calls    {:.2} per sample; {} requests in all (chat + embeddings)",
-        summary["usage"]["run"]["calls"].as_f64().unwrap_or(0.0) / samples as f64,
-        requests
-    );
-    println!(
-        "  wall {:.2} s vs ideal {:.2} s ({:+.1}%)",
-        wall.as_secs_f64(),
-        ideal,
-        (wall.as_secs_f64() / ideal - 1.0) * 100.0
-    );
+    let mut alone = BTreeMap::new();
+    let default_suite = [
+        JudgedId::Faithfulness,
+        JudgedId::AnswerRelevancy,
+        JudgedId::ContextPrecision,
+        JudgedId::ContextRecall,
+    ];
+    bench.suite("default suite", &default_suite, &mut alone);
+    bench.suite("every judged metric", &JudgedId::ALL, &mut alone);
 }
