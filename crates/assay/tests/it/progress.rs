@@ -102,6 +102,31 @@ fn a_judged_run_shows_outcomes_calls_cache_hits_tokens_and_cost() {
     };
     assert_eq!(tail("faithfulness"), [tokens, cost]);
     assert_eq!(tail("bleu"), ["-", "-"]);
+    // Under the table: ragas_score (one judged metric: none, and why),
+    // then the usage per metric and for the run.
+    assert!(
+        screen.contains(
+            "ragas_score - (ragas_score needs at least two higher-is-better metrics, the run has 1)"
+        ),
+        "{screen}"
+    );
+    let usage_row = |name: &str| {
+        screen
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .map(|l| l.split_whitespace().skip(1).take(2).collect::<Vec<_>>())
+    };
+    assert!(
+        screen.contains(
+            "judge usage (a call shared by n metrics counts 1/n for each; sharing saved 0):"
+        ),
+        "{screen}"
+    );
+    assert_eq!(
+        usage_row("run"),
+        Some(vec!["2", "2"]),
+        "calls, calls if unshared: {screen}"
+    );
 
     let screen = eval_on_a_terminal(&fx, "again");
     let line = expected_line(&read_json(&fx.path("again").join("summary.json")));
