@@ -316,18 +316,6 @@ impl UsageLedger {
             .sum()
     }
 
-    /// The metrics recorded so far, sorted.
-    pub fn metrics(&self) -> Vec<String> {
-        let map = self.tallies.lock().unwrap_or_else(|p| p.into_inner());
-        let mut metrics: Vec<String> = map
-            .keys()
-            .flat_map(|(s, _, _)| s.metrics().iter().cloned())
-            .collect();
-        metrics.sort_unstable();
-        metrics.dedup();
-        metrics
-    }
-
     fn summarise(
         &self,
         include: impl Fn(&Scope, CallKind) -> bool,
@@ -438,7 +426,6 @@ mod tests {
             (103, 101, 2000, 700)
         );
         assert_eq!(run.failures.get("timeout"), Some(&1));
-        assert_eq!(ledger.metrics(), ["bias", "faithfulness"]);
         assert_eq!(
             ledger.total(Chat, &PriceTable::default()).cost,
             None,

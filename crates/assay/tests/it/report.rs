@@ -62,6 +62,13 @@ fn report_of_a_judged_run_renders_escaped_and_clickable_in_chromium() {
     );
     assert!(html.contains("unchanged since the run"));
     assert!(!html.contains(KEY), "the API key is in the report");
+    assert!(
+        html.contains(
+            "<dt>ragas_score</dt><dd>- (ragas_score needs at least two \
+             higher-is-better metrics, the run has 1)</dd>"
+        ),
+        "the header says why there is no ragas_score"
+    );
 
     let browser = Browser::start(&fx.path("chrome-profile"));
     browser.post(
