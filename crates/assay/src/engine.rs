@@ -441,40 +441,40 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
         by_repeat,
         ..
     } = sink;
-    let outputs: Vec<OutputSummary> = layout
-        .names
-        .iter()
-        .zip(&accumulators)
-        .enumerate()
-        .map(|(i, (o, acc))| OutputSummary {
-            name: o.name.clone(),
-            metric: o.metric.clone(),
-            direction: o.direction,
-            summary: acc.summary(),
-            usage: cfg
-                .judged
-                .as_ref()
-                .filter(|_| i >= layout.n_lexical)
-                .map(|j| output_usage(&ledger, &o.metric, &j.prices)),
-            repeats: (i >= layout.n_lexical && !by_repeat.is_empty()).then(|| {
-                RepeatSpread::of(
-                    (0..layout.repeats).map(|r| &by_repeat[layout.slot(i, r) - layout.n_lexical]),
-                )
-            }),
-        })
-        .collect();
-    let summary = RunSummary {
+    let mut summary = RunSummary {
         format_version: FORMAT_VERSION,
         rows: n_rows,
-        ragas_score: cfg
-            .judged
-            .as_ref()
-            .map(|_| RagasSummary::of(&outputs[layout.n_lexical..])),
-        outputs,
+        outputs: layout
+            .names
+            .iter()
+            .zip(&accumulators)
+            .enumerate()
+            .map(|(i, (o, acc))| OutputSummary {
+                name: o.name.clone(),
+                metric: o.metric.clone(),
+                direction: o.direction,
+                summary: acc.summary(),
+                usage: cfg
+                    .judged
+                    .as_ref()
+                    .filter(|_| i >= layout.n_lexical)
+                    .map(|j| output_usage(&ledger, &o.metric, &j.prices)),
+                repeats: (i >= layout.n_lexical && !by_repeat.is_empty()).then(|| {
+                    RepeatSpread::of(
+                        (0..layout.repeats)
+                            .map(|r| &by_repeat[layout.slot(i, r) - layout.n_lexical]),
+                    )
+                }),
+            })
+            .collect(),
         corpus: corpora.iter().flat_map(Corpus::finalize).collect(),
         usage: cfg.judged.as_ref().map(|j| usage_json(j, &ledger)),
+        ragas_score: None,
         complete: stop.is_none(),
     };
+    if cfg.judged.is_some() {
+        summary.ragas_score = Some(RagasSummary::of(&summary.outputs[layout.n_lexical..]));
+    }
     dir.write_json(SUMMARY, &summary)?;
     match stop {
         Some(Stop::Strict(message)) => Err(UsageError(format!(
