@@ -355,15 +355,13 @@ fn group_commit(writer: &Mutex<Connection>, queue: &mpsc::Receiver<Commit>) {
 
 fn commit_rows<'a>(
     writer: &Mutex<Connection>,
-    rows: impl Iterator<Item = &'a ChatRow>,
+    mut rows: impl Iterator<Item = &'a ChatRow>,
 ) -> Result<(), Error> {
     let conn = writer.lock().map_err(|_| poisoned())?;
     // Cached statements: `Connection::transaction` parses BEGIN and COMMIT
     // anew for every group.
     conn.prepare_cached("BEGIN")?.execute([])?;
-    let inserted = rows
-        .map(|row| insert_chat(&conn, row))
-        .collect::<Result<(), Error>>();
+    let inserted = rows.try_for_each(|row| insert_chat(&conn, row));
     match inserted.and_then(|()| Ok(conn.prepare_cached("COMMIT")?.execute([])?)) {
         Ok(_) => Ok(()),
         Err(e) => {

@@ -61,9 +61,15 @@ impl Transport {
             .unwrap_or(provider.default_base_url())
             .trim_end_matches('/')
             .to_owned();
-        let base = reqwest::Url::parse(&base_url).map_err(|e| {
-            Error::new(ErrorKind::Config, format!("bad base URL {base_url:?}: {e}"))
-        })?;
+        let base = reqwest::Url::parse(&base_url)
+            .map_err(|e| e.to_string())
+            .and_then(|url| match url.scheme() {
+                "http" | "https" => Ok(url),
+                _ => Err("the scheme must be http or https".to_owned()),
+            })
+            .map_err(|e| {
+                Error::new(ErrorKind::Config, format!("bad base URL {base_url:?}: {e}"))
+            })?;
         let seed = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -444,6 +450,22 @@ mod tests {
         ] {
             let t = Transport::new(local, &opts, None, Arc::clone(&limiter)).unwrap();
             assert_eq!(t.base_url(), local.default_base_url());
+        }
+    }
+
+    #[test]
+    fn a_base_url_that_does_not_parse_is_a_config_error_at_once() {
+        let opts = ProviderOptions::default();
+        let limiter = Arc::new(Limiter::new(1, None, None));
+        for bad in ["localhost:8000/v1", "http://:80", "/v1"] {
+            let opts = ProviderOptions {
+                base_url: Some(bad.into()),
+                ..opts.clone()
+            };
+            let err =
+                Transport::new(ProviderKind::Vllm, &opts, None, Arc::clone(&limiter)).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Config);
+            assert!(err.detail().contains(bad), "{}", err.detail());
         }
     }
 }
