@@ -7,6 +7,9 @@
 //! 2. the same 10,000 without a cache (HTTP client cost alone);
 //! 3. five fully cached reruns of the 10,000 requests (50,000 answers).
 //!
+//! The CPU figure of an upstream run also names the part spent on the
+//! cache's writer thread (the SQLite work of storing answers).
+//!
 //! Options: `--requests N` (default 10000), `--concurrency C` (default 64),
 //! `--latency-ms L` (default 100), `--threads T` client runtime workers
 //! (default 2, the machine's cores), `--server URL` to use a server started
@@ -27,7 +30,27 @@ use assay_llm::{
 
 /// User + system CPU time of this process (all threads), from /proc.
 fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    stat_cpu_time("/proc/self/stat")
+}
+
+/// CPU time of the cache's writer thread (found by its name), which does
+/// the SQLite work of storing answers; zero when there is none.
+fn writer_cpu_time() -> Duration {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Duration::ZERO;
+    };
+    tasks
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .is_ok_and(|c| c.trim_end() == "assay-cache-wri")
+        })
+        .map(|t| stat_cpu_time(t.path().join("stat")))
+        .sum()
+}
+
+fn stat_cpu_time(path: impl AsRef<std::path::Path>) -> Duration {
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
     let after = stat.rsplit(')').next().unwrap_or("");
     let fields: Vec<u64> = after
         .split_whitespace()
@@ -75,11 +98,13 @@ fn requests(n: u64) -> Vec<ChatRequest> {
         .collect()
 }
 
+/// Wall time, client CPU time, the cache writer's share of it, and where
+/// each answer came from.
 async fn run_all(
     judge: &Arc<Judge>,
     reqs: &Arc<Vec<ChatRequest>>,
-) -> (Duration, Duration, Vec<Source>) {
-    let (wall, cpu) = (Instant::now(), cpu_time());
+) -> (Duration, Duration, Duration, Vec<Source>) {
+    let (wall, cpu, writer) = (Instant::now(), cpu_time(), writer_cpu_time());
     let tasks: Vec<_> = (0..reqs.len())
         .map(|i| {
             let (judge, reqs) = (Arc::clone(judge), Arc::clone(reqs));
@@ -94,7 +119,12 @@ async fn run_all(
             Err(e) => panic!("task failed: {e}"),
         }
     }
-    (wall.elapsed(), cpu_time() - cpu, sources)
+    (
+        wall.elapsed(),
+        cpu_time() - cpu,
+        writer_cpu_time().saturating_sub(writer),
+        sources,
+    )
 }
 
 fn main() {
@@ -158,20 +188,22 @@ fn main() {
         );
         for (label, cache) in [("with cache", Some(Arc::clone(&cache))), ("no cache", None)] {
             let judge = judge_with(cache);
-            let (wall, cpu, sources) = run_all(&judge, &reqs).await;
+            let (wall, cpu, writer, sources) = run_all(&judge, &reqs).await;
             assert!(sources.iter().all(|s| *s == Source::Upstream));
             println!(
-                "upstream ({label}): {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request",
+                "upstream ({label}): {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request \
+                 (cache writer thread {:.1})",
                 wall.as_secs_f64(),
                 (wall.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0,
-                cpu.as_secs_f64() * 1e6 / n as f64
+                cpu.as_secs_f64() * 1e6 / n as f64,
+                writer.as_secs_f64() * 1e6 / n as f64
             );
         }
         let judge = judge_with(Some(Arc::clone(&cache)));
         let rounds = 5;
         let (mut wall, mut cpu) = (Duration::ZERO, Duration::ZERO);
         for _ in 0..rounds {
-            let (w, c, sources) = run_all(&judge, &reqs).await;
+            let (w, c, _, sources) = run_all(&judge, &reqs).await;
             assert!(sources.iter().all(|s| *s == Source::Cache));
             wall += w;
             cpu += c;

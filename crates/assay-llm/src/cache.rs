@@ -355,15 +355,21 @@ fn group_commit(writer: &Mutex<Connection>, queue: &mpsc::Receiver<Commit>) {
 
 fn commit_rows<'a>(
     writer: &Mutex<Connection>,
-    rows: impl Iterator<Item = &'a ChatRow>,
+    mut rows: impl Iterator<Item = &'a ChatRow>,
 ) -> Result<(), Error> {
-    let mut conn = writer.lock().map_err(|_| poisoned())?;
-    let tx = conn.transaction()?;
-    for row in rows {
-        insert_chat(&tx, row)?;
+    let conn = writer.lock().map_err(|_| poisoned())?;
+    // Cached statements: `Connection::transaction` parses BEGIN and COMMIT
+    // anew for every group.
+    conn.prepare_cached("BEGIN")?.execute([])?;
+    let inserted = rows.try_for_each(|row| insert_chat(&conn, row));
+    match inserted.and_then(|()| Ok(conn.prepare_cached("COMMIT")?.execute([])?)) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            // Leaves the connection usable for the next group.
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
     }
-    tx.commit()?;
-    Ok(())
 }
 
 #[derive(Debug, Clone, Copy)]

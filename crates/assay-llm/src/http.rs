@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use reqwest::header::{HeaderMap, CONTENT_TYPE};
 use reqwest::StatusCode;
 
-use crate::limits::Limiter;
+use crate::limits::{Debit, Limiter};
 use crate::spec::{ProviderKind, ProviderOptions};
 use crate::{Error, ErrorKind, Secret};
 
@@ -21,6 +21,9 @@ const DETAIL_CHARS: usize = 400;
 pub(crate) struct Transport {
     client: reqwest::Client,
     base_url: String,
+    /// `base_url` parsed once: parsing a URL per request (host validation
+    /// included) cost several microseconds of client CPU.
+    base: reqwest::Url,
     key: Option<Secret>,
     limiter: Arc<Limiter>,
     opts: ProviderOptions,
@@ -47,6 +50,9 @@ impl Transport {
             .connect_timeout(opts.connect_timeout)
             .pool_max_idle_per_host(opts.concurrency.max(1))
             .tcp_nodelay(true)
+            // An API endpoint answers where it is asked; not following
+            // redirects also spares the per-request policy check.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| Error::new(ErrorKind::Config, format!("cannot build HTTP client: {e}")))?;
         let base_url = opts
@@ -55,6 +61,15 @@ impl Transport {
             .unwrap_or(provider.default_base_url())
             .trim_end_matches('/')
             .to_owned();
+        let base = reqwest::Url::parse(&base_url)
+            .map_err(|e| e.to_string())
+            .and_then(|url| match url.scheme() {
+                "http" | "https" => Ok(url),
+                _ => Err("the scheme must be http or https".to_owned()),
+            })
+            .map_err(|e| {
+                Error::new(ErrorKind::Config, format!("bad base URL {base_url:?}: {e}"))
+            })?;
         let seed = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
@@ -62,6 +77,7 @@ impl Transport {
         Ok(Transport {
             client,
             base_url,
+            base,
             key,
             limiter,
             opts: opts.clone(),
@@ -78,19 +94,34 @@ impl Transport {
     }
 
     /// POSTs `body` to `path` until it succeeds, fails for good, or the
-    /// retry budget is spent. Returns the response body.
+    /// retry budget is spent. Returns the response body; the estimate stays
+    /// debited from the tokens-per-minute bucket.
     pub(crate) async fn post(
         &self,
         path: &str,
         body: Vec<u8>,
         estimated_tokens: u64,
     ) -> Result<Vec<u8>, Error> {
-        let url = format!("{}{path}", self.base_url);
+        Ok(self.post_metered(path, body, estimated_tokens).await?.0)
+    }
+
+    /// [`Transport::post`], also returning the tokens-per-minute debit of
+    /// the attempt that succeeded, to settle against the usage the answer
+    /// reports. Failed attempts keep their estimate: what the provider
+    /// counted for them is unknown.
+    pub(crate) async fn post_metered(
+        &self,
+        path: &str,
+        body: Vec<u8>,
+        estimated_tokens: u64,
+    ) -> Result<(Vec<u8>, Debit<'_>), Error> {
+        let mut url = self.base.clone();
+        url.set_path(&format!("{}{path}", self.base.path().trim_end_matches('/')));
         let mut retries = 0u32;
         loop {
-            let outcome = {
-                let _slot = self.limiter.acquire(estimated_tokens).await;
-                match tokio::time::timeout(
+            let (outcome, debit) = {
+                let (_slot, debit) = self.limiter.acquire(estimated_tokens).await;
+                let outcome = match tokio::time::timeout(
                     self.opts.attempt_timeout,
                     self.attempt(&url, body.clone()),
                 )
@@ -101,10 +132,11 @@ impl Transport {
                         ErrorKind::Timeout,
                         format!("no complete answer within {:?}", self.opts.attempt_timeout),
                     )),
-                }
+                };
+                (outcome, debit)
             };
             let err = match outcome {
-                Ok(bytes) => return Ok(bytes),
+                Ok(bytes) => return Ok((bytes, debit)),
                 Err(e) => e,
             };
             if !err.kind().is_retryable() || retries >= self.opts.max_retries {
@@ -143,10 +175,10 @@ impl Transport {
         ceiling.mul_f64((x >> 11) as f64 / (1u64 << 53) as f64)
     }
 
-    async fn attempt(&self, url: &str, body: Vec<u8>) -> Result<Vec<u8>, Error> {
+    async fn attempt(&self, url: &reqwest::Url, body: Vec<u8>) -> Result<Vec<u8>, Error> {
         let mut req = self
             .client
-            .post(url)
+            .post(url.clone())
             .header(CONTENT_TYPE, "application/json")
             .body(body);
         if let Some(key) = &self.key {
@@ -418,6 +450,22 @@ mod tests {
         ] {
             let t = Transport::new(local, &opts, None, Arc::clone(&limiter)).unwrap();
             assert_eq!(t.base_url(), local.default_base_url());
+        }
+    }
+
+    #[test]
+    fn a_base_url_that_does_not_parse_is_a_config_error_at_once() {
+        let opts = ProviderOptions::default();
+        let limiter = Arc::new(Limiter::new(1, None, None));
+        for bad in ["localhost:8000/v1", "http://:80", "/v1"] {
+            let opts = ProviderOptions {
+                base_url: Some(bad.into()),
+                ..opts.clone()
+            };
+            let err =
+                Transport::new(ProviderKind::Vllm, &opts, None, Arc::clone(&limiter)).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Config);
+            assert!(err.detail().contains(bad), "{}", err.detail());
         }
     }
 }

@@ -143,7 +143,8 @@ impl Judge {
         if let Some(schema) = &request.schema {
             let mut usage = resp.usage;
             let mut latency = resp.latency;
-            let mut conversation = request.clone();
+            // Copied only when a repair needs it: most answers are valid.
+            let mut conversation: Option<ChatRequest> = None;
             let mut repairs = 0;
             let value = loop {
                 let failure = match parse_structured(&resp.text, schema) {
@@ -154,6 +155,7 @@ impl Judge {
                     return Err(Error::new(ErrorKind::Parse, failure).with_raw_output(resp.text));
                 }
                 repairs += 1;
+                let conversation = conversation.get_or_insert_with(|| request.clone());
                 conversation
                     .messages
                     .push(Message::assistant(std::mem::take(&mut resp.text)));
@@ -161,7 +163,7 @@ impl Judge {
                     "Your previous answer was not accepted: {failure}. \
                      Reply again with only the corrected JSON, no other text."
                 )));
-                resp = self.model.complete(&conversation).await?;
+                resp = self.model.complete(conversation).await?;
                 usage += resp.usage;
                 latency += resp.latency;
             };

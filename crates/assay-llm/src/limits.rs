@@ -32,17 +32,51 @@ impl Limiter {
         Limiter::new(opts.concurrency, opts.rpm, opts.tpm)
     }
 
-    /// Waits for the rate buckets and a free slot. The slot is held until
-    /// the returned permit drops, i.e. for one attempt, not across backoff.
-    pub(crate) async fn acquire(&self, estimated_tokens: u64) -> Option<SemaphorePermit<'_>> {
+    /// Waits for the rate buckets and a free slot, debiting `estimated_tokens`
+    /// from the tokens-per-minute bucket. The slot is held until the
+    /// returned permit drops, i.e. for one attempt, not across backoff; the
+    /// debit stays until settled with [`Debit::settle`].
+    pub(crate) async fn acquire(
+        &self,
+        estimated_tokens: u64,
+    ) -> (Option<SemaphorePermit<'_>>, Debit<'_>) {
         if let Some(rpm) = &self.rpm {
             rpm.take(1.0).await;
         }
-        if let Some(tpm) = &self.tpm {
-            tpm.take(estimated_tokens as f64).await;
-        }
+        let debit = match &self.tpm {
+            Some(tpm) => Debit {
+                bucket: Some(tpm),
+                amount: tpm.take(estimated_tokens as f64).await,
+            },
+            None => Debit {
+                bucket: None,
+                amount: 0.0,
+            },
+        };
         // The semaphore is never closed, so this only fails if it were.
-        self.in_flight.acquire().await.ok()
+        (self.in_flight.acquire().await.ok(), debit)
+    }
+}
+
+/// Tokens taken from the tokens-per-minute bucket for one request on an
+/// estimate. Dropped unsettled (the answer said nothing of its usage, or
+/// the attempt failed and what the provider counted is unknown), the
+/// estimate stays debited: erring towards staying under the limit.
+#[derive(Debug)]
+#[must_use = "settle the debit with the real usage, or drop it to keep the estimate"]
+pub(crate) struct Debit<'a> {
+    bucket: Option<&'a TokenBucket>,
+    amount: f64,
+}
+
+impl Debit<'_> {
+    /// Replaces the estimate with the tokens the provider reports it
+    /// counted: the difference is refunded, or charged (the bucket may go
+    /// below zero, and later requests wait until it refills).
+    pub(crate) fn settle(self, used_tokens: u64) {
+        if let Some(bucket) = self.bucket {
+            bucket.give_back(self.amount - used_tokens as f64);
+        }
     }
 }
 
@@ -64,27 +98,44 @@ impl TokenBucket {
         }
     }
 
+    /// The tokens in the bucket now, after refilling since the last change.
+    fn refilled(&self, state: (f64, Instant), now: Instant) -> f64 {
+        let (tokens, last) = state;
+        (tokens + now.duration_since(last).as_secs_f64() * self.per_sec).min(self.capacity)
+    }
+
     /// Takes `amount` (capped at the capacity, so a huge request still
     /// passes once the bucket is full), sleeping until it is available.
-    async fn take(&self, amount: f64) {
+    /// Returns what was taken.
+    async fn take(&self, amount: f64) -> f64 {
         let amount = amount.min(self.capacity);
         loop {
             let wait = {
                 let Ok(mut state) = self.state.lock() else {
-                    return;
+                    return 0.0;
                 };
                 let now = Instant::now();
-                let (tokens, last) = *state;
-                let tokens = (tokens + now.duration_since(last).as_secs_f64() * self.per_sec)
-                    .min(self.capacity);
+                let tokens = self.refilled(*state, now);
                 if tokens >= amount {
                     *state = (tokens - amount, now);
-                    return;
+                    return amount;
                 }
                 *state = (tokens, now);
                 Duration::from_secs_f64((amount - tokens) / self.per_sec)
             };
             tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// Adds `tokens` back (a negative amount charges more), never above the
+    /// capacity.
+    fn give_back(&self, tokens: f64) {
+        if let Ok(mut state) = self.state.lock() {
+            let now = Instant::now();
+            *state = (
+                (self.refilled(*state, now) + tokens).min(self.capacity),
+                now,
+            );
         }
     }
 }
@@ -125,5 +176,69 @@ mod tests {
             waited >= Duration::from_millis(9990) && waited <= Duration::from_millis(10010),
             "{waited:?}"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn settling_refunds_what_the_estimate_took_too_much() {
+        // 600 tokens per minute: 10 per second.
+        let limiter = Limiter::new(4, None, Some(600));
+        let start = tokio::time::Instant::now();
+        let (_, debit) = limiter.acquire(600).await;
+        debit.settle(100);
+        // The 500 tokens not used are back at once.
+        drop(limiter.acquire(500).await);
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        // The bucket is empty now: 10 tokens take one second.
+        drop(limiter.acquire(10).await);
+        let waited = start.elapsed();
+        assert!(
+            waited >= Duration::from_millis(990) && waited <= Duration::from_millis(1010),
+            "{waited:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn settling_charges_what_the_estimate_missed() {
+        let limiter = Limiter::new(4, None, Some(600));
+        let start = tokio::time::Instant::now();
+        let (_, debit) = limiter.acquire(100).await;
+        // 700 used where 100 were estimated: the bucket owes 100.
+        debit.settle(700);
+        drop(limiter.acquire(50).await);
+        let waited = start.elapsed();
+        // 150 tokens at 10 per second.
+        assert!(
+            waited >= Duration::from_millis(14_990) && waited <= Duration::from_millis(15_010),
+            "{waited:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refund_never_fills_the_bucket_beyond_a_minute() {
+        let limiter = Limiter::new(4, None, Some(600));
+        let start = tokio::time::Instant::now();
+        let (_, debit) = limiter.acquire(10).await;
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        // Refilled to capacity meanwhile; the refund must not add to it.
+        debit.settle(0);
+        drop(limiter.acquire(600).await);
+        drop(limiter.acquire(10).await);
+        let waited = start.elapsed() - Duration::from_secs(60);
+        assert!(
+            waited >= Duration::from_millis(990) && waited <= Duration::from_millis(1010),
+            "{waited:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_tpm_limit_settling_changes_nothing() {
+        let limiter = Limiter::new(1, None, None);
+        let (permit, debit) = limiter.acquire(1_000_000).await;
+        assert!(permit.is_some());
+        debit.settle(5);
+        drop(permit);
+        let start = tokio::time::Instant::now();
+        drop(limiter.acquire(1_000_000).await);
+        assert_eq!(start.elapsed(), Duration::ZERO);
     }
 }

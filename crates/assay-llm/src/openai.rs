@@ -195,11 +195,22 @@ fn schema_name(prompt_id: &str) -> String {
     }
 }
 
-/// Rough token count used only for the tokens-per-minute bucket: about four
-/// characters per token, plus the completion budget when one is set.
-fn estimate_tokens(request: &ChatRequest) -> u64 {
-    let chars: usize = request.messages.iter().map(|m| m.content.len()).sum();
-    (chars / 4) as u64 + u64::from(request.sampling.max_tokens.unwrap_or(0))
+/// Completion tokens reserved for a request that sets no `max_tokens`:
+/// providers count the completion budget against the tokens-per-minute
+/// limit, and judge answers (statement lists, verdicts with reasons) rarely
+/// run longer. The real count replaces it when the answer arrives.
+const DEFAULT_COMPLETION_ESTIMATE: u64 = 512;
+
+/// What a chat request is debited from the tokens-per-minute bucket before
+/// it is sent: about four bytes per prompt token over the encoded body
+/// (messages, and the schema, which providers count too), plus the
+/// completion budget.
+fn estimate_tokens(request: &ChatRequest, body_bytes: usize) -> u64 {
+    let completion = request
+        .sampling
+        .max_tokens
+        .map_or(DEFAULT_COMPLETION_ESTIMATE, u64::from);
+    (body_bytes / 4) as u64 + completion
 }
 
 #[derive(Deserialize)]
@@ -326,13 +337,19 @@ impl ChatModel for OpenAiChat {
             let body = serde_json::to_vec(&self.body(request)).map_err(|e| {
                 Error::new(ErrorKind::Config, format!("cannot encode request: {e}"))
             })?;
+            let estimate = estimate_tokens(request, body.len());
             let start = Instant::now();
-            let bytes = self
+            let (bytes, debit) = self
                 .transport
-                .post("/chat/completions", body, estimate_tokens(request))
+                .post_metered("/chat/completions", body, estimate)
                 .await?;
             let mut resp = parse_chat_body(&bytes)?;
             resp.latency = start.elapsed();
+            // A body without usage reads as zero tokens: keep the estimate then.
+            let used = resp.usage.prompt_tokens + resp.usage.completion_tokens;
+            if used > 0 {
+                debit.settle(used);
+            }
             Ok(resp)
         })
     }
@@ -443,5 +460,28 @@ impl Embedder for OpenAiEmbedder {
             }
             Ok(out)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, PromptRef};
+
+    #[test]
+    fn the_estimate_counts_the_body_and_the_completion_budget() {
+        let mut request = ChatRequest::new(
+            PromptRef {
+                id: "p".into(),
+                version: "1".into(),
+            },
+            vec![Message::user("x".repeat(400))],
+        );
+        assert_eq!(
+            estimate_tokens(&request, 440),
+            110 + DEFAULT_COMPLETION_ESTIMATE
+        );
+        request.sampling.max_tokens = Some(30);
+        assert_eq!(estimate_tokens(&request, 440), 140);
     }
 }

@@ -238,7 +238,8 @@ pub struct ProviderOptions {
     pub concurrency: usize,
     /// `--rpm`: requests per minute, when limited.
     pub rpm: Option<u32>,
-    /// `--tpm`: tokens per minute (estimated before sending), when limited.
+    /// `--tpm`: tokens per minute, when limited (an estimate is debited
+    /// before sending, then settled with the usage the answer reports).
     pub tpm: Option<u32>,
     /// Retries after the first attempt for retryable failures (default 6).
     pub max_retries: u32,
