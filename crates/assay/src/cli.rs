@@ -234,7 +234,8 @@ pub struct JudgeArgs {
     /// Requests per minute.
     #[arg(long)]
     pub rpm: Option<u32>,
-    /// Tokens per minute (estimated).
+    /// Tokens per minute: a request reserves an estimate (body bytes / 4 +
+    /// max_tokens) and is settled with the usage its answer reports.
     #[arg(long)]
     pub tpm: Option<u32>,
     /// Retries of a transient failure (429, 5xx, timeout, connection) [default: 6].
