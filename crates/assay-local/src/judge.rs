@@ -9,7 +9,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use assay_llm::{
-    ChatRequest, ChatResponse, FinishReason, Message, ModelIdentity, Role, Source, Usage,
+    ChatRequest, ChatResponse, ChoicePoint, FinishReason, Message, ModelIdentity, Role, Source,
+    Usage,
 };
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -28,8 +29,9 @@ use crate::spec::{require, KnownJudge, LocalSpec};
 use crate::Error;
 
 /// Bumped whenever a change here can change an answer; part of the identity
-/// (and so of cache keys).
-const DECODER_VERSION: u32 = 2;
+/// (and so of cache keys). 3: choice probabilities carried per JSON
+/// Pointer, small integer ranges decoded as closed choices.
+const DECODER_VERSION: u32 = 3;
 
 /// Whether the KV cache of the previous call is reused for the longest
 /// common prompt prefix.
@@ -73,22 +75,6 @@ impl Default for JudgeOptions {
             chunk: 256,
         }
     }
-}
-
-/// The probabilities of a closed choice (an `enum` or a boolean) at one
-/// place of a constrained answer.
-///
-/// They are read at the step where the greedy path commits to one choice:
-/// a softmax over the tokens the grammar allows there, each token's mass
-/// given to the choice it starts (shared by the choices it is a prefix
-/// of, which only happens for choices sharing a prefix).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChoicePoint {
-    /// JSON Pointer of the value, e.g. `/statements/0/verdict`.
-    pub pointer: String,
-    /// Each allowed value (compact JSON text, e.g. `"yes"` or `1`) with
-    /// its probability; they sum to 1.
-    pub probabilities: Vec<(String, f64)>,
 }
 
 /// Everything one local call produced.
@@ -686,9 +672,8 @@ fn check_gguf_header(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// The trait's response. `choice_probabilities` is flat, so each entry is
-/// labelled `POINTER=VALUE` (e.g. `/verdict="yes"`), one per option of
-/// every choice point.
+/// The trait's response; `latency` is the time the call computed (its
+/// wait for the engine excluded).
 pub(crate) fn to_response(
     answer: LocalAnswer,
     request: &ChatRequest,
@@ -698,17 +683,7 @@ pub(crate) fn to_response(
         .schema
         .as_ref()
         .and_then(|s| assay_llm::schema::parse_structured(&answer.text, s).ok());
-    let choice_probabilities = (!answer.choices.is_empty()).then(|| {
-        answer
-            .choices
-            .iter()
-            .flat_map(|c| {
-                c.probabilities
-                    .iter()
-                    .map(move |(v, p)| (format!("{}={v}", c.pointer), *p))
-            })
-            .collect()
-    });
+    let choice_probabilities = (!answer.choices.is_empty()).then_some(answer.choices);
     ChatResponse {
         text: answer.text,
         json,
