@@ -30,7 +30,8 @@ use crate::Error;
 
 /// Bumped whenever a change here can change an answer; part of the identity
 /// (and so of cache keys). 3: choice probabilities carried per JSON
-/// Pointer, small integer ranges decoded as closed choices.
+/// Pointer (also for choices opened inside a token), small integer ranges
+/// decoded as closed choices.
 const DECODER_VERSION: u32 = 3;
 
 /// Whether the KV cache of the previous call is reused for the longest
@@ -454,7 +455,11 @@ impl LocalJudge {
                 // Only tokens the grammar allowed reach this point.
                 g.accept(token);
             }
-            out.extend_from_slice(self.pieces.get(token.0 as usize).map_or(&[][..], |p| p));
+            let piece = self.pieces.get(token.0 as usize).map_or(&[][..], |p| p);
+            if let (None, Some(s), Some(_)) = (&pending, schema, grammar.as_ref()) {
+                pending = choice_inside(&out, piece, s);
+            }
+            out.extend_from_slice(piece);
             generated += 1;
             if let Some(cut) = find_stop(&out, stops) {
                 out.truncate(cut);
@@ -559,6 +564,28 @@ impl PendingChoice {
             probabilities,
         })
     }
+}
+
+/// A closed choice whose value starts inside `piece`, the token about to
+/// follow `before`, and that the piece leaves undecided: the choice with
+/// what of its value the piece already wrote. Tokens such as `":"` end a
+/// member's key and open its value at once, so the value's start falls
+/// inside them. (A piece that also decides the choice leaves no step to
+/// read probabilities at; such a choice goes unreported.)
+fn choice_inside(before: &[u8], piece: &[u8], schema: &Value) -> Option<PendingChoice> {
+    let before = String::from_utf8_lossy(before);
+    let piece = String::from_utf8_lossy(piece);
+    piece.char_indices().skip(1).find_map(|(k, _)| {
+        let (pointer, sub) = value_schema_at(&format!("{before}{}", &piece[..k]), schema)?;
+        let options = closed_choices(sub)?;
+        let prefix = &piece[k..];
+        let open = options.iter().filter(|o| o.starts_with(prefix)).count();
+        (open > 1).then(|| PendingChoice {
+            pointer,
+            options,
+            prefix: prefix.to_owned(),
+        })
+    })
 }
 
 /// The full vocabulary with the grammar's mask applied (disallowed tokens
@@ -696,5 +723,26 @@ pub(crate) fn to_response(
         source: Source::Upstream,
         logprobs: None,
         choice_probabilities,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_choice_opened_inside_a_token_is_still_followed() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"reason": {"type": "string"}, "verdict": {"enum": ["yes", "no"]}}
+        });
+        let p = choice_inside(br#"{"reason":"fine"#, br#"","verdict":""#, &schema).unwrap();
+        assert_eq!((p.pointer.as_str(), p.prefix.as_str()), ("/verdict", "\""));
+        assert_eq!(p.options, ["\"yes\"", "\"no\""]);
+        // A piece that writes the whole value decides it: nothing to follow.
+        assert!(choice_inside(br#"{"reason":"fine"#, br#"","verdict":"no"#, &schema).is_none());
+        // A piece inside a string opens no value.
+        assert!(choice_inside(br#"{"reason":"#, br#""a: b"#, &schema).is_none());
     }
 }
