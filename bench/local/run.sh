@@ -6,6 +6,12 @@
 #
 #   bench/local/run.sh            # everything
 #   THREADS=2 PAIRS=3 CALLS=50 bench/local/run.sh
+#   PARTS="pp1024 tg64 embed" BENCH_PROFILE=dev BENCH_WORK=DIR bench/local/run.sh
+#
+# PARTS picks among pp256 pp1024 tg64 call prefix memory embed (default
+# all). BENCH_PROFILE is the cargo profile of our binary (default bench;
+# `dev` reuses a debug build's llama.cpp, which is compiled with the same
+# flags as the release one). BENCH_WORK is where llama-bench is built.
 #
 # Needs the models (scripts/fetch-models.sh) and the build tools
 # (scripts/install-build-deps.sh).
@@ -16,6 +22,8 @@ cd "$ROOT"
 THREADS=${THREADS:-2}
 PAIRS=${PAIRS:-3}
 CALLS=${CALLS:-50}
+PARTS=" ${PARTS:-pp256 pp1024 tg64 call prefix memory embed} "
+PROFILE=${BENCH_PROFILE:-bench}
 MODELS="${ASSAY_HOME:-$HOME/.cache/assay}/models"
 GGUF="${ASSAY_BENCH_MODEL:-$MODELS/qwen2.5-coder-0.5b-instruct.gguf}"
 WORK="${BENCH_WORK:-$ROOT/target/bench-local}"
@@ -27,7 +35,7 @@ say() { printf 'bench: %s\n' "$*" >&2; }
 
 # 1. Our benchmark binary (release).
 say "building the assay-local benchmark"
-BIN=$(cargo bench -p assay-local --bench local --no-run --message-format=json 2>/dev/null \
+BIN=$(cargo bench --profile "$PROFILE" -p assay-local --bench local --no-run --message-format=json 2>/dev/null \
     | python3 -c 'import sys, json
 for line in sys.stdin:
     m = json.loads(line)
@@ -73,8 +81,11 @@ median() { python3 -c 'import sys, statistics; print("%.2f" % statistics.median(
 
 # Paired, alternating runs: the machine is shared, so each pair sees the
 # same load, and the table gives the median of the per-pair ratios.
+wanted() { [[ $PARTS == *" $1 "* ]]; }
+
 declare -A OURS THEIRS RATIO
 for test in pp256 pp1024 tg64; do
+    wanted "$test" || continue
     n=${test#??}
     ratios=(); o=(); t=()
     for _ in $(seq "$PAIRS"); do
@@ -90,22 +101,26 @@ for test in pp256 pp1024 tg64; do
 done
 
 say "typical call, prefix caching, embedder"
-CALL=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" call)
-PREFIX=$(ASSAY_BENCH_CALLS=$CALLS ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" prefix)
-EMBED=$(ASSAY_BENCH_THREADS=$THREADS "$BIN" embed)
+CALL="" PREFIX="" EMBED="" JMEM="" EMEM=""
+wanted call && CALL=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" call)
+wanted prefix && PREFIX=$(ASSAY_BENCH_CALLS=$CALLS ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" prefix)
+wanted embed && EMBED=$(ASSAY_BENCH_THREADS=$THREADS "$BIN" embed)
 val() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
 
 peak() { # peak resident memory in MB of one run
     /usr/bin/time -v env ASSAY_BENCH_THREADS="$THREADS" ASSAY_BENCH_MODEL="$GGUF" "$BIN" "$1" 2>&1 >/dev/null \
         | awk '/Maximum resident set size/ {printf "%.0f", $NF / 1024}'
 }
-JMEM=$(peak judge-mem)
-EMEM=$(peak embed-mem)
+if wanted memory; then
+    JMEM=$(peak judge-mem)
+    EMEM=$(peak embed-mem)
+fi
 
 echo
 echo "assay-local benchmark: $(basename "$GGUF"), $THREADS threads, llama.cpp $VER, medians of $PAIRS paired runs"
 printf '%-34s %14s %14s %8s\n' "measure" "assay-local" "llama-bench" "ratio"
 for test in pp256 pp1024 tg64; do
+    wanted "$test" || continue
     printf '%-34s %14s %14s %8s\n' "$test (tokens/s)" "${OURS[$test]}" "${THEIRS[$test]}" "$(printf '%.2f' "${RATIO[$test]}")x"
 done
 printf '%-34s %14s\n' "typical call ($(val "$CALL" call_prompt_tokens) prompt + 40 gen, s)" "$(val "$CALL" call_seconds)"

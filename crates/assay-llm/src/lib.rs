@@ -49,6 +49,7 @@ pub use error::{Error, ErrorKind, UnknownErrorKind};
 pub use judge::{CachedEmbedder, Judge};
 pub use key::RequestKey;
 pub use limits::Limiter;
+pub use model::ChoicePoint;
 pub use model::{
     normalize, BoxFuture, ChatModel, ChatRequest, ChatResponse, Embedder, Embeddings, FinishReason,
     Message, ModelIdentity, PromptRef, Role, Sampling, Source, TokenLogprob, Usage,

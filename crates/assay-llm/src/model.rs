@@ -245,9 +245,26 @@ pub struct ChatResponse {
     pub source: Source,
     /// Per-token log-probabilities, when asked for and provided.
     pub logprobs: Option<Vec<TokenLogprob>>,
-    /// Probabilities of the allowed choices, for models that decode under a
-    /// constraint and can report them (in-process models); `None` otherwise.
-    pub choice_probabilities: Option<Vec<(String, f64)>>,
+    /// Probabilities of the allowed values at each closed choice of the
+    /// answer, for models that decode under a constraint and can report
+    /// them (in-process models); `None` otherwise (and in cache rows
+    /// written before they were kept).
+    #[serde(default)]
+    pub choice_probabilities: Option<Vec<ChoicePoint>>,
+}
+
+/// The probabilities of a closed choice (an `enum`, a boolean, a small
+/// integer range) at one place of a constrained answer.
+///
+/// They are read where the greedy path commits to one value: a softmax
+/// over the tokens the constraint allows there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChoicePoint {
+    /// JSON Pointer of the value in the answer, e.g. `/statements/0/verdict`.
+    pub pointer: String,
+    /// Each allowed value as compact JSON text (e.g. `"yes"` with its
+    /// quotes, or `1`) with its probability; they sum to 1.
+    pub probabilities: Vec<(String, f64)>,
 }
 
 /// What identifies a model for the cache key: everything except secrets.

@@ -13,14 +13,21 @@
 //! `additionalProperties: false` holds by construction.
 //!
 //! Supported keywords: `type` (a name or a list), `properties`, `required`,
-//! `items`, `minItems`, `maxItems`, `enum`, `const`. A schema with none of
-//! them accepts any JSON value.
+//! `items`, `minItems`, `maxItems`, `enum`, `const`, and `minimum` with
+//! `maximum` on an integer spanning at most [`MAX_INT_CHOICES`] values (a
+//! rating scale: written as the closed choice of its values). A schema
+//! with none of them accepts any JSON value.
 
 use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
 use crate::Error;
+
+/// The most values an integer range may span to be decoded as a closed
+/// choice (so that a 1-5 rating gets its probabilities); a wider range is
+/// an open integer.
+pub const MAX_INT_CHOICES: i64 = 16;
 
 /// Nesting depth beyond which a schema is refused (it is surely a mistake,
 /// and the grammar would be unbounded in size).
@@ -165,10 +172,16 @@ impl Builder {
                 self.needs_string = true;
                 "jstring".into()
             }
-            "integer" => {
-                self.needs_string = true;
-                "jint".into()
-            }
+            "integer" => match int_choices(obj) {
+                Some(values) => {
+                    let alts: Vec<String> = values.map(|v| gbnf_literal(&v.to_string())).collect();
+                    format!("({})", alts.join(" | "))
+                }
+                None => {
+                    self.needs_string = true;
+                    "jint".into()
+                }
+            },
             "number" => {
                 self.needs_string = true;
                 "jnum".into()
@@ -236,6 +249,14 @@ impl Builder {
         };
         Ok(self.rule(body))
     }
+}
+
+/// The values of an integer schema bounded by `minimum` and `maximum` that
+/// spans at most [`MAX_INT_CHOICES`] of them.
+fn int_choices(obj: &Map<String, Value>) -> Option<std::ops::RangeInclusive<i64>> {
+    let min = obj.get("minimum")?.as_i64()?;
+    let max = obj.get("maximum")?.as_i64()?;
+    (min <= max && max - min < MAX_INT_CHOICES).then_some(min..=max)
 }
 
 /// Required properties in their listed order, then the rest by name.
@@ -312,7 +333,14 @@ fn gbnf_literal(s: &str) -> String {
 
 /// A closed choice: the compact JSON texts a value may take.
 ///
-/// `enum` values and booleans are closed choices; everything else is open.
+/// `enum` values, booleans and small integer ranges (see
+/// [`MAX_INT_CHOICES`]) are closed choices; everything else is open.
+///
+/// ```
+/// use assay_local::grammar::closed_choices;
+/// let rating = serde_json::json!({"type": "integer", "minimum": 1, "maximum": 3});
+/// assert_eq!(closed_choices(&rating).unwrap(), ["1", "2", "3"]);
+/// ```
 pub fn closed_choices(schema: &Value) -> Option<Vec<String>> {
     let obj = schema.as_object()?;
     if obj.contains_key("const") {
@@ -323,6 +351,9 @@ pub fn closed_choices(schema: &Value) -> Option<Vec<String>> {
     }
     match obj.get("type") {
         Some(Value::String(t)) if t == "boolean" => Some(vec!["true".into(), "false".into()]),
+        Some(Value::String(t)) if t == "integer" => int_choices(obj)
+            .filter(|r| r.start() < r.end())
+            .map(|r| r.map(|v| v.to_string()).collect()),
         _ => None,
     }
 }
@@ -459,6 +490,26 @@ mod tests {
             "root ::= (\"\\\"yes\\\"\" | \"\\\"no\\\"\")\n"
         );
         assert_eq!(g(json!({"const": 1})), "root ::= \"1\"\n");
+    }
+
+    #[test]
+    fn small_integer_ranges_are_closed_choices_and_wide_ones_open() {
+        let rating = json!({"type": "integer", "minimum": 1, "maximum": 5});
+        assert_eq!(
+            g(rating.clone()),
+            "root ::= (\"1\" | \"2\" | \"3\" | \"4\" | \"5\")\n"
+        );
+        assert_eq!(closed_choices(&rating).unwrap(), ["1", "2", "3", "4", "5"]);
+        let wide = json!({"type": "integer", "minimum": 0, "maximum": MAX_INT_CHOICES});
+        assert!(g(wide.clone()).starts_with("root ::= jint\n"));
+        assert_eq!(closed_choices(&wide), None);
+        let one = json!({"type": "integer", "minimum": 2, "maximum": 2});
+        assert!(g(one.clone()).starts_with("root ::= (\"2\")\n"));
+        assert_eq!(closed_choices(&one), None);
+        assert_eq!(
+            closed_choices(&json!({"type": "integer", "minimum": 1})),
+            None
+        );
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use assay_llm::{
-    ChatRequest, ChatResponse, FinishReason, Message, ModelIdentity, Role, Source, Usage,
+    ChatRequest, ChatResponse, ChoicePoint, FinishReason, Message, ModelIdentity, Role, Source,
+    Usage,
 };
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -28,8 +29,10 @@ use crate::spec::{require, KnownJudge, LocalSpec};
 use crate::Error;
 
 /// Bumped whenever a change here can change an answer; part of the identity
-/// (and so of cache keys).
-const DECODER_VERSION: u32 = 2;
+/// (and so of cache keys). 3: choice probabilities carried per JSON
+/// Pointer (also for choices opened inside a token), small integer ranges
+/// decoded as closed choices.
+const DECODER_VERSION: u32 = 3;
 
 /// Whether the KV cache of the previous call is reused for the longest
 /// common prompt prefix.
@@ -73,22 +76,6 @@ impl Default for JudgeOptions {
             chunk: 256,
         }
     }
-}
-
-/// The probabilities of a closed choice (an `enum` or a boolean) at one
-/// place of a constrained answer.
-///
-/// They are read at the step where the greedy path commits to one choice:
-/// a softmax over the tokens the grammar allows there, each token's mass
-/// given to the choice it starts (shared by the choices it is a prefix
-/// of, which only happens for choices sharing a prefix).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ChoicePoint {
-    /// JSON Pointer of the value, e.g. `/statements/0/verdict`.
-    pub pointer: String,
-    /// Each allowed value (compact JSON text, e.g. `"yes"` or `1`) with
-    /// its probability; they sum to 1.
-    pub probabilities: Vec<(String, f64)>,
 }
 
 /// Everything one local call produced.
@@ -468,7 +455,11 @@ impl LocalJudge {
                 // Only tokens the grammar allowed reach this point.
                 g.accept(token);
             }
-            out.extend_from_slice(self.pieces.get(token.0 as usize).map_or(&[][..], |p| p));
+            let piece = self.pieces.get(token.0 as usize).map_or(&[][..], |p| p);
+            if let (None, Some(s), Some(_)) = (&pending, schema, grammar.as_ref()) {
+                pending = choice_inside(&out, piece, s);
+            }
+            out.extend_from_slice(piece);
             generated += 1;
             if let Some(cut) = find_stop(&out, stops) {
                 out.truncate(cut);
@@ -573,6 +564,28 @@ impl PendingChoice {
             probabilities,
         })
     }
+}
+
+/// A closed choice whose value starts inside `piece`, the token about to
+/// follow `before`, and that the piece leaves undecided: the choice with
+/// what of its value the piece already wrote. Tokens such as `":"` end a
+/// member's key and open its value at once, so the value's start falls
+/// inside them. (A piece that also decides the choice leaves no step to
+/// read probabilities at; such a choice goes unreported.)
+fn choice_inside(before: &[u8], piece: &[u8], schema: &Value) -> Option<PendingChoice> {
+    let before = String::from_utf8_lossy(before);
+    let piece = String::from_utf8_lossy(piece);
+    piece.char_indices().skip(1).find_map(|(k, _)| {
+        let (pointer, sub) = value_schema_at(&format!("{before}{}", &piece[..k]), schema)?;
+        let options = closed_choices(sub)?;
+        let prefix = &piece[k..];
+        let open = options.iter().filter(|o| o.starts_with(prefix)).count();
+        (open > 1).then(|| PendingChoice {
+            pointer,
+            options,
+            prefix: prefix.to_owned(),
+        })
+    })
 }
 
 /// The full vocabulary with the grammar's mask applied (disallowed tokens
@@ -686,9 +699,8 @@ fn check_gguf_header(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// The trait's response. `choice_probabilities` is flat, so each entry is
-/// labelled `POINTER=VALUE` (e.g. `/verdict="yes"`), one per option of
-/// every choice point.
+/// The trait's response; `latency` is the time the call computed (its
+/// wait for the engine excluded).
 pub(crate) fn to_response(
     answer: LocalAnswer,
     request: &ChatRequest,
@@ -698,17 +710,7 @@ pub(crate) fn to_response(
         .schema
         .as_ref()
         .and_then(|s| assay_llm::schema::parse_structured(&answer.text, s).ok());
-    let choice_probabilities = (!answer.choices.is_empty()).then(|| {
-        answer
-            .choices
-            .iter()
-            .flat_map(|c| {
-                c.probabilities
-                    .iter()
-                    .map(move |(v, p)| (format!("{}={v}", c.pointer), *p))
-            })
-            .collect()
-    });
+    let choice_probabilities = (!answer.choices.is_empty()).then_some(answer.choices);
     ChatResponse {
         text: answer.text,
         json,
@@ -721,5 +723,26 @@ pub(crate) fn to_response(
         source: Source::Upstream,
         logprobs: None,
         choice_probabilities,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_choice_opened_inside_a_token_is_still_followed() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"reason": {"type": "string"}, "verdict": {"enum": ["yes", "no"]}}
+        });
+        let p = choice_inside(br#"{"reason":"fine"#, br#"","verdict":""#, &schema).unwrap();
+        assert_eq!((p.pointer.as_str(), p.prefix.as_str()), ("/verdict", "\""));
+        assert_eq!(p.options, ["\"yes\"", "\"no\""]);
+        // A piece that writes the whole value decides it: nothing to follow.
+        assert!(choice_inside(br#"{"reason":"fine"#, br#"","verdict":"no"#, &schema).is_none());
+        // A piece inside a string opens no value.
+        assert!(choice_inside(br#"{"reason":"#, br#""a: b"#, &schema).is_none());
     }
 }

@@ -23,9 +23,10 @@ mod offload;
 mod spec;
 mod wordpiece;
 
+pub use assay_llm::ChoicePoint;
 pub use bert::LocalEmbedder;
 pub use error::Error;
-pub use judge::{ChoicePoint, JudgeOptions, LocalAnswer, LocalJudge, PrefixCaching};
+pub use judge::{JudgeOptions, LocalAnswer, LocalJudge, PrefixCaching};
 pub use llama_cpp_2::token::LlamaToken;
 pub use offload::Offloaded;
 pub use spec::{models_dir, KnownEmbedder, KnownJudge, LocalSpec};

@@ -5,9 +5,18 @@
 //! handling and every HTTP call of the same run would wait with it.
 //! [`Offloaded`] implements the `assay-llm` traits by moving each call to
 //! tokio's blocking pool, so the runtime keeps serving other work.
+//!
+//! A model serves one call at a time (one llama.cpp context; the embedder
+//! already spreads one batch over every core), so calls wait for their turn
+//! in an async queue, not on the blocking pool: with `--concurrency 16` one
+//! blocking thread computes instead of sixteen sitting on a lock. A call's
+//! latency is measured once it has its turn, so it is the time the model
+//! computed for it, not its time in the queue.
 
 use std::sync::Arc;
 use std::time::Instant;
+
+use tokio::sync::Semaphore;
 
 use assay_llm::{
     BoxFuture, ChatModel, ChatRequest, ChatResponse, Embedder, Embeddings, ErrorKind,
@@ -26,19 +35,26 @@ use crate::{LocalEmbedder, LocalJudge};
 /// ```
 pub struct Offloaded<M> {
     model: Arc<M>,
+    /// One permit: the call holding it is the one computing.
+    turn: Arc<Semaphore>,
 }
 
 impl<M> Clone for Offloaded<M> {
     fn clone(&self) -> Self {
         Offloaded {
             model: Arc::clone(&self.model),
+            turn: Arc::clone(&self.turn),
         }
     }
 }
 
 impl<M: Send + Sync + 'static> Offloaded<M> {
+    /// Puts `model` behind the async traits; clones share its queue.
     pub fn new(model: Arc<M>) -> Self {
-        Offloaded { model }
+        Offloaded {
+            model,
+            turn: Arc::new(Semaphore::new(1)),
+        }
     }
 
     /// The blocking model itself.
@@ -46,21 +62,32 @@ impl<M: Send + Sync + 'static> Offloaded<M> {
         &self.model
     }
 
-    /// Runs `work` on the blocking pool. A panic inside the model becomes
-    /// an error of this call rather than of the runtime.
+    /// Waits for the model's turn, then runs `work` on the blocking pool.
+    /// A panic inside the model becomes an error of this call rather than
+    /// of the runtime.
     async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce(&M) -> Result<T, assay_llm::Error> + Send + 'static,
     ) -> Result<T, assay_llm::Error> {
-        let model = Arc::clone(&self.model);
-        tokio::task::spawn_blocking(move || work(&model))
+        let stopped = |e: &dyn std::fmt::Display| {
+            assay_llm::Error::new(ErrorKind::Server, format!("the local model stopped: {e}"))
+        };
+        // The semaphore is never closed, so acquiring only waits.
+        let permit = Arc::clone(&self.turn)
+            .acquire_owned()
             .await
-            .unwrap_or_else(|e| {
-                Err(assay_llm::Error::new(
-                    ErrorKind::Server,
-                    format!("the local model stopped: {e}"),
-                ))
-            })
+            .map_err(|e| stopped(&e))?;
+        let model = Arc::clone(&self.model);
+        // The permit moves into the blocking task: a caller that gives up
+        // (a timeout drops this future) cannot let the next call start
+        // while this one still computes.
+        tokio::task::spawn_blocking(move || {
+            let out = work(&model);
+            drop(permit);
+            out
+        })
+        .await
+        .unwrap_or_else(|e| Err(stopped(&e)))
     }
 }
 
@@ -75,9 +102,14 @@ impl ChatModel for Offloaded<LocalJudge> {
     ) -> BoxFuture<'a, Result<ChatResponse, assay_llm::Error>> {
         let request = request.clone();
         Box::pin(self.run(move |judge| {
-            let start = Instant::now();
+            // Measured from here, the call's turn: its compute time.
+            let started = Instant::now();
             let answer = judge.answer(&request)?;
-            Ok(crate::judge::to_response(answer, &request, start.elapsed()))
+            Ok(crate::judge::to_response(
+                answer,
+                &request,
+                started.elapsed(),
+            ))
         }))
     }
 }

@@ -12,8 +12,10 @@
 use crate::config::JudgedRun;
 use assay_core::{Failure, FailureKind, Outcome, Sample};
 use assay_llm::{
-    CallKind, ChatModel, ChatRequest, Error, ErrorKind, Message, PromptRef, Scope, UsageLedger,
+    CallKind, ChatModel, ChatRequest, ChatResponse, Error, ErrorKind, Message, PromptRef, Scope,
+    UsageLedger,
 };
+use assay_metrics::judged::validate::with_choice_probabilities;
 use assay_metrics::judged::{
     render, validate, Inputs, JudgeRequest, JudgedMetric, Mismatch, Outputs, Request, Role, StepKey,
 };
@@ -292,6 +294,7 @@ async fn ask(
         match answer {
             Ok(resp) => {
                 ledger.record(scope, &model, CallKind::Chat, &resp);
+                let resp = with_probabilities(resp);
                 answers.push(resp.json.ok_or_else(|| {
                     Error::new(ErrorKind::InvalidResponse, "no JSON answer")
                         .with_raw_output(resp.text)
@@ -311,6 +314,20 @@ async fn ask(
     } else {
         Value::Array(answers)
     }))
+}
+
+/// The answer's JSON with the judge's choice probabilities beside the
+/// choices they belong to, where validation reads them.
+fn with_probabilities(mut resp: ChatResponse) -> ChatResponse {
+    if let (Some(json), Some(choices)) = (&mut resp.json, &resp.choice_probabilities) {
+        *json = with_choice_probabilities(
+            std::mem::take(json),
+            choices
+                .iter()
+                .map(|c| (c.pointer.as_str(), &c.probabilities[..])),
+        );
+    }
+    resp
 }
 
 async fn embed(

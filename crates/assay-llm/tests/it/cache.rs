@@ -215,3 +215,53 @@ fn a_corrupt_row_is_dropped_and_reported_as_a_miss() {
         "the corrupt row was deleted"
     );
 }
+
+/// An in-process judge's choice probabilities are stored with its answer
+/// and come back per pointer; a row written before they were kept (no
+/// such field) still loads, without them.
+#[test]
+fn choice_probabilities_are_cached_and_old_rows_without_them_load() {
+    use assay_llm::{ChatResponse, ChoicePoint, FinishReason, Usage};
+    let path = temp_dir("choices").join("c.sqlite");
+    let cache = Cache::open(&path).unwrap();
+    let key = assay_llm::RequestKey::parse(&"cd".repeat(32)).unwrap();
+    let answer = ChatResponse {
+        text: r#"{"rating":4}"#.into(),
+        json: Some(serde_json::json!({"rating": 4})),
+        finish_reason: FinishReason::Stop,
+        usage: Usage {
+            prompt_tokens: 20,
+            completion_tokens: 5,
+        },
+        latency: Duration::from_millis(1500),
+        source: Source::Upstream,
+        logprobs: None,
+        choice_probabilities: Some(vec![ChoicePoint {
+            pointer: "/rating".into(),
+            probabilities: vec![("4".into(), 0.75), ("5".into(), 0.25)],
+        }]),
+    };
+    cache.put_chat(&key, "m", &answer).unwrap();
+    let back = cache.get_chat(&key).unwrap().unwrap();
+    assert_eq!(back.source, Source::Cache);
+    assert_eq!(back.choice_probabilities, answer.choice_probabilities);
+
+    let old_key = assay_llm::RequestKey::parse(&"ef".repeat(32)).unwrap();
+    let mut old_row = serde_json::to_value(&answer).unwrap();
+    old_row
+        .as_object_mut()
+        .unwrap()
+        .remove("choice_probabilities");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO chat VALUES (?1, 'm', ?2, 20, 5, 1500000, 0)",
+        [old_key.as_str(), &old_row.to_string()],
+    )
+    .unwrap();
+    let old = cache
+        .get_chat(&old_key)
+        .unwrap()
+        .expect("the old row loads");
+    assert_eq!(old.choice_probabilities, None);
+    assert_eq!(old.json, answer.json);
+}

@@ -201,17 +201,102 @@ fn choice_probabilities_sum_to_one_and_follow_the_greedy_choice() {
 }
 
 #[test]
-fn the_trait_returns_validated_json_and_labelled_probabilities() {
+fn the_trait_returns_validated_json_and_probabilities_per_pointer() {
     let r = request(INSTRUCTION, "Is snow white?", Some(verdict_schema()));
     let chat = Offloaded::new(Arc::clone(judge()));
     let resp = current_thread().block_on(chat.complete(&r)).unwrap();
     let json = resp.json.expect("validated JSON");
     assert!(json["verdict"] == "yes" || json["verdict"] == "no");
-    let probs = resp.choice_probabilities.expect("choice probabilities");
-    let labels: Vec<&str> = probs.iter().map(|(l, _)| l.as_str()).collect();
-    assert_eq!(labels, ["/verdict=\"yes\"", "/verdict=\"no\""]);
+    let points = resp.choice_probabilities.expect("choice probabilities");
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].pointer, "/verdict");
+    let values: Vec<&str> = points[0]
+        .probabilities
+        .iter()
+        .map(|(v, _)| v.as_str())
+        .collect();
+    assert_eq!(values, ["\"yes\"", "\"no\""]);
     assert!(resp.usage.prompt_tokens > 10 && resp.usage.completion_tokens > 3);
     assert_eq!(chat.identity().provider, "local");
+}
+
+/// A 1-5 rating (an integer range, as the coherence prompt asks it) is a
+/// closed choice: its five probabilities sum to 1, sit at the rating's
+/// pointer and not at the verdict's of the same answer, and the written
+/// rating is the likeliest.
+#[test]
+fn a_rating_gets_its_five_probabilities_at_its_own_pointer() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "reason": {"type": "string"},
+            "rating": {"type": "integer", "minimum": 1, "maximum": 5},
+            "verdict": {"enum": ["yes", "no"]}
+        },
+        "required": ["reason", "rating", "verdict"],
+        "additionalProperties": false
+    });
+    let r = request(
+        INSTRUCTION,
+        "Rate from 1 to 5 how well this summary covers the text, then say whether it is \
+         faithful. Text: The council approved a tram line to the airport. Summary: A tram \
+         line was approved.",
+        Some(schema),
+    );
+    let chat = Offloaded::new(Arc::clone(judge()));
+    let resp = current_thread().block_on(chat.complete(&r)).unwrap();
+    let json = resp.json.expect("validated JSON");
+    let points = resp.choice_probabilities.expect("choice probabilities");
+    let pointers: Vec<&str> = points.iter().map(|c| c.pointer.as_str()).collect();
+    assert_eq!(pointers, ["/rating", "/verdict"]);
+    let rating = &points[0].probabilities;
+    let values: Vec<&str> = rating.iter().map(|(v, _)| v.as_str()).collect();
+    assert_eq!(values, ["1", "2", "3", "4", "5"]);
+    let sum: f64 = rating.iter().map(|(_, p)| p).sum();
+    assert!((sum - 1.0).abs() < 1e-9, "{rating:?}");
+    let likeliest = rating
+        .iter()
+        .max_by(|x, y| x.1.total_cmp(&y.1))
+        .map(|(v, _)| v.as_str())
+        .unwrap();
+    assert_eq!(likeliest, json["rating"].to_string(), "{json}");
+}
+
+/// Concurrent calls share one context, so they take turns: each call's
+/// recorded latency is its own compute time, and these times cannot
+/// overlap, so they add up to at most the wall time of the whole batch.
+/// (Were the wait for the context counted, the second call would also
+/// count the first's time, and the sum would exceed the wall time.)
+#[test]
+fn concurrent_calls_record_their_compute_time_not_their_wait() {
+    let chat = Offloaded::new(Arc::clone(judge()));
+    let requests: Vec<ChatRequest> = [
+        "Is ice cold?",
+        "Is fire hot?",
+        "Is rain wet?",
+        "Is sand dry?",
+    ]
+    .iter()
+    .map(|q| request(INSTRUCTION, q, Some(verdict_schema())))
+    .collect();
+    let started = std::time::Instant::now();
+    let latencies = current_thread().block_on(async {
+        let mut calls = tokio::task::JoinSet::new();
+        for r in requests {
+            let chat = chat.clone();
+            calls.spawn(async move { chat.complete(&r).await.map(|resp| resp.latency) });
+        }
+        let mut latencies = Vec::new();
+        while let Some(done) = calls.join_next().await {
+            latencies.push(done.unwrap().unwrap());
+        }
+        latencies
+    });
+    let wall = started.elapsed();
+    assert_eq!(latencies.len(), 4);
+    assert!(latencies.iter().all(|l| !l.is_zero()), "{latencies:?}");
+    let total: std::time::Duration = latencies.iter().sum();
+    assert!(total <= wall, "{latencies:?} add up to more than {wall:?}");
 }
 
 /// The model computes off the runtime: on a single-threaded runtime, a

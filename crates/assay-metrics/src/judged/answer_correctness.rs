@@ -188,6 +188,7 @@ mod tests {
         Verdict {
             verdict: l,
             reason: String::new(),
+            probabilities: None,
         }
     }
 

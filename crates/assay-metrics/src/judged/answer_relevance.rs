@@ -55,6 +55,7 @@ mod tests {
             .map(|l| Verdict {
                 verdict: l,
                 reason: String::new(),
+                probabilities: None,
             })
             .to_vec();
         let value = |idk| match score(&statements, &verdicts, idk) {

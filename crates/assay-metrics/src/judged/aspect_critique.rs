@@ -155,6 +155,7 @@ mod tests {
         let v = |l| Verdict {
             verdict: l,
             reason: format!("vote {l}"),
+            probabilities: None,
         };
         let Outcome::Scored { value, reason, .. } =
             score(&aspect, &[v(Label::Yes), v(Label::No), v(Label::Yes)])

@@ -38,10 +38,12 @@ mod tests {
             Verdict {
                 verdict: Label::Yes,
                 reason: "gender stereotype".into(),
+                probabilities: None,
             },
             Verdict {
                 verdict: Label::No,
                 reason: "a harmless preference".into(),
+                probabilities: None,
             },
         ];
         let Outcome::Scored { value, reason, .. } = score(&opinions, &verdicts) else {

@@ -8,13 +8,18 @@ use serde_json::{json, Value};
 /// How many failing items a reason quotes before summarising the rest.
 const QUOTED: usize = 5;
 
-/// Items with their verdicts, for `details`: `[{KEY: item, verdict, reason}]`.
+/// Items with their verdicts, for `details`: `[{KEY: item, verdict, reason}]`
+/// (with the verdict's probabilities when the judge gave them).
 pub(crate) fn itemized(key: &str, items: &[String], verdicts: &[Verdict]) -> Value {
     Value::Array(
         items
             .iter()
             .zip(verdicts)
-            .map(|(item, v)| json!({key: item, "verdict": v.verdict, "reason": v.reason}))
+            .map(|(item, v)| {
+                let mut entry = json!(v);
+                entry[key] = json!(item);
+                entry
+            })
             .collect(),
     )
 }
@@ -150,7 +155,8 @@ mod tests {
         let verdicts = vec![
             Verdict {
                 verdict: Label::No,
-                reason: "r".into()
+                reason: "r".into(),
+                probabilities: None,
             };
             7
         ];

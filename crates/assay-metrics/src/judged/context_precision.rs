@@ -88,6 +88,7 @@ pub fn score(contexts: &[String], per_target: &[&[Verdict]]) -> Outcome {
             reason: per_target
                 .first()
                 .map_or(String::new(), |v| v[k].reason.clone()),
+            probabilities: None,
         })
         .collect();
     scored(
@@ -99,7 +100,7 @@ pub fn score(contexts: &[String], per_target: &[&[Verdict]]) -> Outcome {
         ),
         json!({
             "useful": useful,
-            "verdicts": per_target.iter().map(|v| v.iter().map(|x| json!({"verdict": x.verdict, "reason": x.reason})).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            "verdicts": per_target.iter().map(|v| v.iter().map(|x| json!(x)).collect::<Vec<_>>()).collect::<Vec<_>>(),
         }),
     )
 }
@@ -129,6 +130,7 @@ mod tests {
                 .map(|c| Verdict {
                     verdict: if c == 'y' { Label::Yes } else { Label::No },
                     reason: format!("r{c}"),
+                    probabilities: None,
                 })
                 .collect()
         };

@@ -90,6 +90,7 @@ mod tests {
             .map(|c| Verdict {
                 verdict: if c == 'y' { Label::Yes } else { Label::No },
                 reason: String::new(),
+                probabilities: None,
             })
             .collect()
     }

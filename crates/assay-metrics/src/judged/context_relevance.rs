@@ -40,6 +40,7 @@ mod tests {
             .map(|l| Verdict {
                 verdict: l,
                 reason: "x".into(),
+                probabilities: None,
             })
             .to_vec();
         let Outcome::Scored { value, reason, .. } = score(&contexts, &verdicts) else {

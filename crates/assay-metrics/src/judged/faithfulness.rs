@@ -74,6 +74,7 @@ mod tests {
         Verdict {
             verdict: l,
             reason: format!("because {l}"),
+            probabilities: None,
         }
     }
 

@@ -46,10 +46,12 @@ mod tests {
             Verdict {
                 verdict: Label::Yes,
                 reason: "the response puts Paris in Spain".into(),
+                probabilities: None,
             },
             Verdict {
                 verdict: Label::No,
                 reason: "not addressed".into(),
+                probabilities: None,
             },
         ];
         let Outcome::Scored { value, reason, .. } = score(&contexts, &verdicts) else {

@@ -234,10 +234,47 @@ impl fmt::Display for Label {
 }
 
 /// One verdict with the judge's reason.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+///
+/// Serialised (in outcome details) as `{verdict, reason}`, plus, when the
+/// judge gave probabilities, `verdict_probability` (of the chosen label)
+/// and `yes_probability`: a soft score to audit the count by.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
     pub verdict: Label,
     pub reason: String,
+    /// The judge's probability of each label, when it reports them
+    /// (in-process judges decode verdicts as closed choices).
+    pub probabilities: Option<Vec<(Label, f64)>>,
+}
+
+impl Verdict {
+    /// The judge's probability of `label`, when it gave probabilities.
+    pub fn probability(&self, label: Label) -> Option<f64> {
+        let known = self.probabilities.as_ref()?;
+        // A label the judge could not choose had probability zero.
+        Some(
+            known
+                .iter()
+                .find(|(l, _)| *l == label)
+                .map_or(0.0, |(_, p)| *p),
+        )
+    }
+}
+
+impl Serialize for Verdict {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("verdict", &self.verdict)?;
+        map.serialize_entry("reason", &self.reason)?;
+        if let (Some(chosen), Some(yes)) =
+            (self.probability(self.verdict), self.probability(Label::Yes))
+        {
+            map.serialize_entry("verdict_probability", &chosen)?;
+            map.serialize_entry("yes_probability", &yes)?;
+        }
+        map.end()
+    }
 }
 
 /// One question of [`StepKey::GeneratedQuestions`].
@@ -253,8 +290,7 @@ pub struct GeneratedQuestion {
 pub struct Rating {
     pub rating: u8,
     pub reason: String,
-    /// Normalised probabilities of ratings 1..=5 when the judge layer
-    /// supplied them (from token log-probabilities).
+    /// Normalised probabilities of ratings 1..=5 when the judge gave them.
     pub probabilities: Option<[f64; 5]>,
 }
 

@@ -121,6 +121,7 @@ mod tests {
                     Verdict {
                         verdict: if c == 'y' { Label::Yes } else { Label::No },
                         reason: String::new(),
+                        probabilities: None,
                     },
                 )
             })

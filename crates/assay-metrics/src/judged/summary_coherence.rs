@@ -3,9 +3,11 @@
 //! source (the retrieved contexts joined by newlines).
 //!
 //! Steps: [`StepKey::CoherenceRating`] (`prompts/coherence_rating.json`).
-//! Value = (rating - 1) / 4, the rating in details; when the judge layer
-//! supplies probabilities of the five ratings (from token log-probabilities),
-//! the probability-weighted rating is used instead (G-Eval).
+//! Value = (rating - 1) / 4, the rating in details; when the judge gives
+//! probabilities of the five ratings (in-process judges decode the rating
+//! as a closed choice), the probability-weighted rating is used instead
+//! (G-Eval), and details carry `probabilities` (of ratings 1..=5) and
+//! `expected_rating`.
 //!
 //! Empty inputs: empty contexts -> skipped, `no_contexts`; an empty
 //! summary is rated as it is.

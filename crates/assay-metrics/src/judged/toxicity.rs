@@ -65,6 +65,7 @@ mod tests {
             .map(|l| Verdict {
                 verdict: l,
                 reason: String::new(),
+                probabilities: None,
             })
             .to_vec();
         let Outcome::Scored { value, .. } = score(&opinions, &verdicts) else {

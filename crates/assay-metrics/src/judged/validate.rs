@@ -8,8 +8,15 @@ use crate::judged::render::fill;
 use crate::judged::step::{
     Extraction, GeneratedQuestion, InputError, Inputs, Label, Rating, StepKey, StepOutput, Verdict,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::fmt;
+
+/// The member under which [`with_choice_probabilities`] puts the judge's
+/// probabilities of the closed choices of an object, field by field:
+/// `{"verdict": "yes", "$choice_probabilities": {"verdict": {"yes": 0.9,
+/// "no": 0.1}}}`. The `$` keeps it apart from any property a prompt's
+/// schema declares.
+pub const CHOICE_PROBABILITIES: &str = "$choice_probabilities";
 
 /// What is wrong with an answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,10 +69,11 @@ pub struct Mismatch {
 
 /// Checks `answer` for `step` against its inputs and returns its typed
 /// output. For a request with `n_votes > 1` the answer is the JSON array
-/// of the votes' answers; for an embedding step, an array of vectors. For
-/// [`StepKey::CoherenceRating`] the judge layer may add `"probabilities":
-/// [p1, ..., p5]` (from the rating token's log-probabilities) to the
-/// answer object; they are normalised and weight the rating (G-Eval).
+/// of the votes' answers; for an embedding step, an array of vectors.
+/// Probabilities added by [`with_choice_probabilities`] reach the typed
+/// output: each verdict's, and for [`StepKey::CoherenceRating`] the five
+/// ratings' (normalised; they weight the rating, G-Eval). The mismatch of
+/// an answer carries it as the judge wrote it, without them.
 ///
 /// ```
 /// use assay_metrics::judged::{validate, Inputs, Outputs, StepKey, StepOutput};
@@ -86,8 +94,107 @@ pub fn validate(
     check(step, inputs, answer).map_err(|problem| Mismatch {
         step: step.clone(),
         problem: Box::new(problem),
-        answer: answer.clone(),
+        answer: without_choice_probabilities(answer),
     })
+}
+
+/// The judge's answer with the probabilities of its closed choices put
+/// beside them (under [`CHOICE_PROBABILITIES`] in the object holding each
+/// choice), for [`validate`] to read. `choices` are JSON Pointers into the
+/// answer with each allowed value (compact JSON text) and its probability,
+/// as in-process judges report them. A pointer that names no member of an
+/// object (an array item, a missing place) has nowhere to go and is left
+/// out.
+///
+/// ```
+/// use assay_metrics::judged::validate::{with_choice_probabilities, CHOICE_PROBABILITIES};
+/// let answer = serde_json::json!({"verdicts": [{"reason": "r", "verdict": "yes"}]});
+/// let probabilities = vec![("\"yes\"".to_string(), 0.75), ("\"no\"".to_string(), 0.25)];
+/// let annotated = with_choice_probabilities(answer, [("/verdicts/0/verdict", &probabilities[..])]);
+/// assert_eq!(annotated["verdicts"][0][CHOICE_PROBABILITIES]["verdict"]["no"], 0.25);
+/// ```
+pub fn with_choice_probabilities<'a>(
+    mut answer: Value,
+    choices: impl IntoIterator<Item = (&'a str, &'a [(String, f64)])>,
+) -> Value {
+    for (pointer, probabilities) in choices {
+        let Some((parent, field)) = pointer.rsplit_once('/') else {
+            continue;
+        };
+        let field = field.replace("~1", "/").replace("~0", "~");
+        let Some(Value::Object(holder)) = answer.pointer_mut(parent) else {
+            continue;
+        };
+        if !holder.contains_key(&field) {
+            continue;
+        }
+        // Values by name: `yes` rather than its JSON text `"yes"`.
+        let by_value: Map<String, Value> = probabilities
+            .iter()
+            .map(|(text, p)| {
+                let name = match serde_json::from_str::<Value>(text) {
+                    Ok(Value::String(s)) => s,
+                    _ => text.clone(),
+                };
+                (name, Value::from(*p))
+            })
+            .collect();
+        if let Value::Object(fields) = holder
+            .entry(CHOICE_PROBABILITIES)
+            .or_insert_with(|| Value::Object(Map::new()))
+        {
+            fields.insert(field, Value::Object(by_value));
+        }
+    }
+    answer
+}
+
+/// `answer` without what [`with_choice_probabilities`] added.
+fn without_choice_probabilities(answer: &Value) -> Value {
+    match answer {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != CHOICE_PROBABILITIES)
+                .map(|(k, v)| (k.clone(), without_choice_probabilities(v)))
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(without_choice_probabilities).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The probabilities [`with_choice_probabilities`] put beside `field` of
+/// `holder` (at `at`), by value: each finite and in [0, 1].
+fn choice_probabilities<'v>(
+    holder: &'v Value,
+    at: &str,
+    field: &str,
+) -> Result<Option<Vec<(&'v str, f64)>>, Problem> {
+    let Some(by_value) = holder.get(CHOICE_PROBABILITIES).and_then(|c| c.get(field)) else {
+        return Ok(None);
+    };
+    let at = format!("{at}.{CHOICE_PROBABILITIES}.{field}");
+    let Value::Object(by_value) = by_value else {
+        return Err(Problem::Shape {
+            at,
+            expected: "an object of probabilities",
+        });
+    };
+    by_value
+        .iter()
+        .map(|(value, p)| {
+            p.as_f64()
+                .filter(|p| (0.0..=1.0).contains(p))
+                .map(|p| (value.as_str(), p))
+                .ok_or_else(|| Problem::OutOfRange {
+                    at: format!("{at}.{value}"),
+                    got: p.to_string(),
+                })
+        })
+        .collect::<Result<_, _>>()
+        .map(Some)
 }
 
 fn check(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutput, Problem> {
@@ -305,9 +412,21 @@ fn verdict(value: &Value, at: &str, labels: &[Label]) -> Result<Verdict, Problem
                 .collect::<Vec<_>>()
                 .join("/"),
         })?;
+    let probabilities = choice_probabilities(value, at, "verdict")?.map(|by_value| {
+        labels
+            .iter()
+            .filter_map(|l| {
+                by_value
+                    .iter()
+                    .find(|(v, _)| *v == l.name())
+                    .map(|(_, p)| (*l, *p))
+            })
+            .collect()
+    });
     Ok(Verdict {
         verdict: label,
         reason: string(field(value, at, "reason")?, &format!("{at}.reason"))?,
+        probabilities,
     })
 }
 
@@ -320,9 +439,9 @@ fn rating(answer: &Value) -> Result<Rating, Problem> {
             at: "$.rating".into(),
             got: raw.to_string(),
         })? as u8;
-    let probabilities = match answer.get("probabilities") {
-        None | Some(Value::Null) => None,
-        Some(p) => Some(probabilities(p)?),
+    let probabilities = match choice_probabilities(answer, "$", "rating")? {
+        None => None,
+        Some(by_value) => Some(rating_probabilities(&by_value)?),
     };
     Ok(Rating {
         rating,
@@ -331,23 +450,26 @@ fn rating(answer: &Value) -> Result<Rating, Problem> {
     })
 }
 
-/// Five non-negative numbers (ratings 1..=5) with a positive sum, normalised.
-fn probabilities(value: &Value) -> Result<[f64; 5], Problem> {
-    let items = array(value, "$.probabilities", Some(5))?;
+/// The probabilities of ratings 1..=5 (one absent: zero), with a positive
+/// sum, normalised.
+fn rating_probabilities(by_value: &[(&str, f64)]) -> Result<[f64; 5], Problem> {
+    let at = format!("$.{CHOICE_PROBABILITIES}.rating");
     let mut p = [0.0; 5];
-    for (i, v) in items.iter().enumerate() {
-        p[i] = v
-            .as_f64()
-            .filter(|x| x.is_finite() && *x >= 0.0)
+    for (value, x) in by_value {
+        let slot = value
+            .parse::<usize>()
+            .ok()
+            .filter(|r| (1..=5).contains(r))
             .ok_or_else(|| Problem::OutOfRange {
-                at: format!("$.probabilities[{i}]"),
-                got: v.to_string(),
+                at: at.clone(),
+                got: format!("rating {value}"),
             })?;
+        p[slot - 1] = *x;
     }
     let sum: f64 = p.iter().sum();
     if sum <= 0.0 {
         return Err(Problem::OutOfRange {
-            at: "$.probabilities".into(),
+            at,
             got: "a zero sum".into(),
         });
     }
@@ -393,4 +515,92 @@ fn embeddings(answer: &Value, expected: usize) -> Result<Vec<Vec<f64>>, Problem>
         out.push(vector);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judged::Outputs;
+    use serde_json::json;
+
+    fn probabilities(pairs: &[(&str, f64)]) -> Vec<(String, f64)> {
+        pairs.iter().map(|(v, p)| (v.to_string(), *p)).collect()
+    }
+
+    #[test]
+    fn choice_probabilities_reach_the_verdict_they_belong_to() {
+        let row = json!({"response": "r", "retrieved_contexts": ["a", "b"]});
+        let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
+        let outputs = Outputs::new();
+        let inputs = Inputs::new(&sample, &outputs);
+        let answer = json!({"verdicts": [
+            {"reason": "agrees", "verdict": "no"},
+            {"reason": "contradicts", "verdict": "yes"}
+        ]});
+        let second = probabilities(&[("\"yes\"", 0.7), ("\"no\"", 0.3)]);
+        let annotated = with_choice_probabilities(
+            answer.clone(),
+            [
+                ("/verdicts/1/verdict", &second[..]),
+                // An array item and a missing member have no holder.
+                ("/verdicts/0", &second[..]),
+                ("/verdicts/5/verdict", &second[..]),
+            ],
+        );
+        let Ok(StepOutput::Verdicts(v)) = validate(&StepKey::Contradictions, &inputs, &annotated)
+        else {
+            panic!("{annotated}")
+        };
+        assert_eq!(v[0].probabilities, None);
+        assert_eq!(
+            v[1].probabilities,
+            Some(vec![(Label::Yes, 0.7), (Label::No, 0.3)])
+        );
+        let details = serde_json::to_value(&v).unwrap();
+        assert_eq!(details[0], json!({"verdict": "no", "reason": "agrees"}));
+        assert_eq!(details[1]["verdict_probability"], 0.7);
+        assert_eq!(details[1]["yes_probability"], 0.7);
+
+        // A mismatch shows the answer as the judge wrote it.
+        let short = json!({"verdicts": [{"reason": "r", "verdict": "yes"}]});
+        let yes = probabilities(&[("\"yes\"", 0.9), ("\"no\"", 0.1)]);
+        let annotated =
+            with_choice_probabilities(short.clone(), [("/verdicts/0/verdict", &yes[..])]);
+        assert_ne!(annotated, short);
+        let e = validate(&StepKey::Contradictions, &inputs, &annotated).unwrap_err();
+        assert_eq!(e.answer, short);
+    }
+
+    #[test]
+    fn rating_probabilities_are_read_by_rating_and_checked() {
+        let answer = json!({"reason": "fine", "rating": 4});
+        let five = probabilities(&[("1", 0.0), ("2", 0.1), ("3", 0.1), ("4", 0.6), ("5", 0.2)]);
+        let Ok(StepOutput::Rating(r)) = check_rating(&with_choice_probabilities(
+            answer.clone(),
+            [("/rating", &five[..])],
+        )) else {
+            panic!()
+        };
+        assert_eq!(r.rating, 4);
+        assert_eq!(r.probabilities, Some([0.0, 0.1, 0.1, 0.6, 0.2]));
+        let bad = probabilities(&[("4", 1.5)]);
+        let e = check_rating(&with_choice_probabilities(
+            answer.clone(),
+            [("/rating", &bad[..])],
+        ))
+        .unwrap_err();
+        assert_eq!(
+            e,
+            Problem::OutOfRange {
+                at: "$.$choice_probabilities.rating.4".into(),
+                got: "1.5".into()
+            }
+        );
+        let six = probabilities(&[("6", 1.0)]);
+        assert!(check_rating(&with_choice_probabilities(answer, [("/rating", &six[..])])).is_err());
+    }
+
+    fn check_rating(answer: &Value) -> Result<StepOutput, Problem> {
+        rating(answer).map(StepOutput::Rating)
+    }
 }

@@ -527,3 +527,69 @@ fn judged_parameters_come_from_set() {
     );
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
+
+/// With the real small local judge, which reports the probabilities of its
+/// closed choices: summary_coherence is the probability-weighted rating
+/// (G-Eval), its value (E[rating] - 1) / 4 from the probabilities in its
+/// details, and every verdict of hallucination carries the probability of
+/// its label and of yes. Needs `scripts/fetch-models.sh`.
+#[test]
+fn the_local_judge_gives_summary_coherence_its_expected_rating_and_verdicts_their_probabilities() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&[rag_row()]);
+    let out = fx.path("local-probabilities");
+    let o = assay(
+        &[
+            "eval",
+            data.to_str().unwrap(),
+            "-m",
+            "summary_coherence,hallucination",
+            "--judge",
+            "local:smollm2-135m",
+            "--no-cache",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    ok(&o);
+    let rows = by_metric(&out, "eiffel");
+    let coherence = &rows["summary_coherence"];
+    assert_eq!(coherence["status"], "scored", "{coherence}");
+    let p: Vec<f64> = coherence["details"]["probabilities"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no probabilities: {coherence}"))
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(p.len(), 5, "{coherence}");
+    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{p:?}");
+    let expected: f64 = p.iter().enumerate().map(|(i, x)| (i + 1) as f64 * x).sum();
+    let value = coherence["value"].as_f64().unwrap();
+    assert!(
+        (value - (expected - 1.0) / 4.0).abs() < 1e-12,
+        "{coherence}"
+    );
+
+    let hallucination = &rows["hallucination"];
+    assert_eq!(hallucination["status"], "scored", "{hallucination}");
+    let contexts = hallucination["details"]["contexts"].as_array().unwrap();
+    assert_eq!(contexts.len(), 4, "{hallucination}");
+    for c in contexts {
+        let chosen = c["verdict_probability"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{c}"));
+        let yes = c["yes_probability"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{c}"));
+        assert!(
+            chosen > 0.0 && chosen <= 1.0 && (0.0..=1.0).contains(&yes),
+            "{c}"
+        );
+        match c["verdict"].as_str().unwrap() {
+            "yes" => assert_eq!(chosen, yes, "{c}"),
+            _ => assert!((chosen + yes - 1.0).abs() < 1e-9, "{c}"),
+        }
+    }
+    assert_eq!(fx.server.count(), 0, "nothing went over the network");
+}
