@@ -606,8 +606,13 @@ fn parameters_change_plans_and_signatures() {
     assert_ne!(base, other);
     // The sentence splitter sets the score's denominator: a new splitter,
     // a new version, so results of the old one are never mixed in.
-    let relevancy = d(JudgedId::ContextRelevancy).signature(&prompts).to_string();
-    assert!(relevancy.starts_with("context_relevancy|v2|"), "{relevancy}");
+    let relevancy = d(JudgedId::ContextRelevancy)
+        .signature(&prompts)
+        .to_string();
+    assert!(
+        relevancy.starts_with("context_relevancy|v2|"),
+        "{relevancy}"
+    );
     let sig = f1_only.signature(&prompts).to_string();
     assert!(sig.contains("|weights:1,0|threshold:none|"), "{sig}");
 }

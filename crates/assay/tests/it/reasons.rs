@@ -45,10 +45,10 @@ fn sample_message<'r>(req: &'r Recorded, slot: &str) -> &'r str {
         .as_array()
         .unwrap()
         .iter()
+        .rev()
         .filter(|m| m["role"] == "user")
         .filter_map(|m| m["content"].as_str())
-        .filter(|c| c.starts_with(&format!("{slot}:\n")))
-        .last()
+        .find(|c| c.starts_with(&format!("{slot}:\n")))
         .unwrap_or("")
 }
 
