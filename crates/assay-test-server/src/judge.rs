@@ -11,7 +11,8 @@
 //! toxic when they contain "stupid"; a context is contradicted when both
 //! it and the response mention cheese; generated questions are the first
 //! statement plus a number; coherence is rated 4; an aspect is present when
-//! the response mentions Paris. Embeddings are letter counts.
+//! the response mentions Paris; an outcome's reason quotes the metric and
+//! the score it was given. Embeddings are letter counts.
 
 use crate::{chat, Recorded, Reply};
 use serde_json::{json, Value};
@@ -226,8 +227,15 @@ pub fn answer(prompt: &str, last: &str) -> Value {
                 .collect();
             json!({"insufficient_information": picked.is_empty(), "sentences": picked})
         }
+        "outcome_reason" => json!({"reason": reason_for(sec("metric"), sec("score"))}),
         _ => json!({}),
     }
+}
+
+/// What [`answer`] says to the `outcome_reason` prompt: the metric and
+/// the score it was given, quoted.
+pub fn reason_for(metric: &str, score: &str) -> String {
+    format!("{metric} scored {score}.")
 }
 
 /// A bag-of-letters embedding: similar texts, similar vectors.

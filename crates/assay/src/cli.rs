@@ -265,6 +265,12 @@ pub struct JudgeArgs {
     /// sending it (see `assay batch import`).
     #[arg(long, value_enum, value_name = "MODE")]
     pub batch: Option<BatchMode>,
+    /// How a scored outcome's reason is written: `composed` from the
+    /// judge's verdicts, no extra call; `llm`: one more judge call per
+    /// scored outcome writes it in prose (the composed one stays in
+    /// `details.composed_reason`).
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Reasons::Composed)]
+    pub reasons: Reasons,
 }
 
 /// How judge calls that are not in the cache are made.
@@ -272,6 +278,15 @@ pub struct JudgeArgs {
 pub enum BatchMode {
     /// Write them to a batch file; send nothing.
     Export,
+}
+
+/// Who writes the `reason` of a scored judged outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Reasons {
+    /// Composed from the verdicts, without a call.
+    Composed,
+    /// Written by the judge in one more call per scored outcome.
+    Llm,
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,7 @@
 //! Turns the typed command line into a resolved run.
 
 use crate::batch::Export;
-use crate::cli::{BatchMode, EvalArgs, JudgeArgs, OutputFormat};
+use crate::cli::{BatchMode, EvalArgs, JudgeArgs, OutputFormat, Reasons};
 use crate::merge::Shard;
 use crate::rundir::Existing;
 use anyhow::{bail, Context, Result};
@@ -51,6 +51,8 @@ pub struct JudgedRun {
     /// `--batch export`: the judge answers from the cache only, and this
     /// collects the requests it could not answer.
     pub export: Option<Export>,
+    /// `--reasons`: whether scored outcomes get a judge-written reason.
+    pub reasons: Reasons,
 }
 
 /// A `--judge` / `--embedder` value.
@@ -359,6 +361,7 @@ fn judged_run(
         prices,
         repeats: args.repeats,
         export,
+        reasons: args.reasons,
     })
 }
 

@@ -17,6 +17,7 @@
 //! flight (finished ones are in the cache), and writes what is done with
 //! `"complete": false`.
 
+use crate::cli::Reasons;
 use crate::config::{EvalConfig, JudgedRun, Strictness, UsageError};
 use crate::interrupt::Interrupt;
 use crate::judging::judge_sample;
@@ -28,7 +29,7 @@ use assay_core::{
     Summary,
 };
 use assay_llm::{CallKind, ChatModel, Embedder, Latency, PriceTable, UsageLedger, UsageSummary};
-use assay_metrics::judged::{ragas_score, MetricMean};
+use assay_metrics::judged::{ragas_score, MetricMean, PromptId};
 use assay_metrics::{Corpus, CorpusScore, Direction, Metric, Scorer};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -879,7 +880,7 @@ fn manifest_core(cfg: &EvalConfig) -> Result<Value> {
                 "repeat_seeds": "repeat r of a step with n votes: seeds r*n..r*n+n-1",
             },
             "embedder": j.embedder.as_ref().map(|(e, spec)| json!({"spec": spec.to_string(), "identity": e.identity()})),
-            "prompts": j.prompts.iter().map(|p| json!({"id": p.id.name(), "version": p.version, "sha256": p.hash})).collect::<Vec<_>>(),
+            "prompts": j.prompts.iter().filter(|p| used_prompt(j, p.id)).map(|p| json!({"id": p.id.name(), "version": p.version, "sha256": p.hash})).collect::<Vec<_>>(),
         })),
     });
     // Set by build.rs when built from a git checkout.
@@ -887,6 +888,12 @@ fn manifest_core(cfg: &EvalConfig) -> Result<Value> {
         manifest["git_revision"] = Value::from(rev);
     }
     Ok(manifest)
+}
+
+/// Whether the manifest lists prompt `id`: the reason prompt only when
+/// `--reasons llm` uses it, so the manifests of other runs stay as they were.
+fn used_prompt(j: &JudgedRun, id: PromptId) -> bool {
+    id != PromptId::OutcomeReason || j.reasons == Reasons::Llm
 }
 
 /// The metric's signature with the models that judged it.
@@ -900,6 +907,10 @@ fn judged_signature(j: &JudgedRun, m: &assay_metrics::judged::JudgedMetric) -> S
         .with("seed", 0);
     if j.repeats > 1 {
         sig = sig.with("repeats", j.repeats);
+    }
+    if j.reasons == Reasons::Llm {
+        let p = j.prompts.get(PromptId::OutcomeReason);
+        sig = sig.with("reasons", format!("llm-v{}-{}", p.version, &p.hash[..12]));
     }
     if m.needs_embedder() {
         if let Some((_, spec)) = &j.embedder {

@@ -2,25 +2,33 @@
 //! steps they read are done, judge calls go through the `Judge` (cache,
 //! single-flight, limiter, retries, schema repair), embeddings through the
 //! `CachedEmbedder`. An answer that fits its schema but not its question
-//! (a [`Mismatch`]) gets one re-ask showing the model its answer and the
-//! problem (single-vote steps; a multi-vote step's mismatch fails at
-//! once). Failures become outcomes of the metrics that needed the step;
+//! (a [`Mismatch`]) is shown back to the judge with the problem, at most
+//! `repair_attempts` times, then fails as a `mismatch` carrying the answer;
+//! a step that draws several votes has each vote checked and repaired on
+//! its own. Failures become outcomes of the metrics that needed the step;
 //! only a run-fatal judge error (`auth`) is returned as an error. Under
 //! `--batch export` a judge call missing from the cache defers its step
 //! (and the steps that read it), and the sample gives no judged outcome.
+//!
+//! With `--reasons llm`, each scored outcome then gets one more call for a
+//! prose reason ([`assay_metrics::judged::reason`]), checked and repaired
+//! the same way; its failure leaves the score and its composed reason.
 
+use crate::cli::Reasons;
 use crate::config::JudgedRun;
 use assay_core::{Failure, FailureKind, Outcome, Sample};
 use assay_llm::{
     CallKind, ChatModel, ChatRequest, ChatResponse, Error, ErrorKind, Message, PromptRef, Scope,
     UsageLedger,
 };
-use assay_metrics::judged::validate::with_choice_probabilities;
+use assay_metrics::judged::validate::{with_choice_probabilities, without_choice_probabilities};
 use assay_metrics::judged::{
-    render, validate, Inputs, JudgeRequest, JudgedMetric, Mismatch, Outputs, Request, Role, StepKey,
+    reason, render, validate, validate_vote, Inputs, JudgeRequest, JudgedMetric, Mismatch, Outputs,
+    Problem, PromptId, Request, Role, StepKey, StepOutput,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::Arc;
 use tokio::task::JoinSet;
 
@@ -38,9 +46,26 @@ enum State {
 /// run-fatal judge error that stops the run.
 pub type Judged = Result<Option<Vec<Outcome>>, Error>;
 
-/// What a finished call brings back: the step's position, and the answer
-/// (`None`: deferred to the batch file).
-type Answer = (usize, Result<Option<Value>, Error>);
+/// How a call ended, repairs included.
+enum Asked<T> {
+    Valid(T),
+    /// Missing from the cache under `--batch export`: in the batch file.
+    Deferred,
+    Failed(Failure),
+    /// A run-fatal judge error (`auth`).
+    Fatal(Error),
+}
+
+impl<T> From<Error> for Asked<T> {
+    /// A judge error: run-fatal, or the failure of the call's outcomes.
+    fn from(e: Error) -> Self {
+        if e.kind().is_run_fatal() {
+            Asked::Fatal(e)
+        } else {
+            Asked::Failed(judge_failure(&e))
+        }
+    }
+}
 
 /// Scores `sample` with every judged metric of `run`: one outcome per
 /// output, in the order of [`JudgedMetric::outputs`] over the metrics;
@@ -59,10 +84,8 @@ pub async fn judge_sample(
         .map(|s| scope_of(&run.metrics, &sample, &s.key))
         .collect();
     let mut states: Vec<State> = plan.steps.iter().map(|_| State::Waiting).collect();
-    let mut requests: Vec<Option<JudgeRequest>> = vec![None; plan.steps.len()];
-    let mut repaired = vec![false; plan.steps.len()];
     let mut outputs = Outputs::new();
-    let mut calls: JoinSet<Answer> = JoinSet::new();
+    let mut calls: JoinSet<(usize, Asked<StepOutput>)> = JoinSet::new();
     loop {
         // Steps come dependencies first, so one pass in order starts every
         // step whose inputs are ready, resolved steps included.
@@ -89,6 +112,18 @@ pub async fn judge_sample(
                 continue;
             }
             let request = render(&run.prompts, &step.key, &Inputs::new(&sample, &outputs));
+            // What the call's answer is checked against: the outputs the
+            // step reads, copied so the call can run on its own.
+            let read: Outputs = step
+                .deps
+                .iter()
+                .filter_map(|d| {
+                    let key = &plan.steps[*d].key;
+                    outputs.get(key).map(|o| (key.clone(), o.clone()))
+                })
+                .collect();
+            let (run, ledger, sample) =
+                (Arc::clone(&run), Arc::clone(&ledger), Arc::clone(&sample));
             match request {
                 Err(e) => states[i] = State::Failed(internal(&step.key, &e)),
                 Ok(Request::Resolved(output)) => {
@@ -96,19 +131,35 @@ pub async fn judge_sample(
                     states[i] = State::Done;
                 }
                 Ok(Request::Judge(req)) => {
-                    let (run, ledger, scope) =
-                        (Arc::clone(&run), Arc::clone(&ledger), scopes[i].clone());
-                    let chats =
-                        chat_requests(&req, req.messages.iter().map(to_llm).collect(), repeat);
-                    calls.spawn(async move { (i, ask(&run, &ledger, &scope, chats).await) });
-                    requests[i] = Some(req);
+                    let scope = scopes[i].clone();
+                    calls.spawn(async move {
+                        let asker = Asker {
+                            run: &run,
+                            ledger: &ledger,
+                            scope: &scope,
+                        };
+                        let inputs = Inputs::new(&sample, &read);
+                        (i, asker.step(&req, &inputs, repeat).await)
+                    });
                     states[i] = State::Running;
                 }
                 Ok(Request::Embed(req)) => {
-                    let (run, ledger, scope) =
-                        (Arc::clone(&run), Arc::clone(&ledger), scopes[i].clone());
+                    let scope = scopes[i].clone();
                     calls.spawn(async move {
-                        (i, embed(&run, &ledger, &scope, &req.texts).await.map(Some))
+                        let asked = match embed(&run, &ledger, &scope, &req.texts).await {
+                            Ok(answer) => {
+                                match validate(&req.step, &Inputs::new(&sample, &read), &answer) {
+                                    Ok(output) => Asked::Valid(output),
+                                    Err(m) => Asked::Failed(mismatch_failure(
+                                        &format!("step {}", m.step),
+                                        &m.problem,
+                                        &m.answer,
+                                    )),
+                                }
+                            }
+                            Err(e) => Asked::from(e),
+                        };
+                        (i, asked)
                     });
                     states[i] = State::Running;
                 }
@@ -117,51 +168,22 @@ pub async fn judge_sample(
         let Some(joined) = calls.join_next().await else {
             break;
         };
-        let (i, answer) = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-        let key = &plan.steps[i].key;
-        let answer = match answer {
-            Ok(Some(a)) => a,
-            Ok(None) => {
-                states[i] = State::Deferred;
-                continue;
+        let (i, asked) = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        states[i] = match asked {
+            Asked::Valid(output) => {
+                outputs.insert(plan.steps[i].key.clone(), output);
+                State::Done
             }
-            Err(e) if e.kind().is_run_fatal() => {
+            Asked::Deferred => State::Deferred,
+            Asked::Failed(f) => State::Failed(f),
+            Asked::Fatal(e) => {
                 calls.abort_all();
                 return Err(e);
             }
-            Err(e) => {
-                states[i] = State::Failed(judge_failure(&e));
-                continue;
-            }
         };
-        let checked = validate(key, &Inputs::new(&sample, &outputs), &answer);
-        match checked {
-            Ok(output) => {
-                outputs.insert(key.clone(), output);
-                states[i] = State::Done;
-            }
-            Err(mismatch) => match requests[i].as_ref().filter(|r| r.n_votes == 1) {
-                Some(req) if !repaired[i] => {
-                    repaired[i] = true;
-                    let chats = chat_requests(req, repair_conversation(req, &mismatch), repeat);
-                    let (run, ledger, scope) =
-                        (Arc::clone(&run), Arc::clone(&ledger), scopes[i].clone());
-                    calls.spawn(async move { (i, ask(&run, &ledger, &scope, chats).await) });
-                }
-                _ => {
-                    states[i] = State::Failed(Failure {
-                        kind: FailureKind::Mismatch,
-                        message: format!("{mismatch}; answer: {}", mismatch.answer),
-                    })
-                }
-            },
-        }
     }
     if states.iter().any(|s| matches!(s, State::Deferred)) {
-        if let Some(export) = &run.export {
-            export.defer_sample();
-        }
-        return Ok(None);
+        return deferred(&run);
     }
     let failures: BTreeMap<&StepKey, &Failure> = plan
         .steps
@@ -172,10 +194,11 @@ pub async fn judge_sample(
             _ => None,
         })
         .collect();
-    let mut out = Vec::new();
-    for metric in &run.metrics {
+    // (metric position, output name, outcome), in output order.
+    let mut out: Vec<(usize, String, Outcome)> = Vec::new();
+    for (m, metric) in run.metrics.iter().enumerate() {
         match metric.score(&sample, &outputs) {
-            Ok(scored) => out.extend(scored.into_iter().map(|(_, o)| o)),
+            Ok(scored) => out.extend(scored.into_iter().map(|(name, o)| (m, name, o))),
             Err(e) => {
                 let failure = metric_steps(metric, &sample)
                     .iter()
@@ -190,13 +213,87 @@ pub async fn judge_sample(
                 out.extend(
                     metric
                         .outputs()
-                        .iter()
-                        .map(|_| Outcome::Failed(failure.clone())),
+                        .into_iter()
+                        .map(|name| (m, name, Outcome::Failed(failure.clone()))),
                 );
             }
         }
     }
-    Ok(Some(out))
+    match run.reasons {
+        Reasons::Composed => Ok(Some(out.into_iter().map(|(_, _, o)| o).collect())),
+        Reasons::Llm => explain(run, ledger, out, repeat).await,
+    }
+}
+
+/// The outcomes with the judge-written reason of each scored one (see
+/// [`reason::explained`]); the calls run at once, under the judge's limits.
+async fn explain(
+    run: Arc<JudgedRun>,
+    ledger: Arc<UsageLedger>,
+    outcomes: Vec<(usize, String, Outcome)>,
+    repeat: u32,
+) -> Judged {
+    let mut calls: JoinSet<(usize, Asked<String>)> = JoinSet::new();
+    for (o, (m, name, outcome)) in outcomes.iter().enumerate() {
+        let Some(req) = reason::request(&run.prompts, &run.metrics[*m], name, outcome) else {
+            continue;
+        };
+        let (run, ledger) = (Arc::clone(&run), Arc::clone(&ledger));
+        let (scope, what) = (
+            Scope::new([run.metrics[*m].id().to_string()]),
+            format!("reason of {name}"),
+        );
+        calls.spawn(async move {
+            let asker = Asker {
+                run: &run,
+                ledger: &ledger,
+                scope: &scope,
+            };
+            let chat = chat_request(req.prompt_id, req.prompt_version, to_llm_all(&req.messages))
+                .with_schema(req.schema);
+            (
+                o,
+                asker
+                    .checked(&what, seeded(chat, 0.0, u64::from(repeat)), reason::check)
+                    .await,
+            )
+        });
+    }
+    let mut written: Vec<Option<Result<String, Failure>>> = vec![None; outcomes.len()];
+    let mut waiting = false;
+    while let Some(joined) = calls.join_next().await {
+        let (o, asked) = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+        match asked {
+            Asked::Valid(text) => written[o] = Some(Ok(text)),
+            Asked::Deferred => waiting = true,
+            Asked::Failed(f) => written[o] = Some(Err(f)),
+            Asked::Fatal(e) => {
+                calls.abort_all();
+                return Err(e);
+            }
+        }
+    }
+    if waiting {
+        return deferred(&run);
+    }
+    Ok(Some(
+        outcomes
+            .into_iter()
+            .zip(written)
+            .map(|((_, _, outcome), w)| match w {
+                Some(w) => reason::explained(outcome, w),
+                None => outcome,
+            })
+            .collect(),
+    ))
+}
+
+/// A sample deferred to the batch file: no judged outcome this round.
+fn deferred(run: &JudgedRun) -> Judged {
+    if let Some(export) = &run.export {
+        export.defer_sample();
+    }
+    Ok(None)
 }
 
 /// The steps a metric reads, with the shared-statements form of
@@ -232,88 +329,184 @@ fn to_llm(m: &assay_metrics::judged::Message) -> Message {
     }
 }
 
+fn to_llm_all(messages: &[assay_metrics::judged::Message]) -> Vec<Message> {
+    messages.iter().map(to_llm).collect()
+}
+
+/// A chat request of prompt `id` at `version` (its cache key's prompt part).
+fn chat_request(id: PromptId, version: u32, messages: Vec<Message>) -> ChatRequest {
+    ChatRequest::new(
+        PromptRef {
+            id: id.name().to_string(),
+            version: version.to_string(),
+        },
+        messages,
+    )
+}
+
+fn seeded(mut chat: ChatRequest, temperature: f64, seed: u64) -> ChatRequest {
+    chat.sampling.temperature = temperature;
+    chat.sampling.seed = Some(seed);
+    chat
+}
+
 /// One chat request per vote, each with its own seed so votes can differ.
 /// Repeat r's votes take the seeds after those of repeat r - 1, so repeat
 /// 0 keeps seeds 0..n (and the cache of runs made before `--repeats`).
-fn chat_requests(req: &JudgeRequest, messages: Vec<Message>, repeat: u32) -> Vec<ChatRequest> {
+fn chat_requests(req: &JudgeRequest, repeat: u32) -> Vec<ChatRequest> {
     let n_votes = req.n_votes.max(1);
+    let chat = chat_request(req.prompt_id, req.prompt_version, to_llm_all(&req.messages))
+        .with_schema(req.schema.clone());
     (0..n_votes)
         .map(|vote| {
-            let mut chat = ChatRequest::new(
-                PromptRef {
-                    id: req.prompt_id.name().to_string(),
-                    version: req.prompt_version.to_string(),
-                },
-                messages.clone(),
-            )
-            .with_schema(req.schema.clone());
-            chat.sampling.temperature = req.temperature;
-            chat.sampling.seed = Some(u64::from(repeat) * u64::from(n_votes) + u64::from(vote));
-            chat
+            let seed = u64::from(repeat) * u64::from(n_votes) + u64::from(vote);
+            seeded(chat.clone(), req.temperature, seed)
         })
         .collect()
 }
 
-/// The request again, with the model's answer and what is wrong with it.
-fn repair_conversation(req: &JudgeRequest, mismatch: &Mismatch) -> Vec<Message> {
-    let mut messages: Vec<Message> = req.messages.iter().map(to_llm).collect();
-    messages.push(Message::assistant(mismatch.answer.to_string()));
+/// The conversation again, with the model's answer and what is wrong with it.
+fn repair_conversation(messages: &[Message], answer: &Value, problem: &Problem) -> Vec<Message> {
+    let mut messages = messages.to_vec();
+    messages.push(Message::assistant(answer.to_string()));
     messages.push(Message::user(format!(
-        "Your answer does not fit the question: {}. Reply again with only the corrected JSON.",
-        mismatch.problem
+        "Your answer does not fit the question: {problem}. Reply again with only the corrected JSON."
     )));
     messages
 }
 
-/// Asks every vote; one vote's answer is the answer, several are a JSON
-/// array. Under `--batch export` every vote missing from the cache is
-/// deferred (all of them, so one batch file holds them) and the answer is
-/// `None`.
-async fn ask(
-    run: &JudgedRun,
-    ledger: &UsageLedger,
-    scope: &Scope,
-    chats: Vec<ChatRequest>,
-) -> Result<Option<Value>, Error> {
-    let model = run.judge.identity().model.clone();
-    let mut answers = Vec::with_capacity(chats.len());
-    let mut deferred = false;
-    for chat in &chats {
+/// A `mismatch` failure with the answer as evidence.
+fn mismatch_failure(what: &dyn fmt::Display, problem: &Problem, answer: &Value) -> Failure {
+    Failure {
+        kind: FailureKind::Mismatch,
+        message: format!("{what}: {problem}; answer: {answer}"),
+    }
+}
+
+/// The judge calls of one sample's metric: `scope` is the metric its usage
+/// is counted under.
+struct Asker<'a> {
+    run: &'a JudgedRun,
+    ledger: &'a UsageLedger,
+    scope: &'a Scope,
+}
+
+impl Asker<'_> {
+    /// A judge step's output: one checked answer, or, for a step that draws
+    /// several votes, each vote checked (and repaired) on its own, then
+    /// all of them together. Every vote missing from the cache under
+    /// `--batch export` is deferred, so one batch file holds them all.
+    async fn step(
+        &self,
+        req: &JudgeRequest,
+        inputs: &Inputs<'_>,
+        repeat: u32,
+    ) -> Asked<StepOutput> {
+        let what = format!("step {}", req.step);
+        let problem = |m: Mismatch| *m.problem;
+        let mut chats = chat_requests(req, repeat);
+        if chats.len() == 1 {
+            let chat = chats.remove(0);
+            return self
+                .checked(&what, chat, |a| {
+                    validate(&req.step, inputs, a).map_err(problem)
+                })
+                .await;
+        }
+        let mut votes = Vec::with_capacity(chats.len());
+        let mut waiting = false;
+        for (v, chat) in chats.into_iter().enumerate() {
+            let vote = format!("{what}, vote {}", v + 1);
+            let check = |a: &Value| {
+                validate_vote(&req.step, inputs, a)
+                    .map(|()| a.clone())
+                    .map_err(problem)
+            };
+            match self.checked(&vote, chat, check).await {
+                Asked::Valid(answer) => votes.push(answer),
+                Asked::Deferred => waiting = true,
+                Asked::Failed(f) => return Asked::Failed(f),
+                Asked::Fatal(e) => return Asked::Fatal(e),
+            }
+        }
+        if waiting {
+            return Asked::Deferred;
+        }
+        let all = Value::Array(votes);
+        match validate(&req.step, inputs, &all) {
+            Ok(output) => Asked::Valid(output),
+            Err(m) => Asked::Failed(mismatch_failure(&what, &m.problem, &all)),
+        }
+    }
+
+    /// Asks `chat` and checks the answer with `check`. An answer that does
+    /// not fit is shown back to the judge with the problem, at most
+    /// `repair_attempts` times, then becomes a `mismatch` failure of
+    /// `what` carrying the last answer.
+    async fn checked<T>(
+        &self,
+        what: &(dyn fmt::Display + Sync),
+        mut chat: ChatRequest,
+        check: impl Fn(&Value) -> Result<T, Problem>,
+    ) -> Asked<T> {
+        let asked = chat.messages.clone();
+        let mut repairs = 0;
+        loop {
+            let answer = match self.ask(&chat).await {
+                Ok(Some(answer)) => answer,
+                Ok(None) => return Asked::Deferred,
+                Err(e) => return Asked::from(e),
+            };
+            match check(&answer) {
+                Ok(valid) => return Asked::Valid(valid),
+                // The judge is shown, and the evidence keeps, its answer as
+                // written: without the choice probabilities put beside it.
+                Err(problem) if repairs < self.run.options.repair_attempts => {
+                    repairs += 1;
+                    let written = without_choice_probabilities(&answer);
+                    chat.messages = repair_conversation(&asked, &written, &problem);
+                }
+                Err(problem) => {
+                    let written = without_choice_probabilities(&answer);
+                    return Asked::Failed(mismatch_failure(what, &problem, &written));
+                }
+            }
+        }
+    }
+
+    /// The JSON answer to `chat`, its usage in the ledger; `None` under
+    /// `--batch export` when the cache lacks it (it goes into the batch
+    /// file instead).
+    async fn ask(&self, chat: &ChatRequest) -> Result<Option<Value>, Error> {
+        let run = self.run;
+        let model = &run.judge.identity().model;
         let answer = match &run.export {
             None => run.judge.chat(chat).await,
             Some(export) => match run.judge.lookup(chat) {
                 Ok(Some(resp)) => Ok(resp),
                 Ok(None) => {
                     export.defer(chat);
-                    deferred = true;
-                    continue;
+                    return Ok(None);
                 }
                 Err(e) => Err(e),
             },
         };
         match answer {
             Ok(resp) => {
-                ledger.record(scope, &model, CallKind::Chat, &resp);
+                self.ledger.record(self.scope, model, CallKind::Chat, &resp);
                 let resp = with_probabilities(resp);
-                answers.push(resp.json.ok_or_else(|| {
+                resp.json.map(Some).ok_or_else(|| {
                     Error::new(ErrorKind::InvalidResponse, "no JSON answer")
                         .with_raw_output(resp.text)
-                })?);
+                })
             }
             Err(e) => {
-                ledger.record_failure(scope, &model, CallKind::Chat, &e);
-                return Err(e);
+                self.ledger
+                    .record_failure(self.scope, model, CallKind::Chat, &e);
+                Err(e)
             }
         }
     }
-    if deferred {
-        return Ok(None);
-    }
-    Ok(Some(if answers.len() == 1 {
-        answers.pop().unwrap_or_default()
-    } else {
-        Value::Array(answers)
-    }))
 }
 
 /// The answer's JSON with the judge's choice probabilities beside the

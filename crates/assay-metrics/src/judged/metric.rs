@@ -616,7 +616,11 @@ impl JudgedMetric {
     /// The signature: id, implementation version, every parameter, and the
     /// version and hash prefix of every prompt used.
     pub fn signature(&self, prompts: &PromptSet) -> Signature {
-        let mut sig = Signature::new(self.id().name(), 1);
+        let version = match self.id() {
+            JudgedId::ContextRelevancy => context_relevancy::SIGNATURE_VERSION,
+            _ => 1,
+        };
+        let mut sig = Signature::new(self.id().name(), version);
         for (k, v) in self.params() {
             sig = sig.with(k, v);
         }

@@ -27,6 +27,7 @@ pub mod configure;
 pub mod metric;
 pub mod plan;
 pub mod prompt;
+pub mod reason;
 pub mod render;
 pub mod schema;
 pub mod step;
@@ -67,4 +68,4 @@ pub use step::{
     Aspect, EmbedText, Extraction, GeneratedQuestion, InputError, Inputs, Label, Outputs, Rating,
     StepKey, StepOutput, UsefulFor, Verdict,
 };
-pub use validate::{validate, Mismatch, Problem};
+pub use validate::{validate, validate_vote, Mismatch, Problem};

@@ -38,6 +38,9 @@ pub enum PromptId {
     ToxicityVerdicts,
     AspectVerdict,
     SentenceExtraction,
+    /// The judge-written reason of a scored outcome (`--reasons llm`); no
+    /// step uses it, see [`crate::judged::reason`].
+    OutcomeReason,
 }
 
 /// Whether a slot holds one text or a numbered list of texts.
@@ -50,7 +53,7 @@ pub enum SlotKind {
 
 impl PromptId {
     /// Every prompt, in file-listing order.
-    pub const ALL: [PromptId; 19] = [
+    pub const ALL: [PromptId; 20] = [
         PromptId::Statements,
         PromptId::Opinions,
         PromptId::FaithfulnessVerdicts,
@@ -70,6 +73,7 @@ impl PromptId {
         PromptId::ToxicityVerdicts,
         PromptId::AspectVerdict,
         PromptId::SentenceExtraction,
+        PromptId::OutcomeReason,
     ];
 
     pub fn name(self) -> &'static str {
@@ -93,6 +97,7 @@ impl PromptId {
             PromptId::ToxicityVerdicts => "toxicity_verdicts",
             PromptId::AspectVerdict => "aspect_verdict",
             PromptId::SentenceExtraction => "sentence_extraction",
+            PromptId::OutcomeReason => "outcome_reason",
         }
     }
 
@@ -138,6 +143,13 @@ impl PromptId {
                 ("contexts", List),
             ],
             PromptId::SentenceExtraction => &[("question", Text), ("context", Text)],
+            PromptId::OutcomeReason => &[
+                ("metric", Text),
+                ("definition", Text),
+                ("score", Text),
+                ("summary", Text),
+                ("verdicts", Text),
+            ],
         }
     }
 
@@ -168,6 +180,7 @@ impl PromptId {
             PromptId::ToxicityVerdicts => include_str!("../../prompts/toxicity_verdicts.json"),
             PromptId::AspectVerdict => include_str!("../../prompts/aspect_verdict.json"),
             PromptId::SentenceExtraction => include_str!("../../prompts/sentence_extraction.json"),
+            PromptId::OutcomeReason => include_str!("../../prompts/outcome_reason.json"),
         }
     }
 }

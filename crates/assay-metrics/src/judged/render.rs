@@ -395,14 +395,15 @@ fn count_paths(id: PromptId) -> &'static [&'static str] {
         | PromptId::CoherenceRating
         | PromptId::AspectVerdict
         | PromptId::SentenceExtraction
-        | PromptId::ReferenceRecall => &[],
+        | PromptId::ReferenceRecall
+        | PromptId::OutcomeReason => &[],
         PromptId::GeneratedQuestions => &["questions"],
         PromptId::CorrectnessClassification => &["response", "reference"],
         _ => &["verdicts"],
     }
 }
 
-fn user_message<'s>(
+pub(crate) fn user_message<'s>(
     prompt: &Prompt,
     slot: impl Fn(&str) -> Option<&'s SlotValue>,
     counts: &[(&'static str, usize)],

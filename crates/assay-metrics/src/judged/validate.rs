@@ -91,11 +91,43 @@ pub fn validate(
     inputs: &Inputs<'_>,
     answer: &Value,
 ) -> Result<StepOutput, Mismatch> {
-    check(step, inputs, answer).map_err(|problem| Mismatch {
+    check(step, inputs, answer).map_err(mismatched(step, answer))
+}
+
+/// Wraps a problem of `answer` to `step` with its evidence.
+fn mismatched<'a>(step: &'a StepKey, answer: &'a Value) -> impl FnOnce(Problem) -> Mismatch + 'a {
+    move |problem| Mismatch {
         step: step.clone(),
         problem: Box::new(problem),
         answer: without_choice_probabilities(answer),
-    })
+    }
+}
+
+/// Checks the answer of ONE vote of a step that draws several (see
+/// [`crate::judged::render::JudgeRequest::n_votes`]) as if it were the only
+/// one, so that the judge layer can re-ask that vote alone: the problem's
+/// paths are relative to the vote's answer and the mismatch carries it.
+/// For any other step this is [`validate()`] without the output.
+///
+/// ```
+/// use assay_metrics::judged::{validate_vote, Inputs, Outputs, StepKey};
+/// let row = serde_json::json!({"user_input": "q", "retrieved_contexts": ["a"]});
+/// let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
+/// let outputs = Outputs::new();
+/// let inputs = Inputs::new(&sample, &outputs);
+/// let step = StepKey::SentenceExtraction { votes: 3 };
+/// let vote = serde_json::json!({"insufficient_information": true, "sentences": ["a"]});
+/// let err = validate_vote(&step, &inputs, &vote).unwrap_err();
+/// assert_eq!(err.answer, vote);
+/// assert!(err.to_string().contains("$.sentences: expected none"), "{err}");
+/// ```
+pub fn validate_vote(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<(), Mismatch> {
+    let checked = match step {
+        StepKey::AspectVerdict { .. } => verdict(answer, "$", step.labels()).map(drop),
+        StepKey::SentenceExtraction { .. } => extraction(answer, "$").map(drop),
+        _ => check(step, inputs, answer).map(drop),
+    };
+    checked.map_err(mismatched(step, answer))
 }
 
 /// The judge's answer with the probabilities of its closed choices put
@@ -149,8 +181,9 @@ pub fn with_choice_probabilities<'a>(
     answer
 }
 
-/// `answer` without what [`with_choice_probabilities`] added.
-fn without_choice_probabilities(answer: &Value) -> Value {
+/// `answer` without what [`with_choice_probabilities`] added: the answer
+/// as the judge wrote it.
+pub fn without_choice_probabilities(answer: &Value) -> Value {
     match answer {
         Value::Object(map) => Value::Object(
             map.iter()
@@ -482,6 +515,14 @@ fn extraction(vote: &Value, at: &str) -> Result<Extraction, Problem> {
         &format!("{at}.insufficient_information"),
     )?;
     let sentences = texts(field(vote, at, "sentences")?, &format!("{at}.sentences"))?;
+    // Sentences beside "insufficient" contradict it: which half is meant
+    // decides the score, so the vote is asked again rather than guessed.
+    if insufficient && !sentences.is_empty() {
+        return Err(Problem::Shape {
+            at: format!("{at}.sentences"),
+            expected: "none when insufficient_information is true",
+        });
+    }
     Ok(if insufficient {
         Extraction::InsufficientInformation
     } else {

@@ -400,6 +400,8 @@ fn every_judge_step_renders_the_fields_it_judges() {
             assert!(req.temperature > 0.0);
         }
     }
+    // The reason prompt explains outcomes, not steps (see `reason` tests).
+    seen.insert(PromptId::OutcomeReason);
     assert_eq!(seen.len(), PromptId::ALL.len(), "every prompt is exercised");
 }
 
@@ -602,6 +604,15 @@ fn parameters_change_plans_and_signatures() {
         "{base}"
     );
     assert_ne!(base, other);
+    // The sentence splitter sets the score's denominator: a new splitter,
+    // a new version, so results of the old one are never mixed in.
+    let relevancy = d(JudgedId::ContextRelevancy)
+        .signature(&prompts)
+        .to_string();
+    assert!(
+        relevancy.starts_with("context_relevancy|v2|"),
+        "{relevancy}"
+    );
     let sig = f1_only.signature(&prompts).to_string();
     assert!(sig.contains("|weights:1,0|threshold:none|"), "{sig}");
 }
@@ -617,6 +628,8 @@ fn every_metric_declares_its_contract() {
         assert_eq!(m.id(), id);
         assert!(!m.required().is_empty(), "{id}");
     }
+    // `--reasons llm` uses the reason prompt for every metric.
+    used.insert(PromptId::OutcomeReason);
     assert_eq!(
         used.len(),
         PromptId::ALL.len(),

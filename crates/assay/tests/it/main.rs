@@ -10,6 +10,7 @@ mod judged;
 mod metrics_cmd;
 mod parity;
 mod progress;
+mod reasons;
 mod report;
 mod resume;
 mod shard;
