@@ -3,7 +3,7 @@
 //! loopback server, `assay batch import`, and a final run whose results
 //! equal a live run's.
 
-use crate::common::{assay, read_json, results, stderr};
+use crate::common::{assay, read_json, results, results_by_key, stderr};
 use crate::judged::{ok, rag_row, Fixture, KEY};
 use assay_test_server::{chat_body, judge, Recorded};
 use serde_json::{json, Value};
@@ -94,32 +94,21 @@ fn outcomes(out: &Path) -> BTreeMap<(String, String), (Value, Value, Value)> {
         .collect()
 }
 
-fn requests_file(out: &Path) -> PathBuf {
-    out.join("batch/round-1.requests.jsonl")
-}
-
-#[test]
-fn batch_rounds_end_with_the_results_of_a_live_run() {
-    let fx = Fixture::content_reading();
-    let data = fx.data(&rows());
-    ok(&fx.eval(&data, METRICS, "live", &NO_EMBEDDINGS));
-    let live_calls = fx.server.count();
-    assert!(live_calls > 0);
-    let cache = fx.path("cache.sqlite");
-    ok(&assay(
-        &["cache", "clear", "--cache", cache.to_str().unwrap()],
-        None,
-    ));
-
+/// Runs `eval --batch export` (with `extra` flags) into the run directory
+/// `export` round after round, answering each round's requests file as the
+/// loopback judge would and importing it, until a round finds every answer
+/// in the cache; checks that no round sends a request. The number of
+/// rounds that exported requests, and the run directory.
+fn export_rounds(fx: &Fixture, data: &Path, extra: &[&str], live_calls: usize) -> (usize, PathBuf) {
     // Every round is the same command on the same run directory: each one
     // resumes the run and goes as far as the cache allows.
     let mut rounds = 0;
     let last = loop {
         let o = fx.eval(
-            &data,
+            data,
             METRICS,
             "export",
-            &[&NO_EMBEDDINGS[..], &["--batch", "export"]].concat(),
+            &[extra, &["--batch", "export"]].concat(),
         );
         ok(&o);
         assert_eq!(fx.server.count(), live_calls, "export mode sent a request");
@@ -154,7 +143,7 @@ fn batch_rounds_end_with_the_results_of_a_live_run() {
 
         let output = format!("output-{rounds}.jsonl");
         std::fs::write(fx.path(&output), answer_batch(&requests, |_| 200)).unwrap();
-        let o = import(&fx, &output, &out);
+        let o = import(fx, &output, &out);
         ok(&o);
         let said = String::from_utf8_lossy(&o.stdout).into_owned();
         assert!(
@@ -164,6 +153,39 @@ fn batch_rounds_end_with_the_results_of_a_live_run() {
         assert!(said.contains("; 0 failed; 0 matched no"), "{said}");
         assert!(rounds < 5, "the rounds do not end");
     };
+    (rounds, last)
+}
+
+fn clear_cache(fx: &Fixture) {
+    let cache = fx.path("cache.sqlite");
+    ok(&assay(
+        &["cache", "clear", "--cache", cache.to_str().unwrap()],
+        None,
+    ));
+}
+
+/// (sample_id, metric) -> reason of a run's results.
+fn reasons(out: &Path) -> BTreeMap<(String, String), Value> {
+    results_by_key(out)
+        .into_iter()
+        .map(|(key, r)| (key, r["reason"].clone()))
+        .collect()
+}
+
+fn requests_file(out: &Path) -> PathBuf {
+    out.join("batch/round-1.requests.jsonl")
+}
+
+#[test]
+fn batch_rounds_end_with_the_results_of_a_live_run() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&rows());
+    ok(&fx.eval(&data, METRICS, "live", &NO_EMBEDDINGS));
+    let live_calls = fx.server.count();
+    assert!(live_calls > 0);
+    clear_cache(&fx);
+
+    let (rounds, last) = export_rounds(&fx, &data, &NO_EMBEDDINGS, live_calls);
     // Statements first, then the verdicts that read them.
     assert_eq!(rounds, 2);
     assert_eq!(fx.server.count(), live_calls);
@@ -261,4 +283,27 @@ fn batch_export_needs_a_server_judge_and_the_cache() {
     let bad_import = import(&fx, "missing.jsonl", &fx.path("nothing"));
     assert_eq!(bad_import.status.code(), Some(2));
     assert!(stderr(&bad_import).contains("manifest.json"));
+}
+
+#[test]
+fn llm_reasons_take_one_more_batch_round_and_end_as_a_live_run() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&rows());
+    let flags = [&NO_EMBEDDINGS[..], &["--reasons", "llm"]].concat();
+    ok(&fx.eval(&data, METRICS, "live", &flags));
+    let live_calls = fx.server.count();
+    clear_cache(&fx);
+
+    let (rounds, last) = export_rounds(&fx, &data, &flags, live_calls);
+    // Statements, then verdicts, then the reasons of the scored outcomes.
+    assert_eq!(rounds, 3);
+    let live = outcomes(&fx.path("live"));
+    let prose = live
+        .values()
+        .filter(|(status, _, details)| status == "scored" && details["composed_reason"].is_string())
+        .count();
+    assert!(prose > 0, "{live:?}");
+    assert_eq!(outcomes(&last), live);
+    assert_eq!(reasons(&last), reasons(&fx.path("live")));
+    assert_eq!(fx.server.count(), live_calls);
 }

@@ -1,4 +1,5 @@
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -56,6 +57,20 @@ pub fn results(dir: &Path) -> Vec<Value> {
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A run's result rows by (sample id, metric).
+pub fn results_by_key(dir: &Path) -> BTreeMap<(String, String), Value> {
+    results(dir)
+        .into_iter()
+        .map(|r| {
+            let key = (
+                r["sample_id"].as_str().unwrap().to_string(),
+                r["metric"].as_str().unwrap().to_string(),
+            );
+            (key, r)
+        })
         .collect()
 }
 

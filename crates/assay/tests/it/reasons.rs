@@ -1,29 +1,13 @@
 //! `--reasons llm` and the repair of voted steps, through `assay eval`
 //! against the content-reading loopback judge.
 
-use crate::common::{assay, read_json, results, stderr};
+use crate::common::{assay, read_json, results_by_key, stderr};
 use crate::judged::{ok, rag_row, Fixture};
 use assay_test_server::judge::{self, reason_for};
 use assay_test_server::{chat, error, Recorded, Reply};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
-use std::path::Path;
 
 const METRICS: &str = "faithfulness,context_recall,hallucination";
-
-/// (sample id, metric) -> result row.
-fn rows(out: &Path) -> BTreeMap<(String, String), Value> {
-    results(out)
-        .into_iter()
-        .map(|r| {
-            let key = (
-                r["sample_id"].as_str().unwrap().to_string(),
-                r["metric"].as_str().unwrap().to_string(),
-            );
-            (key, r)
-        })
-        .collect()
-}
 
 /// The eiffel sample, and one without a reference (context_recall skips).
 fn two_rows() -> Vec<Value> {
@@ -72,13 +56,13 @@ fn llm_reasons_take_one_call_per_scored_outcome_and_a_rerun_is_cached() {
         .chats()
         .iter()
         .all(|r| prompt_of(r) != Some("outcome_reason")));
-    let composed = rows(&fx.path("composed"));
+    let composed = results_by_key(&fx.path("composed"));
 
     ok(&fx.eval(&data, METRICS, "llm", &["--reasons", "llm"]));
     // The steps come from the cache; every new request is a reason.
     let extra: Vec<Recorded> = fx.server.requests().split_off(steps);
     assert!(extra.iter().all(|r| prompt_of(r) == Some("outcome_reason")));
-    let llm = rows(&fx.path("llm"));
+    let llm = results_by_key(&fx.path("llm"));
     let scored: Vec<&Value> = llm.values().filter(|r| r["status"] == "scored").collect();
     assert_eq!(scored.len(), 5, "2 samples x 3 metrics, one skipped");
     assert_eq!(extra.len(), scored.len(), "one call per scored outcome");
@@ -144,7 +128,7 @@ fn llm_reasons_take_one_call_per_scored_outcome_and_a_rerun_is_cached() {
     let sent = fx.server.count();
     ok(&fx.eval(&data, METRICS, "again", &["--reasons", "llm"]));
     assert_eq!(fx.server.count(), sent, "the rerun made no request");
-    assert_eq!(rows(&fx.path("again")), llm);
+    assert_eq!(results_by_key(&fx.path("again")), llm);
 
     // The report shows the prose, and the composed reason among the details.
     let o = assay(&["report", fx.path("llm").to_str().unwrap()], None);
@@ -177,7 +161,7 @@ fn a_failed_reason_call_keeps_the_score_and_its_composed_reason() {
     });
     let data = fx.data(&[rag_row()]);
     ok(&fx.eval(&data, METRICS, "run", &["--reasons", "llm"]));
-    let r = rows(&fx.path("run"));
+    let r = results_by_key(&fx.path("run"));
     let get = |m: &str| &r[&("eiffel".to_string(), m.to_string())];
 
     let f = get("faithfulness");
@@ -276,7 +260,7 @@ fn an_invalid_vote_is_asked_again_alone_then_fails_with_its_answer() {
     let fx = voting_judge(|req| (!is_repair(req)).then(contradiction));
     let data = fx.data(&[rag_row()]);
     ok(&fx.eval(&data, "context_relevancy", "run", &strict));
-    let r = rows(&fx.path("run"));
+    let r = results_by_key(&fx.path("run"));
     let row = &r[&("eiffel".to_string(), "context_relevancy".to_string())];
     assert_eq!(row["status"], "scored", "{row}");
     // 2 of the 4 context sentences, the 3 votes alike.
@@ -299,7 +283,7 @@ fn an_invalid_vote_is_asked_again_alone_then_fails_with_its_answer() {
     let fx = voting_judge(|_| Some(contradiction()));
     let data = fx.data(&[rag_row()]);
     ok(&fx.eval(&data, "context_relevancy", "run", &strict));
-    let r = rows(&fx.path("run"));
+    let r = results_by_key(&fx.path("run"));
     let row = &r[&("eiffel".to_string(), "context_relevancy".to_string())];
     assert_eq!(row["status"], "failed", "{row}");
     assert_eq!(row["error"]["kind"], "mismatch");
