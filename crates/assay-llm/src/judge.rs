@@ -12,8 +12,8 @@ use crate::cache::Cache;
 use crate::key::RequestKey;
 use crate::limits::Limiter;
 use crate::model::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, Embedder, Embeddings, Message, ModelIdentity,
-    Source, Usage,
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, Embedder, Embeddings, FinishReason, Message,
+    ModelIdentity, Source, Usage,
 };
 use crate::openai::{OpenAiChat, OpenAiEmbedder};
 use crate::schema::parse_structured;
@@ -139,7 +139,7 @@ impl Judge {
         if let Some(hit) = self.cached(key)? {
             return Ok(hit);
         }
-        let mut resp = self.model.complete(request).await?;
+        let mut resp = whole(self.model.complete(request).await?)?;
         if let Some(schema) = &request.schema {
             let mut usage = resp.usage;
             let mut latency = resp.latency;
@@ -163,7 +163,7 @@ impl Judge {
                     "Your previous answer was not accepted: {failure}. \
                      Reply again with only the corrected JSON, no other text."
                 )));
-                resp = self.model.complete(conversation).await?;
+                resp = whole(self.model.complete(conversation).await?)?;
                 usage += resp.usage;
                 latency += resp.latency;
             };
@@ -178,6 +178,20 @@ impl Judge {
         }
         Ok(resp)
     }
+}
+
+/// The answer, unless it was cut off at the token limit: that is a
+/// `truncated` failure carrying the text, whatever the model. (The HTTP
+/// provider reports it so itself; an in-process model returns the cut
+/// answer, which would otherwise read as a `parse` failure.)
+fn whole(resp: ChatResponse) -> Result<ChatResponse, Error> {
+    if resp.finish_reason == FinishReason::Length {
+        return Err(
+            Error::new(ErrorKind::Truncated, "the answer hit the token limit")
+                .with_raw_output(resp.text),
+        );
+    }
+    Ok(resp)
 }
 
 impl ChatModel for Judge {

@@ -1,7 +1,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use assay_llm::{ChatModel, ChatRequest, FinishReason, Message, PromptRef};
+use assay_llm::{ChatModel, ChatRequest, ErrorKind, FinishReason, Judge, Message, PromptRef};
 use assay_local::{Error, JudgeOptions, KnownJudge, LocalJudge, Offloaded, PrefixCaching};
 use serde_json::{json, Value};
 
@@ -409,4 +409,30 @@ fn missing_truncated_and_foreign_files_are_clear_errors() {
         }
     }
     std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// A constrained answer cut off at the token budget is a `truncated`
+/// failure of the judge layer carrying the cut text, not a `parse` failure
+/// (nor a repair re-ask that would be cut off again).
+#[test]
+fn a_schema_answer_cut_at_the_budget_is_truncated() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"reason": {"type": "string"}},
+        "required": ["reason"],
+        "additionalProperties": false
+    });
+    let mut r = request(
+        INSTRUCTION,
+        "Explain at length why the sky is blue.",
+        Some(schema),
+    );
+    r.sampling.max_tokens = Some(6);
+    let judge = Judge::new(Arc::new(Offloaded::new(Arc::clone(judge()))), None, 1);
+    let e = current_thread()
+        .block_on(judge.complete(&r))
+        .expect_err("six tokens cannot close the object");
+    assert_eq!(e.kind(), ErrorKind::Truncated, "{e}");
+    let raw = e.raw_output().unwrap_or_default();
+    assert!(raw.starts_with("{\"reason\""), "{raw}");
 }
