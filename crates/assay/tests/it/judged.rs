@@ -430,6 +430,24 @@ fn the_local_default_needs_its_models_and_says_how_to_fetch_them() {
     assert_eq!(fx.server.count(), 0);
 }
 
+/// `assay eval` of `metrics` with the real small local judge, no cache.
+fn eval_with_small_local_judge(data: &Path, metrics: &str, out: &Path) -> Output {
+    assay(
+        &[
+            "eval",
+            data.to_str().unwrap(),
+            "-m",
+            metrics,
+            "--judge",
+            "local:smollm2-135m",
+            "--no-cache",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    )
+}
+
 /// Every judged metric through `assay eval` with the real small local judge
 /// (SmolLM2-135M, too weak to judge well) and the local embedder: each
 /// outcome is written once, scored values are in [0, 1], and anything else
@@ -442,20 +460,8 @@ fn smoke_run_of_every_judged_metric_with_the_small_local_judge() {
                    context_relevance,context_relevancy,answer_correctness,summarization_score,\
                    summary_coherence,bias,toxicity,hallucination,aspect_critique,semantic_similarity";
     let out = fx.path("local-run");
-    let o = assay(
-        &[
-            "eval",
-            data.to_str().unwrap(),
-            "-m",
-            &metrics.split_whitespace().collect::<String>(),
-            "--judge",
-            "local:smollm2-135m",
-            "--no-cache",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o =
+        eval_with_small_local_judge(&data, &metrics.split_whitespace().collect::<String>(), &out);
     assert!(o.status.success(), "{}", stderr(&o));
     let rows = results(&out);
     let mut names: Vec<&str> = rows.iter().map(|r| r["metric"].as_str().unwrap()).collect();
@@ -538,20 +544,7 @@ fn the_local_judge_gives_summary_coherence_its_expected_rating_and_verdicts_thei
     let fx = Fixture::content_reading();
     let data = fx.data(&[rag_row()]);
     let out = fx.path("local-probabilities");
-    let o = assay(
-        &[
-            "eval",
-            data.to_str().unwrap(),
-            "-m",
-            "summary_coherence,hallucination",
-            "--judge",
-            "local:smollm2-135m",
-            "--no-cache",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = eval_with_small_local_judge(&data, "summary_coherence,hallucination", &out);
     ok(&o);
     let rows = by_metric(&out, "eiffel");
     let coherence = &rows["summary_coherence"];
