@@ -5,7 +5,12 @@
 //! 1. 10,000 distinct requests at concurrency 64 through `Judge` with a
 //!    cache, against the ideal 10,000 x 0.1 s / 64 = 15.6 s;
 //! 2. the same 10,000 without a cache (HTTP client cost alone);
-//! 3. five fully cached reruns of the 10,000 requests (50,000 answers).
+//! 3. five fully cached reruns of the 10,000 requests (50,000 answers);
+//! 4. references in the same run, posting the same 10,000 request bodies
+//!    with nothing of assay around them: hand-written HTTP/1.1 on tokio TCP
+//!    connections (the floor: what the kernel and the runtime cost), and a
+//!    bare `reqwest` client (the HTTP stack assay uses for https and proxied
+//!    endpoints; plain-http ones go through its own lean HTTP/1.1 client).
 //!
 //! The CPU figure of an upstream run also names the part spent on the
 //! cache's writer thread (the SQLite work of storing answers).
@@ -96,6 +101,112 @@ fn requests(n: u64) -> Vec<ChatRequest> {
             .with_schema(schema.clone())
         })
         .collect()
+}
+
+/// Posts every body with a bare `reqwest` client, `concurrency` at a time,
+/// reading each answer whole: the HTTP stack's own cost. Wall and CPU time.
+async fn run_bare(
+    url: &str,
+    bodies: Arc<Vec<Vec<u8>>>,
+    concurrency: usize,
+) -> (Duration, Duration) {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(concurrency)
+        .tcp_nodelay(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let url = reqwest::Url::parse(&format!("{url}/chat/completions")).expect("url");
+    let slots = Arc::new(tokio::sync::Semaphore::new(concurrency));
+    let (wall, cpu) = (Instant::now(), cpu_time());
+    let tasks: Vec<_> = (0..bodies.len())
+        .map(|i| {
+            let (client, url, bodies, slots) = (
+                client.clone(),
+                url.clone(),
+                Arc::clone(&bodies),
+                Arc::clone(&slots),
+            );
+            tokio::spawn(async move {
+                let _slot = slots.acquire().await.expect("semaphore");
+                let resp = client
+                    .post(url)
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(bodies[i].clone())
+                    .send()
+                    .await
+                    .expect("bare request");
+                assert!(resp.status().is_success());
+                resp.bytes().await.expect("bare body").len()
+            })
+        })
+        .collect();
+    for t in tasks {
+        assert!(t.await.expect("task") > 0);
+    }
+    (wall.elapsed(), cpu_time() - cpu)
+}
+
+/// Posts every body over `concurrency` kept-alive TCP connections with
+/// hand-written HTTP/1.1 (content-length answers only): what the kernel and
+/// the runtime alone cost. Wall and CPU time.
+async fn run_raw(url: &str, bodies: Arc<Vec<Vec<u8>>>, concurrency: usize) -> (Duration, Duration) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let url = reqwest::Url::parse(url).expect("url");
+    let addr = format!(
+        "{}:{}",
+        url.host_str().expect("host"),
+        url.port().expect("port")
+    );
+    let path = format!("{}/chat/completions", url.path());
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (wall, cpu) = (Instant::now(), cpu_time());
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (addr, path, bodies, next) = (addr.clone(), path.clone(), Arc::clone(&bodies), Arc::clone(&next));
+            tokio::spawn(async move {
+                let mut conn = tokio::net::TcpStream::connect(&addr).await.expect("connect");
+                conn.set_nodelay(true).expect("nodelay");
+                let mut buf = Vec::with_capacity(4096);
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(body) = bodies.get(i) else { break };
+                    let mut req = format!(
+                        "POST {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                        body.len()
+                    )
+                    .into_bytes();
+                    req.extend_from_slice(body);
+                    conn.write_all(&req).await.expect("write");
+                    buf.clear();
+                    let total = loop {
+                        let mut chunk = [0u8; 4096];
+                        let n = conn.read(&mut chunk).await.expect("read");
+                        assert!(n > 0, "closed");
+                        buf.extend_from_slice(&chunk[..n]);
+                        let text = String::from_utf8_lossy(&buf);
+                        if let Some(end) = text.find("\r\n\r\n") {
+                            let len: usize = text[..end]
+                                .lines()
+                                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().expect("length")))
+                                .expect("content-length");
+                            break end + 4 + len;
+                        }
+                    };
+                    while buf.len() < total {
+                        let mut chunk = [0u8; 4096];
+                        let n = conn.read(&mut chunk).await.expect("read");
+                        assert!(n > 0, "closed");
+                        buf.extend_from_slice(&chunk[..n]);
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await.expect("worker");
+    }
+    (wall.elapsed(), cpu_time() - cpu)
 }
 
 /// Wall time, client CPU time, the cache writer's share of it, and where
@@ -199,6 +310,29 @@ fn main() {
                 writer.as_secs_f64() * 1e6 / n as f64
             );
         }
+        let bodies: Vec<Vec<u8>> = {
+            let limiter = Arc::new(Limiter::new(opts.concurrency, None, None));
+            let model = OpenAiChat::with_key(&spec, &opts, None, limiter).expect("client");
+            reqs.iter()
+                .map(|r| serde_json::to_vec(&model.request_body(r)).expect("body"))
+                .collect()
+        };
+        let url = base_url.trim().trim_end_matches('/');
+        let bodies = Arc::new(bodies);
+        let (wall, cpu) = run_raw(url, Arc::clone(&bodies), concurrency).await;
+        println!(
+            "reference (raw HTTP/1.1 on tokio TCP, the floor): {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request",
+            wall.as_secs_f64(),
+            (wall.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0,
+            cpu.as_secs_f64() * 1e6 / n as f64,
+        );
+        let (wall, cpu) = run_bare(url, bodies, concurrency).await;
+        println!(
+            "reference (bare reqwest): {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request",
+            wall.as_secs_f64(),
+            (wall.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0,
+            cpu.as_secs_f64() * 1e6 / n as f64,
+        );
         let judge = judge_with(Some(Arc::clone(&cache)));
         let rounds = 5;
         let (mut wall, mut cpu) = (Duration::ZERO, Duration::ZERO);

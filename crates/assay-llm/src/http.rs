@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::header::{HeaderMap, CONTENT_TYPE};
-use reqwest::StatusCode;
 
+use crate::http1::{self, Http1};
 use crate::limits::{Debit, Limiter};
 use crate::spec::{ProviderKind, ProviderOptions};
 use crate::{Error, ErrorKind, Secret};
@@ -24,10 +24,37 @@ pub(crate) struct Transport {
     /// `base_url` parsed once: parsing a URL per request (host validation
     /// included) cost several microseconds of client CPU.
     base: reqwest::Url,
+    /// The lean HTTP/1.1 client, for a plain-`http` endpoint reached
+    /// without a proxy; otherwise requests go through `client`.
+    direct: Option<Http1>,
     key: Option<Secret>,
     limiter: Arc<Limiter>,
     opts: ProviderOptions,
     jitter: AtomicU64,
+}
+
+/// Which HTTP client carries a transport's requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// The lean HTTP/1.1 client, where it applies (plain `http`).
+    Lean,
+    /// reqwest: TLS, proxies.
+    Reqwest,
+}
+
+impl Route {
+    /// Lean unless the environment names a proxy for plain-http requests
+    /// (reqwest honours these, and `NO_PROXY`, so such endpoints stay with it).
+    fn from_env() -> Route {
+        let proxied = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
+            .iter()
+            .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+        if proxied {
+            Route::Reqwest
+        } else {
+            Route::Lean
+        }
+    }
 }
 
 impl Transport {
@@ -36,6 +63,16 @@ impl Transport {
         opts: &ProviderOptions,
         key: Option<Secret>,
         limiter: Arc<Limiter>,
+    ) -> Result<Self, Error> {
+        Self::routed(provider, opts, key, limiter, Route::from_env())
+    }
+
+    fn routed(
+        provider: ProviderKind,
+        opts: &ProviderOptions,
+        key: Option<Secret>,
+        limiter: Arc<Limiter>,
+        route: Route,
     ) -> Result<Self, Error> {
         if key.is_none() && provider.requires_key() {
             return Err(Error::new(
@@ -74,10 +111,15 @@ impl Transport {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1);
+        let direct = match route {
+            Route::Lean => Http1::new(&base, opts.concurrency, opts.connect_timeout),
+            Route::Reqwest => None,
+        };
         Ok(Transport {
             client,
             base_url,
             base,
+            direct,
             key,
             limiter,
             opts: opts.clone(),
@@ -176,6 +218,63 @@ impl Transport {
     }
 
     async fn attempt(&self, url: &reqwest::Url, body: Vec<u8>) -> Result<Vec<u8>, Error> {
+        let (status, retry_after, bytes) = match &self.direct {
+            Some(direct) => self.attempt_direct(direct, url, &body).await?,
+            None => self.attempt_reqwest(url, body).await?,
+        };
+        if (200..300).contains(&status) {
+            return Ok(bytes);
+        }
+        let kind = match status {
+            401 | 403 => ErrorKind::Auth,
+            429 => ErrorKind::RateLimited,
+            408 => ErrorKind::Timeout,
+            500..=599 => ErrorKind::Server,
+            _ if is_content_filter(&bytes) => ErrorKind::ContentFilter,
+            _ => ErrorKind::Rejected,
+        };
+        let detail = format!(
+            "HTTP {status} from {url}: {}",
+            self.scrub(&error_message(&bytes))
+        );
+        Err(Error::new(kind, detail).with_retry_after(retry_after))
+    }
+
+    /// One exchange through the lean client: status, `Retry-After`, body.
+    async fn attempt_direct(
+        &self,
+        direct: &Http1,
+        url: &reqwest::Url,
+        body: &[u8],
+    ) -> Result<(u16, Option<Duration>, Vec<u8>), Error> {
+        let auth = self.key.as_ref().map(|k| format!("Bearer {}", k.expose()));
+        let headers: Vec<(&str, &str)> = auth
+            .as_deref()
+            .map(|a| ("authorization", a))
+            .into_iter()
+            .collect();
+        match direct
+            .post(url.path(), &headers, body, self.opts.max_response_bytes)
+            .await
+        {
+            Ok(resp) => {
+                let retry_after = retry_after_in(|name| resp.header(name), SystemTime::now());
+                Ok((resp.status, retry_after, resp.body))
+            }
+            Err(http1::Failure::TooLarge) => Err(self.too_large()),
+            Err(http1::Failure::Connection(detail)) => Err(Error::new(
+                ErrorKind::Connection,
+                self.scrub(&format!("request to {url} failed: {detail}")),
+            )),
+        }
+    }
+
+    /// One exchange through reqwest: status, `Retry-After`, body.
+    async fn attempt_reqwest(
+        &self,
+        url: &reqwest::Url,
+        body: Vec<u8>,
+    ) -> Result<(u16, Option<Duration>, Vec<u8>), Error> {
         let mut req = self
             .client
             .post(url.clone())
@@ -185,7 +284,7 @@ impl Transport {
             req = req.bearer_auth(key.expose());
         }
         let mut resp = req.send().await.map_err(|e| self.transport_error(&e))?;
-        let status = resp.status();
+        let status = resp.status().as_u16();
         let retry_after = retry_after(resp.headers());
         if resp
             .content_length()
@@ -200,23 +299,7 @@ impl Transport {
             }
             bytes.extend_from_slice(&chunk);
         }
-        if status.is_success() {
-            return Ok(bytes);
-        }
-        let kind = match status {
-            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ErrorKind::Auth,
-            StatusCode::TOO_MANY_REQUESTS => ErrorKind::RateLimited,
-            StatusCode::REQUEST_TIMEOUT => ErrorKind::Timeout,
-            s if s.is_server_error() => ErrorKind::Server,
-            _ if is_content_filter(&bytes) => ErrorKind::ContentFilter,
-            _ => ErrorKind::Rejected,
-        };
-        let detail = format!(
-            "HTTP {} from {url}: {}",
-            status.as_u16(),
-            self.scrub(&error_message(&bytes))
-        );
-        Err(Error::new(kind, detail).with_retry_after(retry_after))
+        Ok((status, retry_after, bytes))
     }
 
     fn too_large(&self) -> Error {
@@ -258,11 +341,19 @@ impl Transport {
 /// `retry-after-ms` (OpenAI), or `Retry-After` in seconds or as an
 /// HTTP-date (the wait until then; a date in the past means now).
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    retry_after_at(headers, std::time::SystemTime::now())
+    retry_after_at(headers, SystemTime::now())
 }
 
-fn retry_after_at(headers: &HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
-    let text = |name: &str| Some(headers.get(name)?.to_str().ok()?.trim());
+fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    retry_after_in(|name| headers.get(name)?.to_str().ok(), now)
+}
+
+/// [`retry_after`] over any header lookup.
+fn retry_after_in<'a>(
+    header: impl Fn(&str) -> Option<&'a str>,
+    now: SystemTime,
+) -> Option<Duration> {
+    let text = |name: &str| Some(header(name)?.trim());
     let valid = |x: &f64| x.is_finite() && *x >= 0.0;
     if let Some(ms) = text("retry-after-ms")
         .and_then(|t| t.parse::<f64>().ok())
@@ -275,7 +366,7 @@ fn retry_after_at(headers: &HeaderMap, now: std::time::SystemTime) -> Option<Dur
         return (valid(&secs) && secs < 1e9).then(|| Duration::from_secs_f64(secs));
     }
     let at = http_date(value)?;
-    let now = now.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    let now = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
     Some(Duration::from_secs(at.saturating_sub(now)))
 }
 
@@ -466,6 +557,68 @@ mod tests {
                 Transport::new(ProviderKind::Vllm, &opts, None, Arc::clone(&limiter)).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Config);
             assert!(err.detail().contains(bad), "{}", err.detail());
+        }
+    }
+
+    /// Both clients read answers and faults alike: the lean one serves
+    /// plain-http endpoints, reqwest the https and proxied ones.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn both_routes_read_answers_and_faults_alike() {
+        use assay_test_server::{chat, error, Reply, Server};
+        let server = Server::start(|request, _| match request.last_message() {
+            "busy" => error(429, "slow down").with_header("Retry-After", "7"),
+            "reset" => Reply::Reset,
+            "big" => chat(&"x".repeat(5000)),
+            _ => chat("fine"),
+        })
+        .await;
+        for route in [Route::Lean, Route::Reqwest] {
+            let opts = ProviderOptions {
+                base_url: Some(server.base_url()),
+                max_retries: 0,
+                max_response_bytes: 4000,
+                ..ProviderOptions::default()
+            };
+            let limiter = Arc::new(Limiter::new(4, None, None));
+            let key = Some(Secret::new("sk-route-test"));
+            let t = Transport::routed(ProviderKind::Vllm, &opts, key, limiter, route).unwrap();
+            assert_eq!(t.direct.is_some(), route == Route::Lean);
+            let ask = |text: &str| {
+                serde_json::to_vec(
+                    &serde_json::json!({"messages": [{"role": "user", "content": text}]}),
+                )
+                .unwrap()
+            };
+            let body = t.post("/chat/completions", ask("hello"), 1).await.unwrap();
+            let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(
+                answer["choices"][0]["message"]["content"], "fine",
+                "{route:?}"
+            );
+            let auth = server
+                .requests()
+                .last()
+                .unwrap()
+                .header("authorization")
+                .map(str::to_owned);
+            assert_eq!(auth.as_deref(), Some("Bearer sk-route-test"), "{route:?}");
+
+            let err = t
+                .post("/chat/completions", ask("busy"), 1)
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::RateLimited, "{route:?}");
+            assert_eq!(err.retry_after(), Some(Duration::from_secs(7)), "{route:?}");
+            let err = t
+                .post("/chat/completions", ask("reset"), 1)
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Connection, "{route:?}");
+            let err = t
+                .post("/chat/completions", ask("big"), 1)
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidResponse, "{route:?}");
         }
     }
 }

@@ -33,6 +33,7 @@ mod batch;
 mod cache;
 mod error;
 mod http;
+mod http1;
 mod judge;
 mod key;
 mod limits;

@@ -68,6 +68,9 @@ pub enum Reply {
     Reset,
     /// Send the head and half the body at once, the rest after `stall`.
     SlowBody { body: String, stall: Duration },
+    /// Write these bytes as they are (a whole HTTP answer, framed however
+    /// the test wants), then close the connection.
+    Raw(String),
 }
 
 impl Reply {
@@ -121,6 +124,7 @@ type Handler = dyn Fn(&Recorded, usize) -> Reply + Send + Sync;
 pub struct Server {
     addr: SocketAddr,
     log: Arc<Mutex<Vec<Recorded>>>,
+    connections: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -137,17 +141,24 @@ impl Server {
         let log = Arc::new(Mutex::new(Vec::new()));
         let handler: Arc<Handler> = Arc::new(handler);
         let counter = Arc::new(AtomicUsize::new(0));
+        let connections = Arc::new(AtomicUsize::new(0));
         let task = {
-            let log = Arc::clone(&log);
+            let (log, connections) = (Arc::clone(&log), Arc::clone(&connections));
             tokio::spawn(async move {
                 while let Ok((stream, _)) = listener.accept().await {
+                    connections.fetch_add(1, Ordering::SeqCst);
                     let (log, handler, counter) =
                         (Arc::clone(&log), Arc::clone(&handler), Arc::clone(&counter));
                     tokio::spawn(serve(stream, log, handler, counter));
                 }
             })
         };
-        Server { addr, log, task }
+        Server {
+            addr,
+            log,
+            connections,
+            task,
+        }
     }
 
     pub fn base_url(&self) -> String {
@@ -160,6 +171,11 @@ impl Server {
 
     pub fn count(&self) -> usize {
         self.log.lock().expect("log").len()
+    }
+
+    /// TCP connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
     }
 }
 
@@ -208,6 +224,10 @@ async fn serve(
             }
             Reply::Reset => {
                 let _ = stream.set_zero_linger();
+                return;
+            }
+            Reply::Raw(bytes) => {
+                let _ = stream.write_all(bytes.as_bytes()).await;
                 return;
             }
             Reply::SlowBody { body, stall } => {

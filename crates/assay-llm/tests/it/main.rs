@@ -6,6 +6,7 @@ mod embeddings;
 mod faults;
 mod limits;
 mod structured;
+mod wire;
 
 pub use assay_test_server as server;
 
