@@ -142,12 +142,12 @@ if wanted embed; then
         o+=("$a")
         [ -n "$ORT_PY" ] || { say "embed: assay-local $a sentences/s"; continue; }
         if ! ref=$(ASSAY_BENCH_THREADS=$THREADS "$ORT_PY" bench/local/embed_ort.py "$EMBEDDER"); then
-            say "the ONNX Runtime reference failed: the embedder is measured without it"
+            say "embed: assay-local $a sentences/s; the ONNX Runtime reference failed: the embedder is measured without it"
             ORT_PY="" t=() ratios=()
             continue
         fi
         if [ "$(val "$ref" embed_tokens_per_sentence)" != "$(val "$mine" embed_tokens_per_sentence)" ]; then
-            say "ONNX Runtime read other tokens ($(val "$ref" embed_tokens_per_sentence) per sentence against $(val "$mine" embed_tokens_per_sentence)): not comparable, left out"
+            say "embed: assay-local $a sentences/s; ONNX Runtime read other tokens ($(val "$ref" embed_tokens_per_sentence) per sentence against $(val "$mine" embed_tokens_per_sentence)): not comparable, left out"
             ORT_PY="" t=() ratios=()
             continue
         fi
@@ -161,6 +161,8 @@ if wanted embed; then
         THEIRS[embed]=$(median "${t[@]}")
         RATIO[embed]=$(printf '%.2fx' "$(median "${ratios[@]}")")
         ORT_VER=$(val "$ref" onnxruntime_version)
+        ORT_COSINE=$(val "$ref" embed_cosine_check)
+        ORT_PADDING=$(val "$ref" embed_padding_share)
     fi
 fi
 
@@ -185,13 +187,20 @@ for test in pp256 pp1024 tg64; do
     wanted "$test" || continue
     printf '%-34s %14s %14s %8s\n' "$test (tokens/s)" "${OURS[$test]}" "${THEIRS[$test]}" "$(printf '%.2f' "${RATIO[$test]}")x"
 done
-printf '%-34s %14s\n' "typical call ($(val "$CALL" call_prompt_tokens) prompt + 40 gen, s)" "$(val "$CALL" call_seconds)"
-printf '%-34s %14s\n' "$CALLS calls, no prefix caching (s)" "$(val "$PREFIX" prefix_uncached_seconds)"
-printf '%-34s %14s\n' "$CALLS calls, prefix caching (s)" "$(val "$PREFIX" prefix_cached_seconds)"
-printf '%-34s %14s\n' "  prompt share served from cache" "$(val "$PREFIX" prefix_cached_reused_share)"
-printf '%-34s %14s\n' "judge peak RSS (MB)" "$JMEM"
-printf '%-34s %14s\n' "embedder peak RSS (MB)" "$EMEM"
+if wanted call; then
+    printf '%-34s %14s\n' "typical call ($(val "$CALL" call_prompt_tokens) prompt + 40 gen, s)" "$(val "$CALL" call_seconds)"
+fi
+if wanted prefix; then
+    printf '%-34s %14s\n' "$CALLS calls, no prefix caching (s)" "$(val "$PREFIX" prefix_uncached_seconds)"
+    printf '%-34s %14s\n' "$CALLS calls, prefix caching (s)" "$(val "$PREFIX" prefix_cached_seconds)"
+    printf '%-34s %14s\n' "  prompt share served from cache" "$(val "$PREFIX" prefix_cached_reused_share)"
+fi
+if wanted memory; then
+    printf '%-34s %14s\n' "judge peak RSS (MB)" "$JMEM"
+    printf '%-34s %14s\n' "embedder peak RSS (MB)" "$EMEM"
+fi
 if wanted embed; then
-    printf '%-34s %14s %14s %8s\n' "" "assay-local" "onnxruntime ${ORT_VER:-}" "ratio"
+    printf '%-34s %14s %14s %8s\n' "" "assay-local" "onnxruntime" "ratio"
     printf '%-34s %14s %14s %8s\n' "embedder sentences/s (batch 32)" "${OURS[embed]}" "${THEIRS[embed]:-}" "${RATIO[embed]:-}"
+    [ -z "${THEIRS[embed]:-}" ] || echo "(onnxruntime $ORT_VER on the same weights: cosine check $ORT_COSINE; padding is $ORT_PADDING of its batches)"
 fi
