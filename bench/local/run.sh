@@ -2,7 +2,8 @@
 # Benchmarks of assay-local, side by side with llama.cpp's own llama-bench
 # built from the same llama.cpp source (the copy vendored by the
 # llama-cpp-sys-2 crate that assay-local builds), on the same GGUF and the
-# same thread count. Prints one table.
+# same thread count; the embedder beside the same model in ONNX Runtime
+# (bench/local/embed_ort.py). Prints one table.
 #
 #   bench/local/run.sh            # everything
 #   THREADS=2 PAIRS=3 CALLS=50 bench/local/run.sh
@@ -11,7 +12,9 @@
 # PARTS picks among pp256 pp1024 tg64 call prefix memory embed (default
 # all). BENCH_PROFILE is the cargo profile of our binary (default bench;
 # `dev` reuses a debug build's llama.cpp, which is compiled with the same
-# flags as the release one). BENCH_WORK is where llama-bench is built.
+# flags as the release one). BENCH_WORK is where llama-bench is built and
+# where the ONNX Runtime venv is installed (from PyPI, every package pinned
+# in bench/local/embed_ort.requirements.txt).
 #
 # Needs the models (scripts/fetch-models.sh) and the build tools
 # (scripts/install-build-deps.sh).
@@ -30,8 +33,11 @@ WORK="${BENCH_WORK:-$ROOT/target/bench-local}"
 mkdir -p "$WORK"
 
 say() { printf 'bench: %s\n' "$*" >&2; }
+wanted() { [[ $PARTS == *" $1 "* ]]; }
 
-[ -f "$GGUF" ] || { say "no model at $GGUF: run scripts/fetch-models.sh"; exit 1; }
+if wanted pp256 || wanted pp1024 || wanted tg64 || wanted call || wanted prefix || wanted memory; then
+    [ -f "$GGUF" ] || { say "no model at $GGUF: run scripts/fetch-models.sh"; exit 1; }
+fi
 
 # 1. Our benchmark binary (release).
 say "building the assay-local benchmark"
@@ -50,10 +56,10 @@ for line in sys.stdin:
 # sdist of llama-cpp-python vendors; every kernel and the library itself
 # are the crate's copy.
 VER=$(awk '/^name = "llama-cpp-sys-2"/{getline; gsub(/[" ]/,""); sub("version=",""); print}' Cargo.lock)
-SRC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$VER"/llama.cpp | head -n1)
 LCP=${LLAMA_CPP_PYTHON:-0.3.36}
 LB="$WORK/llama-bench-$VER/bin/llama-bench"
-if [ ! -x "$LB" ]; then
+if { wanted pp256 || wanted pp1024 || wanted tg64; } && [ ! -x "$LB" ]; then
+    SRC=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/llama-cpp-sys-2-"$VER"/llama.cpp | head -n1)
     say "building llama-bench against $SRC"
     rm -rf "$WORK/llama-src-$VER" "$WORK/lcp"
     cp -r "$SRC" "$WORK/llama-src-$VER"
@@ -70,6 +76,29 @@ if [ ! -x "$LB" ]; then
     cmake --build "$WORK/llama-bench-$VER" --target llama-bench -j "$(nproc)" >/dev/null
 fi
 
+# 3. The embedder's reference: the same model in ONNX Runtime, in a venv
+# of pinned packages. A failed install leaves its column empty rather than
+# failing the whole bench.
+EMBEDDER="$MODELS/all-minilm-l6-v2"
+ORT_PY=""
+if wanted embed; then
+    VENV="$WORK/ort-venv"
+    REQ="$ROOT/bench/local/embed_ort.requirements.txt"
+    if ! cmp -s "$REQ" "$VENV/installed.txt"; then
+        say "installing ONNX Runtime into $VENV"
+        rm -rf "$VENV"
+        if python3 -m venv "$VENV" \
+            && "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQ" >&2; then
+            cp "$REQ" "$VENV/installed.txt"
+        fi
+    fi
+    if cmp -s "$REQ" "$VENV/installed.txt"; then
+        ORT_PY="$VENV/bin/python"
+    else
+        say "ONNX Runtime could not be installed: the embedder is measured without its reference"
+    fi
+fi
+
 ours() { ASSAY_BENCH_REPS=1 ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" "$@" | awk '{print $2}'; }
 theirs() { # -p N -n 0 | -p 0 -n N ; prints tokens/s (mean over -r runs)
     "$LB" -m "$GGUF" -t "$THREADS" -r 1 "$@" -o csv 2>/dev/null \
@@ -81,7 +110,6 @@ median() { python3 -c 'import sys, statistics; print("%.2f" % statistics.median(
 
 # Paired, alternating runs: the machine is shared, so each pair sees the
 # same load, and the table gives the median of the per-pair ratios.
-wanted() { [[ $PARTS == *" $1 "* ]]; }
 
 declare -A OURS THEIRS RATIO
 for test in pp256 pp1024 tg64; do
@@ -100,12 +128,48 @@ for test in pp256 pp1024 tg64; do
     OURS[$test]=$(median "${o[@]}"); THEIRS[$test]=$(median "${t[@]}"); RATIO[$test]=$(median "${ratios[@]}")
 done
 
-say "typical call, prefix caching, embedder"
-CALL="" PREFIX="" EMBED="" JMEM="" EMEM=""
+val() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
+
+# The embedder: ours (its matrix products on THREADS threads) and ONNX
+# Runtime (THREADS intra-op threads), each the median of 3 passes over the
+# same 256 sentences. The reference only counts where it read the same
+# tokens and passed its cosine check (it exits non-zero otherwise).
+if wanted embed; then
+    o=(); t=(); ratios=()
+    for _ in $(seq "$PAIRS"); do
+        mine=$(MATMUL_NUM_THREADS=$THREADS "$BIN" embed)
+        a=$(val "$mine" embed_sentences_per_s)
+        o+=("$a")
+        [ -n "$ORT_PY" ] || { say "embed: assay-local $a sentences/s"; continue; }
+        if ! ref=$(ASSAY_BENCH_THREADS=$THREADS "$ORT_PY" bench/local/embed_ort.py "$EMBEDDER"); then
+            say "embed: assay-local $a sentences/s; the ONNX Runtime reference failed: the embedder is measured without it"
+            ORT_PY="" t=() ratios=()
+            continue
+        fi
+        if [ "$(val "$ref" embed_tokens_per_sentence)" != "$(val "$mine" embed_tokens_per_sentence)" ]; then
+            say "embed: assay-local $a sentences/s; ONNX Runtime read other tokens ($(val "$ref" embed_tokens_per_sentence) per sentence against $(val "$mine" embed_tokens_per_sentence)): not comparable, left out"
+            ORT_PY="" t=() ratios=()
+            continue
+        fi
+        b=$(val "$ref" embed_sentences_per_s)
+        t+=("$b")
+        ratios+=("$(python3 -c "print($a / $b)")")
+        say "embed: assay-local $a sentences/s, onnxruntime $b sentences/s (cosine check $(val "$ref" embed_cosine_check), padding share $(val "$ref" embed_padding_share))"
+    done
+    OURS[embed]=$(median "${o[@]}")
+    if [ ${#t[@]} -gt 0 ]; then
+        THEIRS[embed]=$(median "${t[@]}")
+        RATIO[embed]=$(printf '%.2fx' "$(median "${ratios[@]}")")
+        ORT_VER=$(val "$ref" onnxruntime_version)
+        ORT_COSINE=$(val "$ref" embed_cosine_check)
+        ORT_PADDING=$(val "$ref" embed_padding_share)
+    fi
+fi
+
+say "typical call, prefix caching"
+CALL="" PREFIX="" JMEM="" EMEM=""
 wanted call && CALL=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" call)
 wanted prefix && PREFIX=$(ASSAY_BENCH_CALLS=$CALLS ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_MODEL="$GGUF" "$BIN" prefix)
-wanted embed && EMBED=$(ASSAY_BENCH_THREADS=$THREADS "$BIN" embed)
-val() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
 
 peak() { # peak resident memory in MB of one run
     /usr/bin/time -v env ASSAY_BENCH_THREADS="$THREADS" ASSAY_BENCH_MODEL="$GGUF" "$BIN" "$1" 2>&1 >/dev/null \
@@ -123,10 +187,20 @@ for test in pp256 pp1024 tg64; do
     wanted "$test" || continue
     printf '%-34s %14s %14s %8s\n' "$test (tokens/s)" "${OURS[$test]}" "${THEIRS[$test]}" "$(printf '%.2f' "${RATIO[$test]}")x"
 done
-printf '%-34s %14s\n' "typical call ($(val "$CALL" call_prompt_tokens) prompt + 40 gen, s)" "$(val "$CALL" call_seconds)"
-printf '%-34s %14s\n' "$CALLS calls, no prefix caching (s)" "$(val "$PREFIX" prefix_uncached_seconds)"
-printf '%-34s %14s\n' "$CALLS calls, prefix caching (s)" "$(val "$PREFIX" prefix_cached_seconds)"
-printf '%-34s %14s\n' "  prompt share served from cache" "$(val "$PREFIX" prefix_cached_reused_share)"
-printf '%-34s %14s\n' "judge peak RSS (MB)" "$JMEM"
-printf '%-34s %14s\n' "embedder peak RSS (MB)" "$EMEM"
-printf '%-34s %14s\n' "embedder sentences/s (batch 32)" "$(val "$EMBED" embed_sentences_per_s)"
+if wanted call; then
+    printf '%-34s %14s\n' "typical call ($(val "$CALL" call_prompt_tokens) prompt + 40 gen, s)" "$(val "$CALL" call_seconds)"
+fi
+if wanted prefix; then
+    printf '%-34s %14s\n' "$CALLS calls, no prefix caching (s)" "$(val "$PREFIX" prefix_uncached_seconds)"
+    printf '%-34s %14s\n' "$CALLS calls, prefix caching (s)" "$(val "$PREFIX" prefix_cached_seconds)"
+    printf '%-34s %14s\n' "  prompt share served from cache" "$(val "$PREFIX" prefix_cached_reused_share)"
+fi
+if wanted memory; then
+    printf '%-34s %14s\n' "judge peak RSS (MB)" "$JMEM"
+    printf '%-34s %14s\n' "embedder peak RSS (MB)" "$EMEM"
+fi
+if wanted embed; then
+    printf '%-34s %14s %14s %8s\n' "" "assay-local" "onnxruntime" "ratio"
+    printf '%-34s %14s %14s %8s\n' "embedder sentences/s (batch 32)" "${OURS[embed]}" "${THEIRS[embed]:-}" "${RATIO[embed]:-}"
+    [ -z "${THEIRS[embed]:-}" ] || echo "(onnxruntime $ORT_VER on the same weights: cosine check $ORT_COSINE; padding is $ORT_PADDING of its batches)"
+fi
