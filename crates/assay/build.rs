@@ -8,8 +8,21 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if !root.join(".git").exists() {
+    let dot_git = root.join(".git");
+    if !dot_git.exists() {
         return;
+    }
+    // Watched before git is asked: should the call fail (a lock held by a
+    // commit in progress), the next build after a commit or checkout tries
+    // again instead of keeping a build without its revision. A worktree's
+    // `.git` is a file naming its git dir.
+    let early = if dot_git.is_dir() {
+        vec![dot_git.join("HEAD"), dot_git.join("refs/heads")]
+    } else {
+        vec![dot_git]
+    };
+    for path in early.iter().filter(|p| p.exists()) {
+        println!("cargo:rerun-if-changed={}", path.display());
     }
     let git = |args: &[&str]| -> Option<String> {
         let out = Command::new("git")
