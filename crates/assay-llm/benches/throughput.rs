@@ -1,7 +1,8 @@
 //! Throughput benchmark against a loopback server answering after 100 ms.
 //!
 //! `cargo bench -p assay-llm --bench throughput` runs the server in a child
-//! process (so the CPU figures are the client's alone), then:
+//! process (so the CPU figures are the client's alone), warms up with a
+//! tenth of the requests, then:
 //! 1. 10,000 distinct requests at concurrency 64 through `Judge` with a
 //!    cache, against the ideal 10,000 x 0.1 s / 64 = 15.6 s;
 //! 2. the same 10,000 without a cache (HTTP client cost alone);
@@ -297,6 +298,11 @@ fn main() {
             "{n} requests, concurrency {concurrency}, server latency {latency:?}; ideal {:.2} s",
             ideal.as_secs_f64()
         );
+        // Warm-up, not measured: the first requests of a process pay for
+        // growing the heap and starting threads (about 20 us each over
+        // 10,000), which would land on whichever run came first.
+        let warm = Arc::new(requests(n / 10));
+        run_all(&judge_with(None), &warm).await;
         for (label, cache) in [("with cache", Some(Arc::clone(&cache))), ("no cache", None)] {
             let judge = judge_with(cache);
             let (wall, cpu, writer, sources) = run_all(&judge, &reqs).await;
