@@ -448,6 +448,33 @@ fn eval_with_small_local_judge(data: &Path, metrics: &str, out: &Path) -> Output
     )
 }
 
+/// A list the prompt caps (at most ten key phrases, ten questions) ends at
+/// its cap under constrained decoding: SmolLM2 repeats key phrases until
+/// the token limit on SummEval articles like this one (row
+/// `summeval-dm-test-f5fead94...-M10` of the built-in set), which failed
+/// every row of a calibration run as `truncated` before the cap.
+#[test]
+fn a_capped_list_ends_at_its_cap_with_the_small_local_judge() {
+    let fx = Fixture::content_reading();
+    let row = json!({
+        "id": "patoulidis",
+        "retrieved_contexts": ["Manchester City are keen to sign Anderlecht teenager Evangelos Patoulidis. The 14-year-old playmaker is regarded as one of the best talents to emerge from Anderlecht's youth set-up and has also attracted attention from Arsenal and Barcelona. The Belgian starlet rejected a move to Barcelona's La Masia academy when he was 12 as his family wanted him to continue his studies. He has continued to impress and City have held discussions with Anderlecht chairman Roger Vanden Stock in the hope of agreeing a compensation package. Manuel Pellegrini is looked to build for the future by snapping up hot property Evangelos Patoulidis"],
+        "response": "evangelos patoulidis has been linked with arsenal and barcelona . the belgian starlet rejected a move to barcelona . anderlecht chairman roger vanden is keen to sign manuel pellegrini ."
+    });
+    let data = fx.data(&[row]);
+    let out = fx.path("capped");
+    let o = eval_with_small_local_judge(&data, "summarization_score", &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = results(&out);
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(r["status"], "scored", "{r}");
+    let keyphrases = r["details"]["keyphrases"].as_array().unwrap();
+    let questions = r["details"]["questions"].as_array().unwrap();
+    assert!((1..=10).contains(&keyphrases.len()), "{r}");
+    assert!((1..=10).contains(&questions.len()), "{r}");
+}
+
 /// Every judged metric through `assay eval` with the real small local judge
 /// (SmolLM2-135M, too weak to judge well) and the local embedder: each
 /// outcome is written once, scored values are in [0, 1], and anything else
