@@ -2,6 +2,7 @@
 //! per-attempt timeout, bounded body reads, error classification and
 //! retries with exponential backoff, full jitter and `Retry-After`.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -253,8 +254,13 @@ impl Transport {
             .map(|a| ("authorization", a))
             .into_iter()
             .collect();
+        // The request target keeps the base URL's query (e.g. Azure's `api-version`).
+        let target = match url.query() {
+            Some(query) => Cow::Owned(format!("{}?{query}", url.path())),
+            None => Cow::Borrowed(url.path()),
+        };
         match direct
-            .post(url.path(), &headers, body, self.opts.max_response_bytes)
+            .post(&target, &headers, body, self.opts.max_response_bytes)
             .await
         {
             Ok(resp) => {
@@ -574,7 +580,7 @@ mod tests {
         .await;
         for route in [Route::Lean, Route::Reqwest] {
             let opts = ProviderOptions {
-                base_url: Some(server.base_url()),
+                base_url: Some(format!("{}?api-version=2024-06-01", server.base_url())),
                 max_retries: 0,
                 max_response_bytes: 4000,
                 ..ProviderOptions::default()
@@ -595,12 +601,10 @@ mod tests {
                 answer["choices"][0]["message"]["content"], "fine",
                 "{route:?}"
             );
-            let auth = server
-                .requests()
-                .last()
-                .unwrap()
-                .header("authorization")
-                .map(str::to_owned);
+            let seen = server.requests().last().unwrap().clone();
+            let target = "/v1/chat/completions?api-version=2024-06-01";
+            assert_eq!(seen.path, target, "{route:?}");
+            let auth = seen.header("authorization").map(str::to_owned);
             assert_eq!(auth.as_deref(), Some("Bearer sk-route-test"), "{route:?}");
 
             let err = t
