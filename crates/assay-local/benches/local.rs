@@ -228,20 +228,9 @@ fn main() {
                 .unwrap_or_else(|e| fail(&e.to_string()));
             // Sentences of everyday length (STS-benchmark-like, about a
             // dozen words), each made distinct.
-            let base = [
-                "A man is eating food.",
-                "A man is eating a piece of bread.",
-                "The girl is carrying a baby.",
-                "A man is riding a horse.",
-                "A woman is playing violin.",
-                "Two men pushed carts through the woods.",
-                "A man is riding a white horse on an enclosed ground.",
-                "A monkey is playing drums.",
-                "The committee postponed its decision on the library building until next month.",
-                "Revenue grew by eight percent in the third quarter, driven by strong demand.",
-                "Is the answer supported by the retrieved context?",
-                "She forgot her umbrella at the station and got soaked on the way home.",
-            ];
+            let base: Vec<&str> = include_str!("../../../bench/local/sentences.txt")
+                .lines()
+                .collect();
             let sentences: Vec<String> = base
                 .iter()
                 .cycle()
