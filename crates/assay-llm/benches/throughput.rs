@@ -2,24 +2,29 @@
 //!
 //! `cargo bench -p assay-llm --bench throughput` runs the server in a child
 //! process (so the CPU figures are the client's alone), warms up with a
-//! tenth of the requests, then:
-//! 1. 10,000 distinct requests at concurrency 64 through `Judge` with a
-//!    cache, against the ideal 10,000 x 0.1 s / 64 = 15.6 s;
-//! 2. the same 10,000 without a cache (HTTP client cost alone);
-//! 3. five fully cached reruns of the 10,000 requests (50,000 answers);
-//! 4. references in the same run, posting the same 10,000 request bodies
-//!    with nothing of assay around them: hand-written HTTP/1.1 on tokio TCP
-//!    connections (the floor: what the kernel and the runtime cost), and a
-//!    bare `reqwest` client (the HTTP stack assay uses for https and proxied
-//!    endpoints; plain-http ones go through its own lean HTTP/1.1 client).
+//! tenth of the requests, then makes rounds of four runs, each posting
+//! 10,000 distinct requests at concurrency 64 against the ideal
+//! 10,000 x 0.1 s / 64 = 15.6 s:
+//! 1. through `Judge` with a cache;
+//! 2. through `Judge` without a cache (the HTTP client's cost alone);
+//! 3. the same request bodies in hand-written HTTP/1.1 on tokio TCP
+//!    connections, with nothing of assay around them (the floor: what the
+//!    kernel and the runtime cost);
+//! 4. the same bodies through a bare `reqwest` client (the HTTP stack assay
+//!    uses for https and proxied endpoints; plain-http ones go through its
+//!    own lean HTTP/1.1 client).
 //!
-//! The CPU figure of an upstream run also names the part spent on the
-//! cache's writer thread (the SQLite work of storing answers).
+//! The runs of a round alternate, and each figure is the median over the
+//! rounds: CPU time per request swings with what else the machine runs, so
+//! only figures from the same rounds compare. The cached runs also name the
+//! part spent on the cache's writer thread. Last come five fully cached
+//! reruns of one round's requests (50,000 answers).
 //!
 //! Options: `--requests N` (default 10000), `--concurrency C` (default 64),
-//! `--latency-ms L` (default 100), `--threads T` client runtime workers
-//! (default 2, the machine's cores), `--server URL` to use a server started
-//! separately with `--serve` (e.g. to profile the client alone).
+//! `--latency-ms L` (default 100), `--rounds R` (default 3), `--threads T`
+//! client runtime workers (default 2, the machine's cores), `--server URL`
+//! to use a server started separately with `--serve` (e.g. to profile the
+//! client alone).
 
 use assay_test_server as server;
 use server::arg;
@@ -84,7 +89,8 @@ fn serve(latency: Duration) {
     });
 }
 
-fn requests(n: u64) -> Vec<ChatRequest> {
+/// `n` distinct requests; `round` makes each round's set new to the cache.
+fn requests(n: u64, round: u64) -> Vec<ChatRequest> {
     let schema = serde_json::json!({"type": "object", "required": ["verdict"],
         "properties": {"verdict": {"type": "integer", "enum": [0, 1]}}});
     (0..n)
@@ -96,7 +102,7 @@ fn requests(n: u64) -> Vec<ChatRequest> {
                 },
                 vec![
                     Message::system("You are a judge."),
-                    Message::user(format!("Is statement {i} supported?")),
+                    Message::user(format!("Is statement {i} of round {round} supported?")),
                 ],
             )
             .with_schema(schema.clone())
@@ -210,6 +216,20 @@ async fn run_raw(url: &str, bodies: Arc<Vec<Vec<u8>>>, concurrency: usize) -> (D
     (wall.elapsed(), cpu_time() - cpu)
 }
 
+/// One measured run: wall time, client CPU time, and the cache writer
+/// thread's share of the CPU time.
+struct Run {
+    wall: Duration,
+    cpu: Duration,
+    writer: Duration,
+}
+
+fn median(xs: impl Iterator<Item = Duration>) -> Duration {
+    let mut xs: Vec<Duration> = xs.collect();
+    xs.sort();
+    xs.get(xs.len() / 2).copied().unwrap_or_default()
+}
+
 /// Wall time, client CPU time, the cache writer's share of it, and where
 /// each answer came from.
 async fn run_all(
@@ -285,7 +305,6 @@ fn main() {
         let model = OpenAiChat::with_key(&spec, &opts, None, limiter).expect("client");
         Arc::new(Judge::new(Arc::new(model), cache, 1))
     };
-    let reqs = Arc::new(requests(n));
     let ideal = latency.mul_f64(n as f64 / concurrency as f64);
 
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -293,62 +312,73 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    let rounds = arg("--rounds", 3);
     rt.block_on(async {
         println!(
-            "{n} requests, concurrency {concurrency}, server latency {latency:?}; ideal {:.2} s",
+            "{n} requests, concurrency {concurrency}, server latency {latency:?}; ideal {:.2} s; \
+             medians of {rounds} rounds",
             ideal.as_secs_f64()
         );
         // Warm-up, not measured: the first requests of a process pay for
         // growing the heap and starting threads (about 20 us each over
         // 10,000), which would land on whichever run came first.
-        let warm = Arc::new(requests(n / 10));
-        run_all(&judge_with(None), &warm).await;
-        for (label, cache) in [("with cache", Some(Arc::clone(&cache))), ("no cache", None)] {
-            let judge = judge_with(cache);
-            let (wall, cpu, writer, sources) = run_all(&judge, &reqs).await;
-            assert!(sources.iter().all(|s| *s == Source::Upstream));
-            println!(
-                "upstream ({label}): {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request \
-                 (cache writer thread {:.1})",
+        run_all(&judge_with(None), &Arc::new(requests(n / 10, u64::MAX))).await;
+        let url = base_url.trim().trim_end_matches('/');
+        let mut runs: [Vec<Run>; 4] = Default::default();
+        let mut last = Arc::new(Vec::new());
+        for round in 0..rounds {
+            let reqs = Arc::new(requests(n, round));
+            for (slot, cache) in [(0, Some(Arc::clone(&cache))), (1, None)] {
+                let (wall, cpu, writer, sources) = run_all(&judge_with(cache), &reqs).await;
+                assert!(sources.iter().all(|s| *s == Source::Upstream));
+                runs[slot].push(Run { wall, cpu, writer });
+            }
+            let bodies: Vec<Vec<u8>> = {
+                let limiter = Arc::new(Limiter::new(opts.concurrency, None, None));
+                let model = OpenAiChat::with_key(&spec, &opts, None, limiter).expect("client");
+                reqs.iter()
+                    .map(|r| serde_json::to_vec(&model.request_body(r)).expect("body"))
+                    .collect()
+            };
+            let bodies = Arc::new(bodies);
+            let (wall, cpu) = run_raw(url, Arc::clone(&bodies), concurrency).await;
+            runs[2].push(Run { wall, cpu, writer: Duration::ZERO });
+            let (wall, cpu) = run_bare(url, bodies, concurrency).await;
+            runs[3].push(Run { wall, cpu, writer: Duration::ZERO });
+            last = reqs;
+        }
+        let per_request = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
+        let labels = [
+            "upstream (with cache)",
+            "upstream (no cache)",
+            "reference (raw HTTP/1.1 on tokio TCP, the floor)",
+            "reference (bare reqwest)",
+        ];
+        for (label, runs) in labels.iter().zip(&runs) {
+            let wall = median(runs.iter().map(|r| r.wall));
+            let cpus: Vec<String> = runs.iter().map(|r| format!("{:.0}", per_request(r.cpu))).collect();
+            print!(
+                "{label}: {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request (rounds: {})",
                 wall.as_secs_f64(),
                 (wall.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0,
-                cpu.as_secs_f64() * 1e6 / n as f64,
-                writer.as_secs_f64() * 1e6 / n as f64
+                per_request(median(runs.iter().map(|r| r.cpu))),
+                cpus.join(", "),
             );
+            if runs.iter().any(|r| r.writer > Duration::ZERO) {
+                print!(", cache writer thread {:.1}", per_request(median(runs.iter().map(|r| r.writer))));
+            }
+            println!();
         }
-        let bodies: Vec<Vec<u8>> = {
-            let limiter = Arc::new(Limiter::new(opts.concurrency, None, None));
-            let model = OpenAiChat::with_key(&spec, &opts, None, limiter).expect("client");
-            reqs.iter()
-                .map(|r| serde_json::to_vec(&model.request_body(r)).expect("body"))
-                .collect()
-        };
-        let url = base_url.trim().trim_end_matches('/');
-        let bodies = Arc::new(bodies);
-        let (wall, cpu) = run_raw(url, Arc::clone(&bodies), concurrency).await;
-        println!(
-            "reference (raw HTTP/1.1 on tokio TCP, the floor): {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request",
-            wall.as_secs_f64(),
-            (wall.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0,
-            cpu.as_secs_f64() * 1e6 / n as f64,
-        );
-        let (wall, cpu) = run_bare(url, bodies, concurrency).await;
-        println!(
-            "reference (bare reqwest): {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request",
-            wall.as_secs_f64(),
-            (wall.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0,
-            cpu.as_secs_f64() * 1e6 / n as f64,
-        );
         let judge = judge_with(Some(Arc::clone(&cache)));
-        let rounds = 5;
+        let reruns = 5;
         let (mut wall, mut cpu) = (Duration::ZERO, Duration::ZERO);
-        for _ in 0..rounds {
-            let (w, c, _, sources) = run_all(&judge, &reqs).await;
+        for _ in 0..reruns {
+            let (w, c, _, sources) = run_all(&judge, &last).await;
             assert!(sources.iter().all(|s| *s == Source::Cache));
             wall += w;
             cpu += c;
         }
-        let total = n * rounds;
+        let total = n * reruns;
         println!(
             "cached rerun: {total} answers in {:.3} s = {:.0} requests/s, CPU {:.1} us/request",
             wall.as_secs_f64(),

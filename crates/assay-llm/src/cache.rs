@@ -4,7 +4,17 @@
 //! longer decodes is deleted and reported as a miss, so it is fetched again.
 //! Rows hold the answer, its usage and latency, and the model name, never a
 //! header or key.
+//!
+//! Chat answers are appended in id order to a table without a key index:
+//! a B-tree over random hash keys makes every insert rewrite a page of its
+//! own, several times what the row costs. Each process instead keeps an
+//! index in memory from the key's first 8 bytes to the row id, and catches
+//! up on rows appended since (by any process) when a lookup misses there.
+//! Ids only grow (`AUTOINCREMENT`), so that catch-up misses nothing; a read
+//! compares the whole stored key, so a stale or colliding entry is a miss,
+//! never someone else's answer.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, TryLockError};
@@ -19,7 +29,18 @@ use crate::spec::CacheLocation;
 use crate::{Error, ErrorKind};
 
 /// Version of the table layout, stored in the file's `meta` table.
-pub const CACHE_FORMAT_VERSION: u32 = 1;
+/// Version 1 files (chat keyed by hex text) are converted on open.
+pub const CACHE_FORMAT_VERSION: u32 = 2;
+
+const CHAT_TABLE: &str = "CREATE TABLE chat (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, key BLOB NOT NULL, model TEXT NOT NULL,
+    response TEXT NOT NULL, prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL, latency_us INTEGER NOT NULL,
+    created_at INTEGER NOT NULL)";
+
+const EMBEDDING_TABLE: &str = "CREATE TABLE embedding (
+    key TEXT PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL,
+    created_at INTEGER NOT NULL)";
 
 /// Read connections per cache: WAL lets them read in parallel with each
 /// other and with the writer, so lookups do not queue behind one lock.
@@ -27,6 +48,12 @@ const READERS: usize = 4;
 
 /// Most rows committed in one group transaction.
 const MAX_GROUP: usize = 512;
+
+/// How long the writer holds a group open while other answers are on
+/// their way. A commit costs about as much CPU as the HTTP exchange that
+/// fetched the answer, whether it holds one row or fifty; a few
+/// milliseconds on a judge call of a hundred or more is the cheaper price.
+const GROUP_HOLD: std::time::Duration = std::time::Duration::from_millis(5);
 
 type Commit = (ChatRow, oneshot::Sender<Result<(), Error>>);
 
@@ -38,6 +65,33 @@ pub struct Cache {
     commits: mpsc::Sender<Commit>,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
+    index: Arc<Mutex<ChatIndex>>,
+    /// Answers being fetched that will be stored here (see [`Cache::expect_answer`]).
+    expected: Arc<AtomicUsize>,
+}
+
+/// An answer on its way to the cache, counted until dropped.
+#[derive(Debug)]
+pub struct Expected(Arc<AtomicUsize>);
+
+impl Drop for Expected {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Where this process knows chat answers to be: row id by the key's first
+/// 8 bytes, for rows up to `seen` plus the ones it appended itself.
+#[derive(Debug, Default)]
+struct ChatIndex {
+    ids: HashMap<u64, i64>,
+    seen: i64,
+}
+
+fn prefix(digest: &[u8; 32]) -> u64 {
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&digest[..8]);
+    u64::from_le_bytes(head)
 }
 
 /// What [`Cache::stats`] reports.
@@ -75,39 +129,14 @@ impl Cache {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS chat (
-                 key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,
-                 prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
-                 latency_us INTEGER NOT NULL, created_at INTEGER NOT NULL);
-             CREATE TABLE IF NOT EXISTS embedding (
-                 key TEXT PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL,
-                 created_at INTEGER NOT NULL);",
-        )?;
-        let version: Option<String> = conn
-            .query_row(
-                "SELECT value FROM meta WHERE name = 'format_version'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        match version {
-            None => {
-                conn.execute(
-                    "INSERT INTO meta (name, value) VALUES ('format_version', ?1)",
-                    [CACHE_FORMAT_VERSION.to_string()],
-                )?;
-            }
-            Some(v) if v == CACHE_FORMAT_VERSION.to_string() => {}
-            Some(v) => {
-                return Err(Error::new(
-                    ErrorKind::Cache,
-                    format!(
-                    "{} has cache format {v}, this build reads {CACHE_FORMAT_VERSION}; clear it",
-                    path.display()
-                ),
-                ))
+        // One transaction, so two processes opening an old file at once
+        // convert it once.
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        match prepare_tables(&conn, &path) {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
             }
         }
         let mut readers = Vec::with_capacity(READERS);
@@ -117,12 +146,18 @@ impl Cache {
             readers.push(Mutex::new(reader));
         }
         let writer = Arc::new(Mutex::new(conn));
+        let index = Arc::new(Mutex::new(ChatIndex::default()));
         let (commits, queue) = mpsc::channel();
-        let group_writer = Arc::clone(&writer);
+        let expected = Arc::new(AtomicUsize::new(0));
+        let group = Group {
+            writer: Arc::clone(&writer),
+            index: Arc::clone(&index),
+            expected: Arc::clone(&expected),
+        };
         // The thread ends when the cache (the only sender) is dropped.
         std::thread::Builder::new()
             .name("assay-cache-writer".into())
-            .spawn(move || group_commit(&group_writer, &queue))
+            .spawn(move || group.run(&queue))
             .map_err(|e| Error::new(ErrorKind::Cache, format!("cannot start cache writer: {e}")))?;
         Ok(Cache {
             path,
@@ -130,6 +165,8 @@ impl Cache {
             commits,
             readers,
             next_reader: AtomicUsize::new(0),
+            index,
+            expected,
         })
     }
 
@@ -160,33 +197,71 @@ impl Cache {
         self.readers[i].lock().map_err(|_| poisoned())
     }
 
-    /// Deletes a row that no longer decodes, so it is fetched again.
-    fn drop_row(&self, table: Table, key: &RequestKey) -> Result<(), Error> {
-        let sql = match table {
-            Table::Chat => "DELETE FROM chat WHERE key = ?1",
-            Table::Embedding => "DELETE FROM embedding WHERE key = ?1",
-        };
-        self.writer()?
-            .prepare_cached(sql)?
-            .execute([key.as_str()])?;
+    fn index(&self) -> Result<MutexGuard<'_, ChatIndex>, Error> {
+        self.index.lock().map_err(|_| poisoned())
+    }
+
+    /// Reads into the index the chat rows appended since it last looked.
+    fn catch_up(&self, index: &mut ChatIndex) -> Result<(), Error> {
+        let reader = self.reader()?;
+        let mut stmt =
+            reader.prepare_cached("SELECT id, key FROM chat WHERE id > ?1 ORDER BY id")?;
+        let mut rows = stmt.query([index.seen])?;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            // A row whose key is not 32 bytes cannot answer any request.
+            let key = row.get_ref(1)?;
+            if let Ok(digest) = <[u8; 32]>::try_from(key.as_blob().unwrap_or_default()) {
+                index.ids.insert(prefix(&digest), id);
+            }
+            index.seen = id;
+        }
         Ok(())
+    }
+
+    /// The row id the index gives for `digest`, catching up once on a miss.
+    fn chat_id(&self, digest: &[u8; 32]) -> Result<Option<i64>, Error> {
+        let mut index = self.index()?;
+        if let Some(id) = index.ids.get(&prefix(digest)) {
+            return Ok(Some(*id));
+        }
+        self.catch_up(&mut index)?;
+        Ok(index.ids.get(&prefix(digest)).copied())
     }
 
     /// The stored answer for `key`, marked [`Source::Cache`].
     pub fn get_chat(&self, key: &RequestKey) -> Result<Option<ChatResponse>, Error> {
-        let row: Option<String> = self
+        let digest = key.digest();
+        let Some(id) = self.chat_id(&digest)? else {
+            return Ok(None);
+        };
+        let row: Option<(Vec<u8>, String)> = self
             .reader()?
-            .prepare_cached("SELECT response FROM chat WHERE key = ?1")?
-            .query_row([key.as_str()], |r| r.get(0))
+            .prepare_cached("SELECT key, response FROM chat WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
-        let Some(row) = row else { return Ok(None) };
-        match serde_json::from_str::<ChatResponse>(&row) {
+        let text = match row {
+            Some((stored, text)) if stored == digest => text,
+            // Another key sharing the first 8 bytes: a miss, never its answer.
+            Some(_) => return Ok(None),
+            // Deleted since (e.g. `assay cache clear` in another process).
+            None => {
+                let mut index = self.index()?;
+                if index.ids.get(&prefix(&digest)) == Some(&id) {
+                    index.ids.remove(&prefix(&digest));
+                }
+                return Ok(None);
+            }
+        };
+        match serde_json::from_str::<ChatResponse>(&text) {
             Ok(mut resp) => {
                 resp.source = Source::Cache;
                 Ok(Some(resp))
             }
             Err(_) => {
-                self.drop_row(Table::Chat, key)?;
+                self.writer()?
+                    .prepare_cached("DELETE FROM chat WHERE id = ?1")?
+                    .execute([id])?;
                 Ok(None)
             }
         }
@@ -201,7 +276,7 @@ impl Cache {
         response: &ChatResponse,
     ) -> Result<(), Error> {
         let row = ChatRow::new(key, model, response)?;
-        insert_chat(&*self.writer()?, &row)
+        commit_rows(&self.writer, &self.index, std::iter::once(&row))
     }
 
     /// Stores a validated answer like [`Cache::put_chat`], but through the
@@ -221,6 +296,16 @@ impl Cache {
         committed.await.map_err(|_| stopped())?
     }
 
+    /// Counts an answer that is being fetched and will be stored with
+    /// [`Cache::store_chat`], until the returned guard is dropped. While
+    /// more answers are expected than are waiting, the writer holds its
+    /// group open for a few milliseconds, so they share one commit; a lone
+    /// answer is committed at once.
+    pub fn expect_answer(&self) -> Expected {
+        self.expected.fetch_add(1, Ordering::Relaxed);
+        Expected(Arc::clone(&self.expected))
+    }
+
     /// The stored unit vector for `key`.
     pub fn get_embedding(&self, key: &RequestKey) -> Result<Option<Vec<f32>>, Error> {
         let blob: Option<Vec<u8>> = self
@@ -230,7 +315,9 @@ impl Cache {
             .optional()?;
         let Some(blob) = blob else { return Ok(None) };
         if blob.is_empty() || blob.len() % 4 != 0 {
-            self.drop_row(Table::Embedding, key)?;
+            self.writer()?
+                .prepare_cached("DELETE FROM embedding WHERE key = ?1")?
+                .execute([key.as_str()])?;
             return Ok(None);
         }
         Ok(Some(
@@ -286,6 +373,7 @@ impl Cache {
         let removed =
             conn.execute("DELETE FROM chat", [])? + conn.execute("DELETE FROM embedding", [])?;
         conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")?;
+        self.index()?.ids.clear();
         Ok(removed as u64)
     }
 }
@@ -293,7 +381,7 @@ impl Cache {
 /// A chat answer encoded for its table row.
 #[derive(Debug)]
 struct ChatRow {
-    key: String,
+    key: [u8; 32],
     model: String,
     response: String,
     prompt_tokens: i64,
@@ -306,7 +394,7 @@ impl ChatRow {
         let json = serde_json::to_string(response)
             .map_err(|e| Error::new(ErrorKind::Cache, format!("cannot encode answer: {e}")))?;
         Ok(ChatRow {
-            key: key.as_str().to_owned(),
+            key: key.digest(),
             model: model.to_owned(),
             response: json,
             prompt_tokens: clamp_i64(response.usage.prompt_tokens),
@@ -316,66 +404,144 @@ impl ChatRow {
     }
 }
 
-fn insert_chat(conn: &Connection, row: &ChatRow) -> Result<(), Error> {
-    conn.prepare_cached(
-        "INSERT OR REPLACE INTO chat
-         (key, model, response, prompt_tokens, completion_tokens, latency_us, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![
-        row.key,
-        row.model,
-        row.response,
-        row.prompt_tokens,
-        row.completion_tokens,
-        row.latency_us,
-        now_secs(),
-    ])?;
+/// Creates the tables of a new file, converts a version 1 file, and
+/// refuses any other version.
+fn prepare_tables(conn: &Connection, path: &Path) -> Result<(), Error> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    )?;
+    let version: Option<String> = conn
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'format_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match version.as_deref() {
+        None => {
+            conn.execute_batch(&format!("{CHAT_TABLE}; {EMBEDDING_TABLE};"))?;
+        }
+        Some("1") => {
+            // Version 1 keyed chat rows by hex text in a B-tree index.
+            conn.execute_batch(&format!(
+                "ALTER TABLE chat RENAME TO chat_v1;
+                 {CHAT_TABLE};
+                 INSERT INTO chat (key, model, response, prompt_tokens, completion_tokens,
+                                   latency_us, created_at)
+                     SELECT unhex(key), model, response, prompt_tokens, completion_tokens,
+                            latency_us, created_at
+                     FROM chat_v1 WHERE length(key) = 64 AND unhex(key) IS NOT NULL
+                     ORDER BY rowid;
+                 DROP TABLE chat_v1;"
+            ))?;
+        }
+        Some(v) if v == CACHE_FORMAT_VERSION.to_string() => return Ok(()),
+        Some(v) => {
+            return Err(Error::new(
+                ErrorKind::Cache,
+                format!(
+                    "{} has cache format {v}, this build reads {CACHE_FORMAT_VERSION}; clear it",
+                    path.display()
+                ),
+            ))
+        }
+    }
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (name, value) VALUES ('format_version', ?1)",
+        [CACHE_FORMAT_VERSION.to_string()],
+    )?;
     Ok(())
 }
 
-/// Takes whatever rows are waiting (up to [`MAX_GROUP`]), commits them in
-/// one transaction and tells every waiter the outcome.
-fn group_commit(writer: &Mutex<Connection>, queue: &mpsc::Receiver<Commit>) {
-    while let Ok(first) = queue.recv() {
-        let mut group = vec![first];
-        while group.len() < MAX_GROUP {
-            match queue.try_recv() {
-                Ok(next) => group.push(next),
-                Err(_) => break,
+/// The writer thread's share of the cache.
+struct Group {
+    writer: Arc<Mutex<Connection>>,
+    index: Arc<Mutex<ChatIndex>>,
+    expected: Arc<AtomicUsize>,
+}
+
+impl Group {
+    /// Takes whatever rows are waiting (up to [`MAX_GROUP`]), waits
+    /// [`GROUP_HOLD`] for more if more are expected, commits them in one
+    /// transaction and tells every waiter the outcome.
+    fn run(&self, queue: &mpsc::Receiver<Commit>) {
+        let take = |group: &mut Vec<Commit>| {
+            while group.len() < MAX_GROUP {
+                match queue.try_recv() {
+                    Ok(next) => group.push(next),
+                    Err(_) => break,
+                }
             }
-        }
-        let result = commit_rows(writer, group.iter().map(|(row, _)| row));
-        for (_, done) in group {
-            // A waiter that went away no longer needs the outcome.
-            let _ = done.send(result.clone());
+        };
+        while let Ok(first) = queue.recv() {
+            let mut group = vec![first];
+            take(&mut group);
+            // Sleeping, not waiting on the queue: each arrival would
+            // otherwise wake this thread once.
+            if self.expected.load(Ordering::Relaxed) > group.len() && group.len() < MAX_GROUP {
+                std::thread::sleep(GROUP_HOLD);
+                take(&mut group);
+            }
+            let result = commit_rows(&self.writer, &self.index, group.iter().map(|(row, _)| row));
+            for (_, done) in group {
+                // A waiter that went away no longer needs the outcome.
+                let _ = done.send(result.clone());
+            }
         }
     }
 }
 
+/// Appends `rows` in one transaction, deleting the rows they replace that
+/// this process knows of, then indexes them.
 fn commit_rows<'a>(
     writer: &Mutex<Connection>,
-    mut rows: impl Iterator<Item = &'a ChatRow>,
+    index: &Mutex<ChatIndex>,
+    rows: impl Iterator<Item = &'a ChatRow> + Clone,
 ) -> Result<(), Error> {
+    let replaced: Vec<(i64, &[u8; 32])> = {
+        let index = index.lock().map_err(|_| poisoned())?;
+        rows.clone()
+            .filter_map(|row| Some((*index.ids.get(&prefix(&row.key))?, &row.key)))
+            .collect()
+    };
     let conn = writer.lock().map_err(|_| poisoned())?;
     // Cached statements: `Connection::transaction` parses BEGIN and COMMIT
     // anew for every group.
     conn.prepare_cached("BEGIN")?.execute([])?;
-    let inserted = rows.try_for_each(|row| insert_chat(&conn, row));
-    match inserted.and_then(|()| Ok(conn.prepare_cached("COMMIT")?.execute([])?)) {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            // Leaves the connection usable for the next group.
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
+    let mut appended = Vec::new();
+    let written = (|| -> Result<(), Error> {
+        for (id, key) in &replaced {
+            conn.prepare_cached("DELETE FROM chat WHERE id = ?1 AND key = ?2")?
+                .execute(params![id, &key[..]])?;
         }
+        for row in rows.clone() {
+            conn.prepare_cached(
+                "INSERT INTO chat
+                 (key, model, response, prompt_tokens, completion_tokens, latency_us, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?
+            .execute(params![
+                &row.key[..],
+                row.model,
+                row.response,
+                row.prompt_tokens,
+                row.completion_tokens,
+                row.latency_us,
+                now_secs(),
+            ])?;
+            appended.push((prefix(&row.key), conn.last_insert_rowid()));
+        }
+        conn.prepare_cached("COMMIT")?.execute([])?;
+        Ok(())
+    })();
+    if let Err(e) = written {
+        // Leaves the connection usable for the next group.
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(e);
     }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Table {
-    Chat,
-    Embedding,
+    drop(conn);
+    index.lock().map_err(|_| poisoned())?.ids.extend(appended);
+    Ok(())
 }
 
 fn poisoned() -> Error {

@@ -139,6 +139,7 @@ impl Judge {
         if let Some(hit) = self.cached(key)? {
             return Ok(hit);
         }
+        let _expected = self.cache.as_ref().map(|c| c.expect_answer());
         let mut resp = whole(self.model.complete(request).await?)?;
         if let Some(schema) = &request.schema {
             let mut usage = resp.usage;

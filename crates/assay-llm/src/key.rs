@@ -29,6 +29,27 @@ impl RequestKey {
         &self.0
     }
 
+    /// The 32 bytes the hex digits spell (how the cache stores the key).
+    ///
+    /// ```
+    /// let key = assay_llm::RequestKey::parse(&"0a".repeat(32)).unwrap();
+    /// assert_eq!(key.digest(), [10u8; 32]);
+    /// ```
+    pub fn digest(&self) -> [u8; 32] {
+        let nibble = |c: u8| {
+            if c.is_ascii_digit() {
+                c - b'0'
+            } else {
+                c - b'a' + 10
+            }
+        };
+        let mut out = [0u8; 32];
+        for (byte, pair) in out.iter_mut().zip(self.0.as_bytes().chunks_exact(2)) {
+            *byte = nibble(pair[0]) << 4 | nibble(pair[1]);
+        }
+        out
+    }
+
     /// Key of a chat request to a model.
     pub fn chat(identity: &ModelIdentity, request: &ChatRequest) -> Self {
         let s = &request.sampling;

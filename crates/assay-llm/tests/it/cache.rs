@@ -204,8 +204,9 @@ fn a_corrupt_row_is_dropped_and_reported_as_a_miss() {
     let key = assay_llm::RequestKey::parse(&"ab".repeat(32)).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute(
-        "INSERT INTO chat VALUES (?1, 'm', '{not an answer', 0, 0, 0, 0)",
-        [key.as_str()],
+        "INSERT INTO chat (key, model, response, prompt_tokens, completion_tokens, latency_us, created_at)
+         VALUES (?1, 'm', '{not an answer', 0, 0, 0, 0)",
+        [&key.digest()[..]],
     )
     .unwrap();
     assert_eq!(cache.get_chat(&key).unwrap(), None);
@@ -254,8 +255,9 @@ fn choice_probabilities_are_cached_and_old_rows_without_them_load() {
         .remove("choice_probabilities");
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute(
-        "INSERT INTO chat VALUES (?1, 'm', ?2, 20, 5, 1500000, 0)",
-        [old_key.as_str(), &old_row.to_string()],
+        "INSERT INTO chat (key, model, response, prompt_tokens, completion_tokens, latency_us, created_at)
+         VALUES (?1, 'm', ?2, 20, 5, 1500000, 0)",
+        rusqlite::params![&old_key.digest()[..], old_row.to_string()],
     )
     .unwrap();
     let old = cache
@@ -264,4 +266,117 @@ fn choice_probabilities_are_cached_and_old_rows_without_them_load() {
         .expect("the old row loads");
     assert_eq!(old.choice_probabilities, None);
     assert_eq!(old.json, answer.json);
+}
+
+fn answer(text: &str) -> assay_llm::ChatResponse {
+    use assay_llm::{ChatResponse, FinishReason, Usage};
+    ChatResponse {
+        text: text.into(),
+        json: None,
+        finish_reason: FinishReason::Stop,
+        usage: Usage {
+            prompt_tokens: 3,
+            completion_tokens: 2,
+        },
+        latency: Duration::from_millis(5),
+        source: Source::Upstream,
+        logprobs: None,
+        choice_probabilities: None,
+    }
+}
+
+fn text_of(cache: &Cache, key: &assay_llm::RequestKey) -> Option<String> {
+    cache.get_chat(key).unwrap().map(|a| a.text)
+}
+
+/// Each cache keeps its own index of the file; rows another process
+/// appends or deletes after that index was read are still found, or
+/// missed, as they are in the file.
+#[test]
+fn rows_appended_or_removed_by_another_process_are_seen() {
+    let path = temp_dir("shared").join("c.sqlite");
+    let (ours, theirs) = (Cache::open(&path).unwrap(), Cache::open(&path).unwrap());
+    let key = assay_llm::RequestKey::parse(&"12".repeat(32)).unwrap();
+    assert_eq!(text_of(&ours, &key), None, "our index is read, empty");
+    theirs.put_chat(&key, "m", &answer("theirs")).unwrap();
+    assert_eq!(text_of(&ours, &key).as_deref(), Some("theirs"));
+    theirs.clear().unwrap();
+    assert_eq!(text_of(&ours, &key), None, "a cleared row is a miss");
+    ours.put_chat(&key, "m", &answer("again")).unwrap();
+    assert_eq!(text_of(&theirs, &key).as_deref(), Some("again"));
+}
+
+/// Storing a key again replaces its answer (one row), and two keys that
+/// share the first 8 bytes the index goes by never get each other's answer.
+#[test]
+fn a_stored_key_is_replaced_and_keys_sharing_a_prefix_stay_apart() {
+    let path = temp_dir("replace").join("c.sqlite");
+    let cache = Cache::open(&path).unwrap();
+    let key = assay_llm::RequestKey::parse(&"34".repeat(32)).unwrap();
+    cache.put_chat(&key, "m", &answer("first")).unwrap();
+    cache.put_chat(&key, "m", &answer("second")).unwrap();
+    assert_eq!(text_of(&cache, &key).as_deref(), Some("second"));
+    assert_eq!(cache.stats().unwrap().chat_entries, 1);
+    let reopened = Cache::open(&path).unwrap();
+    assert_eq!(text_of(&reopened, &key).as_deref(), Some("second"));
+
+    let twin =
+        assay_llm::RequestKey::parse(&format!("{}{}", "34".repeat(8), "56".repeat(24))).unwrap();
+    cache.put_chat(&twin, "m", &answer("twin")).unwrap();
+    assert_eq!(text_of(&cache, &twin).as_deref(), Some("twin"));
+    assert_ne!(text_of(&cache, &key).as_deref(), Some("twin"));
+    assert_eq!(
+        cache.stats().unwrap().chat_entries,
+        2,
+        "the twin replaced nothing"
+    );
+}
+
+/// A file of the first format (chat keyed by hex text) is converted when
+/// opened: its answers are served, and the file says format 2.
+#[test]
+fn a_version_1_cache_file_is_converted_and_its_answers_served() {
+    let path = temp_dir("v1").join("c.sqlite");
+    let key = assay_llm::RequestKey::parse(&"78".repeat(32)).unwrap();
+    let row = serde_json::to_string(&answer("kept")).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+         INSERT INTO meta VALUES ('format_version', '1');
+         CREATE TABLE chat (
+             key TEXT PRIMARY KEY, model TEXT NOT NULL, response TEXT NOT NULL,
+             prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+             latency_us INTEGER NOT NULL, created_at INTEGER NOT NULL);
+         CREATE TABLE embedding (
+             key TEXT PRIMARY KEY, model TEXT NOT NULL, vector BLOB NOT NULL,
+             created_at INTEGER NOT NULL);",
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO chat VALUES (?1, 'm', ?2, 3, 2, 5000, 0)",
+        [key.as_str(), &row],
+    )
+    .unwrap();
+    conn.execute(
+        "INSERT INTO embedding VALUES (?1, 'e', ?2, 0)",
+        rusqlite::params![key.as_str(), 1.0f32.to_le_bytes().to_vec()],
+    )
+    .unwrap();
+    drop(conn);
+
+    let cache = Cache::open(&path).unwrap();
+    assert_eq!(text_of(&cache, &key).as_deref(), Some("kept"));
+    assert_eq!(cache.get_embedding(&key).unwrap(), Some(vec![1.0]));
+    let stats = cache.stats().unwrap();
+    assert_eq!((stats.chat_entries, stats.prompt_tokens), (1, 3));
+    drop(cache);
+    let version: String = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT value FROM meta WHERE name = 'format_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, "2");
 }
