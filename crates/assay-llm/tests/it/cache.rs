@@ -222,25 +222,22 @@ fn a_corrupt_row_is_dropped_and_reported_as_a_miss() {
 /// such field) still loads, without them.
 #[test]
 fn choice_probabilities_are_cached_and_old_rows_without_them_load() {
-    use assay_llm::{ChatResponse, ChoicePoint, FinishReason, Usage};
+    use assay_llm::{ChatResponse, ChoicePoint, Usage};
     let path = temp_dir("choices").join("c.sqlite");
     let cache = Cache::open(&path).unwrap();
     let key = assay_llm::RequestKey::parse(&"cd".repeat(32)).unwrap();
     let answer = ChatResponse {
-        text: r#"{"rating":4}"#.into(),
         json: Some(serde_json::json!({"rating": 4})),
-        finish_reason: FinishReason::Stop,
         usage: Usage {
             prompt_tokens: 20,
             completion_tokens: 5,
         },
         latency: Duration::from_millis(1500),
-        source: Source::Upstream,
-        logprobs: None,
         choice_probabilities: Some(vec![ChoicePoint {
             pointer: "/rating".into(),
             probabilities: vec![("4".into(), 0.75), ("5".into(), 0.25)],
         }]),
+        ..answer(r#"{"rating":4}"#)
     };
     cache.put_chat(&key, "m", &answer).unwrap();
     let back = cache.get_chat(&key).unwrap().unwrap();
