@@ -16,8 +16,7 @@
 //!
 //! The runs of a round alternate, and each figure is the median over the
 //! rounds: CPU time per request swings with what else the machine runs, so
-//! only figures from the same rounds compare. The cached runs also name the
-//! part spent on the cache's writer thread. Last come five fully cached
+//! only figures from the same rounds compare. Last come five fully cached
 //! reruns of one round's requests (50,000 answers).
 //!
 //! Options: `--requests N` (default 10000), `--concurrency C` (default 64),
@@ -39,37 +38,21 @@ use assay_llm::{
     ProviderOptions, Source,
 };
 
-/// User + system CPU time of this process (all threads), from /proc.
+/// User + system CPU time of this process, all threads (those that have
+/// exited included), to the nanosecond: the kernel's own clock for it.
+/// (The tick counts in /proc/self/stat move in 10 ms steps.)
 fn cpu_time() -> Duration {
-    stat_cpu_time("/proc/self/stat")
-}
-
-/// CPU time of the cache's writer thread (found by its name), which does
-/// the SQLite work of storing answers; zero when there is none.
-fn writer_cpu_time() -> Duration {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return Duration::ZERO;
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    tasks
-        .flatten()
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm"))
-                .is_ok_and(|c| c.trim_end() == "assay-cache-wri")
-        })
-        .map(|t| stat_cpu_time(t.path().join("stat")))
-        .sum()
-}
-
-fn stat_cpu_time(path: impl AsRef<std::path::Path>) -> Duration {
-    let stat = std::fs::read_to_string(path).unwrap_or_default();
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let fields: Vec<u64> = after
-        .split_whitespace()
-        .map(|f| f.parse().unwrap_or(0))
-        .collect();
-    // utime and stime are fields 14 and 15 of the file, in 1/100 s ticks.
-    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
-    Duration::from_millis(ticks * 10)
+    // SAFETY: `t` is a valid timespec for the call to fill in.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    assert_eq!(rc, 0, "the process CPU clock is readable");
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
 }
 
 fn serve(latency: Duration) {
@@ -216,12 +199,10 @@ async fn run_raw(url: &str, bodies: Arc<Vec<Vec<u8>>>, concurrency: usize) -> (D
     (wall.elapsed(), cpu_time() - cpu)
 }
 
-/// One measured run: wall time, client CPU time, and the cache writer
-/// thread's share of the CPU time.
+/// One measured run: wall time and client CPU time.
 struct Run {
     wall: Duration,
     cpu: Duration,
-    writer: Duration,
 }
 
 fn median(xs: impl Iterator<Item = Duration>) -> Duration {
@@ -230,13 +211,12 @@ fn median(xs: impl Iterator<Item = Duration>) -> Duration {
     xs.get(xs.len() / 2).copied().unwrap_or_default()
 }
 
-/// Wall time, client CPU time, the cache writer's share of it, and where
-/// each answer came from.
+/// Wall time, client CPU time, and where each answer came from.
 async fn run_all(
     judge: &Arc<Judge>,
     reqs: &Arc<Vec<ChatRequest>>,
-) -> (Duration, Duration, Duration, Vec<Source>) {
-    let (wall, cpu, writer) = (Instant::now(), cpu_time(), writer_cpu_time());
+) -> (Duration, Duration, Vec<Source>) {
+    let (wall, cpu) = (Instant::now(), cpu_time());
     let tasks: Vec<_> = (0..reqs.len())
         .map(|i| {
             let (judge, reqs) = (Arc::clone(judge), Arc::clone(reqs));
@@ -251,12 +231,7 @@ async fn run_all(
             Err(e) => panic!("task failed: {e}"),
         }
     }
-    (
-        wall.elapsed(),
-        cpu_time() - cpu,
-        writer_cpu_time().saturating_sub(writer),
-        sources,
-    )
+    (wall.elapsed(), cpu_time() - cpu, sources)
 }
 
 fn main() {
@@ -329,9 +304,9 @@ fn main() {
         for round in 0..rounds {
             let reqs = Arc::new(requests(n, round));
             for (slot, cache) in [(0, Some(Arc::clone(&cache))), (1, None)] {
-                let (wall, cpu, writer, sources) = run_all(&judge_with(cache), &reqs).await;
+                let (wall, cpu, sources) = run_all(&judge_with(cache), &reqs).await;
                 assert!(sources.iter().all(|s| *s == Source::Upstream));
-                runs[slot].push(Run { wall, cpu, writer });
+                runs[slot].push(Run { wall, cpu });
             }
             let bodies: Vec<Vec<u8>> = {
                 let limiter = Arc::new(Limiter::new(opts.concurrency, None, None));
@@ -342,9 +317,9 @@ fn main() {
             };
             let bodies = Arc::new(bodies);
             let (wall, cpu) = run_raw(url, Arc::clone(&bodies), concurrency).await;
-            runs[2].push(Run { wall, cpu, writer: Duration::ZERO });
+            runs[2].push(Run { wall, cpu });
             let (wall, cpu) = run_bare(url, bodies, concurrency).await;
-            runs[3].push(Run { wall, cpu, writer: Duration::ZERO });
+            runs[3].push(Run { wall, cpu });
             last = reqs;
         }
         let per_request = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
@@ -357,23 +332,19 @@ fn main() {
         for (label, runs) in labels.iter().zip(&runs) {
             let wall = median(runs.iter().map(|r| r.wall));
             let cpus: Vec<String> = runs.iter().map(|r| format!("{:.0}", per_request(r.cpu))).collect();
-            print!(
+            println!(
                 "{label}: {:.2} s wall ({:+.1}% vs ideal), client CPU {:.1} us/request (rounds: {})",
                 wall.as_secs_f64(),
                 (wall.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0,
                 per_request(median(runs.iter().map(|r| r.cpu))),
                 cpus.join(", "),
             );
-            if runs.iter().any(|r| r.writer > Duration::ZERO) {
-                print!(", cache writer thread {:.1}", per_request(median(runs.iter().map(|r| r.writer))));
-            }
-            println!();
         }
         let judge = judge_with(Some(Arc::clone(&cache)));
         let reruns = 5;
         let (mut wall, mut cpu) = (Duration::ZERO, Duration::ZERO);
         for _ in 0..reruns {
-            let (w, c, _, sources) = run_all(&judge, &last).await;
+            let (w, c, sources) = run_all(&judge, &last).await;
             assert!(sources.iter().all(|s| *s == Source::Cache));
             wall += w;
             cpu += c;
