@@ -12,13 +12,16 @@
 //! up on rows appended since (by any process) when a lookup misses there.
 //! Ids only grow (`AUTOINCREMENT`), so that catch-up misses nothing; a read
 //! compares the whole stored key, so a stale or colliding entry is a miss,
-//! never someone else's answer.
+//! never someone else's answer. That catch-up starts a read transaction,
+//! which costs more than the rest of a lookup, so it runs at most once per
+//! [`CATCH_UP_EVERY`]: a row another process appended since may be
+//! fetched again, never served wrong.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, TryLockError};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension};
 use tokio::sync::oneshot;
@@ -53,7 +56,11 @@ const MAX_GROUP: usize = 512;
 /// their way. A commit costs about as much CPU as the HTTP exchange that
 /// fetched the answer, whether it holds one row or fifty; a few
 /// milliseconds on a judge call of a hundred or more is the cheaper price.
-const GROUP_HOLD: std::time::Duration = std::time::Duration::from_millis(5);
+const GROUP_HOLD: Duration = Duration::from_millis(5);
+
+/// How often, at most, a lookup that misses the in-memory index reads the
+/// rows other processes appended (see [`Cache::with_catch_up_interval`]).
+pub const CATCH_UP_EVERY: Duration = Duration::from_millis(100);
 
 type Commit = (ChatRow, oneshot::Sender<Result<(), Error>>);
 
@@ -68,6 +75,7 @@ pub struct Cache {
     index: Arc<Mutex<ChatIndex>>,
     /// Answers being fetched that will be stored here (see [`Cache::expect_answer`]).
     expected: Arc<AtomicUsize>,
+    catch_up_every: Duration,
 }
 
 /// An answer on its way to the cache, counted until dropped.
@@ -86,6 +94,7 @@ impl Drop for Expected {
 struct ChatIndex {
     ids: HashMap<u64, i64>,
     seen: i64,
+    caught_up_at: Option<Instant>,
 }
 
 fn prefix(digest: &[u8; 32]) -> u64 {
@@ -167,7 +176,25 @@ impl Cache {
             next_reader: AtomicUsize::new(0),
             index,
             expected,
+            catch_up_every: CATCH_UP_EVERY,
         })
+    }
+
+    /// Sets how often, at most, a lookup that misses the in-memory index
+    /// reads the rows other processes appended since the last time
+    /// (default [`CATCH_UP_EVERY`]; zero reads them on every such miss).
+    ///
+    /// ```
+    /// # let dir = std::env::temp_dir().join(format!("assay-doc-catch-up-{}", std::process::id()));
+    /// let cache = assay_llm::Cache::open(dir.join("cache.sqlite"))?
+    ///     .with_catch_up_interval(std::time::Duration::ZERO);
+    /// # drop(cache);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), assay_llm::Error>(())
+    /// ```
+    pub fn with_catch_up_interval(mut self, every: Duration) -> Self {
+        self.catch_up_every = every;
+        self
     }
 
     /// Opens the cache `location` names; `None` when it is disabled.
@@ -219,13 +246,21 @@ impl Cache {
         Ok(())
     }
 
-    /// The row id the index gives for `digest`, catching up once on a miss.
+    /// The row id the index gives for `digest`, catching up on a miss
+    /// unless it did so within the catch-up interval.
     fn chat_id(&self, digest: &[u8; 32]) -> Result<Option<i64>, Error> {
         let mut index = self.index()?;
         if let Some(id) = index.ids.get(&prefix(digest)) {
             return Ok(Some(*id));
         }
+        if index
+            .caught_up_at
+            .is_some_and(|at| at.elapsed() < self.catch_up_every)
+        {
+            return Ok(None);
+        }
         self.catch_up(&mut index)?;
+        index.caught_up_at = Some(Instant::now());
         Ok(index.ids.get(&prefix(digest)).copied())
     }
 
@@ -505,6 +540,7 @@ fn commit_rows<'a>(
             .collect()
     };
     let conn = writer.lock().map_err(|_| poisoned())?;
+    let created_at = now_secs();
     // Cached statements: `Connection::transaction` parses BEGIN and COMMIT
     // anew for every group.
     conn.prepare_cached("BEGIN")?.execute([])?;
@@ -514,23 +550,24 @@ fn commit_rows<'a>(
             conn.prepare_cached("DELETE FROM chat WHERE id = ?1 AND key = ?2")?
                 .execute(params![id, &key[..]])?;
         }
+        let mut insert = conn.prepare_cached(
+            "INSERT INTO chat
+             (key, model, response, prompt_tokens, completion_tokens, latency_us, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
         for row in rows.clone() {
-            conn.prepare_cached(
-                "INSERT INTO chat
-                 (key, model, response, prompt_tokens, completion_tokens, latency_us, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            )?
-            .execute(params![
+            insert.execute(params![
                 &row.key[..],
                 row.model,
                 row.response,
                 row.prompt_tokens,
                 row.completion_tokens,
                 row.latency_us,
-                now_secs(),
+                created_at,
             ])?;
             appended.push((prefix(&row.key), conn.last_insert_rowid()));
         }
+        drop(insert);
         conn.prepare_cached("COMMIT")?.execute([])?;
         Ok(())
     })();
@@ -540,7 +577,16 @@ fn commit_rows<'a>(
         return Err(e);
     }
     drop(conn);
-    index.lock().map_err(|_| poisoned())?.ids.extend(appended);
+    let mut index = index.lock().map_err(|_| poisoned())?;
+    // One transaction's ids run on without a gap. When they start right
+    // after the last row read, no other process's row lies between, and
+    // the next catch-up need not read these again.
+    if let (Some(&(_, first)), Some(&(_, last))) = (appended.first(), appended.last()) {
+        if first == index.seen + 1 {
+            index.seen = last;
+        }
+    }
+    index.ids.extend(appended);
     Ok(())
 }
 

@@ -292,7 +292,10 @@ fn text_of(cache: &Cache, key: &assay_llm::RequestKey) -> Option<String> {
 #[test]
 fn rows_appended_or_removed_by_another_process_are_seen() {
     let path = temp_dir("shared").join("c.sqlite");
-    let (ours, theirs) = (Cache::open(&path).unwrap(), Cache::open(&path).unwrap());
+    let ours = Cache::open(&path)
+        .unwrap()
+        .with_catch_up_interval(Duration::ZERO);
+    let theirs = Cache::open(&path).unwrap();
     let key = assay_llm::RequestKey::parse(&"12".repeat(32)).unwrap();
     assert_eq!(text_of(&ours, &key), None, "our index is read, empty");
     theirs.put_chat(&key, "m", &answer("theirs")).unwrap();
@@ -301,6 +304,58 @@ fn rows_appended_or_removed_by_another_process_are_seen() {
     assert_eq!(text_of(&ours, &key), None, "a cleared row is a miss");
     ours.put_chat(&key, "m", &answer("again")).unwrap();
     assert_eq!(text_of(&theirs, &key).as_deref(), Some("again"));
+}
+
+/// Our own commits move the point the catch-up reads from only past rows
+/// it need not read: another process's row appended just before ours, or
+/// just after, is still found.
+#[test]
+fn another_process_s_rows_next_to_ours_are_found() {
+    let path = temp_dir("interleaved").join("c.sqlite");
+    let ours = Cache::open(&path)
+        .unwrap()
+        .with_catch_up_interval(Duration::ZERO);
+    let theirs = Cache::open(&path).unwrap();
+    let key = |b: &str| assay_llm::RequestKey::parse(&b.repeat(32)).unwrap();
+    assert_eq!(text_of(&ours, &key("01")), None, "our index is read, empty");
+    theirs
+        .put_chat(&key("01"), "m", &answer("theirs before"))
+        .unwrap();
+    ours.put_chat(&key("02"), "m", &answer("ours")).unwrap();
+    assert_eq!(text_of(&ours, &key("01")).as_deref(), Some("theirs before"));
+    ours.put_chat(&key("03"), "m", &answer("ours again"))
+        .unwrap();
+    theirs
+        .put_chat(&key("04"), "m", &answer("theirs after"))
+        .unwrap();
+    assert_eq!(text_of(&ours, &key("04")).as_deref(), Some("theirs after"));
+    for (k, text) in [("02", "ours"), ("03", "ours again")] {
+        assert_eq!(text_of(&ours, &key(k)).as_deref(), Some(text));
+    }
+}
+
+/// Within the catch-up interval, a lookup that misses the index does not
+/// read the file again: another process's new row is a miss (fetched
+/// again, never wrong) until the interval has passed, while this cache's
+/// own rows are found at once.
+#[test]
+fn another_process_s_rows_are_read_at_most_once_per_catch_up_interval() {
+    let path = temp_dir("interval").join("c.sqlite");
+    let ours = Cache::open(&path)
+        .unwrap()
+        .with_catch_up_interval(Duration::from_secs(3600));
+    let theirs = Cache::open(&path).unwrap();
+    let (key, own) = (
+        assay_llm::RequestKey::parse(&"9a".repeat(32)).unwrap(),
+        assay_llm::RequestKey::parse(&"bc".repeat(32)).unwrap(),
+    );
+    assert_eq!(text_of(&ours, &key), None, "the first miss reads the file");
+    theirs.put_chat(&key, "m", &answer("theirs")).unwrap();
+    assert_eq!(text_of(&ours, &key), None, "not read again within the hour");
+    ours.put_chat(&own, "m", &answer("ours")).unwrap();
+    assert_eq!(text_of(&ours, &own).as_deref(), Some("ours"));
+    let later = Cache::open(&path).unwrap();
+    assert_eq!(text_of(&later, &key).as_deref(), Some("theirs"));
 }
 
 /// Storing a key again replaces its answer (one row), and two keys that
