@@ -286,16 +286,20 @@ fn text_of(cache: &Cache, key: &assay_llm::RequestKey) -> Option<String> {
     cache.get_chat(key).unwrap().map(|a| a.text)
 }
 
+/// Two caches on one new file, as two processes would open it: ours
+/// catching up at most every `every`, theirs with the default, and the path.
+fn ours_and_theirs(name: &str, every: Duration) -> (Cache, Cache, std::path::PathBuf) {
+    let path = temp_dir(name).join("c.sqlite");
+    let ours = Cache::open(&path).unwrap().with_catch_up_interval(every);
+    (ours, Cache::open(&path).unwrap(), path)
+}
+
 /// Each cache keeps its own index of the file; rows another process
 /// appends or deletes after that index was read are still found, or
 /// missed, as they are in the file.
 #[test]
 fn rows_appended_or_removed_by_another_process_are_seen() {
-    let path = temp_dir("shared").join("c.sqlite");
-    let ours = Cache::open(&path)
-        .unwrap()
-        .with_catch_up_interval(Duration::ZERO);
-    let theirs = Cache::open(&path).unwrap();
+    let (ours, theirs, _) = ours_and_theirs("shared", Duration::ZERO);
     let key = assay_llm::RequestKey::parse(&"12".repeat(32)).unwrap();
     assert_eq!(text_of(&ours, &key), None, "our index is read, empty");
     theirs.put_chat(&key, "m", &answer("theirs")).unwrap();
@@ -311,11 +315,7 @@ fn rows_appended_or_removed_by_another_process_are_seen() {
 /// just after, is still found.
 #[test]
 fn another_process_s_rows_next_to_ours_are_found() {
-    let path = temp_dir("interleaved").join("c.sqlite");
-    let ours = Cache::open(&path)
-        .unwrap()
-        .with_catch_up_interval(Duration::ZERO);
-    let theirs = Cache::open(&path).unwrap();
+    let (ours, theirs, _) = ours_and_theirs("interleaved", Duration::ZERO);
     let key = |b: &str| assay_llm::RequestKey::parse(&b.repeat(32)).unwrap();
     assert_eq!(text_of(&ours, &key("01")), None, "our index is read, empty");
     theirs
@@ -340,11 +340,7 @@ fn another_process_s_rows_next_to_ours_are_found() {
 /// own rows are found at once.
 #[test]
 fn another_process_s_rows_are_read_at_most_once_per_catch_up_interval() {
-    let path = temp_dir("interval").join("c.sqlite");
-    let ours = Cache::open(&path)
-        .unwrap()
-        .with_catch_up_interval(Duration::from_secs(3600));
-    let theirs = Cache::open(&path).unwrap();
+    let (ours, theirs, path) = ours_and_theirs("interval", Duration::from_secs(3600));
     let (key, own) = (
         assay_llm::RequestKey::parse(&"9a".repeat(32)).unwrap(),
         assay_llm::RequestKey::parse(&"bc".repeat(32)).unwrap(),
