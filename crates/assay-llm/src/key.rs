@@ -87,15 +87,17 @@ impl RequestKey {
     }
 }
 
-/// Streams the canonical encoding into the hash, without building it:
-/// one `name=JSON` line per input in a fixed order, JSON objects of the
-/// schema with their keys sorted (whatever map order serde_json was built
-/// with; feature unification could turn on `preserve_order`).
-struct Canonical(Sha256);
+/// Builds the canonical encoding, then hashes it in one go: one
+/// `name=JSON` line per input in a fixed order, JSON objects of the schema
+/// with their keys sorted (whatever map order serde_json was built with;
+/// feature unification could turn on `preserve_order`). Buffered because
+/// serde_json writes a token at a time, and a hasher update per token made
+/// each key about a third slower.
+struct Canonical(Vec<u8>);
 
 impl io::Write for Canonical {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.update(buf);
+        self.0.extend_from_slice(buf);
         Ok(buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -105,8 +107,8 @@ impl io::Write for Canonical {
 
 impl Canonical {
     fn new(kind: &str, identity: &ModelIdentity) -> Self {
-        let mut h = Canonical(Sha256::new());
-        h.0.update(KEY_FORMAT.as_bytes());
+        let mut h = Canonical(Vec::with_capacity(1024));
+        h.0.extend_from_slice(KEY_FORMAT.as_bytes());
         h.field("kind", kind);
         h.field("provider", &identity.provider);
         h.field("endpoint", &identity.endpoint);
@@ -116,9 +118,9 @@ impl Canonical {
     }
 
     fn name(&mut self, name: &str) {
-        self.0.update(b"\n");
-        self.0.update(name.as_bytes());
-        self.0.update(b"=");
+        self.0.push(b'\n');
+        self.0.extend_from_slice(name.as_bytes());
+        self.0.push(b'=');
     }
 
     fn field<T: Serialize + ?Sized>(&mut self, name: &str, value: &T) {
@@ -134,37 +136,43 @@ impl Canonical {
     fn value(&mut self, v: &Value) {
         match v {
             Value::Object(map) => {
-                let mut entries: Vec<_> = map.iter().collect();
-                if !entries.is_sorted_by(|a, b| a.0 <= b.0) {
+                self.0.push(b'{');
+                if map.keys().is_sorted() {
+                    self.entries(map.iter());
+                } else {
+                    let mut entries: Vec<_> = map.iter().collect();
                     entries.sort_by(|a, b| a.0.cmp(b.0));
+                    self.entries(entries.into_iter());
                 }
-                self.0.update(b"{");
-                for (i, (k, v)) in entries.into_iter().enumerate() {
-                    if i > 0 {
-                        self.0.update(b",");
-                    }
-                    self.put(k);
-                    self.0.update(b":");
-                    self.value(v);
-                }
-                self.0.update(b"}");
+                self.0.push(b'}');
             }
             Value::Array(items) => {
-                self.0.update(b"[");
+                self.0.push(b'[');
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
-                        self.0.update(b",");
+                        self.0.push(b',');
                     }
                     self.value(item);
                 }
-                self.0.update(b"]");
+                self.0.push(b']');
             }
             scalar => self.put(scalar),
         }
     }
 
+    fn entries<'a>(&mut self, entries: impl Iterator<Item = (&'a String, &'a Value)>) {
+        for (i, (k, v)) in entries.enumerate() {
+            if i > 0 {
+                self.0.push(b',');
+            }
+            self.put(k);
+            self.0.push(b':');
+            self.value(v);
+        }
+    }
+
     fn finish(self) -> RequestKey {
-        let digest = self.0.finalize();
+        let digest = Sha256::digest(&self.0);
         let mut hex = String::with_capacity(64);
         for b in digest {
             hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
@@ -212,6 +220,35 @@ mod tests {
         assert_eq!(k, RequestKey::chat(&identity(), &request()));
         assert!(RequestKey::parse(k.as_str()).is_some());
         assert!(RequestKey::parse("xyz").is_none());
+    }
+
+    /// Keys index users' caches: a change of encoding would silently turn
+    /// every stored answer into a miss (and must bump `KEY_FORMAT`).
+    #[test]
+    fn key_is_the_sha256_of_the_documented_canonical_text() {
+        let text = concat!(
+            "assay-llm-key/1",
+            "\nkind=\"chat\"",
+            "\nprovider=\"openai\"",
+            "\nendpoint=\"http://127.0.0.1:1/v1\"",
+            "\nmodel=\"m\"",
+            "\nsettings=\"json_schema\"",
+            "\nprompt_id=\"p\"",
+            "\nprompt_version=\"1\"",
+            "\nmessages=[{\"role\":\"user\",\"content\":\"hi\"}]",
+            "\ntemperature=0.0",
+            "\ntop_p=null",
+            "\nseed=0",
+            "\nmax_tokens=null",
+            "\nstop=[]",
+            "\nschema={\"properties\":{\"a\":{\"type\":\"string\"},\"b\":{}},\"type\":\"object\"}",
+            "\ntop_logprobs=null",
+        );
+        let expected: String = Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(RequestKey::chat(&identity(), &request()).as_str(), expected);
     }
 
     #[test]
