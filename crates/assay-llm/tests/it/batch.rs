@@ -31,7 +31,8 @@ async fn exported_requests_come_back_through_the_cache() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 2);
-    let cache = Arc::new(Cache::open(temp_dir("batch").join("c.sqlite")).unwrap());
+    let dir = temp_dir("batch");
+    let cache = Arc::new(Cache::open(dir.path().join("c.sqlite")).unwrap());
     let judge = Judge::new(
         Arc::new(client(&opts, "judge-model")),
         Some(Arc::clone(&cache)),
@@ -80,7 +81,7 @@ fn a_malformed_batch_line_names_its_line() {
         ..Default::default()
     };
     let model = client(&opts, "m");
-    let cache = Cache::open(dir.join("c.sqlite")).unwrap();
+    let cache = Cache::open(dir.path().join("c.sqlite")).unwrap();
     let err = import_batch(
         &model,
         &cache,

@@ -12,7 +12,7 @@ use crate::{client, judge, options, request, temp_dir, verdict_schema, KEY};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rerun_is_served_from_the_cache_with_zero_requests() {
     let dir = temp_dir("rerun");
-    let path = dir.join("nested").join("cache.sqlite");
+    let path = dir.path().join("nested").join("cache.sqlite");
     let server =
         Server::start(|r, _| chat(&format!("{{\"verdict\": {}}}", r.last_message().len() % 2)))
             .await;
@@ -56,7 +56,7 @@ async fn a_rerun_is_served_from_the_cache_with_zero_requests() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_key_appears_nowhere_in_the_cache_files() {
     let dir = temp_dir("secret");
-    let path = dir.join("cache.sqlite");
+    let path = dir.path().join("cache.sqlite");
     let server = Server::start(|_, _| chat("{\"verdict\": 1}")).await;
     let j = judge(
         &options(&server),
@@ -93,7 +93,7 @@ async fn the_api_key_appears_nowhere_in_the_cache_files() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_answers_are_all_committed_before_they_are_returned() {
     let dir = temp_dir("group");
-    let path = dir.join("cache.sqlite");
+    let path = dir.path().join("cache.sqlite");
     let server =
         Server::start(|_, _| chat("{\"verdict\": 0}").after(Duration::from_millis(20))).await;
     let opts = options(&server);
@@ -157,7 +157,7 @@ async fn failures_are_not_cached_and_stats_and_clear_work() {
         _ => chat("{\"verdict\": 0}"),
     })
     .await;
-    let cache = Arc::new(Cache::open(dir.join("c.sqlite")).unwrap());
+    let cache = Arc::new(Cache::open(dir.path().join("c.sqlite")).unwrap());
     let j = judge(&options(&server), Some(Arc::clone(&cache)));
     assert!(j.chat(&request("bad")).await.is_err());
     assert!(j.chat(&request("bad")).await.is_err());
@@ -183,7 +183,8 @@ async fn failures_are_not_cached_and_stats_and_clear_work() {
 
 #[test]
 fn a_cache_of_another_format_version_is_refused() {
-    let path = temp_dir("version").join("c.sqlite");
+    let dir = temp_dir("version");
+    let path = dir.path().join("c.sqlite");
     drop(Cache::open(&path).unwrap());
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute(
@@ -199,7 +200,8 @@ fn a_cache_of_another_format_version_is_refused() {
 
 #[test]
 fn a_corrupt_row_is_dropped_and_reported_as_a_miss() {
-    let path = temp_dir("corrupt").join("c.sqlite");
+    let dir = temp_dir("corrupt");
+    let path = dir.path().join("c.sqlite");
     let cache = Cache::open(&path).unwrap();
     let key = assay_llm::RequestKey::parse(&"ab".repeat(32)).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -223,7 +225,8 @@ fn a_corrupt_row_is_dropped_and_reported_as_a_miss() {
 #[test]
 fn choice_probabilities_are_cached_and_old_rows_without_them_load() {
     use assay_llm::{ChatResponse, ChoicePoint, Usage};
-    let path = temp_dir("choices").join("c.sqlite");
+    let dir = temp_dir("choices");
+    let path = dir.path().join("c.sqlite");
     let cache = Cache::open(&path).unwrap();
     let key = assay_llm::RequestKey::parse(&"cd".repeat(32)).unwrap();
     let answer = ChatResponse {
@@ -287,11 +290,16 @@ fn text_of(cache: &Cache, key: &assay_llm::RequestKey) -> Option<String> {
 }
 
 /// Two caches on one new file, as two processes would open it: ours
-/// catching up at most every `every`, theirs with the default, and the path.
-fn ours_and_theirs(name: &str, every: Duration) -> (Cache, Cache, std::path::PathBuf) {
-    let path = temp_dir(name).join("c.sqlite");
+/// catching up at most every `every`, theirs with the default; the file's
+/// path, and its folder (removed when dropped).
+fn ours_and_theirs(
+    name: &str,
+    every: Duration,
+) -> (Cache, Cache, std::path::PathBuf, tempfile::TempDir) {
+    let dir = temp_dir(name);
+    let path = dir.path().join("c.sqlite");
     let ours = Cache::open(&path).unwrap().with_catch_up_interval(every);
-    (ours, Cache::open(&path).unwrap(), path)
+    (ours, Cache::open(&path).unwrap(), path, dir)
 }
 
 /// Each cache keeps its own index of the file; rows another process
@@ -299,7 +307,7 @@ fn ours_and_theirs(name: &str, every: Duration) -> (Cache, Cache, std::path::Pat
 /// missed, as they are in the file.
 #[test]
 fn rows_appended_or_removed_by_another_process_are_seen() {
-    let (ours, theirs, _) = ours_and_theirs("shared", Duration::ZERO);
+    let (ours, theirs, _, _dir) = ours_and_theirs("shared", Duration::ZERO);
     let key = assay_llm::RequestKey::parse(&"12".repeat(32)).unwrap();
     assert_eq!(text_of(&ours, &key), None, "our index is read, empty");
     theirs.put_chat(&key, "m", &answer("theirs")).unwrap();
@@ -315,7 +323,7 @@ fn rows_appended_or_removed_by_another_process_are_seen() {
 /// just after, is still found.
 #[test]
 fn another_process_s_rows_next_to_ours_are_found() {
-    let (ours, theirs, _) = ours_and_theirs("interleaved", Duration::ZERO);
+    let (ours, theirs, _, _dir) = ours_and_theirs("interleaved", Duration::ZERO);
     let key = |b: &str| assay_llm::RequestKey::parse(&b.repeat(32)).unwrap();
     assert_eq!(text_of(&ours, &key("01")), None, "our index is read, empty");
     theirs
@@ -340,7 +348,7 @@ fn another_process_s_rows_next_to_ours_are_found() {
 /// own rows are found at once.
 #[test]
 fn another_process_s_rows_are_read_at_most_once_per_catch_up_interval() {
-    let (ours, theirs, path) = ours_and_theirs("interval", Duration::from_secs(3600));
+    let (ours, theirs, path, _dir) = ours_and_theirs("interval", Duration::from_secs(3600));
     let (key, own) = (
         assay_llm::RequestKey::parse(&"9a".repeat(32)).unwrap(),
         assay_llm::RequestKey::parse(&"bc".repeat(32)).unwrap(),
@@ -358,7 +366,8 @@ fn another_process_s_rows_are_read_at_most_once_per_catch_up_interval() {
 /// share the first 8 bytes the index goes by never get each other's answer.
 #[test]
 fn a_stored_key_is_replaced_and_keys_sharing_a_prefix_stay_apart() {
-    let path = temp_dir("replace").join("c.sqlite");
+    let dir = temp_dir("replace");
+    let path = dir.path().join("c.sqlite");
     let cache = Cache::open(&path).unwrap();
     let key = assay_llm::RequestKey::parse(&"34".repeat(32)).unwrap();
     cache.put_chat(&key, "m", &answer("first")).unwrap();
@@ -384,7 +393,8 @@ fn a_stored_key_is_replaced_and_keys_sharing_a_prefix_stay_apart() {
 /// opened: its answers are served, and the file says format 2.
 #[test]
 fn a_version_1_cache_file_is_converted_and_its_answers_served() {
-    let path = temp_dir("v1").join("c.sqlite");
+    let dir = temp_dir("v1");
+    let path = dir.path().join("c.sqlite");
     let key = assay_llm::RequestKey::parse(&"78".repeat(32)).unwrap();
     let row = serde_json::to_string(&answer("kept")).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();

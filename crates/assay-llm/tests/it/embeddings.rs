@@ -63,7 +63,8 @@ async fn vectors_are_unit_length_in_input_order_and_batched() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cached_vectors_are_reused_per_text() {
     let server = Server::start(embeddings_server()).await;
-    let cache = Arc::new(Cache::open(temp_dir("embed").join("c.sqlite")).unwrap());
+    let dir = temp_dir("embed");
+    let cache = Arc::new(Cache::open(dir.path().join("c.sqlite")).unwrap());
     let e = CachedEmbedder::new(
         Arc::new(embedder(&options(&server))),
         Some(Arc::clone(&cache)),

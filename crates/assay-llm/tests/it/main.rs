@@ -69,10 +69,11 @@ pub fn verdict_schema() -> Value {
     })
 }
 
-/// A fresh, empty folder under the system temp dir for one test.
-pub fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("assay-llm-it-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+/// A fresh, empty folder under the system temp dir for one test, removed
+/// with everything in it when dropped.
+pub fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("assay-llm-it-{name}-"))
+        .tempdir()
+        .expect("temp dir")
 }
