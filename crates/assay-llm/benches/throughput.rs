@@ -16,7 +16,8 @@
 //!
 //! The runs of a round alternate, and each figure is the median over the
 //! rounds: CPU time per request swings with what else the machine runs, so
-//! only figures from the same rounds compare. Last come five fully cached
+//! only figures from the same rounds compare. What the cache adds is the
+//! median of the rounds' differences between runs 1 and 2. Last come five fully cached
 //! reruns of one round's requests (50,000 answers).
 //!
 //! Options: `--requests N` (default 10000), `--concurrency C` (default 64),
@@ -340,6 +341,20 @@ fn main() {
                 cpus.join(", "),
             );
         }
+        // The two runs of a round meet the machine in the same state, so
+        // their difference swings less than either figure does.
+        let added: Vec<f64> = runs[0]
+            .iter()
+            .zip(&runs[1])
+            .map(|(with, without)| per_request(with.cpu) - per_request(without.cpu))
+            .collect();
+        let mut sorted = added.clone();
+        sorted.sort_by(f64::total_cmp);
+        println!(
+            "what the cache adds: {:.1} us/request (median of the rounds' differences: {})",
+            sorted.get(sorted.len() / 2).copied().unwrap_or_default(),
+            added.iter().map(|d| format!("{d:.0}")).collect::<Vec<_>>().join(", "),
+        );
         let judge = judge_with(Some(Arc::clone(&cache)));
         let reruns = 5;
         let (mut wall, mut cpu) = (Duration::ZERO, Duration::ZERO);
