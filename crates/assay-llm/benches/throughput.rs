@@ -17,8 +17,8 @@
 //! The runs of a round alternate, and each figure is the median over the
 //! rounds: CPU time per request swings with what else the machine runs, so
 //! only figures from the same rounds compare. What the cache adds is the
-//! median of the rounds' differences between runs 1 and 2. Last come five fully cached
-//! reruns of one round's requests (50,000 answers).
+//! median of the rounds' differences between runs 1 and 2. Last come five
+//! fully cached reruns of one round's requests (50,000 answers).
 //!
 //! Options: `--requests N` (default 10000), `--concurrency C` (default 64),
 //! `--latency-ms L` (default 100), `--rounds R` (default 3), `--threads T`
