@@ -206,9 +206,11 @@ struct Run {
     cpu: Duration,
 }
 
-fn median(xs: impl Iterator<Item = Duration>) -> Duration {
-    let mut xs: Vec<Duration> = xs.collect();
-    xs.sort();
+/// The middle value (the upper one of an even count); durations and
+/// differences of microseconds alike.
+fn median<T: Copy + Default + PartialOrd>(xs: impl Iterator<Item = T>) -> T {
+    let mut xs: Vec<T> = xs.collect();
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     xs.get(xs.len() / 2).copied().unwrap_or_default()
 }
 
@@ -348,11 +350,9 @@ fn main() {
             .zip(&runs[1])
             .map(|(with, without)| per_request(with.cpu) - per_request(without.cpu))
             .collect();
-        let mut sorted = added.clone();
-        sorted.sort_by(f64::total_cmp);
         println!(
             "what the cache adds: {:.1} us/request (median of the rounds' differences: {})",
-            sorted.get(sorted.len() / 2).copied().unwrap_or_default(),
+            median(added.iter().copied()),
             added.iter().map(|d| format!("{d:.0}")).collect::<Vec<_>>().join(", "),
         );
         let judge = judge_with(Some(Arc::clone(&cache)));
