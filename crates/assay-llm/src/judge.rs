@@ -139,7 +139,6 @@ impl Judge {
         if let Some(hit) = self.cached(key)? {
             return Ok(hit);
         }
-        let _expected = self.cache.as_ref().map(|c| c.expect_answer());
         let mut resp = whole(self.model.complete(request).await?)?;
         if let Some(schema) = &request.schema {
             let mut usage = resp.usage;
@@ -173,9 +172,7 @@ impl Judge {
             resp.latency = latency;
         }
         if let Some(cache) = &self.cache {
-            cache
-                .store_chat(key, &self.model.identity().model, &resp)
-                .await?;
+            cache.store_chat(key, &self.model.identity().model, &resp)?;
         }
         Ok(resp)
     }

@@ -45,7 +45,7 @@ mod spec;
 mod usage;
 
 pub use batch::{export_batch, import_batch, ImportReport};
-pub use cache::{Cache, CacheStats, Expected, CACHE_FORMAT_VERSION, CATCH_UP_EVERY};
+pub use cache::{Cache, CacheStats, CACHE_FORMAT_VERSION, CATCH_UP_EVERY, FOLD_EVERY};
 pub use error::{Error, ErrorKind, UnknownErrorKind};
 pub use judge::{CachedEmbedder, Judge};
 pub use key::RequestKey;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use assay_llm::{Cache, Source};
+use assay_llm::{Cache, ProviderOptions, Source};
 
 use crate::server::{chat, error, Server};
 use crate::{client, judge, options, request, temp_dir, verdict_schema, KEY};
@@ -91,35 +91,178 @@ async fn the_api_key_appears_nowhere_in_the_cache_files() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_answers_are_all_committed_before_they_are_returned() {
+async fn concurrent_answers_are_served_at_once_and_reach_the_table_in_groups() {
     let dir = temp_dir("group");
     let path = dir.path().join("cache.sqlite");
     let server =
         Server::start(|_, _| chat("{\"verdict\": 0}").after(Duration::from_millis(20))).await;
     let opts = options(&server);
     let j = Arc::new(judge(&opts, Some(Arc::new(Cache::open(&path).unwrap()))));
+    let other = Cache::open(&path).unwrap();
     let tasks: Vec<_> = (0..60)
         .map(|i| {
             let j = Arc::clone(&j);
             tokio::spawn(async move {
-                let answer = j
-                    .chat(&request(&format!("q{i}")).with_schema(verdict_schema()))
-                    .await;
-                // Returned means stored: a second connection must see the row now.
-                let seen = Cache::open(j.cache().unwrap().path()).and_then(|c| {
-                    c.get_chat(&j.key(&request(&format!("q{i}")).with_schema(verdict_schema())))
-                });
-                (answer, seen)
+                let req = request(&format!("q{i}")).with_schema(verdict_schema());
+                let answer = j.chat(&req).await;
+                // Returned means stored: this process serves it from now on.
+                (answer, j.lookup(&req))
             })
         })
         .collect();
     for t in tasks {
         let (answer, seen) = t.await.unwrap();
         assert_eq!(answer.unwrap().source, Source::Upstream);
-        assert!(seen.unwrap().is_some());
+        assert_eq!(seen.unwrap().unwrap().source, Source::Cache);
     }
     assert_eq!(server.count(), 60);
-    assert_eq!(j.cache().unwrap().stats().unwrap().chat_entries, 60);
+    let key = j.key(&request("q0").with_schema(verdict_schema()));
+    // Well within FOLD_EVERY of the answers: not folded yet, so another
+    // process does not see them.
+    assert_eq!(other.get_chat(&key).unwrap(), None);
+    let cache = j.cache().unwrap();
+    cache.flush().unwrap();
+    let other = other.with_catch_up_interval(Duration::ZERO);
+    assert!(other.get_chat(&key).unwrap().is_some());
+    assert_eq!(cache.stats().unwrap().chat_entries, 60);
+}
+
+/// Runs the body of `test` in a child process of this test binary (with
+/// `ASSAY_IT_CHILD` set to `dir`), which must end by aborting; returns
+/// what it printed.
+fn run_child(test: &str, dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads", "1"])
+        .env("ASSAY_IT_CHILD", dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !out.status.success(),
+        "the child aborted: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// A process killed right after its answers came back (here: it aborts,
+/// running no destructor) loses none of them: the next process to open
+/// the cache folds the dead one's log, a torn last record included, and
+/// answers from it, without storing twice what was folded before; cleared
+/// answers stay cleared.
+#[test]
+fn answers_survive_their_process_being_killed_at_once() {
+    let kept = |i: usize| request(&format!("kept {i}")).with_schema(verdict_schema());
+    let test = "cache::answers_survive_their_process_being_killed_at_once";
+    if let Some(dir) = std::env::var_os("ASSAY_IT_CHILD") {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let server = Server::start(|_, _| chat("{\"verdict\": 1}")).await;
+            let path = std::path::Path::new(&dir).join("cache.sqlite");
+            let j = judge(
+                &options(&server),
+                Some(Arc::new(Cache::open(&path).unwrap())),
+            );
+            for i in 0..3 {
+                j.chat(&request(&format!("cleared {i}"))).await.unwrap();
+            }
+            j.cache().unwrap().clear().unwrap();
+            for i in 0..20 {
+                j.chat(&kept(i)).await.unwrap();
+            }
+            // Folded by the folder thread in its time (the log keeps them
+            // too), as another process sees; then 5 more, still unfolded.
+            let other = Cache::open(&path)
+                .unwrap()
+                .with_catch_up_interval(Duration::ZERO);
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while other.get_chat(&j.key(&kept(19))).unwrap().is_none() {
+                assert!(std::time::Instant::now() < deadline, "never folded");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            for i in 20..25 {
+                j.chat(&kept(i)).await.unwrap();
+            }
+            println!("\nurl={}", server.base_url());
+            // Killed with its cache open: no destructor runs.
+            std::process::abort();
+        });
+    }
+    let dir = temp_dir("killed");
+    let stdout = run_child(test, dir.path());
+    let url = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("url="))
+        .expect("the child's server address");
+    let logs = || -> Vec<_> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().contains("cache.sqlite-log-"))
+            .collect()
+    };
+    // The judge's log, and the empty one of the cache that watched it.
+    let left = logs();
+    assert_eq!(left.len(), 2, "the dead process left its logs");
+    let full = left
+        .iter()
+        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+        .unwrap();
+    // Half a record, as a machine crash in the middle of a write leaves.
+    let mut torn = std::fs::read(full).unwrap();
+    let half = torn[..torn.len() / 40].to_vec();
+    torn.extend_from_slice(&half);
+    std::fs::write(full, torn).unwrap();
+
+    let path = dir.path().join("cache.sqlite");
+    let cache = Cache::open(&path).unwrap();
+    assert_eq!(logs().len(), 1, "folded and removed; the new cache's own");
+    let opts = ProviderOptions {
+        base_url: Some(url.to_owned()),
+        ..ProviderOptions::default()
+    };
+    let j = judge(&opts, Some(Arc::new(cache)));
+    for i in 0..25 {
+        let answer = j.lookup(&kept(i)).unwrap().expect("kept");
+        assert_eq!(answer.json, Some(serde_json::json!({"verdict": 1})));
+    }
+    for i in 0..3 {
+        assert_eq!(j.lookup(&request(&format!("cleared {i}"))).unwrap(), None);
+    }
+    // The rows folded before the process died are not stored twice.
+    assert_eq!(j.cache().unwrap().stats().unwrap().chat_entries, 25);
+}
+
+/// A process's log lives as long as its cache: gone once the cache is
+/// dropped, and never taken for a dead process's log while it lives.
+#[test]
+fn a_live_process_s_log_is_left_alone_and_removed_with_its_cache() {
+    let dir = temp_dir("log-life");
+    let path = dir.path().join("c.sqlite");
+    let logs = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().starts_with("c.sqlite-log-")
+            })
+            .count()
+    };
+    let ours = Cache::open(&path).unwrap();
+    let key = crate::judge(&ProviderOptions::default(), None).key(&request("a"));
+    ours.store_chat(&key, "m", &answer("kept")).unwrap();
+    // Another process opening the cache now must not fold ours.
+    let theirs = Cache::open(&path)
+        .unwrap()
+        .with_catch_up_interval(Duration::ZERO);
+    assert_eq!(logs(), 2);
+    assert_eq!(theirs.get_chat(&key).unwrap(), None);
+    assert_eq!(text_of(&ours, &key).as_deref(), Some("kept"));
+    drop(ours);
+    assert_eq!(logs(), 1, "ours folded and removed");
+    assert_eq!(text_of(&theirs, &key).as_deref(), Some("kept"));
+    drop(theirs);
+    assert_eq!(logs(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
