@@ -508,8 +508,8 @@ impl ChatRow {
     /// The row as one log record: the body's length (u32), the body (key,
     /// the four numbers as i64, the model's length as u32, the model, the
     /// answer), and the first 8 bytes of the body's SHA-256, all
-    /// little-endian. The hash lets a reader stop at a record a crashed machine left half
-    /// written.
+    /// little-endian. The check lets a reader stop at a record a crashed
+    /// machine left half written.
     fn record(&self) -> Vec<u8> {
         let body_len = 32 + 4 * 8 + 4 + self.model.len() + self.response.len();
         let mut out = Vec::with_capacity(4 + body_len + 8);
@@ -536,7 +536,7 @@ impl ChatRow {
     }
 
     /// The rows of a log, up to the first record that is cut short or
-    /// does not match its hash.
+    /// does not match its check.
     fn read_log(mut bytes: &[u8]) -> Vec<ChatRow> {
         let mut rows = Vec::new();
         while let Some((row, rest)) = Self::read_record(bytes) {
@@ -580,9 +580,9 @@ impl ChatRow {
     }
 }
 
-/// A record's check: the first 8 bytes of its body's SHA-256 (computed
-/// in hardware where the CPU has it, several times faster here than a
-/// byte-at-a-time hash).
+/// A record's check: the first 8 bytes of its body's SHA-256, the hash
+/// the crate already has (and `sha2` uses the CPU's SHA instructions
+/// where there are some).
 fn check(body: &[u8]) -> [u8; 8] {
     let digest = Sha256::digest(body);
     let mut head = [0u8; 8];
