@@ -26,7 +26,9 @@
 //! HTTP exchange that fetched the answer. Until it is folded, this process
 //! serves the answer from memory; other processes see it once folded. A
 //! log left by a process that died is folded by the next one to open the
-//! cache: each log is locked (`flock`) by its owner while it lives.
+//! cache: each log is locked (`flock`) by its owner while it lives. (So is
+//! the empty draft a log is created as before its rename; one left by a
+//! process killed in between is removed once a minute old.)
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -608,9 +610,19 @@ struct Log {
 }
 
 /// Logs of the cache at `cache` are named `<file name>-log-<suffix>`.
-fn log_name(cache: &Path, suffix: &str) -> PathBuf {
+const LOG_TAG: &str = "-log-";
+
+/// A log is created as `<file name>-new-<suffix>`, then renamed.
+const DRAFT_TAG: &str = "-new-";
+
+/// A draft lives for the moment between its creation and its rename; an
+/// unlocked one this old was left by a process killed in that moment.
+const STALE_DRAFT: Duration = Duration::from_secs(60);
+
+/// `<file name><tag><suffix>` beside the cache at `cache`.
+fn sibling(cache: &Path, tag: &str, suffix: &str) -> PathBuf {
     let mut name = cache.file_name().unwrap_or_default().to_os_string();
-    name.push("-log-");
+    name.push(tag);
     name.push(suffix);
     cache.with_file_name(name)
 }
@@ -632,9 +644,7 @@ impl Log {
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
         let suffix = format!("{}-{nanos}", std::process::id());
-        let mut draft = cache.file_name().unwrap_or_default().to_os_string();
-        draft.push(format!("-new-{suffix}"));
-        let draft = cache.with_file_name(draft);
+        let draft = sibling(cache, DRAFT_TAG, &suffix);
         let file = OpenOptions::new()
             .append(true)
             .create_new(true)
@@ -642,7 +652,7 @@ impl Log {
             .map_err(|e| io_error("create", &draft, e))?;
         file.try_lock()
             .map_err(|e| io_error("lock", &draft, e.into()))?;
-        let path = log_name(cache, &suffix);
+        let path = sibling(cache, LOG_TAG, &suffix);
         std::fs::rename(&draft, &path).map_err(|e| io_error("rename", &draft, e))?;
         Ok(Log {
             file,
@@ -673,14 +683,16 @@ impl Log {
 }
 
 /// Commits the rows of every log no living process holds (its owner died
-/// before folding it), then removes it.
+/// before folding it), then removes it; removes stale drafts too.
 fn fold_orphan_logs(
     cache: &Path,
     writer: &Mutex<Connection>,
     index: &Mutex<ChatIndex>,
 ) -> Result<(), Error> {
-    let stem = log_name(cache, "");
-    let (Some(dir), Some(stem)) = (stem.parent(), stem.file_name()) else {
+    let (stem, draft_stem) = (sibling(cache, LOG_TAG, ""), sibling(cache, DRAFT_TAG, ""));
+    let (Some(dir), Some(stem), Some(draft_stem)) =
+        (stem.parent(), stem.file_name(), draft_stem.file_name())
+    else {
         return Ok(());
     };
     let dir = if dir.as_os_str().is_empty() {
@@ -691,6 +703,13 @@ fn fold_orphan_logs(
     let entries = std::fs::read_dir(dir).map_err(|e| io_error("list", dir, e))?;
     for entry in entries.flatten() {
         let name = entry.file_name();
+        if name
+            .as_encoded_bytes()
+            .starts_with(draft_stem.as_encoded_bytes())
+        {
+            remove_stale_draft(&entry.path());
+            continue;
+        }
         if !name.as_encoded_bytes().starts_with(stem.as_encoded_bytes()) {
             continue;
         }
@@ -729,6 +748,24 @@ fn fold_orphan_logs(
         }
     }
     Ok(())
+}
+
+/// Removes the draft at `path` if no process holds it and it is older than
+/// [`STALE_DRAFT`]. Nothing is written to a draft, so nothing is lost; a
+/// draft that cannot be removed only takes a directory entry, so failures
+/// are left for the next open.
+fn remove_stale_draft(path: &Path) {
+    let stale = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|at| at.elapsed().is_ok_and(|age| age > STALE_DRAFT));
+    if !stale {
+        return;
+    }
+    if let Ok(file) = File::open(path) {
+        if file.try_lock().is_ok() {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// Creates the tables of a new file, converts a version 1 file, and

@@ -265,6 +265,44 @@ fn a_live_process_s_log_is_left_alone_and_removed_with_its_cache() {
     assert_eq!(logs(), 0);
 }
 
+#[test]
+fn a_draft_log_left_by_a_killed_process_is_removed_once_stale() {
+    let dir = temp_dir("drafts");
+    let path = dir.path().join("c.sqlite");
+    let draft = |n: u32, age: Duration| {
+        let draft = dir.path().join(format!("c.sqlite-new-4194305-{n}"));
+        let file = std::fs::File::create(&draft).unwrap();
+        file.set_modified(std::time::SystemTime::now() - age)
+            .unwrap();
+        draft
+    };
+    let hour = Duration::from_secs(3600);
+    let stale = draft(1, hour);
+    let fresh = draft(2, Duration::ZERO);
+    let held = draft(3, hour);
+    // Held as its creator holds it until the rename (a lock of its own).
+    let holder = std::fs::File::open(&held).unwrap();
+    holder.try_lock().unwrap();
+
+    let cache = Cache::open(&path).unwrap();
+    assert!(!stale.exists(), "an old, unlocked draft is removed");
+    assert!(
+        fresh.exists(),
+        "a draft may be about to be locked and renamed"
+    );
+    assert!(held.exists(), "a draft its creator holds is left alone");
+    // Only drafts: the cache's own log is untouched.
+    let logs = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            name.to_string_lossy().starts_with("c.sqlite-log-")
+        })
+        .count();
+    assert_eq!(logs, 1);
+    drop(cache);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identical_concurrent_requests_make_one_upstream_call() {
     let server =
