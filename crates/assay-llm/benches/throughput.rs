@@ -17,8 +17,9 @@
 //! The runs of a round alternate, and each figure is the median over the
 //! rounds: CPU time per request swings with what else the machine runs, so
 //! only figures from the same rounds compare. What the cache adds is the
-//! median of the rounds' differences between runs 1 and 2. Last come five
-//! fully cached reruns of one round's requests (50,000 answers).
+//! median of the rounds' differences between runs 1 and 2; runs 1 and 2
+//! are also given as ratios to runs 3 and 4 of the same round. Last come
+//! five fully cached reruns of one round's requests (50,000 answers).
 //!
 //! Options: `--requests N` (default 10000), `--concurrency C` (default 64),
 //! `--latency-ms L` (default 100), `--rounds R` (default 3), `--threads T`
@@ -341,6 +342,22 @@ fn main() {
                 (wall.as_secs_f64() / ideal.as_secs_f64() - 1.0) * 100.0,
                 per_request(median(runs.iter().map(|r| r.cpu))),
                 cpus.join(", "),
+            );
+        }
+        // CPU time per request moves with the machine (the floor itself
+        // read 15 us on one VM and 22 us on another); each run against the
+        // references of its own round moves much less.
+        let ratio = |run: usize, reference: usize| {
+            median(runs[run].iter().zip(&runs[reference]).map(|(r, base)| {
+                r.cpu.as_secs_f64() / base.cpu.as_secs_f64().max(f64::MIN_POSITIVE)
+            }))
+        };
+        for (run, label) in [(0, "with cache"), (1, "no cache")] {
+            println!(
+                "client CPU {label} against the references (median of the rounds' ratios): \
+                 {:.2}x the floor, {:.2}x bare reqwest",
+                ratio(run, 2),
+                ratio(run, 3),
             );
         }
         // The two runs of a round meet the machine in the same state, so
