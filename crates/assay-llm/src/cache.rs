@@ -31,6 +31,7 @@
 //! process killed in between is removed once a minute old.)
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -703,14 +704,11 @@ fn fold_orphan_logs(
     let entries = std::fs::read_dir(dir).map_err(|e| io_error("list", dir, e))?;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        if name
-            .as_encoded_bytes()
-            .starts_with(draft_stem.as_encoded_bytes())
-        {
+        if is_sibling(&name, draft_stem) {
             remove_stale_draft(&entry.path());
             continue;
         }
-        if !name.as_encoded_bytes().starts_with(stem.as_encoded_bytes()) {
+        if !is_sibling(&name, stem) {
             continue;
         }
         let path = entry.path();
@@ -748,6 +746,23 @@ fn fold_orphan_logs(
         }
     }
     Ok(())
+}
+
+/// Whether `name` is `stem` and a suffix `Log::create` makes,
+/// `<pid>-<nanos>`: another file that merely starts like a log (say a
+/// second cache called `<file name>-log-old`) is never folded or removed.
+fn is_sibling(name: &OsStr, stem: &OsStr) -> bool {
+    let Some(suffix) = name
+        .as_encoded_bytes()
+        .strip_prefix(stem.as_encoded_bytes())
+    else {
+        return false;
+    };
+    let mut parts = suffix.split(|b| *b == b'-');
+    let number = |part: Option<&[u8]>| {
+        part.is_some_and(|p| !p.is_empty() && p.iter().all(u8::is_ascii_digit))
+    };
+    number(parts.next()) && number(parts.next()) && parts.next().is_none()
 }
 
 /// Removes the draft at `path` if no process holds it and it is older than

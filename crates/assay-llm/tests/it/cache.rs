@@ -239,15 +239,7 @@ fn answers_survive_their_process_being_killed_at_once() {
 fn a_live_process_s_log_is_left_alone_and_removed_with_its_cache() {
     let dir = temp_dir("log-life");
     let path = dir.path().join("c.sqlite");
-    let logs = || {
-        std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter(|e| {
-                let name = e.as_ref().unwrap().file_name();
-                name.to_string_lossy().starts_with("c.sqlite-log-")
-            })
-            .count()
-    };
+    let logs = || logs_in(dir.path());
     let ours = Cache::open(&path).unwrap();
     let key = crate::judge(&ProviderOptions::default(), None).key(&request("a"));
     ours.store_chat(&key, "m", &answer("kept")).unwrap();
@@ -292,15 +284,36 @@ fn a_draft_log_left_by_a_killed_process_is_removed_once_stale() {
     );
     assert!(held.exists(), "a draft its creator holds is left alone");
     // Only drafts: the cache's own log is untouched.
-    let logs = std::fs::read_dir(dir.path())
+    assert_eq!(logs_in(dir.path()), 1);
+    drop(cache);
+}
+
+#[test]
+fn files_that_only_start_like_a_log_or_a_draft_are_left_alone() {
+    let dir = temp_dir("look-alikes");
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    let names = ["c.sqlite-log-old", "c.sqlite-log-1-2-3", "c.sqlite-new-db"];
+    for name in names {
+        let file = std::fs::File::create(dir.path().join(name)).unwrap();
+        std::io::Write::write_all(&mut &file, b"someone else's bytes").unwrap();
+        file.set_modified(old).unwrap();
+    }
+    drop(Cache::open(dir.path().join("c.sqlite")).unwrap());
+    for name in names {
+        let bytes = std::fs::read(dir.path().join(name)).unwrap();
+        assert_eq!(bytes, b"someone else's bytes", "{name}");
+    }
+}
+
+/// How many logs of a cache called `c.sqlite` lie in `dir`.
+fn logs_in(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
         .unwrap()
         .filter(|e| {
             let name = e.as_ref().unwrap().file_name();
             name.to_string_lossy().starts_with("c.sqlite-log-")
         })
-        .count();
-    assert_eq!(logs, 1);
-    drop(cache);
+        .count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
