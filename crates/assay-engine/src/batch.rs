@@ -12,8 +12,9 @@
 //! the next `eval` continues one dependency level further (faithfulness:
 //! statements, then verdicts).
 
-use crate::config::UsageError;
-use anyhow::{Context, Result};
+use crate::error::{EngineError, OutputContext, Result};
+use crate::options::open_cache;
+use crate::rundir::MANIFEST;
 use assay_llm::{
     export_batch, import_batch, Cache, ChatModel, ChatRequest, Judge, Limiter, ModelSpec,
     OpenAiChat, ProviderOptions, RequestKey, Secret, StructuredMode,
@@ -83,18 +84,18 @@ impl Export {
         json!({"mode": "export", "cache": self.cache.display().to_string()})
     }
 
-    /// Writes this round's batch files into `out` and says on stderr what
-    /// to do next.
-    pub fn finish(&self, out: &Path) -> Result<()> {
+    /// Writes this round's batch files into `out` and returns what to
+    /// tell the user: what was written and how to go on.
+    pub fn finish(&self, out: &Path) -> Result<String> {
         let deferred = self
             .deferred
             .lock()
-            .map_err(|_| anyhow::anyhow!("the batch export table is poisoned"))?;
+            .map_err(|_| EngineError::Internal("the batch export table is poisoned".into()))?;
         if deferred.is_empty() {
-            eprintln!(
+            return Ok(
                 "batch: every judge request was answered from the cache; this run is complete"
+                    .into(),
             );
-            return Ok(());
         }
         let dir = out.join(BATCH_DIR);
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -112,12 +113,13 @@ impl Export {
             Ok(())
         })?;
         write_lines(&requests_path, |w| {
-            export_batch(&self.model, &requests, w)?;
-            Ok(())
+            export_batch(&self.model, &requests, w)
+                .map(|_| ())
+                .map_err(|e| EngineError::Output(e.to_string()))
         })?;
         let model = &self.model.identity().model;
         let output = dir.join(format!("round-{round}.output.jsonl"));
-        eprintln!(
+        Ok(format!(
             "batch: round {round}: {} judge requests of {} samples are not in the cache; nothing was sent.\n\
              They are in {requests}. Run them with\n  \
              vllm run-batch -i {requests} -o {output} --model {model}\n\
@@ -130,8 +132,7 @@ impl Export {
             requests = requests_path.display(),
             output = output.display(),
             out = out.display(),
-        );
-        Ok(())
+        ))
     }
 }
 
@@ -187,10 +188,10 @@ fn write_lines(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> Result<()
 /// that the export of DIR used (the request keys depend on its provider,
 /// endpoint, model and settings), stores every valid answer of FILE in the
 /// cache and reports what it did. Failed answers stay out of the cache and
-/// are exported again by the next round.
-pub fn import(file: &Path, out: &Path, cache: Option<PathBuf>) -> Result<()> {
-    let usage = |m: String| anyhow::Error::new(UsageError(m));
-    let manifest_path = out.join(crate::rundir::MANIFEST);
+/// are exported again by the next round. Returns the lines to show.
+pub fn import(file: &Path, out: &Path, cache: Option<PathBuf>) -> Result<String> {
+    let usage = EngineError::Usage;
+    let manifest_path = out.join(MANIFEST);
     let manifest: Value = serde_json::from_str(
         &fs::read_to_string(&manifest_path)
             .map_err(|e| usage(format!("cannot read {}: {e}", manifest_path.display())))?,
@@ -252,27 +253,27 @@ pub fn import(file: &Path, out: &Path, cache: Option<PathBuf>) -> Result<()> {
             out.join(BATCH_DIR).display()
         )));
     }
-    let cache = crate::config::open_cache(assay_llm::CacheLocation::Path(cache_path))?
+    let cache = open_cache(assay_llm::CacheLocation::Path(cache_path))?
         .ok_or_else(|| usage("no cache to import into".into()))?;
     let input = BufReader::new(
         File::open(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?,
     );
     let report = import_batch(&model, &cache, &requests, input)
         .map_err(|e| usage(format!("{}: {}", file.display(), e.detail())))?;
-    println!(
-        "stored {} answers in {}; {} failed; {} matched no exported request",
+    let mut text = format!(
+        "stored {} answers in {}; {} failed; {} matched no exported request\n",
         report.stored,
         cache.path().display(),
         report.failed.len(),
         report.unknown
     );
     for (key, e) in &report.failed {
-        println!(
-            "failed {}: {}: {} (exported again next round)",
+        text.push_str(&format!(
+            "failed {}: {}: {} (exported again next round)\n",
             key.as_str(),
             e.kind().as_str(),
             e.detail()
-        );
+        ));
     }
-    Ok(())
+    Ok(text)
 }

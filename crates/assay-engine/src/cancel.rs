@@ -1,57 +1,53 @@
-//! Ctrl-C as a flag the run loops check, instead of the default death:
-//! a run stopped by it flushes its results and writes its summary.
+//! Stopping a run from outside: the command line sets it on Ctrl-C, the
+//! Python binding on `KeyboardInterrupt`. A cancelled run stops taking
+//! rows, abandons the judge calls in flight (answers that came back are
+//! in the cache), flushes its results and writes its summary with
+//! `"complete": false`; the same run started again resumes it.
 
-use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
-/// Set once SIGINT (Ctrl-C) arrives.
-pub struct Interrupt {
+/// A cancellation flag shared between the run and whoever may stop it.
+/// Cloning gives another handle on the same flag.
+///
+/// ```
+/// let token = assay_engine::CancelToken::new();
+/// let handle = token.clone();
+/// assert!(!token.is_cancelled());
+/// handle.cancel();
+/// assert!(token.is_cancelled());
+/// ```
+#[derive(Clone, Default)]
+pub struct CancelToken(Arc<Inner>);
+
+#[derive(Default)]
+struct Inner {
     set: AtomicBool,
     notify: Notify,
 }
 
-impl Interrupt {
-    /// Takes over SIGINT for the rest of the process. The handler is in
-    /// place when this returns, so no signal between here and the run's
-    /// first check kills the process half-way through a line.
-    pub fn install() -> Result<Arc<Interrupt>> {
-        let interrupt = Arc::new(Interrupt {
-            set: AtomicBool::new(false),
-            notify: Notify::new(),
-        });
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the signal runtime")?;
-        let mut signal = {
-            let _in_rt = rt.enter();
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-                .context("cannot handle Ctrl-C")?
-        };
-        let flag = Arc::clone(&interrupt);
-        std::thread::Builder::new()
-            .name("assay-ctrl-c".into())
-            .spawn(move || {
-                if rt.block_on(signal.recv()).is_some() {
-                    flag.set.store(true, Ordering::SeqCst);
-                    // A stored permit: a waiter that comes later still wakes.
-                    flag.notify.notify_one();
-                }
-            })
-            .context("cannot start the signal thread")?;
-        Ok(interrupt)
+impl CancelToken {
+    pub fn new() -> CancelToken {
+        CancelToken::default()
     }
 
-    pub fn is_set(&self) -> bool {
-        self.set.load(Ordering::SeqCst)
+    /// Asks the run to stop. Safe from any thread, and from a signal
+    /// thread; a second call does nothing more.
+    pub fn cancel(&self) {
+        self.0.set.store(true, Ordering::SeqCst);
+        // A stored permit: a waiter that comes later still wakes.
+        self.0.notify.notify_one();
     }
 
-    /// Returns once Ctrl-C has arrived.
-    pub async fn wait(&self) {
-        if !self.is_set() {
-            self.notify.notified().await;
+    pub fn is_cancelled(&self) -> bool {
+        self.0.set.load(Ordering::SeqCst)
+    }
+
+    /// Returns once [`CancelToken::cancel`] has been called.
+    pub async fn cancelled(&self) {
+        if !self.is_cancelled() {
+            self.0.notify.notified().await;
         }
     }
 }

@@ -14,8 +14,7 @@
 //! prose reason ([`assay_metrics::judged::reason`]), checked and repaired
 //! the same way; its failure leaves the score and its composed reason.
 
-use crate::cli::Reasons;
-use crate::config::JudgedRun;
+use crate::options::{JudgedRun, Reasons};
 use assay_core::{Failure, FailureKind, Outcome, Sample};
 use assay_llm::{
     CallKind, ChatModel, ChatRequest, ChatResponse, Error, ErrorKind, Message, PromptRef, Scope,

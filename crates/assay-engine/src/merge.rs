@@ -1,67 +1,17 @@
-//! Shards and merge: `eval --shard K/N` scores a deterministic slice of the
-//! dataset (one of N machines), `assay merge DIR... --out DIR` combines the
-//! shards' run directories into the run the whole dataset would have made.
-//!
-//! A row belongs to shard K (1-based) iff the FNV-1a 64-bit hash of its
-//! sample id's UTF-8 bytes, modulo N, is K - 1. FNV-1a is fixed by its
-//! definition (offset basis 0xcbf29ce484222325, prime 0x100000001b3), so
-//! the slices are the same on every platform and in every version. A row
-//! that could not be read has its row number as id, as in `results.jsonl`.
+//! Merge: `assay merge DIR... --out DIR` combines the run directories of
+//! the shards of one run (see [`crate::shard`]) into the run the whole
+//! dataset would have made.
 
-use crate::config::UsageError;
-use crate::engine::FORMAT_VERSION;
-use crate::rundir::{Existing, RunDir, MANIFEST, RESULTS, SUMMARY};
-use anyhow::Result;
+use crate::error::{EngineError, Result};
+use crate::observer::Silent;
+use crate::rundir::{Existing, RunDir, FORMAT_VERSION, MANIFEST, RESULTS, SUMMARY};
+use crate::shard::Shard;
 use assay_core::results::read_results;
 use assay_core::{dataset, Accumulator, OutcomeRecord, Source};
 use assay_metrics::{AnyId, CorpusScore, Metric, Scorer};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
-
-/// Shard `index` of `count`, 1-based: `--shard 2/3`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    index: u64,
-    count: u64,
-}
-
-impl Shard {
-    /// Whether the row with this sample id belongs to the shard.
-    pub fn holds(&self, sample_id: &str) -> bool {
-        fnv1a64(sample_id.as_bytes()) % self.count == self.index - 1
-    }
-}
-
-impl FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("--shard {s}: expected K/N with 1 <= K <= N, e.g. 2/3");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let (index, count) = (
-            k.trim().parse::<u64>().map_err(|_| bad())?,
-            n.trim().parse::<u64>().map_err(|_| bad())?,
-        );
-        if index == 0 || index > count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-impl fmt::Display for Shard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
-
-fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
 
 /// Corpus scores (corpus BLEU, sacreBLEU, chrF) need every row's n-gram
 /// statistics, which the shards' summaries cannot add up. Merge scores the
@@ -130,28 +80,27 @@ struct ShardRun {
 
 fn read_json(path: &Path) -> Result<Value> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("cannot read {}: {e}", path.display())))?;
-    Ok(serde_json::from_str(&text).map_err(|e| UsageError(format!("{}: {e}", path.display())))?)
+        .map_err(|e| EngineError::Usage(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| EngineError::Usage(format!("{}: {e}", path.display())))
 }
 
 fn read_shard(dir: &Path) -> Result<ShardRun> {
     let manifest = read_json(&dir.join(MANIFEST))?;
     let shard = manifest["shard"]
         .as_str()
-        .ok_or_else(|| UsageError(format!("{}: not run with --shard", dir.display())))?
+        .ok_or_else(|| EngineError::Usage(format!("{}: not run with --shard", dir.display())))?
         .parse::<Shard>()
-        .map_err(|e| UsageError(format!("{}: {e}", dir.display())))?;
+        .map_err(|e| EngineError::Usage(format!("{}: {e}", dir.display())))?;
     let summary = read_json(&dir.join(SUMMARY)).map_err(|e| {
-        UsageError(format!(
+        EngineError::Usage(format!(
             "{e} (a shard without {SUMMARY} did not finish; run it again)"
         ))
     })?;
     if summary["complete"] == false {
-        return Err(UsageError(format!(
+        return Err(EngineError::Usage(format!(
             "{}: the shard's run was interrupted; finish it with the same command first",
             dir.display()
-        ))
-        .into());
+        )));
     }
     Ok(ShardRun {
         dir: dir.to_path_buf(),
@@ -195,8 +144,8 @@ fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
 
 /// `assay merge DIR... --out DIR`. Refuses (exit 2) shards whose manifests
 /// differ in anything but the shard, and sets of shards that do not cover
-/// 1..N exactly once.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
+/// 1..N exactly once. Returns a line that says what was merged.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String> {
     let shards = dirs
         .iter()
         .map(|d| read_shard(d))
@@ -205,35 +154,32 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
     let reference = comparable(&first.manifest);
     for s in &shards[1..] {
         if let Some(at) = first_difference(&reference, &comparable(&s.manifest), "") {
-            return Err(UsageError(format!(
+            return Err(EngineError::Usage(format!(
                 "{} and {} are not shards of one run: their manifests differ at {at}",
                 first.dir.join(MANIFEST).display(),
                 s.dir.join(MANIFEST).display()
-            ))
-            .into());
+            )));
         }
     }
     let count = first.shard.count;
     let mut by_index: BTreeMap<u64, &ShardRun> = BTreeMap::new();
     for s in &shards {
         if s.shard.count != count {
-            return Err(UsageError(format!(
+            return Err(EngineError::Usage(format!(
                 "{} is shard {} but {} is shard {}: different N",
                 s.dir.display(),
                 s.shard,
                 first.dir.display(),
                 first.shard
-            ))
-            .into());
+            )));
         }
         if let Some(other) = by_index.insert(s.shard.index, s) {
-            return Err(UsageError(format!(
+            return Err(EngineError::Usage(format!(
                 "shard {} is given twice: {} and {}",
                 s.shard,
                 other.dir.display(),
                 s.dir.display()
-            ))
-            .into());
+            )));
         }
     }
     let missing: Vec<String> = (1..=count)
@@ -241,19 +187,21 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
         .map(|k| format!("{k}/{count}"))
         .collect();
     if !missing.is_empty() {
-        return Err(UsageError(format!("shards missing: {}", missing.join(", "))).into());
+        return Err(EngineError::Usage(format!(
+            "shards missing: {}",
+            missing.join(", ")
+        )));
     }
 
     let mut records: Vec<OutcomeRecord> = Vec::new();
     for s in by_index.values() {
         let path = s.dir.join(RESULTS);
-        let log = read_results(&path).map_err(|e| UsageError(e.to_string()))?;
+        let log = read_results(&path).map_err(|e| EngineError::Usage(e.to_string()))?;
         if log.torn_bytes > 0 {
-            return Err(UsageError(format!(
+            return Err(EngineError::Usage(format!(
                 "{} ends in a torn line: that shard did not finish; run it again",
                 path.display()
-            ))
-            .into());
+            )));
         }
         records.extend(log.records);
     }
@@ -272,7 +220,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
         .collect();
     for r in &records {
         let i = *position.get(r.metric.as_str()).ok_or_else(|| {
-            UsageError(format!(
+            EngineError::Usage(format!(
                 "sample {:?} has an outcome of {:?}, which no shard's summary lists",
                 r.sample_id, r.metric
             ))
@@ -280,11 +228,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
         accumulators[i].add_record(r);
     }
     if out.join(RESULTS).exists() {
-        return Err(UsageError(format!(
+        return Err(EngineError::Usage(format!(
             "{} already holds a run; merge writes a new run directory (choose another --out)",
             out.display()
-        ))
-        .into());
+        )));
     }
     let shard_list: Vec<Value> = by_index
         .values()
@@ -293,7 +240,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
     let mut manifest = comparable(&first.manifest);
     manifest["input"]["path"] = first.manifest["input"]["path"].clone();
     manifest["merged_from"] = Value::Array(shard_list);
-    let (mut dir, _) = RunDir::open(out, &manifest, Existing::StartOver)?;
+    let (mut dir, _) = RunDir::open(out, &manifest, Existing::StartOver, &mut Silent)?;
     for r in &records {
         dir.append(r)?;
     }
@@ -339,51 +286,16 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<()> {
         })).collect::<Vec<_>>()});
     }
     dir.write_json(SUMMARY, &summary)?;
-    eprintln!(
+    Ok(format!(
         "merged {count} shards ({} outcomes of {rows} rows) into {}",
         records.len(),
         out.display()
-    );
-    Ok(())
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fnv1a_matches_its_published_vectors() {
-        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
-    }
-
-    #[test]
-    fn every_id_is_in_exactly_one_shard() {
-        let shards: Vec<Shard> = ["1/3", "2/3", "3/3"]
-            .iter()
-            .map(|s| s.parse().unwrap())
-            .collect();
-        let mut sizes = [0usize; 3];
-        for i in 0..3000 {
-            let id = format!("q{i}");
-            let holders: Vec<usize> = (0..3).filter(|&k| shards[k].holds(&id)).collect();
-            assert_eq!(holders.len(), 1, "{id}");
-            sizes[holders[0]] += 1;
-        }
-        // FNV-1a spreads sequential ids: no shard is empty or holds most rows.
-        assert!(sizes.iter().all(|&n| n > 800), "{sizes:?}");
-    }
-
-    #[test]
-    fn shards_parse_and_print_back() {
-        let s: Shard = "2/3".parse().unwrap();
-        assert_eq!(s.to_string(), "2/3");
-        for bad in ["0/3", "4/3", "3", "a/b", "1/0", "-1/2"] {
-            let err = bad.parse::<Shard>().unwrap_err();
-            assert!(err.contains("expected K/N"), "{bad}: {err}");
-        }
-    }
 
     #[test]
     fn differences_are_named_by_pointer() {

@@ -17,13 +17,12 @@
 //! flight (finished ones are in the cache), and writes what is done with
 //! `"complete": false`.
 
-use crate::cli::Reasons;
-use crate::config::{EvalConfig, JudgedRun, Strictness, UsageError};
-use crate::interrupt::Interrupt;
+use crate::cancel::CancelToken;
+use crate::error::{EngineError, OutputContext, Result};
 use crate::judging::judge_sample;
-use crate::progress::Progress;
-use crate::rundir::{RunDir, SUMMARY};
-use anyhow::{Context, Result};
+use crate::observer::{Observer, Progress};
+use crate::options::{JudgedRun, OutputName, Reasons, RunOptions, Strictness};
+use crate::rundir::{RunDir, FORMAT_VERSION, RESULTS, SUMMARY};
 use assay_core::{
     dataset, Accumulator, Failure, FailureKind, Outcome, OutcomeRecord, Row, Sample, Source,
     Summary,
@@ -40,9 +39,6 @@ use std::sync::Arc;
 
 /// Rows scored between two writes of `results.jsonl`.
 const BATCH: usize = 1024;
-
-/// Version of `summary.json` and `manifest.json`.
-pub const FORMAT_VERSION: u32 = 1;
 
 /// One metric output (`rouge1`, `bleu`, ...) and its statistics.
 #[derive(Serialize)]
@@ -171,13 +167,6 @@ pub struct RunSummary {
     pub complete: bool,
 }
 
-/// One output column: its name, metric and direction.
-struct OutputName {
-    name: String,
-    metric: String,
-    direction: Direction,
-}
-
 /// The outputs of a run and the slot of each (output, repeat) in a row:
 /// lexical outputs first, then the judged outputs of repeat 0, 1, ...
 struct Layout {
@@ -270,13 +259,12 @@ impl Sink {
                     sink.layout.slot(o, repeat)
                 }
                 _ => {
-                    return Err(UsageError(format!(
+                    return Err(EngineError::Usage(format!(
                         "{}: row {}: output '{}' (repeat {repeat}) is not one of this run's",
-                        sink.dir.path().join(crate::rundir::RESULTS).display(),
+                        sink.dir.path().join(RESULTS).display(),
                         rec.row,
                         rec.metric
-                    ))
-                    .into())
+                    )))
                 }
             };
             let n_slots = sink.layout.n_slots();
@@ -315,13 +303,12 @@ impl Sink {
     fn write(&mut self, id: &str, row: u64, first: usize, outcomes: &[Outcome]) -> Result<()> {
         let done = self.done.get(&row);
         if let Some(d) = done.filter(|d| d.sample_id != id) {
-            return Err(UsageError(format!(
+            return Err(EngineError::Usage(format!(
                 "row {row} is sample '{}' in {} but '{id}' in the input: the input changed \
                  (--force-new to start over)",
                 d.sample_id,
                 self.dir.path().display()
-            ))
-            .into());
+            )));
         }
         let mut todo = Vec::new();
         for (k, outcome) in outcomes.iter().enumerate() {
@@ -343,37 +330,63 @@ impl Sink {
     }
 }
 
-/// Runs `cfg`, resuming the run already in its directory if there is one.
-pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
-    let mut rows =
-        dataset::open(&cfg.source, cfg.input_format).map_err(|e| UsageError(e.to_string()))?;
-    let (dir, kept) = RunDir::open(&cfg.out, &manifest(cfg)?, cfg.existing)?;
+/// Where progress goes: the caller's observer, with what the engine knows
+/// about the input's size and the judge's usage.
+struct Reporter<'a> {
+    observer: &'a mut dyn Observer,
+    total_bytes: Option<u64>,
+    judged: Option<(Arc<UsageLedger>, &'a PriceTable)>,
+}
 
-    let mut names: Vec<OutputName> = cfg
-        .metrics
-        .iter()
-        .flat_map(|m| {
-            m.outputs().into_iter().map(move |name| OutputName {
-                name,
-                metric: m.id().to_string(),
-                direction: m.spec().direction,
-            })
-        })
-        .collect();
-    let n_lexical = names.len();
-    if let Some(judged) = &cfg.judged {
-        for m in &judged.metrics {
-            names.extend(
-                m.directions()
-                    .into_iter()
-                    .map(|(name, direction)| OutputName {
-                        name,
-                        metric: m.id().to_string(),
-                        direction,
-                    }),
-            );
-        }
+impl Reporter<'_> {
+    fn update(&mut self, rows: u64, bytes_read: u64, outputs: &[Accumulator]) {
+        self.observer.progress(&Progress {
+            rows,
+            bytes_read,
+            total_bytes: self.total_bytes,
+            outputs,
+            usage: self.judged.as_ref().map(|(l, p)| (l.as_ref(), *p)),
+        });
     }
+}
+
+/// Runs `options` on a runtime of its own (`options.threads` workers when
+/// metrics are judged), resuming the run already in its directory if
+/// there is one. Call it from a plain thread; inside an async runtime
+/// use [`run`].
+pub fn run_blocking(
+    options: &RunOptions,
+    observer: &mut dyn Observer,
+    cancel: &CancelToken,
+) -> Result<RunSummary> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(options.threads.max(1))
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let ended = rt.block_on(run(options, observer, cancel));
+    // Calls abandoned by a cancel are not waited for (an in-process model
+    // may be mid-answer): nothing would record their answers.
+    rt.shutdown_background();
+    ended
+}
+
+/// Runs `options` on the caller's async runtime, resuming the run already
+/// in its directory if there is one. Lexical scoring runs on scoped
+/// threads of its own; judged samples are tasks of the current runtime.
+/// A cancelled run returns its summary with `complete: false`.
+pub async fn run(
+    options: &RunOptions,
+    observer: &mut dyn Observer,
+    cancel: &CancelToken,
+) -> Result<RunSummary> {
+    let cfg = options;
+    let mut rows = dataset::open(&cfg.source, cfg.input_format)
+        .map_err(|e| EngineError::Usage(e.to_string()))?;
+    let (dir, kept) = RunDir::open(&cfg.out, &manifest(cfg)?, cfg.existing, observer)?;
+
+    let names = cfg.outputs();
+    let n_lexical = cfg.metrics.iter().map(|m| m.outputs().len()).sum();
     let layout = Layout {
         names,
         n_lexical,
@@ -381,7 +394,6 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
     };
     let mut sink = Sink::new(dir, layout, &kept)?;
     drop(kept);
-    let interrupt = Interrupt::install()?;
     let threads = cfg.threads.max(1);
     let mut scorers: Vec<Vec<Scorer>> = (0..threads)
         .map(|_| cfg.metrics.iter().map(Metric::scorer).collect())
@@ -391,9 +403,13 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
         Source::Stdin => None,
     };
     let ledger = Arc::new(UsageLedger::new());
-    let mut progress = match &cfg.judged {
-        Some(j) => Progress::new(total_bytes).with_judge(Arc::clone(&ledger), j.prices.clone()),
-        None => Progress::new(total_bytes),
+    let mut progress = Reporter {
+        observer,
+        total_bytes,
+        judged: cfg
+            .judged
+            .as_ref()
+            .map(|j| (Arc::clone(&ledger), &j.prices)),
     };
     let (n_rows, stop) = match &cfg.judged {
         None => run_lexical(
@@ -402,28 +418,20 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
             &mut scorers,
             &mut sink,
             &mut progress,
-            &interrupt,
+            cancel,
         )?,
         Some(judged) => {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(threads)
-                .enable_all()
-                .build()
-                .context("cannot start the async runtime")?;
             let run = JudgedRows {
                 cfg,
                 judged,
                 ledger: &ledger,
-                interrupt: &interrupt,
+                cancel,
             };
-            let ended = rt.block_on(run.run(&mut rows, &mut scorers[0], &mut sink, &mut progress));
-            // Calls abandoned by Ctrl-C are not waited for (an in-process
-            // model may be mid-answer): nothing would record their answers.
-            rt.shutdown_background();
-            ended?
+            run.run(&mut rows, &mut scorers[0], &mut sink, &mut progress)
+                .await?
         }
     };
-    progress.finish();
+    progress.observer.finish();
     sink.dir.flush()?;
     let mut corpora: Vec<Corpus> = Vec::new();
     for per_thread in scorers {
@@ -478,16 +486,15 @@ pub fn run(cfg: &EvalConfig) -> Result<RunSummary> {
     }
     dir.write_json(SUMMARY, &summary)?;
     match stop {
-        Some(Stop::Strict(message)) => Err(UsageError(format!(
+        Some(Stop::Strict(message)) => Err(EngineError::Usage(format!(
             "{message}\n(stopped by --strict; {n_rows} rows before it are in {})",
             dir.path().display()
-        ))
-        .into()),
-        Some(Stop::Fatal(e)) => Err(anyhow::anyhow!(
+        ))),
+        Some(Stop::Fatal(e)) => Err(EngineError::Auth(format!(
             "the judge refused the run: {e}\n(check OPENAI_API_KEY / ASSAY_API_KEY; the run stopped \
              at once, {n_rows} finished rows are in {})",
             dir.path().display()
-        )),
+        ))),
         Some(Stop::Interrupted) | None => Ok(summary),
     }
 }
@@ -498,24 +505,24 @@ enum Stop {
     Strict(String),
     /// A judge error that every later call would repeat (`auth`).
     Fatal(assay_llm::Error),
-    /// Ctrl-C.
+    /// The run's [`CancelToken`] (Ctrl-C on the command line).
     Interrupted,
 }
 
 /// The lexical-only loop: batches scored on all threads, in row order.
 fn run_lexical(
-    cfg: &EvalConfig,
+    cfg: &RunOptions,
     rows: &mut dataset::Rows,
     scorers: &mut [Vec<Scorer>],
     sink: &mut Sink,
-    progress: &mut Progress,
-    interrupt: &Interrupt,
+    progress: &mut Reporter<'_>,
+    cancel: &CancelToken,
 ) -> Result<(u64, Option<Stop>)> {
     let mut n_rows = 0u64;
     let mut batch: Vec<Row> = Vec::with_capacity(BATCH);
     let mut stop: Option<Stop> = None;
     loop {
-        if interrupt.is_set() {
+        if cancel.is_cancelled() {
             stop = Some(Stop::Interrupted);
             break;
         }
@@ -547,7 +554,7 @@ fn run_lexical(
 }
 
 /// Whether `row` belongs to the run's `--shard` (every row without one).
-fn in_shard(cfg: &EvalConfig, row: &Row) -> bool {
+fn in_shard(cfg: &RunOptions, row: &Row) -> bool {
     cfg.shard.is_none_or(|s| s.holds(&row_id(row).0))
 }
 
@@ -570,10 +577,10 @@ type RowJudged = (
 
 /// The loop of a run with judged metrics.
 struct JudgedRows<'a> {
-    cfg: &'a EvalConfig,
+    cfg: &'a RunOptions,
     judged: &'a Arc<JudgedRun>,
     ledger: &'a Arc<UsageLedger>,
-    interrupt: &'a Interrupt,
+    cancel: &'a CancelToken,
 }
 
 impl JudgedRows<'_> {
@@ -582,7 +589,7 @@ impl JudgedRows<'_> {
         rows: &mut dataset::Rows,
         scorers: &mut [Scorer],
         sink: &mut Sink,
-        progress: &mut Progress,
+        progress: &mut Reporter<'_>,
     ) -> Result<(u64, Option<Stop>)> {
         let max_in_flight = self.judged.options.concurrency.saturating_mul(4).max(1);
         let mut in_flight: tokio::task::JoinSet<RowJudged> = tokio::task::JoinSet::new();
@@ -590,7 +597,7 @@ impl JudgedRows<'_> {
         let mut stop: Option<Stop> = None;
         let mut exhausted = false;
         loop {
-            if self.interrupt.is_set() {
+            if self.cancel.is_cancelled() {
                 stop = Some(Stop::Interrupted);
                 break;
             }
@@ -648,7 +655,7 @@ impl JudgedRows<'_> {
             sink.dir.flush()?;
             let joined = tokio::select! {
                 joined = in_flight.join_next() => joined,
-                () = self.interrupt.wait() => continue,
+                () = self.cancel.cancelled() => continue,
             };
             let Some(joined) = joined else {
                 break;
@@ -832,7 +839,7 @@ fn score_sample(sample: &Sample, scorers: &mut [Scorer]) -> Vec<Outcome> {
     scorers.iter_mut().flat_map(|s| s.score(sample)).collect()
 }
 
-fn manifest(cfg: &EvalConfig) -> Result<Value> {
+fn manifest(cfg: &RunOptions) -> Result<Value> {
     let mut manifest = manifest_core(cfg)?;
     if let Some(shard) = cfg.shard {
         manifest["shard"] = Value::from(shard.to_string());
@@ -843,7 +850,7 @@ fn manifest(cfg: &EvalConfig) -> Result<Value> {
     Ok(manifest)
 }
 
-fn manifest_core(cfg: &EvalConfig) -> Result<Value> {
+fn manifest_core(cfg: &RunOptions) -> Result<Value> {
     let (path, sha256) = match &cfg.source {
         Source::Path(p) => (
             p.display().to_string(),

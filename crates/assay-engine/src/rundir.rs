@@ -5,9 +5,15 @@
 //! its whole result lines are kept (a torn last line, left by a killed
 //! process, is cut off) and the run appends after them. A run with another
 //! manifest is refused, or with `--force-new` moved aside, never deleted.
+//!
+//! One process at a time: opening a run directory takes an exclusive lock
+//! on its `.lock` file (an OS file lock, so the kernel releases it when
+//! the holder dies, even by `kill -9`, and nothing stale is left). A
+//! second process is refused with [`EngineError::Locked`], naming the
+//! holder's pid, which the holder writes into the file.
 
-use crate::config::UsageError;
-use anyhow::{Context, Result};
+use crate::error::{EngineError, OutputContext, Result};
+use crate::observer::Observer;
 use assay_core::{read_results, OutcomeRecord};
 use serde::Serialize;
 use serde_json::Value;
@@ -18,6 +24,11 @@ use std::path::{Path, PathBuf};
 pub const RESULTS: &str = "results.jsonl";
 pub const SUMMARY: &str = "summary.json";
 pub const MANIFEST: &str = "manifest.json";
+/// The lock file; it stays in the directory, unlocked, after the run.
+pub const LOCK: &str = ".lock";
+
+/// Version of `summary.json` and `manifest.json`.
+pub const FORMAT_VERSION: u32 = 1;
 
 /// What to do when the directory already holds a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,33 +39,37 @@ pub enum Existing {
     StartOver,
 }
 
-/// An open run directory.
+/// An open run directory, held by this process until it is dropped.
 pub struct RunDir {
     path: PathBuf,
     results: BufWriter<File>,
+    /// Holds the lock: closing the file releases it.
+    _lock: File,
 }
 
 impl RunDir {
     /// Opens `path` for the run `manifest` describes, and returns the
     /// records an earlier run with the same manifest left there (none for
-    /// a new run). What it did to an existing run is said on stderr.
+    /// a new run). What it did to an existing run goes to `observer`.
     pub fn open(
         path: &Path,
         manifest: &Value,
         existing: Existing,
+        observer: &mut dyn Observer,
     ) -> Result<(RunDir, Vec<OutcomeRecord>)> {
         fs::create_dir_all(path)
             .with_context(|| format!("cannot create run directory {}", path.display()))?;
+        let lock = lock(path)?;
         let results_path = path.join(RESULTS);
         let kept = match (results_path.exists(), existing) {
-            (true, Existing::Resume) => resume(path, manifest)?,
+            (true, Existing::Resume) => resume(path, manifest, observer)?,
             (exists, _) => {
                 if exists {
                     let aside = supersede(path)?;
-                    eprintln!(
+                    observer.note(&format!(
                         "--force-new: moved the earlier run's files to {} (nothing deleted; judge calls stay in the cache)",
                         aside.display()
-                    );
+                    ));
                 }
                 // The manifest goes first: results without one cannot be
                 // resumed safely.
@@ -73,6 +88,7 @@ impl RunDir {
                         .open(&results_path)
                         .with_context(|| format!("cannot open {}", results_path.display()))?,
                 ),
+                _lock: lock,
             },
             kept,
         ))
@@ -90,13 +106,53 @@ impl RunDir {
 
     /// Makes everything appended so far durable, whole lines only.
     pub fn flush(&mut self) -> Result<()> {
-        self.results.flush().context("cannot write results.jsonl")
+        self.results
+            .flush()
+            .with_context(|| format!("cannot write {}", self.path.join(RESULTS).display()))
     }
 
     /// Writes a JSON file atomically (temporary file, then rename), so a
     /// reader never sees half of it.
     pub fn write_json(&self, name: &str, value: &impl Serialize) -> Result<()> {
         write_json(&self.path, name, value)
+    }
+}
+
+/// Takes the directory's lock, or says who holds it.
+fn lock(dir: &Path) -> Result<File> {
+    let path = dir.join(LOCK);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {
+            // The pid is for the message a second process shows; the lock,
+            // not the pid, decides who holds the directory.
+            file.set_len(0)
+                .and_then(|()| file.write_all(std::process::id().to_string().as_bytes()))
+                .and_then(|()| file.flush())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(file)
+        }
+        Err(fs::TryLockError::WouldBlock) => {
+            let pid = fs::read_to_string(&path).unwrap_or_default();
+            let pid = pid.trim();
+            Err(EngineError::Locked {
+                dir: dir.to_path_buf(),
+                pid: if pid.is_empty() {
+                    "unknown".into()
+                } else {
+                    pid.to_string()
+                },
+            })
+        }
+        Err(fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("cannot lock {}", path.display()))
+        }
     }
 }
 
@@ -110,31 +166,39 @@ fn write_json(dir: &Path, name: &str, value: &impl Serialize) -> Result<()> {
 
 /// Checks that the run in `path` has `manifest`, cuts a torn last line off
 /// its results, and returns its records.
-fn resume(path: &Path, manifest: &Value) -> Result<Vec<OutcomeRecord>> {
+fn resume(
+    path: &Path,
+    manifest: &Value,
+    observer: &mut dyn Observer,
+) -> Result<Vec<OutcomeRecord>> {
     let manifest_path = path.join(MANIFEST);
     let old: Value = fs::read(&manifest_path)
         .ok()
         .and_then(|text| serde_json::from_slice(&text).ok())
         .ok_or_else(|| {
-            UsageError(format!(
+            EngineError::Usage(format!(
                 "{} holds results but no readable {MANIFEST}, so it cannot be resumed safely \
                  (--force-new moves it aside and starts over)",
                 path.display()
             ))
         })?;
     let mut differences = Vec::new();
-    diff(&old, manifest, &mut String::new(), &mut differences);
+    diff(
+        &definition(&old),
+        &definition(manifest),
+        &mut String::new(),
+        &mut differences,
+    );
     if !differences.is_empty() {
-        return Err(UsageError(format!(
+        return Err(EngineError::Usage(format!(
             "{} holds a run with another manifest, so it cannot be resumed:\n  {}\n\
              (use another --out, or --force-new to move that run aside and start over)",
             path.display(),
             differences.join("\n  ")
-        ))
-        .into());
+        )));
     }
     let results_path = path.join(RESULTS);
-    let log = read_results(&results_path).map_err(|e| UsageError(e.to_string()))?;
+    let log = read_results(&results_path).map_err(|e| EngineError::Usage(e.to_string()))?;
     if log.torn_bytes > 0 {
         // A process killed mid-write left half a line: its sample is redone.
         OpenOptions::new()
@@ -142,18 +206,31 @@ fn resume(path: &Path, manifest: &Value) -> Result<Vec<OutcomeRecord>> {
             .open(&results_path)
             .and_then(|f| f.set_len(log.valid_len))
             .with_context(|| format!("cannot cut the torn tail of {}", results_path.display()))?;
-        eprintln!(
+        observer.note(&format!(
             "cut a torn last line ({} bytes) off {}",
             log.torn_bytes,
             results_path.display()
-        );
+        ));
     }
-    eprintln!(
+    observer.note(&format!(
         "resuming the run in {}: {} outcomes kept",
         path.display(),
         log.records.len()
-    );
+    ));
     Ok(log.records)
+}
+
+/// What decides a run's numbers: the manifest without the build that
+/// wrote it. A newer build resumes a run when the input, metrics (whose
+/// signatures change with anything that changes a number), judge and
+/// prompts are the same; the manifest keeps the build that started it.
+fn definition(manifest: &Value) -> Value {
+    let mut m = manifest.clone();
+    if let Some(obj) = m.as_object_mut() {
+        obj.remove("git_revision");
+        obj.remove("assay_version");
+    }
+    m
 }
 
 /// Moves the run's files into the first free `superseded-N/`.

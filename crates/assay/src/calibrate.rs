@@ -7,20 +7,23 @@
 //! binary (about 3.3 MB) so that an installed `assay` calibrates without
 //! the repository or a download.
 
-use crate::cli::{CalibrateArgs, EvalArgs, HighScoreMeans, OutputFormat};
+use crate::cli::{CalibrateArgs, HighScoreMeans, OutputFormat};
 use crate::config::UsageError;
-use crate::engine;
-use crate::rundir::RESULTS;
+use crate::progress::Progress;
 use anyhow::{Context, Result};
 use assay_core::agreement::{
     annotator_agreement, best_threshold, bootstrap, half_of, kendall_tau_b, preference_agreement,
     roc_auc, spearman, Confusion, Estimate, Half, Preference, Stat, Undefined,
 };
+use assay_core::Source;
 use assay_core::{read_results, Status};
-use assay_metrics::judged::JudgedId;
+use assay_engine::rundir::RESULTS;
+use assay_engine::{CancelToken, Existing, RunOptions, Strictness};
+use assay_metrics::judged::{JudgedId, JudgedMetric, PromptSet};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Version of `calibration.json`.
 pub const FORMAT_VERSION: u32 = 1;
@@ -719,23 +722,31 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
     let samples = out.join(SAMPLES);
     write_samples(&rows, &samples)?;
     let judge_spec = args.judge.judge.clone().unwrap_or_else(|| "local".into());
-    let cfg = crate::config::resolve(EvalArgs {
-        data: samples.display().to_string(),
-        metrics: vec![metric.name().to_string()],
-        settings: Vec::new(),
-        out: Some(out.clone()),
-        format: OutputFormat::Json,
+    let prompts = match &args.judge.prompts {
+        Some(dir) => PromptSet::load_dir(dir),
+        None => PromptSet::builtin(),
+    }
+    .map_err(usage)?;
+    let judged = JudgedMetric::configure(metric, &BTreeMap::new(), &prompts).map_err(usage)?;
+    let options = RunOptions {
+        source: Source::Path(samples),
         input_format: None,
-        strict: false,
-        threads: args.threads,
-        judge: args.judge,
-        calibration: None,
-        report: false,
-        force_new: false,
+        metrics: Vec::new(),
+        judged: Some(Arc::new(crate::config::judged_run(
+            vec![judged],
+            prompts,
+            &args.judge,
+        )?)),
+        out: out.clone(),
+        strict: Strictness::RecordAndContinue,
+        threads: crate::config::threads(args.threads)?,
+        existing: Existing::Resume,
         shard: None,
-        gates: Default::default(),
-    })?;
-    if !engine::run(&cfg)?.complete {
+    };
+    let cancel = CancelToken::new();
+    crate::interrupt::cancel_on_ctrl_c(&cancel)?;
+    let summary = assay_engine::run_blocking(&options, &mut Progress::new(), &cancel)?;
+    if !summary.complete {
         return Err(usage(format!(
             "interrupted: what is done is in {}; the same command resumes it",
             out.display()

@@ -289,6 +289,15 @@ pub enum Reasons {
     Llm,
 }
 
+impl From<Reasons> for assay_engine::Reasons {
+    fn from(r: Reasons) -> Self {
+        match r {
+            Reasons::Composed => assay_engine::Reasons::Composed,
+            Reasons::Llm => assay_engine::Reasons::Llm,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct MetricsArgs {
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]

@@ -9,9 +9,9 @@
 //! moved most.
 
 use crate::config::UsageError;
-use crate::rundir::{MANIFEST, RESULTS, SUMMARY};
 use anyhow::Result;
 use assay_core::{paired_difference, OutcomeRecord, PairedDifference, Status};
+use assay_engine::rundir::{MANIFEST, RESULTS, SUMMARY};
 use assay_metrics::Direction;
 use serde::Serialize;
 use serde_json::Value;

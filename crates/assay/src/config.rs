@@ -1,14 +1,12 @@
 //! Turns the typed command line into a resolved run.
 
-use crate::batch::Export;
-use crate::cli::{BatchMode, EvalArgs, JudgeArgs, OutputFormat, Reasons};
-use crate::merge::Shard;
-use crate::rundir::Existing;
+use crate::cli::{BatchMode, EvalArgs, JudgeArgs};
 use anyhow::{bail, Context, Result};
 use assay_core::{Format, Source};
+use assay_engine::batch::Export;
+use assay_engine::{open_cache, Existing, JudgedRun, ModelChoice, RunOptions, Shard, Strictness};
 use assay_llm::{
-    Cache, CacheLocation, CachedEmbedder, Judge, Limiter, ModelSpec, Price, PriceTable,
-    ProviderOptions,
+    Cache, CacheLocation, CachedEmbedder, Judge, Limiter, Price, PriceTable, ProviderOptions,
 };
 use assay_local::{
     JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec, Offloaded,
@@ -20,138 +18,57 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Everything `eval` needs, validated.
-pub struct EvalConfig {
-    pub source: Source,
-    pub input_format: Option<Format>,
-    pub metrics: Vec<Metric>,
-    /// The judged metrics and their models; `None` when none is asked for.
-    pub judged: Option<Arc<JudgedRun>>,
-    pub out: PathBuf,
-    pub format: OutputFormat,
-    pub strict: Strictness,
-    pub threads: usize,
-    /// What to do with a run already in `out`.
-    pub existing: Existing,
-    /// `--shard K/N`: only the rows of this shard are scored and written.
-    pub shard: Option<Shard>,
-}
-
-/// The judged metrics of a run, with their connected models.
-pub struct JudgedRun {
-    pub metrics: Vec<JudgedMetric>,
-    pub prompts: PromptSet,
-    pub judge: Judge,
-    pub judge_spec: ModelChoice,
-    pub embedder: Option<(CachedEmbedder, ModelChoice)>,
-    pub options: ProviderOptions,
-    pub prices: PriceTable,
-    /// How many times each sample is judged (`--repeats`, at least 1).
-    pub repeats: u32,
-    /// `--batch export`: the judge answers from the cache only, and this
-    /// collects the requests it could not answer.
-    pub export: Option<Export>,
-    /// `--reasons`: whether scored outcomes get a judge-written reason.
-    pub reasons: Reasons,
-}
-
-/// A `--judge` / `--embedder` value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ModelChoice {
-    /// An OpenAI-compatible server: `openai:`, `ollama:`, `vllm:`, `llamacpp:`.
-    Http(ModelSpec),
-    /// An in-process model, `local` or `local:NAME` (the name, if given).
-    Local(Option<String>),
-}
-
-impl std::str::FromStr for ModelChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.split_once(':') {
-            None if s == "local" => Ok(ModelChoice::Local(None)),
-            Some(("local", name)) if !name.is_empty() => {
-                Ok(ModelChoice::Local(Some(name.to_string())))
-            }
-            _ => s
-                .parse::<ModelSpec>()
-                .map(ModelChoice::Http)
-                .map_err(|e| e.to_string()),
+/// Connects the judge: over HTTP, or loads the local model in-process.
+fn connect_judge(
+    choice: &ModelChoice,
+    options: &ProviderOptions,
+    cache: Option<Arc<Cache>>,
+    limiter: Arc<Limiter>,
+) -> Result<Judge, String> {
+    match choice {
+        ModelChoice::Http(spec) => {
+            Judge::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
+        }
+        ModelChoice::Local(_) => {
+            let model = LocalJudge::from_spec(&local_spec(choice)?, LocalJudgeOptions::default())
+                .map_err(|e| e.to_string())?;
+            Ok(Judge::new(
+                Arc::new(Offloaded::new(Arc::new(model))),
+                cache,
+                options.repair_attempts,
+            ))
         }
     }
 }
 
-impl std::fmt::Display for ModelChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ModelChoice::Http(spec) => spec.fmt(f),
-            ModelChoice::Local(None) => f.write_str("local"),
-            ModelChoice::Local(Some(name)) => write!(f, "local:{name}"),
+/// Connects the embedder, likewise.
+fn connect_embedder(
+    choice: &ModelChoice,
+    options: &ProviderOptions,
+    cache: Option<Arc<Cache>>,
+    limiter: Arc<Limiter>,
+) -> Result<CachedEmbedder, String> {
+    match choice {
+        ModelChoice::Http(spec) => {
+            CachedEmbedder::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
+        }
+        ModelChoice::Local(_) => {
+            let model =
+                LocalEmbedder::from_spec(&local_spec(choice)?).map_err(|e| e.to_string())?;
+            Ok(CachedEmbedder::new(
+                Arc::new(Offloaded::new(Arc::new(model))),
+                cache,
+            ))
         }
     }
 }
 
-impl ModelChoice {
-    /// The in-process model's spec (`local`, `local:NAME`, `local:PATH`).
-    fn local_spec(&self) -> Result<LocalSpec, String> {
-        self.to_string()
-            .parse::<LocalSpec>()
-            .map_err(|e| e.to_string())
-    }
-
-    /// Connects the judge: over HTTP, or loads the local model in-process.
-    fn judge(
-        &self,
-        options: &ProviderOptions,
-        cache: Option<Arc<Cache>>,
-        limiter: Arc<Limiter>,
-    ) -> Result<Judge, String> {
-        match self {
-            ModelChoice::Http(spec) => {
-                Judge::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
-            }
-            ModelChoice::Local(_) => {
-                let model =
-                    LocalJudge::from_spec(&self.local_spec()?, LocalJudgeOptions::default())
-                        .map_err(|e| e.to_string())?;
-                Ok(Judge::new(
-                    Arc::new(Offloaded::new(Arc::new(model))),
-                    cache,
-                    options.repair_attempts,
-                ))
-            }
-        }
-    }
-
-    /// Connects the embedder, likewise.
-    fn embedder(
-        &self,
-        options: &ProviderOptions,
-        cache: Option<Arc<Cache>>,
-        limiter: Arc<Limiter>,
-    ) -> Result<CachedEmbedder, String> {
-        match self {
-            ModelChoice::Http(spec) => {
-                CachedEmbedder::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
-            }
-            ModelChoice::Local(_) => {
-                let model =
-                    LocalEmbedder::from_spec(&self.local_spec()?).map_err(|e| e.to_string())?;
-                Ok(CachedEmbedder::new(
-                    Arc::new(Offloaded::new(Arc::new(model))),
-                    cache,
-                ))
-            }
-        }
-    }
-}
-
-/// What a bad row does to the run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strictness {
-    /// Record it as a failed outcome and go on.
-    RecordAndContinue,
-    /// Stop the run with exit code 2.
-    StopAtFirst,
+/// The in-process model's spec (`local`, `local:NAME`, `local:PATH`).
+fn local_spec(choice: &ModelChoice) -> Result<LocalSpec, String> {
+    choice
+        .to_string()
+        .parse::<LocalSpec>()
+        .map_err(|e| e.to_string())
 }
 
 /// A user error: bad flags or input, exit code 2.
@@ -159,7 +76,13 @@ pub enum Strictness {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
+/// `eval`'s flags, resolved: the run's options and how to show it.
+pub struct Eval {
+    pub options: RunOptions,
+    pub format: crate::cli::OutputFormat,
+}
+
+pub fn resolve(args: EvalArgs) -> Result<Eval> {
     let usage = |e: &dyn std::fmt::Display| anyhow::Error::new(UsageError(e.to_string()));
     let mut ids: Vec<AnyId> = Vec::new();
     for name in args
@@ -220,47 +143,54 @@ pub fn resolve(args: EvalArgs) -> Result<EvalConfig> {
         .as_deref()
         .map(|f| f.parse::<Format>().map_err(|e| usage(&e)))
         .transpose()?;
-    let threads = match args.threads {
-        Some(0) => bail!(UsageError("--threads must be at least 1".into())),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
+    let threads = threads(args.threads)?;
     let out = match args.out {
         Some(dir) => dir,
         None => PathBuf::from("runs")
             .join(utc_timestamp(std::time::SystemTime::now()).context("system clock")?),
     };
-    Ok(EvalConfig {
-        source: Source::parse(&args.data),
-        input_format,
-        metrics,
-        judged,
-        out,
+    Ok(Eval {
         format: args.format,
-        strict: if args.strict {
-            Strictness::StopAtFirst
-        } else {
-            Strictness::RecordAndContinue
+        options: RunOptions {
+            source: Source::parse(&args.data),
+            input_format,
+            metrics,
+            judged,
+            out,
+            strict: if args.strict {
+                Strictness::StopAtFirst
+            } else {
+                Strictness::RecordAndContinue
+            },
+            threads,
+            existing: if args.force_new {
+                Existing::StartOver
+            } else {
+                Existing::Resume
+            },
+            shard: args
+                .shard
+                .as_deref()
+                .map(str::parse::<Shard>)
+                .transpose()
+                .map_err(|e: String| usage(&e))?,
         },
-        threads,
-        existing: if args.force_new {
-            Existing::StartOver
-        } else {
-            Existing::Resume
-        },
-        shard: args
-            .shard
-            .as_deref()
-            .map(str::parse::<Shard>)
-            .transpose()
-            .map_err(|e: String| usage(&e))?,
     })
+}
+
+/// `--threads`: at least 1; all cores when not given.
+pub fn threads(given: Option<usize>) -> Result<usize> {
+    match given {
+        Some(0) => bail!(UsageError("--threads must be at least 1".into())),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
 }
 
 /// Connects the judge (and embedder, if a metric needs one). No default
 /// model: a judged metric without `--judge` is a usage error, so that no
 /// run calls a paid API unasked.
-fn judged_run(
+pub fn judged_run(
     metrics: Vec<JudgedMetric>,
     prompts: PromptSet,
     args: &JudgeArgs,
@@ -310,7 +240,7 @@ fn judged_run(
             .ok_or_else(|| usage(&format!("--price {raw}: expected MODEL=IN/OUT")))?;
         prices.insert(model, price.parse::<Price>().map_err(|e| usage(&e))?);
     }
-    let cache = open_cache(if args.no_cache {
+    let cache = cache(if args.no_cache {
         CacheLocation::Disabled
     } else {
         args.cache
@@ -320,8 +250,7 @@ fn judged_run(
     let limiter = Arc::new(Limiter::from_options(&options));
     let (judge, export) = match (args.batch, &judge_spec, &cache) {
         (None, _, _) => (
-            judge_spec
-                .judge(&options, cache.clone(), Arc::clone(&limiter))
+            connect_judge(&judge_spec, &options, cache.clone(), Arc::clone(&limiter))
                 .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?,
             None,
         ),
@@ -345,7 +274,7 @@ fn judged_run(
     };
     let embedder = match embedder_spec {
         Some(spec) => Some((
-            spec.embedder(&options, cache, limiter)
+            connect_embedder(&spec, &options, cache, limiter)
                 .map_err(|e| usage(&format!("--embedder {spec}: {e}")))?,
             spec,
         )),
@@ -361,21 +290,13 @@ fn judged_run(
         prices,
         repeats: args.repeats,
         export,
-        reasons: args.reasons,
+        reasons: args.reasons.into(),
     })
 }
 
 /// Opens the cache, creating its folder.
-pub fn open_cache(location: CacheLocation) -> Result<Option<Arc<Cache>>> {
-    if let Ok(Some(path)) = location.resolve() {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
-        }
-    }
-    Ok(Cache::open_location(&location)
-        .map_err(|e| UsageError(format!("cache: {e}")))?
-        .map(Arc::new))
+pub fn cache(location: CacheLocation) -> Result<Option<Arc<Cache>>> {
+    open_cache(location).map_err(|e| UsageError(e.to_string()).into())
 }
 
 /// `20261121T210700Z`: sortable, and safe as a directory name everywhere.

@@ -5,10 +5,10 @@
 
 use crate::calibrate::estimate_json;
 use crate::config::UsageError;
-use crate::rundir::{RESULTS, SUMMARY};
 use anyhow::{Context, Result};
 use assay_core::agreement::{corrected_prevalence, Confusion};
 use assay_core::{read_results, Status};
+use assay_engine::rundir::{RESULTS, SUMMARY};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 

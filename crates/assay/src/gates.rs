@@ -4,9 +4,9 @@
 //! once it is written.
 
 use crate::cli::GateArgs;
-use crate::config::{EvalConfig, UsageError};
-use crate::engine::RunSummary;
+use crate::config::UsageError;
 use anyhow::Result;
+use assay_engine::{OutputName, RunOptions, RunSummary};
 use assay_metrics::Direction;
 
 /// Which side of a threshold fails.
@@ -71,8 +71,8 @@ impl Gates {
     /// Parses the gate flags and checks every named output exists in the
     /// run and that its direction suits the flag: a [`UsageError`] (exit
     /// code 2) otherwise.
-    pub fn resolve(args: &GateArgs, cfg: &EvalConfig) -> Result<Gates> {
-        let outputs = run_outputs(cfg);
+    pub fn resolve(args: &GateArgs, options: &RunOptions) -> Result<Gates> {
+        let outputs = options.outputs();
         let mut thresholds = Vec::new();
         let flags = args
             .fail_under
@@ -183,11 +183,7 @@ fn check_threshold(t: &Threshold, mean: Option<f64>) -> GateResult {
 }
 
 /// Parses `METRIC=VALUE` and finds the output it names.
-fn threshold(
-    bound: Bound,
-    raw: &str,
-    outputs: &[(String, String, Direction)],
-) -> Result<Threshold, String> {
+fn threshold(bound: Bound, raw: &str, outputs: &[OutputName]) -> Result<Threshold, String> {
     let flag = bound.flag();
     let (name, typed) = raw
         .split_once('=')
@@ -198,20 +194,24 @@ fn threshold(
         .ok()
         .filter(|v: &f64| v.is_finite())
         .ok_or_else(|| format!("{flag} {raw}: '{typed}' is not a number"))?;
-    let by_output = outputs.iter().find(|(output, _, _)| output == name);
-    let of_metric: Vec<_> = outputs.iter().filter(|(_, m, _)| m == name).collect();
-    let (output, _, direction) = match (by_output, of_metric.as_slice()) {
+    let by_output = outputs.iter().find(|o| o.name == name);
+    let of_metric: Vec<_> = outputs.iter().filter(|o| o.metric == name).collect();
+    let OutputName {
+        name: output,
+        direction,
+        ..
+    } = match (by_output, of_metric.as_slice()) {
         (Some(o), _) => o,
         (None, [o]) => *o,
         (None, []) => {
-            let names: Vec<&str> = outputs.iter().map(|(o, _, _)| o.as_str()).collect();
+            let names: Vec<&str> = outputs.iter().map(|o| o.name.as_str()).collect();
             return Err(format!(
                 "{flag} {raw}: '{name}' is not an output of this run (outputs: {})",
                 names.join(", ")
             ));
         }
         (None, several) => {
-            let names: Vec<&str> = several.iter().map(|(o, _, _)| o.as_str()).collect();
+            let names: Vec<&str> = several.iter().map(|o| o.name.as_str()).collect();
             return Err(format!(
                 "{flag} {raw}: metric '{name}' has several outputs ({}); name one",
                 names.join(", ")
@@ -238,23 +238,4 @@ fn threshold(
         value,
         typed: typed.trim().to_string(),
     })
-}
-
-/// Every output of the run: (output name, metric id, direction).
-fn run_outputs(cfg: &EvalConfig) -> Vec<(String, String, Direction)> {
-    let lexical = cfg.metrics.iter().flat_map(|m| {
-        let (id, direction) = (m.id().to_string(), m.spec().direction);
-        m.outputs()
-            .into_iter()
-            .map(move |o| (o, id.clone(), direction))
-    });
-    let judged = cfg.judged.iter().flat_map(|j| {
-        j.metrics.iter().flat_map(|m| {
-            let id = m.id().to_string();
-            m.directions()
-                .into_iter()
-                .map(move |(o, direction)| (o, id.clone(), direction))
-        })
-    });
-    lexical.chain(judged).collect()
 }

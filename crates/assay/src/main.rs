@@ -10,23 +10,22 @@
 //! (`--fail-under`, `--fail-over`, `--max-failed-fraction`); 130 interrupted
 //! by Ctrl-C (what is done is kept: the same command resumes). The first
 //! that applies wins, in that order: gates are only checked on a run that
-//! finished without error or interruption.
+//! finished without error or interruption. A run directory held by
+//! another assay process is a usage error (2).
+//!
+//! The run itself is the `assay-engine` library's; this binary parses
+//! flags, builds the models, calls the library and renders.
 
-mod batch;
 mod calibrate;
 mod cli;
 mod compare;
 mod config;
 mod correct;
-mod engine;
 mod gates;
 mod interrupt;
-mod judging;
-mod merge;
 mod progress;
 mod render;
 mod report;
-mod rundir;
 
 use clap::Parser;
 use cli::{BatchAction, CacheAction, Cli, Command, OutputFormat};
@@ -38,11 +37,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            if e.downcast_ref::<config::UsageError>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(3)
-            }
+            let usage = e.downcast_ref::<config::UsageError>().is_some()
+                || e.downcast_ref::<assay_engine::EngineError>()
+                    .is_some_and(assay_engine::EngineError::is_usage);
+            ExitCode::from(if usage { 2 } else { 3 })
         }
     }
 }
@@ -63,7 +61,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 assay_llm::CacheLocation::Default,
                 assay_llm::CacheLocation::Path,
             );
-            let Some(cache) = config::open_cache(location)? else {
+            let Some(cache) = config::cache(location)? else {
                 return Ok(ExitCode::SUCCESS);
             };
             match args.action {
@@ -86,9 +84,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Some(c) = &calibration {
                 c.check(&args.metrics)?;
             }
-            let cfg = config::resolve(*args)?;
+            let config::Eval {
+                options: cfg,
+                format,
+            } = config::resolve(*args)?;
             let gates = gates::Gates::resolve(&gate_args, &cfg)?;
-            let summary = engine::run(&cfg)?;
+            let cancel = assay_engine::CancelToken::new();
+            interrupt::cancel_on_ctrl_c(&cancel)?;
+            let summary =
+                assay_engine::run_blocking(&cfg, &mut progress::Progress::new(), &cancel)?;
             // An interrupted run is judged when it is finished, not before.
             let verdicts = if summary.complete {
                 gates.check(&summary)
@@ -96,7 +100,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 Vec::new()
             };
             let corrected = calibration.map(|c| c.apply(&cfg.out)).transpose()?;
-            match cfg.format {
+            match format {
                 OutputFormat::Table => {
                     print!("{}", render::summary_table(&summary));
                     if let Some(c) = &corrected {
@@ -121,7 +125,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(130));
             }
             if let Some(export) = cfg.judged.as_ref().and_then(|j| j.export.as_ref()) {
-                export.finish(&cfg.out)?;
+                eprintln!("{}", export.finish(&cfg.out)?);
             }
             if with_report {
                 let path = report::write(&cfg.out, cfg.input_format)?;
@@ -158,12 +162,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Batch(args) => match args.action {
             BatchAction::Import { file, out, cache } => {
-                batch::import(&file, &out, cache)?;
+                print!("{}", assay_engine::batch::import(&file, &out, cache)?);
                 Ok(ExitCode::SUCCESS)
             }
         },
         Command::Merge(args) => {
-            merge::merge(&args.dirs, &args.out)?;
+            eprintln!("{}", assay_engine::merge::merge(&args.dirs, &args.out)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Calibrate(args) => {

@@ -1,43 +1,39 @@
 //! A one-line progress bar with ETA on stderr, shown only on a terminal:
 //! rows done, outcomes by status and, when metrics are judged, the judge's
-//! calls, cache hits, tokens and cost so far.
+//! calls, cache hits, tokens and cost so far. It is the command line's
+//! observer of the engine; notes go to stderr on their own lines.
 
-use assay_core::{Accumulator, Coverage};
-use assay_llm::{PriceTable, UsageLedger};
+use assay_core::Coverage;
+use assay_engine::Observer;
 use std::io::{IsTerminal, Write};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct Progress {
     enabled: bool,
-    total_bytes: Option<u64>,
     start: Instant,
     last_draw: Option<Instant>,
-    /// The judge's ledger and prices, read at each redraw.
-    judge: Option<(Arc<UsageLedger>, PriceTable)>,
 }
 
 impl Progress {
-    /// `total_bytes` is the input's size when known (not for stdin).
-    pub fn new(total_bytes: Option<u64>) -> Progress {
+    pub fn new() -> Progress {
         Progress {
             enabled: std::io::stderr().is_terminal(),
-            total_bytes,
             start: Instant::now(),
             last_draw: None,
-            judge: None,
         }
     }
 
-    /// Shows the judge's usage so far from `ledger`, priced with `prices`.
-    pub fn with_judge(mut self, ledger: Arc<UsageLedger>, prices: PriceTable) -> Progress {
-        self.judge = Some((ledger, prices));
-        self
+    fn clear(&self) {
+        if self.enabled && self.last_draw.is_some() {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
     }
+}
 
-    /// Redraws at most ten times a second; `outputs` are the run's
-    /// accumulators, counted only when the line is drawn.
-    pub fn update(&mut self, rows: u64, bytes_read: u64, outputs: &[Accumulator]) {
+impl Observer for Progress {
+    /// Redraws at most ten times a second; the outputs are counted only
+    /// when the line is drawn.
+    fn progress(&mut self, p: &assay_engine::Progress<'_>) {
         if !self.enabled
             || self
                 .last_draw
@@ -46,11 +42,12 @@ impl Progress {
             return;
         }
         self.last_draw = Some(Instant::now());
+        let rows = p.rows;
         let elapsed = self.start.elapsed().as_secs_f64();
         let rate = rows as f64 / elapsed.max(1e-9);
-        let mut line = match self.total_bytes.filter(|&t| t > 0) {
+        let mut line = match p.total_bytes.filter(|&t| t > 0) {
             Some(total) => {
-                let done = (bytes_read as f64 / total as f64).min(1.0);
+                let done = (p.bytes_read as f64 / total as f64).min(1.0);
                 let width = 30;
                 let filled = (done * width as f64) as usize;
                 let eta = if done > 0.0 {
@@ -69,14 +66,14 @@ impl Progress {
             None => format!("{rows} rows {rate:.0}/s elapsed {}", clock(elapsed)),
         };
         let mut c = Coverage::default();
-        for acc in outputs {
+        for acc in p.outputs {
             c += acc.coverage();
         }
         line.push_str(&format!(
             " | {} scored {} skipped {} failed",
             c.scored, c.skipped, c.failed
         ));
-        if let Some((ledger, prices)) = &self.judge {
+        if let Some((ledger, prices)) = p.usage {
             let u = ledger.total(assay_llm::CallKind::Chat, prices);
             line.push_str(&format!(
                 " | judge {} calls {} cached {}+{} tokens",
@@ -91,10 +88,13 @@ impl Progress {
         let _ = write!(std::io::stderr(), "\r\x1b[2K{line}");
     }
 
-    pub fn finish(&mut self) {
-        if self.enabled && self.last_draw.is_some() {
-            let _ = write!(std::io::stderr(), "\r\x1b[2K");
-        }
+    fn note(&mut self, message: &str) {
+        self.clear();
+        eprintln!("{message}");
+    }
+
+    fn finish(&mut self) {
+        self.clear();
     }
 }
 

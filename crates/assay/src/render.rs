@@ -1,8 +1,8 @@
 //! What `eval` and `metrics` print on stdout.
 
 use crate::compare::{Comparison, Presence};
-use crate::engine::RunSummary;
 use crate::gates::GateResult;
+use assay_engine::RunSummary;
 use assay_metrics::{AnyId, Direction};
 use serde_json::Value;
 use std::fmt::Write;

@@ -14,10 +14,10 @@
 //! the whole run.
 
 use crate::config::UsageError;
-use crate::rundir::{MANIFEST, RESULTS, SUMMARY};
 use anyhow::{Context, Result};
 use assay_core::dataset::{self, Format, Source};
 use assay_core::{visit_results, Field, OutcomeRecord, Sample, Status};
+use assay_engine::rundir::{MANIFEST, RESULTS, SUMMARY};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;

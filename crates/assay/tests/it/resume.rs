@@ -446,3 +446,47 @@ fn repeats_report_the_judge_noise() {
         outputs(&summary)
     );
 }
+
+#[test]
+fn a_run_directory_is_held_by_one_process_at_a_time() {
+    let gate = Arc::new(Gate::default());
+    let fx = gate.fixture();
+    let data = fx.data(&rows(4));
+    let mut first = fx
+        .command(&data, METRICS, "run", &SLOW_CALLS)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The directory is taken before the first judge call, and no call is
+    // answered: the first run holds it for as long as the test needs.
+    let exited = wait_for(&mut first, || !fx.chats().is_empty());
+    assert!(exited.is_none(), "the first run ended on its own");
+
+    let second = fx.eval(&data, METRICS, "run", &SLOW_CALLS);
+    assert_eq!(second.status.code(), Some(2), "{}", stderr(&second));
+    let err = stderr(&second);
+    assert!(
+        err.contains(&fx.path("run").display().to_string())
+            && err.contains(&format!("pid {}", first.id())),
+        "{err}"
+    );
+    let written = std::fs::read_to_string(fx.path("run/results.jsonl")).unwrap();
+    assert!(
+        written.lines().all(|l| !l.contains("faithfulness")),
+        "only the first run writes: {written}"
+    );
+
+    // Killed hard, the holder leaves no stale lock: the next run resumes.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    gate.allow(usize::MAX);
+    let third = fx.eval(&data, METRICS, "run", &SLOW_CALLS);
+    ok(&third);
+    assert!(
+        stderr(&third).contains("resuming the run"),
+        "{}",
+        stderr(&third)
+    );
+    assert_eq!(outcomes(&fx.path("run")).len(), 4 * 6);
+}
