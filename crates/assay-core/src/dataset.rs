@@ -2,7 +2,7 @@
 //!
 //! Rows come one at a time so memory stays flat however long the input is.
 //! A bad row is an `Err` item naming file, line and field; the rows after it
-//! still come.
+//! still come. A leading UTF-8 byte order mark is skipped.
 
 use crate::sample::{kind, Sample};
 use serde_json::{Map, Value};
@@ -136,10 +136,12 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         Source::Stdin => Box::new(io::stdin()),
     };
     let bytes = Arc::new(AtomicU64::new(0));
-    let reader: Box<dyn Read + Send> = Box::new(Counting {
+    let counted = Box::new(Counting {
         inner: raw,
         bytes: Arc::clone(&bytes),
     });
+    // Before sniffing, so a marked JSON array still starts with `[`.
+    let reader = skip_bom(counted).map_err(io_err)?;
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let format = match format.or_else(|| by_extension(source)) {
         Some(f) => f,
@@ -160,6 +162,24 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         row: 0,
         bytes,
     })
+}
+
+/// The UTF-8 byte order mark, which Windows tools write first.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `reader` without a leading [`BOM`]. The first three bytes are read to the
+/// end (a pipe may hand them over one at a time) and put back unless they
+/// are the mark.
+fn skip_bom(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
+    let mut head = Vec::with_capacity(BOM.len());
+    reader
+        .by_ref()
+        .take(BOM.len() as u64)
+        .read_to_end(&mut head)?;
+    if head == BOM {
+        head.clear();
+    }
+    Ok(Box::new(io::Cursor::new(head).chain(reader)))
 }
 
 fn by_extension(source: &Source) -> Option<Format> {

@@ -141,6 +141,60 @@ fn csv_with_a_short_record_is_one_bad_row() {
 }
 
 #[test]
+fn a_leading_byte_order_mark_is_skipped_in_every_format() {
+    let array = &br#"[{"id": "a", "response": "x"},
+                      {"id": "b"}]"#[..];
+    for (name, content, first_at) in [
+        (
+            "d.jsonl",
+            &b"{\"id\": \"a\", \"response\": \"x\"}\n\n{\"id\": \"b\"}\n"[..],
+            Position::Line(1),
+        ),
+        ("d.json", array, Position::Element(1)),
+        // Sniffed, as standard input is: the mark must go before the `[` is looked for.
+        ("data", array, Position::Element(1)),
+        (
+            "d.csv",
+            b"id,response\na,x\n\"b\",\"\n\"\n",
+            Position::Line(2),
+        ),
+    ] {
+        let marked = [&b"\xEF\xBB\xBF"[..], content].concat();
+        let (_d, rows) = rows_of(name, &marked, None);
+        let (_d, unmarked) = rows_of(name, content, None);
+        assert_eq!(rows.len(), 2, "{name}: {rows:?}");
+        let (s, loc) = rows[0].as_ref().unwrap();
+        assert_eq!(
+            (s.id.as_str(), s.response.as_deref(), loc.position),
+            ("a", Some("x"), first_at),
+            "{name}"
+        );
+        assert_eq!(rows[1].as_ref().unwrap().0.id, "b", "{name}");
+        let positions = |rows: &[Row]| -> Vec<Position> {
+            rows.iter()
+                .map(|r| r.as_ref().unwrap().1.position)
+                .collect()
+        };
+        assert_eq!(positions(&rows), positions(&unmarked), "{name}");
+    }
+}
+
+#[test]
+fn only_a_whole_byte_order_mark_is_skipped() {
+    // Half a mark is invalid UTF-8, so the row stays bad rather than losing bytes.
+    let (_d, rows) = rows_of("d.jsonl", b"\xEF\xBB{\"id\": \"a\"}\n{}\n", None);
+    let first = rows[0].as_ref().map(|(s, _)| &s.id);
+    assert!(
+        matches!(first, Err(e) if e.message.contains("invalid JSON")),
+        "{first:?}"
+    );
+    assert!(rows[1].is_ok());
+    // An input shorter than a mark is read whole.
+    let (_d, rows) = rows_of("d.jsonl", b"{}", None);
+    assert_eq!(rows[0].as_ref().unwrap().0.id, "1");
+}
+
+#[test]
 fn a_missing_file_is_an_error_naming_it() {
     let err = dataset::open(&Source::Path("/nonexistent/x.jsonl".into()), None)
         .err()
