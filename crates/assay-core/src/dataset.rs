@@ -1,11 +1,15 @@
 //! Streaming dataset readers: JSONL, a JSON array, CSV, or stdin.
 //!
-//! Rows come one at a time so memory stays flat however long the input is.
+//! Rows come one at a time so memory stays flat however long the input is,
+//! but for a fixed-size digest per explicit `id` to catch repeats.
 //! A bad row is an `Err` item naming file, line and field; the rows after it
-//! still come.
+//! still come. A leading UTF-8 byte order mark is skipped, and a row whose
+//! explicit `id` an earlier row already had is a bad row too.
 
 use crate::sample::{kind, Sample};
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -98,6 +102,15 @@ pub enum Position {
     Element(u64),
 }
 
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Position::Line(n) => write!(f, "line {n}"),
+            Position::Element(n) => write!(f, "element {n}"),
+        }
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.position {
@@ -136,10 +149,12 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         Source::Stdin => Box::new(io::stdin()),
     };
     let bytes = Arc::new(AtomicU64::new(0));
-    let reader: Box<dyn Read + Send> = Box::new(Counting {
+    let counted = Box::new(Counting {
         inner: raw,
         bytes: Arc::clone(&bytes),
     });
+    // Before sniffing, so a marked JSON array still starts with `[`.
+    let reader = skip_bom(counted).map_err(io_err)?;
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let format = match format.or_else(|| by_extension(source)) {
         Some(f) => f,
@@ -159,7 +174,26 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         inner,
         row: 0,
         bytes,
+        first_with_id: HashMap::new(),
     })
+}
+
+/// The UTF-8 byte order mark, which Windows tools write first.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `reader` without a leading [`BOM`]. The first three bytes are read to the
+/// end (a pipe may hand them over one at a time) and put back unless they
+/// are the mark.
+fn skip_bom(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
+    let mut head = Vec::with_capacity(BOM.len());
+    reader
+        .by_ref()
+        .take(BOM.len() as u64)
+        .read_to_end(&mut head)?;
+    if head == BOM {
+        head.clear();
+    }
+    Ok(Box::new(io::Cursor::new(head).chain(reader)))
 }
 
 fn by_extension(source: &Source) -> Option<Format> {
@@ -204,6 +238,10 @@ pub struct Rows {
     inner: Inner,
     row: u64,
     bytes: Arc<AtomicU64>,
+    /// Each explicit id read so far, as [`id_digest`], to the row number and
+    /// the line or element number of the first row with it. Digests rather
+    /// than the ids keep this at a fixed size per row however long the ids.
+    first_with_id: HashMap<u128, (u64, u64)>,
 }
 
 enum Inner {
@@ -259,7 +297,7 @@ impl Rows {
         }
     }
 
-    fn row_from_value(&self, value: Value, at: Position) -> Row {
+    fn row_from_value(&mut self, value: Value, at: Position) -> Row {
         match value {
             Value::Object(map) => self.row_from_object(&map, at),
             other => Err(self.row_error(
@@ -270,10 +308,32 @@ impl Rows {
         }
     }
 
-    fn row_from_object(&self, map: &Map<String, Value>, at: Position) -> Row {
-        Sample::from_json(self.row, map)
-            .map(|s| (s, self.location(at)))
-            .map_err(|e| self.row_error(at, Some(e.field), e.message))
+    fn row_from_object(&mut self, map: &Map<String, Value>, at: Position) -> Row {
+        let sample = Sample::from_json(self.row, map)
+            .map_err(|e| self.row_error(at, Some(e.field), e.message))?;
+        // A row without an id gets its row number, which no other row has;
+        // only ids written in the input can repeat.
+        if map.get("id").is_some_and(|id| !id.is_null()) {
+            if let Some(message) = self.repeated(&sample.id, at) {
+                return Err(self.row_error(at, Some("id".to_string()), message));
+            }
+        }
+        Ok((sample, self.location(at)))
+    }
+
+    /// Why `id` at `at` repeats an earlier row, or `None` (and `id` noted)
+    /// when it is the first row with it.
+    fn repeated(&mut self, id: &str, at: Position) -> Option<String> {
+        let (number, renumber): (u64, fn(u64) -> Position) = match at {
+            Position::Line(n) => (n, Position::Line),
+            Position::Element(n) => (n, Position::Element),
+        };
+        let (row, first) = *self
+            .first_with_id
+            .entry(id_digest(id))
+            .or_insert((self.row, number));
+        // Every row read well in one input has the same kind of position.
+        (row != self.row).then(|| format!("id '{id}' repeats row {row} ({})", renumber(first)))
     }
 }
 
@@ -446,6 +506,15 @@ fn stream_array(reader: BufReader<Box<dyn Read + Send>>, tx: mpsc::SyncSender<Ar
             message: format!("invalid JSON array: {e}"),
         });
     }
+}
+
+/// The first 128 bits of the id's SHA-256. By the birthday bound, some two
+/// of n distinct ids share one with odds of about n^2 / 2^129 (for a billion
+/// ids, under 10^-20); only then would a row be called a repeat wrongly.
+fn id_digest(id: &str) -> u128 {
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&Sha256::digest(id.as_bytes())[..16]);
+    u128::from_le_bytes(first)
 }
 
 /// Counts the bytes that pass through, shared with [`Rows::bytes_read`].

@@ -141,6 +141,148 @@ fn csv_with_a_short_record_is_one_bad_row() {
 }
 
 #[test]
+fn a_leading_byte_order_mark_is_skipped_in_every_format() {
+    let array = &br#"[{"id": "a", "response": "x"},
+                      {"id": "b"}]"#[..];
+    for (name, content, first_at) in [
+        (
+            "d.jsonl",
+            &b"{\"id\": \"a\", \"response\": \"x\"}\n\n{\"id\": \"b\"}\n"[..],
+            Position::Line(1),
+        ),
+        ("d.json", array, Position::Element(1)),
+        // Sniffed, as standard input is: the mark must go before the `[` is looked for.
+        ("data", array, Position::Element(1)),
+        (
+            "d.csv",
+            b"id,response\na,x\n\"b\",\"\n\"\n",
+            Position::Line(2),
+        ),
+    ] {
+        let marked = [&b"\xEF\xBB\xBF"[..], content].concat();
+        let (_d, rows) = rows_of(name, &marked, None);
+        let (_d, unmarked) = rows_of(name, content, None);
+        assert_eq!(rows.len(), 2, "{name}: {rows:?}");
+        let (s, loc) = rows[0].as_ref().unwrap();
+        assert_eq!(
+            (s.id.as_str(), s.response.as_deref(), loc.position),
+            ("a", Some("x"), first_at),
+            "{name}"
+        );
+        assert_eq!(rows[1].as_ref().unwrap().0.id, "b", "{name}");
+        let positions = |rows: &[Row]| -> Vec<Position> {
+            rows.iter()
+                .map(|r| r.as_ref().unwrap().1.position)
+                .collect()
+        };
+        assert_eq!(positions(&rows), positions(&unmarked), "{name}");
+    }
+}
+
+#[test]
+fn only_a_whole_byte_order_mark_is_skipped() {
+    // Half a mark is invalid UTF-8, so the row stays bad rather than losing bytes.
+    let (_d, rows) = rows_of("d.jsonl", b"\xEF\xBB{\"id\": \"a\"}\n{}\n", None);
+    let first = rows[0].as_ref().map(|(s, _)| &s.id);
+    assert!(
+        matches!(first, Err(e) if e.message.contains("invalid JSON")),
+        "{first:?}"
+    );
+    assert!(rows[1].is_ok());
+    // An input shorter than a mark is read whole.
+    let (_d, rows) = rows_of("d.jsonl", b"{}", None);
+    assert_eq!(rows[0].as_ref().unwrap().0.id, "1");
+}
+
+#[test]
+fn a_repeated_id_is_a_bad_row_naming_both_rows() {
+    let content = b"{\"id\": \"q1\"}\n\
+                    {\"id\": \"q3\"}\n\
+                    \n\
+                    {\"id\": \"4\"}\n\
+                    {\"response\": \"no id, row 4\"}\n\
+                    {\"id\": \"q3\", \"response\": \"again\"}\n\
+                    {\"id\": null}\n\
+                    {\"id\": 1}\n\
+                    {\"id\": \"q3\"}\n";
+    let (_d, rows) = rows_of("d.jsonl", content, None);
+    assert_eq!(rows.len(), 8);
+    assert_eq!(
+        ids(&rows),
+        [
+            Some("q1"),
+            Some("q3"),
+            Some("4"),
+            // Its row number is another row's id, but it wrote none itself.
+            Some("4"),
+            None,
+            // A null id is no id.
+            Some("6"),
+            // The number 1 and the string "q1" differ; "1" was only row 1's number.
+            Some("1"),
+            None
+        ]
+    );
+    let e = rows[4].as_ref().unwrap_err();
+    assert_eq!(
+        (e.row, e.location.position, e.field.as_deref()),
+        (5, Position::Line(6), Some("id"))
+    );
+    assert_error_ends(
+        &rows[4],
+        "d.jsonl:6: field 'id': id 'q3' repeats row 2 (line 2)",
+    );
+    // A third use still names the first row.
+    assert_error_ends(
+        &rows[7],
+        "d.jsonl:9: field 'id': id 'q3' repeats row 2 (line 2)",
+    );
+}
+
+/// Each row's sample id, `None` for a bad row.
+fn ids(rows: &[Row]) -> Vec<Option<&str>> {
+    rows.iter()
+        .map(|r| r.as_ref().ok().map(|(s, _)| s.id.as_str()))
+        .collect()
+}
+
+/// Asserts that `row` is an error whose message (after the temporary
+/// directory) ends with `expected`.
+fn assert_error_ends(row: &Row, expected: &str) {
+    let shown = row.as_ref().map(|(s, _)| &s.id).map_err(|e| e.to_string());
+    assert!(
+        matches!(&shown, Err(e) if e.ends_with(expected)),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn repeated_ids_in_json_arrays_and_csv() {
+    let (_d, rows) = rows_of(
+        "d.json",
+        br#"[{"id": 7}, {"id": "7"}, {"response": "x"}]"#,
+        None,
+    );
+    // A number and a string that read alike are one id.
+    assert_eq!(ids(&rows), [Some("7"), None, Some("3")]);
+    assert_error_ends(
+        &rows[1],
+        "d.json[element 2]: field 'id': id '7' repeats row 1 (element 1)",
+    );
+    // Empty id cells are no id; a quoted cell spanning lines moves the lines on.
+    let (_d, rows) = rows_of(
+        "d.csv",
+        b"id,response\n,a\na,\"two\nlines\"\n,b\na,c\n",
+        None,
+    );
+    assert_eq!(ids(&rows), [Some("1"), Some("a"), Some("3"), None]);
+    assert_error_ends(
+        &rows[3],
+        "d.csv:6: field 'id': id 'a' repeats row 2 (line 3)",
+    );
+}
+
+#[test]
 fn a_missing_file_is_an_error_naming_it() {
     let err = dataset::open(&Source::Path("/nonexistent/x.jsonl".into()), None)
         .err()
