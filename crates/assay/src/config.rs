@@ -91,6 +91,18 @@ impl std::fmt::Display for ModelChoice {
 }
 
 impl ModelChoice {
+    /// How manifests and signatures name the model: as typed, except that
+    /// a local model file is named without its path, which differs
+    /// between machines (see [`LocalSpec::portable`]).
+    pub fn portable(&self) -> String {
+        match self {
+            ModelChoice::Local(_) => self
+                .local_spec()
+                .map_or_else(|_| self.to_string(), |s| s.portable()),
+            ModelChoice::Http(_) => self.to_string(),
+        }
+    }
+
     /// The in-process model's spec (`local`, `local:NAME`, `local:PATH`).
     fn local_spec(&self) -> Result<LocalSpec, String> {
         self.to_string()
@@ -419,5 +431,19 @@ mod tests {
             utc_timestamp(UNIX_EPOCH + Duration::from_secs(951_827_696)).unwrap(),
             "20000229T123456Z"
         );
+    }
+
+    #[test]
+    fn manifests_name_a_local_model_file_without_its_path() {
+        for (typed, recorded) in [
+            ("local:/home/me/models/x.gguf", "local:x.gguf"),
+            ("local:models/minilm/", "local:minilm"),
+            ("local:smollm2-135m", "local:smollm2-135m"),
+            ("local", "local"),
+            ("openai:gpt-4o-mini", "openai:gpt-4o-mini"),
+        ] {
+            let choice: ModelChoice = typed.parse().unwrap();
+            assert_eq!(choice.portable(), recorded, "{typed}");
+        }
     }
 }

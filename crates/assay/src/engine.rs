@@ -870,7 +870,7 @@ fn manifest_core(cfg: &EvalConfig) -> Result<Value> {
             "outputs": m.outputs(),
         })))).collect::<Vec<_>>(),
         "judge": cfg.judged.as_ref().map(|j| json!({
-            "spec": j.judge_spec.to_string(),
+            "spec": j.judge_spec.portable(),
             "identity": j.judge.identity(),
             "sampling": {
                 "temperature": 0.0,
@@ -879,7 +879,7 @@ fn manifest_core(cfg: &EvalConfig) -> Result<Value> {
                 "repeats": j.repeats,
                 "repeat_seeds": "repeat r of a step with n votes: seeds r*n..r*n+n-1",
             },
-            "embedder": j.embedder.as_ref().map(|(e, spec)| json!({"spec": spec.to_string(), "identity": e.identity()})),
+            "embedder": j.embedder.as_ref().map(|(e, spec)| json!({"spec": spec.portable(), "identity": e.identity()})),
             "prompts": j.prompts.iter().filter(|p| used_prompt(j, p.id)).map(|p| json!({"id": p.id.name(), "version": p.version, "sha256": p.hash})).collect::<Vec<_>>(),
         })),
     });
@@ -901,7 +901,7 @@ fn judged_signature(j: &JudgedRun, m: &assay_metrics::judged::JudgedMetric) -> S
     let identity = j.judge.identity();
     let mut sig = m
         .signature(&j.prompts)
-        .with("judge", &j.judge_spec)
+        .with("judge", j.judge_spec.portable())
         .with("base_url", &identity.endpoint)
         .with("judge_settings", &identity.settings)
         .with("seed", 0);
@@ -914,7 +914,7 @@ fn judged_signature(j: &JudgedRun, m: &assay_metrics::judged::JudgedMetric) -> S
     }
     if m.needs_embedder() {
         if let Some((_, spec)) = &j.embedder {
-            sig = sig.with("embedder", spec);
+            sig = sig.with("embedder", spec.portable());
         }
     }
     sig.to_string()
