@@ -72,7 +72,11 @@ pub struct JudgedRun {
     pub metrics: Vec<JudgedMetric>,
     pub prompts: PromptSet,
     pub judge: Judge,
+    /// The judge as manifests and signatures name it: an in-process model
+    /// file by its file name, never its path, which differs between
+    /// machines (the model's SHA-256 is in the judge's identity).
     pub judge_spec: ModelChoice,
+    /// The embedder, and its name as for `judge_spec`.
     pub embedder: Option<(CachedEmbedder, ModelChoice)>,
     pub options: ProviderOptions,
     pub prices: PriceTable,

@@ -272,7 +272,8 @@ pub struct ChoicePoint {
 pub struct ModelIdentity {
     /// Provider kind, e.g. `openai` (or a local backend's name).
     pub provider: String,
-    /// The endpoint (base URL, or a model file path for local models).
+    /// The endpoint: the base URL; for a local model, its file name and
+    /// SHA-256 (never its path, which differs between machines).
     pub endpoint: String,
     /// Model name.
     pub model: String,

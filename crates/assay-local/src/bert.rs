@@ -12,6 +12,7 @@ use assay_llm::ModelIdentity;
 use safetensors::{Dtype, SafeTensors};
 use serde_json::Value;
 
+use crate::fingerprint::{dir_identity, file_name};
 use crate::spec::{require, KnownEmbedder, LocalSpec};
 use crate::wordpiece::WordPiece;
 use crate::Error;
@@ -22,6 +23,9 @@ const MAX_TOKENS: usize = 256;
 
 /// Texts per forward pass.
 const BATCH: usize = 32;
+
+/// The files that make the model: all it reads, and all its identity hashes.
+const FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
 struct Linear {
     /// `[out, in]`, row-major (the PyTorch layout).
@@ -75,13 +79,7 @@ impl LocalEmbedder {
                 let dir = KnownEmbedder::AllMiniLmL6V2.path();
                 Self::load(&dir, KnownEmbedder::AllMiniLmL6V2.as_str())
             }
-            LocalSpec::File(p) => {
-                let name = p.file_name().map_or_else(
-                    || p.display().to_string(),
-                    |s| s.to_string_lossy().into_owned(),
-                );
-                Self::load(p, &name)
-            }
+            LocalSpec::File(p) => Self::load(p, &file_name(p)),
             LocalSpec::Judge(j) => Err(Error::Spec {
                 spec: spec.to_string(),
                 detail: format!("{} is a chat model, not an embedder", j.as_str()),
@@ -92,7 +90,7 @@ impl LocalEmbedder {
     /// Loads `model.safetensors`, `tokenizer.json` and `config.json` from `dir`.
     pub fn load(dir: &Path, name: &str) -> Result<Self, Error> {
         let what = format!("local embedder {name}");
-        let files = ["model.safetensors", "tokenizer.json", "config.json"].map(|f| dir.join(f));
+        let files = FILES.map(|f| dir.join(f));
         for f in &files {
             require(f, &what)?;
         }
@@ -187,7 +185,10 @@ impl LocalEmbedder {
         }
         let identity = ModelIdentity {
             provider: "local".into(),
-            endpoint: dir.display().to_string(),
+            endpoint: dir_identity(dir, &FILES).map_err(|e| Error::ModelInvalid {
+                path: dir.to_owned(),
+                detail: format!("cannot hash it: {e}"),
+            })?,
             model: name.to_owned(),
             settings: format!(
                 "engine=assay-bert;pooling=mean;normalize=l2;max_tokens={MAX_TOKENS}"
@@ -212,7 +213,9 @@ impl LocalEmbedder {
             .encode(text, MAX_TOKENS.min(self.config.max_positions))
     }
 
-    /// Provider `local`, the weights' folder and the model's name.
+    /// Provider `local`, the folder's name with the SHA-256 of the files
+    /// that make the model (never its path, so the identity is the same on
+    /// every machine), and the model's name.
     pub fn identity(&self) -> &ModelIdentity {
         &self.identity
     }

@@ -24,6 +24,7 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use serde_json::Value;
 
+use crate::fingerprint::{file_identity, file_name};
 use crate::grammar::{closed_choices, schema_to_grammar, value_schema_at};
 use crate::spec::{require, KnownJudge, LocalSpec};
 use crate::Error;
@@ -146,10 +147,10 @@ impl LocalJudge {
             LocalSpec::Default => Self::known(KnownJudge::Qwen25Coder05b, options),
             LocalSpec::Judge(j) => Self::known(*j, options),
             LocalSpec::File(p) => {
-                let name = p.file_stem().map_or_else(
-                    || p.display().to_string(),
-                    |s| s.to_string_lossy().into_owned(),
-                );
+                let file = file_name(p);
+                let name = Path::new(&file)
+                    .file_stem()
+                    .map_or_else(|| file.clone(), |s| s.to_string_lossy().into_owned());
                 Self::load(p, &name, options)
             }
             LocalSpec::Embedder(e) => Err(Error::Spec {
@@ -205,7 +206,7 @@ impl LocalJudge {
             .map_err(|e| Error::Engine(format!("cannot create a context: {e}")))?;
         let identity = ModelIdentity {
             provider: "local".into(),
-            endpoint: path.display().to_string(),
+            endpoint: file_identity(path).map_err(|e| invalid(format!("cannot hash it: {e}")))?,
             model: name.to_owned(),
             settings: format!(
                 "engine=llama.cpp;decoder=v{DECODER_VERSION};decoding=greedy-or-seeded;grammar=compact-json;n_ctx={n_ctx};chunk={chunk}"
@@ -227,8 +228,10 @@ impl LocalJudge {
         })
     }
 
-    /// Provider `local`, the model's path and name, and the decoding
-    /// settings that can change its answers (part of every cache key).
+    /// Provider `local`, the model's file name and SHA-256 (never its path,
+    /// so the identity is the same on every machine), its name, and the
+    /// decoding settings that can change its answers (part of every cache
+    /// key).
     pub fn identity(&self) -> &ModelIdentity {
         &self.identity
     }

@@ -17,6 +17,7 @@
 
 mod bert;
 mod error;
+mod fingerprint;
 pub mod grammar;
 mod judge;
 mod offload;

@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use crate::fingerprint::file_name;
 use crate::Error;
 
 /// The chat models `scripts/fetch-models.sh` installs.
@@ -133,6 +134,27 @@ impl fmt::Display for LocalSpec {
             LocalSpec::Judge(j) => write!(f, "local:{}", j.as_str()),
             LocalSpec::Embedder(e) => write!(f, "local:{}", e.as_str()),
             LocalSpec::File(p) => write!(f, "local:{}", p.display()),
+        }
+    }
+}
+
+impl LocalSpec {
+    /// The spec as manifests and run signatures record it: a model file or
+    /// directory by its name alone, since its path differs between
+    /// machines (the model's identity carries its SHA-256).
+    ///
+    /// ```
+    /// use assay_local::LocalSpec;
+    /// let s: LocalSpec = "local:/home/me/models/x.gguf".parse().unwrap();
+    /// assert_eq!(s.portable(), "local:x.gguf");
+    /// assert_eq!(LocalSpec::Default.portable(), "local");
+    /// let known: LocalSpec = "local:smollm2-135m".parse().unwrap();
+    /// assert_eq!(known.portable(), "local:smollm2-135m");
+    /// ```
+    pub fn portable(&self) -> String {
+        match self {
+            LocalSpec::File(p) => format!("local:{}", file_name(p)),
+            other => other.to_string(),
         }
     }
 }

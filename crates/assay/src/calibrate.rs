@@ -721,22 +721,20 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
         .with_context(|| format!("cannot create run directory {}", out.display()))?;
     let samples = out.join(SAMPLES);
     write_samples(&rows, &samples)?;
-    let judge_spec = args.judge.judge.clone().unwrap_or_else(|| "local".into());
     let prompts = match &args.judge.prompts {
         Some(dir) => PromptSet::load_dir(dir),
         None => PromptSet::builtin(),
     }
     .map_err(usage)?;
     let judged = JudgedMetric::configure(metric, &BTreeMap::new(), &prompts).map_err(usage)?;
+    let judged = crate::config::judged_run(vec![judged], prompts, &args.judge)?;
+    // As the run's manifest names it: a local model file without its path.
+    let judge_spec = judged.judge_spec.to_string();
     let options = RunOptions {
         source: Source::Path(samples),
         input_format: None,
         metrics: Vec::new(),
-        judged: Some(Arc::new(crate::config::judged_run(
-            vec![judged],
-            prompts,
-            &args.judge,
-        )?)),
+        judged: Some(Arc::new(judged)),
         out: out.clone(),
         strict: Strictness::RecordAndContinue,
         threads: crate::config::threads(args.threads)?,

@@ -63,6 +63,18 @@ fn connect_embedder(
     }
 }
 
+/// How manifests and signatures name the model: as typed, except that a
+/// local model file is named without its path (see [`LocalSpec::portable`]).
+fn portable(choice: &ModelChoice) -> ModelChoice {
+    match choice {
+        ModelChoice::Local(_) => local_spec(choice)
+            .ok()
+            .and_then(|s| s.portable().parse().ok())
+            .unwrap_or_else(|| choice.clone()),
+        ModelChoice::Http(_) => choice.clone(),
+    }
+}
+
 /// The in-process model's spec (`local`, `local:NAME`, `local:PATH`).
 fn local_spec(choice: &ModelChoice) -> Result<LocalSpec, String> {
     choice
@@ -276,7 +288,7 @@ pub fn judged_run(
         Some(spec) => Some((
             connect_embedder(&spec, &options, cache, limiter)
                 .map_err(|e| usage(&format!("--embedder {spec}: {e}")))?,
-            spec,
+            portable(&spec),
         )),
         None => None,
     };
@@ -284,7 +296,7 @@ pub fn judged_run(
         metrics,
         prompts,
         judge,
-        judge_spec,
+        judge_spec: portable(&judge_spec),
         embedder,
         options,
         prices,
@@ -340,5 +352,19 @@ mod tests {
             utc_timestamp(UNIX_EPOCH + Duration::from_secs(951_827_696)).unwrap(),
             "20000229T123456Z"
         );
+    }
+
+    #[test]
+    fn manifests_name_a_local_model_file_without_its_path() {
+        for (typed, recorded) in [
+            ("local:/home/me/models/x.gguf", "local:x.gguf"),
+            ("local:models/minilm/", "local:minilm"),
+            ("local:smollm2-135m", "local:smollm2-135m"),
+            ("local", "local"),
+            ("openai:gpt-4o-mini", "openai:gpt-4o-mini"),
+        ] {
+            let choice: ModelChoice = typed.parse().unwrap();
+            assert_eq!(portable(&choice).to_string(), recorded, "{typed}");
+        }
     }
 }

@@ -1,6 +1,8 @@
 use std::sync::{Arc, OnceLock};
 
-use assay_llm::Embedder;
+use std::path::Path;
+
+use assay_llm::{Embedder, ModelIdentity};
 use assay_local::{Error, LocalEmbedder, LocalSpec, Offloaded};
 
 fn embedder() -> &'static Arc<LocalEmbedder> {
@@ -103,6 +105,74 @@ fn truncated_weights_are_a_clear_error() {
     let e = LocalEmbedder::load(&tmp, "missing").err().unwrap();
     assert!(e.to_string().contains("scripts/fetch-models.sh"), "{e}");
     std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// The same embedder in folders of the same name under two different
+/// parents gives the same identity, which names neither parent.
+#[test]
+fn the_identity_is_the_same_wherever_the_model_is() {
+    let src = assay_local::models_dir().join("all-minilm-l6-v2");
+    let identity = identity_at_two_places(
+        "embed-where",
+        |parent| {
+            let dir = parent.join("all-minilm-l6-v2");
+            std::fs::create_dir(&dir).unwrap();
+            for f in ["model.safetensors", "tokenizer.json", "config.json"] {
+                link_or_copy(&src.join(f), &dir.join(f));
+            }
+            LocalSpec::File(dir)
+        },
+        |spec| {
+            LocalEmbedder::from_spec(spec)
+                .unwrap_or_else(|e| panic!("cannot load {spec}: {e}"))
+                .identity()
+                .clone()
+        },
+    );
+    // `sha256sum config.json model.safetensors tokenizer.json | sha256sum`
+    // in the folder scripts/fetch-models.sh fills.
+    assert_eq!(
+        identity.endpoint,
+        "all-minilm-l6-v2@sha256:843a1ab71ebc52c11094cfbef57c4a45525e2aa0a7bcda0cdaaef97bf2dd9b2f"
+    );
+    assert_eq!(embedder().identity(), &identity, "the known embedder");
+}
+
+/// Places a model in two fresh temporary folders (`place` returns its spec
+/// there), loads both (`identity`), checks that they have the same identity
+/// and that it mentions neither folder, as it goes into cache keys and
+/// manifests; returns it.
+pub fn identity_at_two_places(
+    name: &str,
+    place: impl Fn(&Path) -> LocalSpec,
+    identity: impl Fn(&LocalSpec) -> ModelIdentity,
+) -> ModelIdentity {
+    let dirs = ["a", "b"].map(|side| tempdir(&format!("{name}-{side}")));
+    let [first, second] = dirs.each_ref().map(|dir| identity(&place(dir)));
+    assert_eq!(first, second);
+    let text = serde_json::to_string(&first).unwrap();
+    for dir in dirs {
+        assert!(
+            !text.contains(&dir.display().to_string()),
+            "{text} names {}",
+            dir.display()
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+    first
+}
+
+/// A hard link (no copy of hundreds of megabytes), or a copy where the
+/// two paths are on different file systems.
+pub fn link_or_copy(from: &Path, to: &Path) {
+    if std::fs::hard_link(from, to).is_err() {
+        std::fs::copy(from, to).unwrap_or_else(|e| {
+            panic!(
+                "cannot copy {} ({e}); run scripts/fetch-models.sh",
+                from.display()
+            )
+        });
+    }
 }
 
 pub fn tempdir(name: &str) -> std::path::PathBuf {

@@ -2,10 +2,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use assay_llm::{ChatModel, ChatRequest, ErrorKind, FinishReason, Judge, Message, PromptRef};
-use assay_local::{Error, JudgeOptions, KnownJudge, LocalJudge, Offloaded, PrefixCaching};
+use assay_local::{
+    Error, JudgeOptions, KnownJudge, LocalJudge, LocalSpec, Offloaded, PrefixCaching,
+};
 use serde_json::{json, Value};
 
-use crate::embed::{current_thread, tempdir};
+use crate::embed::{current_thread, identity_at_two_places, link_or_copy, tempdir};
 
 fn options(prefix_caching: PrefixCaching) -> JudgeOptions {
     // One thread: tests run side by side, and llama.cpp's spinning worker
@@ -381,6 +383,34 @@ fn unconstrained_requests_stop_at_the_budget_or_a_stop_sequence() {
 fn unsupported_schemas_are_refused_before_decoding() {
     let r = request(INSTRUCTION, "x", Some(json!({"type": "tuple"})));
     assert!(matches!(judge().answer(&r), Err(Error::Schema(_))));
+}
+
+/// The same GGUF file at two paths gives the same identity, named by the
+/// file's name and SHA-256 and by neither path.
+#[test]
+fn the_identity_is_the_same_wherever_the_model_is() {
+    let src = KnownJudge::Smollm2135m.path();
+    let identity = identity_at_two_places(
+        "judge-where",
+        |dir| {
+            let path = dir.join(KnownJudge::Smollm2135m.file_name());
+            link_or_copy(&src, &path);
+            LocalSpec::File(path)
+        },
+        |spec| {
+            LocalJudge::from_spec(spec, options(PrefixCaching::Enabled))
+                .unwrap_or_else(|e| panic!("cannot load {spec}: {e}"))
+                .identity()
+                .clone()
+        },
+    );
+    // The SHA-256 scripts/fetch-models.sh pins.
+    assert_eq!(
+        identity.endpoint,
+        "smollm2-135m-instruct-q4_1.gguf@sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    );
+    assert_eq!(identity.model, "smollm2-135m-instruct-q4_1");
+    assert_eq!(judge().identity().endpoint, identity.endpoint);
 }
 
 #[test]
