@@ -2,7 +2,7 @@
 //! bootstrap confidence interval.
 
 use crate::outcome::{FailureKind, Outcome, OutcomeRecord, Status};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bootstrap resamples for the confidence interval.
@@ -145,7 +145,7 @@ impl std::ops::AddAssign for Coverage {
 }
 
 /// Counts and, when anything was scored, statistics of one metric output.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub n_scored: u64,
     pub n_skipped: u64,
@@ -156,7 +156,7 @@ pub struct Summary {
     pub stats: Option<Stats>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub mean: f64,
     /// Population standard deviation (ddof = 0, numpy's default).
@@ -167,13 +167,22 @@ pub struct Stats {
 }
 
 /// A 95% confidence interval for the mean and how it was computed.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub low: f64,
     pub high: f64,
-    /// `bootstrap` (percentile, [`BOOTSTRAP_RESAMPLES`] resamples, seed
-    /// [`BOOTSTRAP_SEED`]) or `normal`.
-    pub method: &'static str,
+    pub method: IntervalMethod,
+}
+
+/// How a confidence interval was computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalMethod {
+    /// Percentile bootstrap, [`BOOTSTRAP_RESAMPLES`] resamples, seed
+    /// [`BOOTSTRAP_SEED`].
+    Bootstrap,
+    /// Mean ± 1.96 standard errors.
+    Normal,
 }
 
 fn normal(mean: f64, std: f64, n: u64) -> Interval {
@@ -181,7 +190,7 @@ fn normal(mean: f64, std: f64, n: u64) -> Interval {
     Interval {
         low: mean - half,
         high: mean + half,
-        method: "normal",
+        method: IntervalMethod::Normal,
     }
 }
 
@@ -251,7 +260,7 @@ fn bootstrap(values: &[f64]) -> Interval {
     Interval {
         low: percentile(&means, 2.5),
         high: percentile(&means, 97.5),
-        method: "bootstrap",
+        method: IntervalMethod::Bootstrap,
     }
 }
 
@@ -429,7 +438,7 @@ mod tests {
             "values are dropped past the bootstrap limit"
         );
         let st = acc.summary().stats.unwrap();
-        assert_eq!(st.ci95.method, "normal");
+        assert_eq!(st.ci95.method, IntervalMethod::Normal);
         let want_std = (0.25f64 - 1.0 / (4.0 * (n * n) as f64)).sqrt();
         assert!(
             (st.std - want_std).abs() < 1e-12,

@@ -18,11 +18,14 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
-/// How rows are encoded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How rows are encoded; serialised as `--input-format` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Format {
+    #[serde(rename = "jsonl")]
     Jsonl,
+    #[serde(rename = "json")]
     JsonArray,
+    #[serde(rename = "csv")]
     Csv,
 }
 
@@ -171,6 +174,7 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
     };
     Ok(Rows {
         file,
+        format,
         inner,
         row: 0,
         bytes,
@@ -235,6 +239,7 @@ fn sniff(reader: &mut impl BufRead) -> io::Result<Format> {
 /// The rows of one input, in order.
 pub struct Rows {
     file: String,
+    format: Format,
     inner: Inner,
     row: u64,
     bytes: Arc<AtomicU64>,
@@ -271,6 +276,12 @@ enum ArrayItem {
 
 impl Rows {
     /// The input's name as used in messages.
+    /// The format the rows are read in: as given, else from the extension,
+    /// else from the first byte.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
     pub fn file(&self) -> &str {
         &self.file
     }

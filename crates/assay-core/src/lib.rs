@@ -12,7 +12,9 @@ pub mod results;
 pub mod sample;
 pub mod signature;
 
-pub use aggregate::{paired_difference, Accumulator, Coverage, PairedDifference, Summary};
+pub use aggregate::{
+    paired_difference, Accumulator, Coverage, IntervalMethod, PairedDifference, Summary,
+};
 pub use dataset::{Format, Location, Position, Row, RowError, Rows, Source};
 pub use outcome::{Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status};
 pub use results::{read_results, visit_results, ResultsLog};

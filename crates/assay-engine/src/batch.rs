@@ -12,14 +12,14 @@
 //! the next `eval` continues one dependency level further (faithfulness:
 //! statements, then verdicts).
 
+use crate::cache::open_cache;
 use crate::error::{EngineError, OutputContext, Result};
-use crate::options::open_cache;
+use crate::log::{read_json, BatchRecord, RunManifest};
 use crate::rundir::MANIFEST;
 use assay_llm::{
     export_batch, import_batch, Cache, ChatModel, ChatRequest, Judge, Limiter, ModelSpec,
     OpenAiChat, ProviderOptions, RequestKey, Secret, StructuredMode,
 };
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -80,8 +80,11 @@ impl Export {
 
     /// What the manifest records: the mode, and the cache that `batch
     /// import` must fill for the next round to find the answers.
-    pub fn manifest_json(&self) -> Value {
-        json!({"mode": "export", "cache": self.cache.display().to_string()})
+    pub fn record(&self) -> BatchRecord {
+        BatchRecord {
+            mode: "export".into(),
+            cache: self.cache.display().to_string(),
+        }
     }
 
     /// Writes this round's batch files into `out` and returns what to
@@ -192,42 +195,46 @@ fn write_lines(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> Result<()
 pub fn import(file: &Path, out: &Path, cache: Option<PathBuf>) -> Result<String> {
     let usage = EngineError::Usage;
     let manifest_path = out.join(MANIFEST);
-    let manifest: Value = serde_json::from_str(
-        &fs::read_to_string(&manifest_path)
-            .map_err(|e| usage(format!("cannot read {}: {e}", manifest_path.display())))?,
-    )
-    .map_err(|e| usage(format!("{}: {e}", manifest_path.display())))?;
-    let field = |pointer: &str| {
-        manifest
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                usage(format!(
-                    "{}: no {pointer} (was this run made with --batch export?)",
-                    manifest_path.display()
-                ))
-            })
+    let manifest: RunManifest = read_json(&manifest_path)?;
+    let not_exported = |what: &str| {
+        usage(format!(
+            "{}: no {what} (was this run made with --batch export?)",
+            manifest_path.display()
+        ))
     };
-    let spec: ModelSpec = field("/judge/spec")?
+    let judge = manifest
+        .judge
+        .as_ref()
+        .ok_or_else(|| not_exported("judge"))?;
+    let spec: ModelSpec = judge
+        .spec
         .parse()
         .map_err(|e| usage(format!("{}: judge: {e}", manifest_path.display())))?;
-    let mode: StructuredMode = field("/judge/identity/settings")?
+    let mode: StructuredMode = judge
+        .identity
+        .settings
         .strip_prefix("structured=")
         .unwrap_or_default()
         .parse()
         .map_err(|e| usage(format!("{}: judge settings: {e}", manifest_path.display())))?;
     let options = ProviderOptions {
-        base_url: Some(field("/judge/identity/endpoint")?.to_string()),
+        base_url: Some(judge.identity.endpoint.clone()),
         structured_mode: Some(mode),
         ..ProviderOptions::default()
     };
     let cache_path = match cache {
         Some(path) => path,
-        None => PathBuf::from(field("/batch/cache")?),
+        None => PathBuf::from(
+            &manifest
+                .batch
+                .as_ref()
+                .ok_or_else(|| not_exported("batch"))?
+                .cache,
+        ),
     };
     let model = offline_client(&spec, &options, Arc::new(Limiter::from_options(&options)))
         .map_err(|e| usage(format!("judge {spec}: {e}")))?;
-    if serde_json::to_value(model.identity())? != manifest["judge"]["identity"] {
+    if model.identity() != &judge.identity {
         return Err(usage(format!(
             "{}: the judge {spec} reconnects as {:?}, not as the manifest records it",
             manifest_path.display(),

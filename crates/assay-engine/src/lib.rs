@@ -98,9 +98,11 @@
 //! ```
 
 pub mod batch;
+mod cache;
 mod cancel;
 mod error;
 mod judging;
+pub mod log;
 pub mod merge;
 mod observer;
 mod options;
@@ -108,14 +110,12 @@ mod run;
 pub mod rundir;
 pub mod shard;
 
+pub use cache::open_cache;
 pub use cancel::CancelToken;
 pub use error::{EngineError, Result};
+pub use log::{OutputSummary, OutputUsage, RagasSummary, RepeatSpread, RunManifest, RunSummary};
 pub use observer::{Observer, Progress, Silent};
-pub use options::{
-    open_cache, JudgedRun, ModelChoice, OutputName, Reasons, RunOptions, Strictness,
-};
-pub use run::{
-    run, run_blocking, OutputSummary, OutputUsage, RagasSummary, RepeatSpread, RunSummary,
-};
+pub use options::{JudgedRun, ModelChoice, OutputName, Reasons, RunOptions, Strictness};
+pub use run::{run, run_blocking};
 pub use rundir::Existing;
 pub use shard::Shard;

@@ -3,13 +3,14 @@
 //! dataset would have made.
 
 use crate::error::{EngineError, Result};
+use crate::log::{read_json, MergedShard, OutputSummary, RunManifest, RunSummary};
 use crate::observer::Silent;
 use crate::rundir::{Existing, RunDir, FORMAT_VERSION, MANIFEST, RESULTS, SUMMARY};
 use crate::shard::Shard;
 use assay_core::results::read_results;
 use assay_core::{dataset, Accumulator, OutcomeRecord, Source};
 use assay_metrics::{AnyId, CorpusScore, Metric, Scorer};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -18,17 +19,16 @@ use std::path::{Path, PathBuf};
 /// lexical metrics that have one again over the whole input (cheap: no
 /// judge), once the input's sha256 matches the manifest; otherwise the
 /// merged summary says why they are missing.
-fn corpus_scores(manifest: &Value) -> Result<Vec<CorpusScore>, String> {
+fn corpus_scores(manifest: &RunManifest) -> Result<Vec<CorpusScore>, String> {
     let mut metrics = Vec::new();
-    for m in manifest["metrics"].as_array().into_iter().flatten() {
-        let Some(Ok(AnyId::Lexical(id))) = m["id"].as_str().map(str::parse::<AnyId>) else {
+    for m in &manifest.metrics {
+        let Ok(AnyId::Lexical(id)) = m.id.parse::<AnyId>() else {
             continue;
         };
         // The manifest's parameters, back in the form `--set` takes.
-        let params: BTreeMap<String, String> = m["params"]
-            .as_object()
-            .into_iter()
-            .flatten()
+        let params: BTreeMap<String, String> = m
+            .params
+            .iter()
             .map(|(k, v)| (k.clone(), param_text(v)))
             .collect();
         metrics.push(Metric::configure(id, &params).map_err(|e| e.to_string())?);
@@ -38,18 +38,17 @@ fn corpus_scores(manifest: &Value) -> Result<Vec<CorpusScore>, String> {
         return Ok(Vec::new());
     }
     let mut scorers: Vec<Scorer> = metrics.iter().map(Metric::scorer).collect();
-    let path = manifest["input"]["path"]
-        .as_str()
+    let path = Some(manifest.input.path.as_str())
         .filter(|p| *p != "-")
         .ok_or("the input was standard input, which merge cannot read again")?;
-    let recorded = manifest["input"]["sha256"].as_str().unwrap_or_default();
+    let recorded = manifest.input.sha256.as_deref().unwrap_or_default();
     let actual = assay_core::hash::sha256_file(Path::new(path))
         .map_err(|e| format!("cannot read the input {path}: {e}"))?;
     if actual != recorded {
         return Err(format!("the input {path} changed since the shards ran"));
     }
-    let rows =
-        dataset::open(&Source::Path(PathBuf::from(path)), None).map_err(|e| e.to_string())?;
+    let rows = dataset::open(&Source::Path(PathBuf::from(path)), manifest.input.format)
+        .map_err(|e| e.to_string())?;
     for (sample, _) in rows.flatten() {
         for scorer in &mut scorers {
             scorer.score(&sample);
@@ -74,29 +73,21 @@ fn param_text(v: &Value) -> String {
 struct ShardRun {
     dir: PathBuf,
     shard: Shard,
-    manifest: Value,
-    summary: Value,
-}
-
-fn read_json(path: &Path) -> Result<Value> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| EngineError::Usage(format!("cannot read {}: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| EngineError::Usage(format!("{}: {e}", path.display())))
+    manifest: RunManifest,
+    summary: RunSummary,
 }
 
 fn read_shard(dir: &Path) -> Result<ShardRun> {
-    let manifest = read_json(&dir.join(MANIFEST))?;
-    let shard = manifest["shard"]
-        .as_str()
-        .ok_or_else(|| EngineError::Usage(format!("{}: not run with --shard", dir.display())))?
-        .parse::<Shard>()
-        .map_err(|e| EngineError::Usage(format!("{}: {e}", dir.display())))?;
-    let summary = read_json(&dir.join(SUMMARY)).map_err(|e| {
+    let manifest: RunManifest = read_json(&dir.join(MANIFEST))?;
+    let shard = manifest
+        .shard
+        .ok_or_else(|| EngineError::Usage(format!("{}: not run with --shard", dir.display())))?;
+    let summary: RunSummary = read_json(&dir.join(SUMMARY)).map_err(|e| {
         EngineError::Usage(format!(
             "{e} (a shard without {SUMMARY} did not finish; run it again)"
         ))
     })?;
-    if summary["complete"] == false {
+    if !summary.complete {
         return Err(EngineError::Usage(format!(
             "{}: the shard's run was interrupted; finish it with the same command first",
             dir.display()
@@ -112,14 +103,10 @@ fn read_shard(dir: &Path) -> Result<ShardRun> {
 
 /// The manifest without what may differ between shards: the shard, and
 /// where each machine kept its copy of the input (its sha256 must agree).
-fn comparable(manifest: &Value) -> Value {
+fn comparable(manifest: &RunManifest) -> RunManifest {
     let mut m = manifest.clone();
-    if let Some(obj) = m.as_object_mut() {
-        obj.remove("shard");
-    }
-    if let Some(input) = m.get_mut("input").and_then(Value::as_object_mut) {
-        input.remove("path");
-    }
+    m.shard = None;
+    m.input.path.clear();
     m
 }
 
@@ -151,9 +138,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String> {
         .map(|d| read_shard(d))
         .collect::<Result<Vec<_>>>()?;
     let first = &shards[0];
-    let reference = comparable(&first.manifest);
+    let reference = serde_json::to_value(comparable(&first.manifest))?;
     for s in &shards[1..] {
-        if let Some(at) = first_difference(&reference, &comparable(&s.manifest), "") {
+        let other = serde_json::to_value(comparable(&s.manifest))?;
+        if let Some(at) = first_difference(&reference, &other, "") {
             return Err(EngineError::Usage(format!(
                 "{} and {} are not shards of one run: their manifests differ at {at}",
                 first.dir.join(MANIFEST).display(),
@@ -208,15 +196,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String> {
     // Stable: a row's outputs keep the order their shard wrote them in.
     records.sort_by_key(|r| r.row);
 
-    let outputs = first.summary["outputs"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let outputs = &first.summary.outputs;
     let mut accumulators: Vec<Accumulator> = vec![Accumulator::default(); outputs.len()];
     let position: BTreeMap<&str, usize> = outputs
         .iter()
         .enumerate()
-        .filter_map(|(i, o)| Some((o["name"].as_str()?, i)))
+        .map(|(i, o)| (o.name.as_str(), i))
         .collect();
     for r in &records {
         let i = *position.get(r.metric.as_str()).ok_or_else(|| {
@@ -233,58 +218,62 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String> {
             out.display()
         )));
     }
-    let shard_list: Vec<Value> = by_index
-        .values()
-        .map(|s| json!({"shard": s.shard.to_string(), "dir": s.dir.display().to_string()}))
-        .collect();
     let mut manifest = comparable(&first.manifest);
-    manifest["input"]["path"] = first.manifest["input"]["path"].clone();
-    manifest["merged_from"] = Value::Array(shard_list);
+    manifest.input.path = first.manifest.input.path.clone();
+    manifest.merged_from = Some(
+        by_index
+            .values()
+            .map(|s| MergedShard {
+                shard: s.shard.to_string(),
+                dir: s.dir.display().to_string(),
+            })
+            .collect(),
+    );
     let (mut dir, _) = RunDir::open(out, &manifest, Existing::StartOver, &mut Silent)?;
     for r in &records {
         dir.append(r)?;
     }
     dir.flush()?;
 
-    let rows: u64 = shards
-        .iter()
-        .map(|s| s.summary["rows"].as_u64().unwrap_or(0))
-        .sum();
-    let merged_outputs: Vec<Value> = outputs
-        .iter()
-        .zip(&accumulators)
-        .map(|(o, acc)| -> Result<Value> {
-            let mut entry = Map::new();
-            for key in ["name", "metric", "direction"] {
-                entry.insert(key.to_string(), o[key].clone());
-            }
-            if let Value::Object(stats) = serde_json::to_value(acc.summary())? {
-                entry.extend(stats);
-            }
-            Ok(Value::Object(entry))
-        })
-        .collect::<Result<_>>()?;
-    let mut summary = json!({
-        "format_version": FORMAT_VERSION,
-        "rows": rows,
-        "outputs": merged_outputs,
-        "complete": true,
-    });
-    match corpus_scores(&first.manifest) {
-        Ok(corpus) => summary["corpus"] = serde_json::to_value(corpus)?,
-        Err(why) => {
-            summary["corpus"] = json!([]);
-            summary["corpus_note"] = json!(format!("corpus-level scores are missing: {why}"));
-        }
-    }
-    if first.summary.get("usage").is_some() {
+    let rows: u64 = shards.iter().map(|s| s.summary.rows).sum();
+    let (corpus, corpus_note) = match corpus_scores(&first.manifest) {
+        Ok(corpus) => (corpus, None),
+        Err(why) => (
+            Vec::new(),
+            Some(format!("corpus-level scores are missing: {why}")),
+        ),
+    };
+    let summary = RunSummary {
+        format_version: FORMAT_VERSION,
+        rows,
+        // Usage and the spread over repeats are per machine: the shards'
+        // usage is kept below as it was measured.
+        outputs: outputs
+            .iter()
+            .zip(&accumulators)
+            .map(|(o, acc)| OutputSummary {
+                name: o.name.clone(),
+                metric: o.metric.clone(),
+                direction: o.direction,
+                summary: acc.summary(),
+                usage: None,
+                repeats: None,
+            })
+            .collect(),
+        corpus,
+        corpus_note,
         // Latency percentiles do not add up across machines: each shard's
         // usage is kept as it was measured.
-        summary["usage"] = json!({"shards": by_index.values().map(|s| json!({
-            "shard": s.shard.to_string(),
-            "usage": s.summary["usage"],
-        })).collect::<Vec<_>>()});
-    }
+        usage: first.summary.usage.as_ref().map(|_| {
+            json!({"shards": by_index.values().map(|s| json!({
+                "shard": s.shard.to_string(),
+                "usage": s.summary.usage,
+            })).collect::<Vec<_>>()})
+        }),
+        ragas_score: None,
+        calibrated: None,
+        complete: true,
+    };
     dir.write_json(SUMMARY, &summary)?;
     Ok(format!(
         "merged {count} shards ({} outcomes of {rows} rows) into {}",
@@ -299,12 +288,12 @@ mod tests {
 
     #[test]
     fn differences_are_named_by_pointer() {
-        let a = json!({"metrics": [{"id": "bleu", "params": {"smoothing": "method0"}}], "shard": "1/2"});
-        let b = json!({"metrics": [{"id": "bleu", "params": {"smoothing": "method1"}}], "shard": "2/2"});
+        let a = json!({"metrics": [{"id": "bleu", "params": {"smoothing": "method0"}}]});
+        let b = json!({"metrics": [{"id": "bleu", "params": {"smoothing": "method1"}}]});
         assert_eq!(
-            first_difference(&comparable(&a), &comparable(&b), "").as_deref(),
+            first_difference(&a, &b, "").as_deref(),
             Some("/metrics/0/params/smoothing")
         );
-        assert_eq!(first_difference(&comparable(&a), &comparable(&a), ""), None);
+        assert_eq!(first_difference(&a, &a, ""), None);
     }
 }

@@ -141,20 +141,3 @@ pub enum Reasons {
     /// Written by the judge in one more call per scored outcome.
     Llm,
 }
-
-/// Opens the answer cache at `location`, creating its folder; `None` when
-/// caching is off.
-pub fn open_cache(
-    location: assay_llm::CacheLocation,
-) -> crate::Result<Option<Arc<assay_llm::Cache>>> {
-    use crate::error::OutputContext;
-    if let Ok(Some(path)) = location.resolve() {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create {}", parent.display()))?;
-        }
-    }
-    Ok(assay_llm::Cache::open_location(&location)
-        .map_err(|e| crate::EngineError::Usage(format!("cache: {e}")))?
-        .map(Arc::new))
-}

@@ -20,17 +20,19 @@
 use crate::cancel::CancelToken;
 use crate::error::{EngineError, OutputContext, Result};
 use crate::judging::judge_sample;
+use crate::log::{
+    EmbedderRecord, InputRecord, JudgeRecord, MetricRecord, OutputSummary, OutputUsage,
+    PromptRecord, RagasSummary, RepeatSpread, RunManifest, RunSummary, Sampling,
+};
 use crate::observer::{Observer, Progress};
 use crate::options::{JudgedRun, OutputName, Reasons, RunOptions, Strictness};
 use crate::rundir::{RunDir, FORMAT_VERSION, RESULTS, SUMMARY};
 use assay_core::{
-    dataset, Accumulator, Failure, FailureKind, Outcome, OutcomeRecord, Row, Sample, Source,
-    Summary,
+    dataset, Accumulator, Failure, FailureKind, Format, Outcome, OutcomeRecord, Row, Sample, Source,
 };
 use assay_llm::{CallKind, ChatModel, Embedder, Latency, PriceTable, UsageLedger, UsageSummary};
-use assay_metrics::judged::{ragas_score, MetricMean, PromptId};
-use assay_metrics::{Corpus, CorpusScore, Direction, Metric, Scorer};
-use serde::Serialize;
+use assay_metrics::judged::PromptId;
+use assay_metrics::{Corpus, Metric, Scorer};
 use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -39,133 +41,6 @@ use std::sync::Arc;
 
 /// Rows scored between two writes of `results.jsonl`.
 const BATCH: usize = 1024;
-
-/// One metric output (`rouge1`, `bleu`, ...) and its statistics.
-#[derive(Serialize)]
-pub struct OutputSummary {
-    pub name: String,
-    pub metric: String,
-    pub direction: Direction,
-    #[serde(flatten)]
-    pub summary: Summary,
-    /// The judge usage of the output's metric (judged metrics only; the
-    /// outputs of one metric share it).
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<OutputUsage>,
-    /// The spread over repeats, under `--repeats N` with N > 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repeats: Option<RepeatSpread>,
-}
-
-/// Tokens and cost of one judged metric: its share of the judge and
-/// embedding calls (a call shared by n metrics counts 1/n for each, so the
-/// figures can be fractional).
-#[derive(Serialize)]
-pub struct OutputUsage {
-    pub prompt_tokens: f64,
-    pub completion_tokens: f64,
-    /// Absent when a model that was paid for has no `--price`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost: Option<f64>,
-}
-
-/// `ragas_score` in `summary.json`: the harmonic mean of the means of the
-/// run's higher-is-better judged outputs (lexical outputs do not count:
-/// ragas defines it over its LLM-guided metrics), or why there is none.
-#[derive(Serialize)]
-pub struct RagasSummary {
-    /// `None` (JSON `null`) when it cannot be computed.
-    pub value: Option<f64>,
-    /// The outputs whose means it used (or had, when too few).
-    pub metrics: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-impl RagasSummary {
-    /// Over the judged outputs that have a mean; outputs with nothing
-    /// scored have no mean to take and are left out.
-    fn of(judged: &[OutputSummary]) -> RagasSummary {
-        let means: Vec<MetricMean<'_>> = judged
-            .iter()
-            .filter_map(|o| {
-                o.summary.stats.as_ref().map(|st| MetricMean {
-                    name: &o.name,
-                    mean: st.mean,
-                    direction: o.direction,
-                })
-            })
-            .collect();
-        match ragas_score(&means) {
-            Ok(score) => RagasSummary {
-                value: Some(score.value),
-                metrics: score.metrics,
-                reason: None,
-            },
-            Err(e) => RagasSummary {
-                value: None,
-                metrics: means
-                    .iter()
-                    .filter(|m| m.direction == Direction::HigherIsBetter)
-                    .map(|m| m.name.to_string())
-                    .collect(),
-                reason: Some(e.to_string()),
-            },
-        }
-    }
-}
-
-/// How much a judged output's mean moves from one judging to the next:
-/// the judge's noise, as `--repeats` measures it.
-#[derive(Serialize)]
-pub struct RepeatSpread {
-    pub n: u32,
-    /// The mean of each repeat; `null` where a repeat scored nothing.
-    pub means: Vec<Option<f64>>,
-    /// Population standard deviation of the means that exist.
-    pub std_of_means: Option<f64>,
-    pub max_minus_min: Option<f64>,
-}
-
-impl RepeatSpread {
-    fn of<'a>(repeats: impl Iterator<Item = &'a Accumulator>) -> RepeatSpread {
-        let means: Vec<Option<f64>> = repeats.map(|a| a.summary().stats.map(|s| s.mean)).collect();
-        let present: Vec<f64> = means.iter().flatten().copied().collect();
-        let n = present.len() as f64;
-        let mean = present.iter().sum::<f64>() / n;
-        let (lo, hi) = present
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-                (lo.min(*v), hi.max(*v))
-            });
-        let any = !present.is_empty();
-        RepeatSpread {
-            n: means.len() as u32,
-            std_of_means: any
-                .then(|| (present.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()),
-            max_minus_min: any.then_some(hi - lo),
-            means,
-        }
-    }
-}
-
-/// `summary.json`.
-#[derive(Serialize)]
-pub struct RunSummary {
-    pub format_version: u32,
-    pub rows: u64,
-    pub outputs: Vec<OutputSummary>,
-    pub corpus: Vec<CorpusScore>,
-    /// Judge usage per metric and for the run (judged metrics only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<Value>,
-    /// Runs with judged metrics only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ragas_score: Option<RagasSummary>,
-    /// False when the run stopped before its input ended (Ctrl-C, a bad
-    /// row under `--strict`, a refused key): the same command resumes it.
-    pub complete: bool,
-}
 
 /// The outputs of a run and the slot of each (output, repeat) in a row:
 /// lexical outputs first, then the judged outputs of repeat 0, 1, ...
@@ -383,7 +258,8 @@ pub async fn run(
     let cfg = options;
     let mut rows = dataset::open(&cfg.source, cfg.input_format)
         .map_err(|e| EngineError::Usage(e.to_string()))?;
-    let (dir, kept) = RunDir::open(&cfg.out, &manifest(cfg)?, cfg.existing, observer)?;
+    let manifest = manifest(cfg, rows.format())?;
+    let (dir, kept) = RunDir::open(&cfg.out, &manifest, cfg.existing, observer)?;
 
     let names = cfg.outputs();
     let n_lexical = cfg.metrics.iter().map(|m| m.outputs().len()).sum();
@@ -477,8 +353,10 @@ pub async fn run(
             })
             .collect(),
         corpus: corpora.iter().flat_map(Corpus::finalize).collect(),
+        corpus_note: None,
         usage: cfg.judged.as_ref().map(|j| usage_json(j, &ledger)),
         ragas_score: None,
+        calibrated: None,
         complete: stop.is_none(),
     };
     if cfg.judged.is_some() {
@@ -839,18 +717,7 @@ fn score_sample(sample: &Sample, scorers: &mut [Scorer]) -> Vec<Outcome> {
     scorers.iter_mut().flat_map(|s| s.score(sample)).collect()
 }
 
-fn manifest(cfg: &RunOptions) -> Result<Value> {
-    let mut manifest = manifest_core(cfg)?;
-    if let Some(shard) = cfg.shard {
-        manifest["shard"] = Value::from(shard.to_string());
-    }
-    if let Some(export) = cfg.judged.as_ref().and_then(|j| j.export.as_ref()) {
-        manifest["batch"] = export.manifest_json();
-    }
-    Ok(manifest)
-}
-
-fn manifest_core(cfg: &RunOptions) -> Result<Value> {
+fn manifest(cfg: &RunOptions, format: Format) -> Result<RunManifest> {
     let (path, sha256) = match &cfg.source {
         Source::Path(p) => (
             p.display().to_string(),
@@ -861,40 +728,71 @@ fn manifest_core(cfg: &RunOptions) -> Result<Value> {
         ),
         Source::Stdin => ("-".to_string(), None),
     };
-    let mut manifest = json!({
-        "format_version": FORMAT_VERSION,
-        "assay_version": env!("CARGO_PKG_VERSION"),
-        "input": {"path": path, "sha256": sha256},
-        "metrics": cfg.metrics.iter().map(|m| json!({
-            "id": m.id().to_string(),
-            "params": m.params_json(),
-            "signature": m.signature().to_string(),
-            "outputs": m.outputs(),
-        })).chain(cfg.judged.iter().flat_map(|j| j.metrics.iter().map(move |m| json!({
-            "id": m.id().to_string(),
-            "params": m.params().into_iter().map(|(k, v)| (k.to_string(), Value::from(v))).collect::<serde_json::Map<_, _>>(),
-            "signature": judged_signature(j, m),
-            "outputs": m.outputs(),
-        })))).collect::<Vec<_>>(),
-        "judge": cfg.judged.as_ref().map(|j| json!({
-            "spec": j.judge_spec.to_string(),
-            "identity": j.judge.identity(),
-            "sampling": {
-                "temperature": 0.0,
-                "seed": 0,
-                "votes": "temperature 0.7, seeds 0..n",
-                "repeats": j.repeats,
-                "repeat_seeds": "repeat r of a step with n votes: seeds r*n..r*n+n-1",
-            },
-            "embedder": j.embedder.as_ref().map(|(e, spec)| json!({"spec": spec.to_string(), "identity": e.identity()})),
-            "prompts": j.prompts.iter().filter(|p| used_prompt(j, p.id)).map(|p| json!({"id": p.id.name(), "version": p.version, "sha256": p.hash})).collect::<Vec<_>>(),
-        })),
+    let lexical = cfg.metrics.iter().map(|m| MetricRecord {
+        id: m.id().to_string(),
+        params: match m.params_json() {
+            Value::Object(params) => params,
+            _ => Default::default(),
+        },
+        signature: m.signature().to_string(),
+        outputs: m.outputs(),
     });
-    // Set by build.rs when built from a git checkout.
-    if let Some(rev) = option_env!("ASSAY_GIT_REVISION") {
-        manifest["git_revision"] = Value::from(rev);
-    }
-    Ok(manifest)
+    let judged = cfg.judged.iter().flat_map(|j| {
+        j.metrics.iter().map(move |m| MetricRecord {
+            id: m.id().to_string(),
+            params: m
+                .params()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), Value::from(v)))
+                .collect(),
+            signature: judged_signature(j, m),
+            outputs: m.outputs(),
+        })
+    });
+    Ok(RunManifest {
+        format_version: FORMAT_VERSION,
+        assay_version: env!("CARGO_PKG_VERSION").to_string(),
+        // Set by build.rs when built from a git checkout.
+        git_revision: option_env!("ASSAY_GIT_REVISION").map(str::to_string),
+        input: InputRecord {
+            path,
+            sha256,
+            format: Some(format),
+        },
+        metrics: lexical.chain(judged).collect(),
+        judge: cfg.judged.as_ref().map(|j| JudgeRecord {
+            spec: j.judge_spec.to_string(),
+            identity: j.judge.identity().clone(),
+            sampling: Sampling {
+                temperature: 0.0,
+                seed: 0,
+                votes: "temperature 0.7, seeds 0..n".into(),
+                repeats: j.repeats,
+                repeat_seeds: "repeat r of a step with n votes: seeds r*n..r*n+n-1".into(),
+            },
+            embedder: j.embedder.as_ref().map(|(e, spec)| EmbedderRecord {
+                spec: spec.to_string(),
+                identity: e.identity().clone(),
+            }),
+            prompts: j
+                .prompts
+                .iter()
+                .filter(|p| used_prompt(j, p.id))
+                .map(|p| PromptRecord {
+                    id: p.id.name().to_string(),
+                    version: p.version,
+                    sha256: p.hash.clone(),
+                })
+                .collect(),
+        }),
+        shard: cfg.shard,
+        batch: cfg
+            .judged
+            .as_ref()
+            .and_then(|j| j.export.as_ref())
+            .map(|e| e.record()),
+        merged_from: None,
+    })
 }
 
 /// Whether the manifest lists prompt `id`: the reason prompt only when
@@ -930,6 +828,7 @@ fn judged_signature(j: &JudgedRun, m: &assay_metrics::judged::JudgedMetric) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assay_metrics::Direction;
 
     fn layout(lexical: &[&str], judged: &[&str], repeats: u32) -> Layout {
         let names = lexical

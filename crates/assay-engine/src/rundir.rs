@@ -13,6 +13,7 @@
 //! holder's pid, which the holder writes into the file.
 
 use crate::error::{EngineError, OutputContext, Result};
+use crate::log::RunManifest;
 use crate::observer::Observer;
 use assay_core::{read_results, OutcomeRecord};
 use serde::Serialize;
@@ -53,7 +54,7 @@ impl RunDir {
     /// a new run). What it did to an existing run goes to `observer`.
     pub fn open(
         path: &Path,
-        manifest: &Value,
+        manifest: &RunManifest,
         existing: Existing,
         observer: &mut dyn Observer,
     ) -> Result<(RunDir, Vec<OutcomeRecord>)> {
@@ -168,7 +169,7 @@ fn write_json(dir: &Path, name: &str, value: &impl Serialize) -> Result<()> {
 /// its results, and returns its records.
 fn resume(
     path: &Path,
-    manifest: &Value,
+    manifest: &RunManifest,
     observer: &mut dyn Observer,
 ) -> Result<Vec<OutcomeRecord>> {
     let manifest_path = path.join(MANIFEST);
@@ -182,10 +183,11 @@ fn resume(
                 path.display()
             ))
         })?;
+    let new = serde_json::to_value(manifest)?;
     let mut differences = Vec::new();
     diff(
-        &definition(&old),
-        &definition(manifest),
+        &definition(&old, &old),
+        &definition(&new, &old),
         &mut String::new(),
         &mut differences,
     );
@@ -224,11 +226,18 @@ fn resume(
 /// wrote it. A newer build resumes a run when the input, metrics (whose
 /// signatures change with anything that changes a number), judge and
 /// prompts are the same; the manifest keeps the build that started it.
-fn definition(manifest: &Value) -> Value {
+/// A field recorded only since (`input.format`) is compared only when
+/// the `old` manifest has it.
+fn definition(manifest: &Value, old: &Value) -> Value {
     let mut m = manifest.clone();
     if let Some(obj) = m.as_object_mut() {
         obj.remove("git_revision");
         obj.remove("assay_version");
+    }
+    if old.pointer("/input/format").is_none() {
+        if let Some(input) = m.get_mut("input").and_then(Value::as_object_mut) {
+            input.remove("format");
+        }
     }
     m
 }

@@ -268,7 +268,7 @@ pub struct ChoicePoint {
 }
 
 /// What identifies a model for the cache key: everything except secrets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelIdentity {
     /// Provider kind, e.g. `openai` (or a local backend's name).
     pub provider: String,

@@ -12,7 +12,7 @@ use assay_text::rouge::{Prf, RougeScorer, RougeType, Stemming};
 use assay_text::sacrebleu::{self, EffectiveOrder, NRefs, SacreBleuStats};
 use assay_text::string::{self, StringDistance};
 use assay_text::tokenize::BleuTokenizer;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -401,15 +401,15 @@ enum CorpusKind {
 }
 
 /// A corpus-level score, as written in `summary.json`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CorpusScore {
     pub name: String,
     /// In [0, 1].
     pub value: f64,
-    #[serde(skip_serializing_if = "Value::is_null")]
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub details: Value,
     /// The reference implementation's own signature, where it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
 }
 

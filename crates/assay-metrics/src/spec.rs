@@ -4,10 +4,10 @@
 use crate::params::ParamSpec;
 use crate::MetricId;
 use assay_core::Field;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Whether a larger value is better.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     HigherIsBetter,

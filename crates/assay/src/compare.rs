@@ -12,9 +12,9 @@ use crate::config::UsageError;
 use anyhow::Result;
 use assay_core::{paired_difference, OutcomeRecord, PairedDifference, Status};
 use assay_engine::rundir::{MANIFEST, RESULTS, SUMMARY};
+use assay_engine::{RunManifest, RunSummary};
 use assay_metrics::Direction;
 use serde::Serialize;
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -212,37 +212,19 @@ fn differing_keys(a: &str, b: &str) -> Vec<String> {
 
 impl Run {
     fn read(dir: &Path, warnings: &mut Vec<String>) -> Result<Run> {
-        let manifest_path = dir.join(MANIFEST);
-        let manifest = read_json(&manifest_path)?;
+        let manifest: RunManifest = read_json(&dir.join(MANIFEST))?;
         let mut signatures = HashMap::new();
-        for m in manifest["metrics"].as_array().into_iter().flatten() {
-            let (Some(sig), Some(outputs)) = (m["signature"].as_str(), m["outputs"].as_array())
-            else {
-                return Err(usage(
-                    &manifest_path,
-                    &format!("metric entry without signature or outputs: {m}"),
-                ));
-            };
-            for output in outputs.iter().filter_map(Value::as_str) {
-                signatures.insert(output.to_string(), sig.to_string());
+        for m in manifest.metrics {
+            for output in m.outputs {
+                signatures.insert(output, m.signature.clone());
             }
         }
         let summary_path = dir.join(SUMMARY);
         let mut directions = HashMap::new();
         if summary_path.exists() {
-            for o in read_json(&summary_path)?["outputs"]
-                .as_array()
-                .into_iter()
-                .flatten()
-            {
-                let direction = match o["direction"].as_str() {
-                    Some("higher_is_better") => Direction::HigherIsBetter,
-                    Some("lower_is_better") => Direction::LowerIsBetter,
-                    _ => continue,
-                };
-                if let Some(name) = o["name"].as_str() {
-                    directions.insert(name.to_string(), direction);
-                }
+            let summary: RunSummary = read_json(&summary_path)?;
+            for o in summary.outputs {
+                directions.insert(o.name, o.direction);
             }
         }
         let results_path = dir.join(RESULTS);
@@ -293,7 +275,7 @@ fn usage(file: &Path, why: &dyn std::fmt::Display) -> anyhow::Error {
     anyhow::Error::new(UsageError(format!("cannot read {}: {why}", file.display())))
 }
 
-fn read_json(path: &Path) -> Result<Value> {
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| usage(path, &e))?;
     serde_json::from_str(&text).map_err(|e| usage(path, &e))
 }

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use assay_core::agreement::{corrected_prevalence, Confusion};
 use assay_core::{read_results, Status};
 use assay_engine::rundir::{RESULTS, SUMMARY};
+use assay_engine::RunSummary;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -119,12 +120,8 @@ impl Calibration {
             "method": "Rogan-Gladen (p + spec - 1) / (sens + spec - 1) clipped to [0, 1]; 95% interval: parametric bootstrap drawing sens ~ Beta(TP+1, FN+1), spec ~ Beta(TN+1, FP+1) and p ~ Beta(k+1, n-k+1)",
         });
         let path = dir.join(SUMMARY);
-        let mut summary: Value = serde_json::from_str(
-            &std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?,
-        )
-        .with_context(|| format!("{} is not JSON", path.display()))?;
-        summary["calibrated"] = json.clone();
+        let mut summary: RunSummary = assay_engine::log::read_json(&path)?;
+        summary.calibrated = Some(json.clone());
         std::fs::write(&path, serde_json::to_string_pretty(&summary)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(Corrected { line, json })

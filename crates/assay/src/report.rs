@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 use assay_core::dataset::{self, Format, Source};
 use assay_core::{visit_results, Field, OutcomeRecord, Sample, Status};
 use assay_engine::rundir::{MANIFEST, RESULTS, SUMMARY};
+use assay_engine::{RunManifest, RunSummary};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
@@ -42,8 +43,9 @@ const STYLE: &str = include_str!("../assets/report.css");
 const SCRIPT: &str = include_str!("../assets/report.js");
 
 /// Writes `DIR/report.html` from the run directory `dir` and returns its
-/// path. `input_format` is the `--input-format` the run was given, for an
-/// input whose extension does not say it.
+/// path. `input_format` overrides the format the manifest records (a run
+/// of an earlier assay recorded none: then the extension or first byte
+/// decides, as for `eval`).
 pub fn write(dir: &Path, input_format: Option<Format>) -> Result<PathBuf> {
     let manifest_path = dir.join(MANIFEST);
     if !manifest_path.exists() {
@@ -53,9 +55,15 @@ pub fn write(dir: &Path, input_format: Option<Format>) -> Result<PathBuf> {
         ))
         .into());
     }
-    let manifest = read_json(&manifest_path)?;
+    // Read as the run-log types, which check them, then shown as JSON.
+    let typed: RunManifest = assay_engine::log::read_json(&manifest_path)?;
+    let input_format = input_format.or(typed.input.format);
+    let input = check_input(&typed);
+    let manifest = serde_json::to_value(&typed)?;
     let summary = match dir.join(SUMMARY) {
-        p if p.exists() => Some(read_json(&p)?),
+        p if p.exists() => Some(serde_json::to_value(assay_engine::log::read_json::<
+            RunSummary,
+        >(&p)?)?),
         _ => None,
     };
     let calibration = match dir.join(CALIBRATION) {
@@ -63,7 +71,6 @@ pub fn write(dir: &Path, input_format: Option<Format>) -> Result<PathBuf> {
         _ => None,
     };
     let results = Results::read(&dir.join(RESULTS))?;
-    let input = check_input(&manifest);
     let html = render(&Run {
         dir,
         manifest: &manifest,
@@ -159,12 +166,11 @@ impl Input {
     }
 }
 
-fn check_input(manifest: &Value) -> Input {
-    let path = manifest["input"]["path"].as_str();
-    let recorded = manifest["input"]["sha256"].as_str();
-    let (Some(path), Some(recorded)) = (path, recorded) else {
+fn check_input(manifest: &RunManifest) -> Input {
+    let path = manifest.input.path.as_str();
+    let Some(recorded) = manifest.input.sha256.as_deref() else {
         return Input::Unavailable(match path {
-            Some("-") => "the input was read from standard input".into(),
+            "-" => "the input was read from standard input".into(),
             _ => "the manifest records no input file".into(),
         });
     };
@@ -845,14 +851,20 @@ mod tests {
         let path = dir.path().join("data.jsonl");
         fs::write(&path, "{}\n").unwrap();
         let sha = assay_core::hash::sha256_file(&path).unwrap();
-        let manifest =
-            |sha: &str| json!({"input": {"path": path.to_str().unwrap(), "sha256": sha}});
+        let with_input = |path: &str, sha: Option<&str>| -> RunManifest {
+            serde_json::from_value(json!({
+                "format_version": 1, "assay_version": "0.1.0", "metrics": [], "judge": null,
+                "input": {"path": path, "sha256": sha},
+            }))
+            .unwrap()
+        };
+        let manifest = |sha: &str| with_input(path.to_str().unwrap(), Some(sha));
         assert_eq!(check_input(&manifest(&sha)), Input::Verified(path.clone()));
         assert!(matches!(check_input(&manifest("0")), Input::Changed { .. }));
         fs::remove_file(&path).unwrap();
         let missing = check_input(&manifest(&sha)).note();
         assert!(missing.contains("cannot be read"), "{missing}");
-        let stdin = check_input(&json!({"input": {"path": "-", "sha256": null}})).note();
+        let stdin = check_input(&with_input("-", None)).note();
         assert!(stdin.contains("standard input"), "{stdin}");
     }
 }

@@ -72,3 +72,31 @@ fn format_1_shards_merge() {
         assert!((x - y).abs() < 1e-12, "{}: {x} vs {y}", a["name"]);
     }
 }
+
+#[test]
+fn format_1_manifests_and_summaries_read_as_the_run_log_types_and_write_back_the_same() {
+    use assay_engine::{RunManifest, RunSummary};
+    for run in ["lexical", "shard-1", "shard-2", "judged"] {
+        let dir = Path::new(FIXTURE).join(run);
+        let manifest: RunManifest =
+            serde_json::from_value(json(&dir.join("manifest.json"))).unwrap();
+        assert_eq!(
+            serde_json::to_value(&manifest).unwrap(),
+            json(&dir.join("manifest.json")),
+            "{run}: manifest"
+        );
+        let summary: RunSummary = serde_json::from_value(json(&dir.join("summary.json"))).unwrap();
+        assert_eq!(
+            serde_json::to_value(&summary).unwrap(),
+            json(&dir.join("summary.json")),
+            "{run}: summary"
+        );
+        assert_eq!(manifest.input.format, None, "format 1 did not record it");
+    }
+    let judged: RunManifest =
+        serde_json::from_value(json(&Path::new(FIXTURE).join("judged/manifest.json"))).unwrap();
+    let judge = judged.judge.unwrap();
+    assert_eq!(judge.spec, "local:smollm2-135m");
+    assert_eq!(judge.sampling.repeats, 1);
+    assert!(judge.embedder.is_some());
+}

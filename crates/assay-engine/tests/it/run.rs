@@ -1,6 +1,6 @@
 use crate::common::{keys, lexical, records, with_shard, write_rows, Notes};
 use assay_engine::rundir::{RunDir, LOCK};
-use assay_engine::{run_blocking, CancelToken, EngineError, Existing, Silent};
+use assay_engine::{run_blocking, CancelToken, EngineError, Existing, RunManifest, Silent};
 
 fn means(summary: &assay_engine::RunSummary) -> Vec<(String, Option<f64>)> {
     summary
@@ -83,7 +83,10 @@ fn a_cancelled_run_keeps_what_is_done_and_the_same_run_finishes_it() {
 fn a_held_run_directory_is_refused_with_the_holders_pid() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let manifest = serde_json::json!({"format_version": 1});
+    let manifest: RunManifest = serde_json::from_slice(
+        &std::fs::read("tests/fixtures/format1/lexical/manifest.json").unwrap(),
+    )
+    .unwrap();
     let (held, _) = RunDir::open(&out, &manifest, Existing::Resume, &mut Silent).unwrap();
     let err = match RunDir::open(&out, &manifest, Existing::Resume, &mut Silent) {
         Err(e) => e,

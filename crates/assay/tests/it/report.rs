@@ -3,7 +3,7 @@
 //! protocol (Debian's `chromium-driver`), clicked, screenshotted and read
 //! back from the rendered DOM.
 
-use crate::common::{assay, results, stderr};
+use crate::common::{assay, eval, results, stderr};
 use crate::judged::{ok, Fixture, KEY};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -252,6 +252,32 @@ fn report_command_says_when_the_input_changed_and_renders_calibration() {
     let o = assay(&["report", dir.path().to_str().unwrap()], None);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not a run directory"), "{}", stderr(&o));
+}
+
+#[test]
+fn report_reads_the_input_in_the_format_the_manifest_records() {
+    let dir = tempfile::tempdir().unwrap();
+    // No extension, and CSV: without the recorded format the first byte
+    // would say JSONL.
+    let data = dir.path().join("data");
+    std::fs::write(
+        &data,
+        "id,response,reference\nq1,zebras graze quietly,zebras graze\n",
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    let o = eval(&data, "rouge", &run, &["--input-format", "csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["input"]["format"], "csv");
+    let o = assay(&["report", run.to_str().unwrap()], None);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(
+        html.contains("zebras graze quietly"),
+        "the input's fields are shown"
+    );
 }
 
 /// A chromedriver process and one headless Chromium session on it; both

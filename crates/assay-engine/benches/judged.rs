@@ -1,9 +1,11 @@
 //! The judged engine against a loopback judge answering after a fixed
-//! latency: `cargo bench -p assay --bench judged [-- --samples N
+//! latency: `cargo bench -p assay-engine --bench judged [-- --samples N
 //! --latency-ms L --concurrency C]` (defaults 200 samples with 4 contexts,
 //! 200 ms, 16).
 //!
-//! Two suites, each run by `assay eval` with no cache: the default RAG
+//! Two suites, each run in-process by [`assay_engine::run_blocking`] on a
+//! runtime of its own (two workers, as `assay eval` on two cores), with no
+//! cache, over OpenAI-protocol clients of the loopback judge: the default RAG
 //! suite (faithfulness, answer_relevancy, context_precision,
 //! context_recall), then every judged metric. Per metric it reports its
 //! share of the judge calls per sample (a call of a step that n metrics
@@ -14,13 +16,18 @@
 //! bound when concurrency does not limit) and requests x latency /
 //! concurrency (the bound when it does).
 
-use assay_core::Sample;
-use assay_metrics::judged::{plan, JudgedId, JudgedMetric};
+use assay_core::{Sample, Source};
+use assay_engine::{
+    run_blocking, CancelToken, Existing, JudgedRun, ModelChoice, Reasons, RunOptions, Silent,
+    Strictness,
+};
+use assay_llm::{CachedEmbedder, Judge, Limiter, ModelSpec, PriceTable, ProviderOptions};
+use assay_metrics::judged::{plan, JudgedId, JudgedMetric, PromptSet};
 use assay_test_server::{arg, judge, Server};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The bench's settings and its loopback judge.
@@ -33,7 +40,7 @@ struct Bench {
     dir: PathBuf,
 }
 
-/// What one `assay eval` did.
+/// What one run did.
 struct Run {
     summary: Value,
     /// Requests (judge and embeddings) the server received.
@@ -75,25 +82,53 @@ fn row(i: usize) -> Value {
 
 impl Bench {
     fn eval(&self, metrics: &[JudgedId], out: &str) -> Run {
-        let names: Vec<&str> = metrics.iter().map(|m| m.name()).collect();
+        let prompts = PromptSet::builtin().expect("built-in prompts");
+        let metrics: Vec<JudgedMetric> = metrics
+            .iter()
+            .map(|m| JudgedMetric::configure(*m, &BTreeMap::new(), &prompts).expect("defaults"))
+            .collect();
+        let provider = ProviderOptions {
+            base_url: Some(self.server.base_url()),
+            concurrency: self.concurrency as usize,
+            ..ProviderOptions::default()
+        };
+        let limiter = Arc::new(Limiter::from_options(&provider));
+        let spec = |s: &str| s.parse::<ModelSpec>().expect("model spec");
+        let embedder = metrics.iter().any(JudgedMetric::needs_embedder).then(|| {
+            let embedder =
+                CachedEmbedder::connect(&spec("vllm:embed"), &provider, None, Arc::clone(&limiter))
+                    .expect("embedder");
+            (embedder, ModelChoice::Http(spec("vllm:embed")))
+        });
+        let judged = JudgedRun {
+            metrics,
+            prompts,
+            judge: Judge::connect(&spec("vllm:judge"), &provider, None, limiter).expect("judge"),
+            judge_spec: ModelChoice::Http(spec("vllm:judge")),
+            embedder,
+            options: provider,
+            prices: PriceTable::default(),
+            repeats: 1,
+            export: None,
+            reasons: Reasons::Composed,
+        };
+        let options = RunOptions {
+            source: Source::Path(self.data.clone()),
+            input_format: None,
+            metrics: Vec::new(),
+            judged: Some(Arc::new(judged)),
+            out: self.dir.join(out),
+            strict: Strictness::RecordAndContinue,
+            threads: 2,
+            existing: Existing::Resume,
+            shard: None,
+        };
         let before = self.server.count();
         let start = Instant::now();
-        let o = Command::new(env!("CARGO_BIN_EXE_assay"))
-            .arg("eval")
-            .arg(&self.data)
-            .args(["-m", &names.join(",")])
-            .args(["--judge", "vllm:judge", "--embedder", "vllm:embed"])
-            .args(["--no-cache", "--format", "json"])
-            .args(["--base-url", &self.server.base_url()])
-            .args(["--concurrency", &self.concurrency.to_string()])
-            .arg("--out")
-            .arg(self.dir.join(out))
-            .output()
-            .expect("run assay");
+        let summary = run_blocking(&options, &mut Silent, &CancelToken::new()).expect("run");
         let wall = start.elapsed();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         Run {
-            summary: serde_json::from_slice(&o.stdout).expect("summary"),
+            summary: serde_json::to_value(&summary).expect("summary"),
             requests: self.server.count() - before,
             wall,
         }
