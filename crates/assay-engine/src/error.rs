@@ -14,7 +14,7 @@ pub enum EngineError {
     #[error("{0}")]
     Usage(String),
     /// Another process holds the run directory.
-    #[error("{} is in use by another assay process (pid {pid}); wait for it to end, or choose another --out", dir.display())]
+    #[error("{} is in use by another assay process (pid {pid}); wait for it to end, or choose another run directory", dir.display())]
     Locked { dir: PathBuf, pid: String },
     /// The run directory or another output cannot be written.
     #[error("{0}")]
