@@ -47,6 +47,7 @@ pub enum JudgedId {
 /// parsing, the guard tests) reads them from there.
 #[derive(Debug)]
 pub struct JudgedDef {
+    /// The id this entry describes.
     pub id: JudgedId,
     /// The id users type.
     pub name: &'static str,
@@ -78,7 +79,9 @@ pub struct JudgedDef {
 /// The documented outputs of a metric with several per sample.
 #[derive(Debug)]
 pub struct PerOutput {
+    /// How the outputs are named.
     pub outputs: &'static str,
+    /// Which way each output is better.
     pub direction: &'static str,
 }
 
