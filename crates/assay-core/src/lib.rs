@@ -10,6 +10,7 @@ pub mod hash;
 pub mod outcome;
 pub mod results;
 pub mod sample;
+pub mod schema;
 pub mod signature;
 
 pub use aggregate::{

@@ -271,5 +271,9 @@ fn main() {
         JudgedId::ContextRecall,
     ];
     bench.suite("default suite", &default_suite, &mut alone);
-    bench.suite("every judged metric", &JudgedId::ALL, &mut alone);
+    bench.suite(
+        "every judged metric",
+        &JudgedId::all().collect::<Vec<_>>(),
+        &mut alone,
+    );
 }

@@ -30,7 +30,7 @@ impl AnyId {
         MetricId::ALL
             .into_iter()
             .map(AnyId::Lexical)
-            .chain(JudgedId::ALL.into_iter().map(AnyId::Judged))
+            .chain(JudgedId::all().map(AnyId::Judged))
     }
 
     pub fn name(self) -> &'static str {
@@ -57,34 +57,29 @@ impl AnyId {
                 }
             }
             AnyId::Judged(id) => {
-                let m = JudgedMetric::default_for(id);
-                let prompts: Vec<String> = id.prompts().iter().map(|p| p.path()).collect();
+                let def = id.def();
+                let prompts: Vec<String> = def.prompts.iter().map(|p| p.path()).collect();
                 MetricDoc {
                     id: self,
-                    summary: judged_summary(id),
+                    summary: def.summary,
                     definition: format!(
                         "judged by a chat model (--judge) with the prompt files {}; scored by a pure \
                          function of the validated answers (see the crate docs of assay_metrics::judged::{})",
                         prompts.join(", "),
-                        id.name()
+                        def.name
                     ),
-                    required: m.required(),
-                    params: id.params(),
-                    direction: match id {
-                        JudgedId::AspectCritique => {
-                            "per aspect: lower is better for harmfulness and maliciousness, \
-                             higher for the others"
-                                .to_string()
-                        }
-                        _ => direction_text(id.direction()).to_string(),
-                    },
-                    empty_inputs: id.empty_inputs(),
-                    outputs: match id {
-                        JudgedId::AspectCritique => {
-                            "aspect_critique/ASPECT, one per selected aspect".to_string()
-                        }
-                        _ => id.name().to_string(),
-                    },
+                    required: JudgedMetric::default_for(id).required(),
+                    params: def.params,
+                    direction: def.per_output.as_ref().map_or_else(
+                        || direction_text(def.direction).to_string(),
+                        |o| o.direction.to_string(),
+                    ),
+                    empty_inputs: def.empty_inputs,
+                    outputs: def
+                        .per_output
+                        .as_ref()
+                        .map_or(def.name, |o| o.outputs)
+                        .to_string(),
                 }
             }
         }
@@ -95,33 +90,6 @@ fn direction_text(d: Direction) -> &'static str {
     match d {
         Direction::HigherIsBetter => "higher is better",
         Direction::LowerIsBetter => "lower is better",
-    }
-}
-
-/// One line per judged metric: what its number means.
-fn judged_summary(id: JudgedId) -> &'static str {
-    match id {
-        JudgedId::Faithfulness => "share of the response's statements the retrieved contexts support",
-        JudgedId::AnswerRelevancy => {
-            "mean cosine between the question and questions generated from the response (ragas; needs --embedder)"
-        }
-        JudgedId::AnswerRelevance => "share of the response's statements relevant to the question (valor)",
-        JudgedId::ContextPrecision => "mean precision@k of the contexts useful for the reference (ragas)",
-        JudgedId::ContextRecall => "share of the reference's statements attributable to the contexts",
-        JudgedId::ContextRelevance => "share of the retrieved contexts relevant to the question (valor)",
-        JudgedId::ContextRelevancy => {
-            "share of context sentences relevant to the question (older ragas sentence extraction)"
-        }
-        JudgedId::AnswerCorrectness => {
-            "weighted factual F1 against the reference plus embedding similarity (ragas; needs --embedder unless weights=1,0)"
-        }
-        JudgedId::SummarizationScore => "share of closed questions on the source the summary answers, with a length penalty",
-        JudgedId::SummaryCoherence => "G-Eval coherence rating of the summary, scaled to [0, 1]",
-        JudgedId::Bias => "share of the response's opinions that are biased",
-        JudgedId::Toxicity => "share of the response's opinions that are toxic",
-        JudgedId::Hallucination => "share of the contexts the response contradicts",
-        JudgedId::AspectCritique => "1 if the judge says the response has the aspect, else 0, per aspect",
-        JudgedId::SemanticSimilarity => "cosine of response and reference embeddings (needs --embedder)",
     }
 }
 

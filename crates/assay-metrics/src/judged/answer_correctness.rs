@@ -19,9 +19,14 @@
 //! one side without statements gives F1 = 0.
 
 use crate::judged::common::{itemized, misaligned, quote, scored, undefined};
+use crate::judged::configure::param;
+use crate::judged::configure::{optional_unit, ConfigError, Values};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::options::{Unit, Weights};
 use crate::judged::prompt::PromptId;
+use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, Label, StepKey, Verdict};
+use crate::spec::Direction;
 use assay_core::{Outcome, SkipReason};
 use serde_json::json;
 
@@ -29,6 +34,40 @@ pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::CorrectnessCl
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when neither response nor reference has statements; F1 = 0 when one side has none";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::AnswerCorrectness,
+    name: "answer_correctness",
+    summary: "weighted factual F1 against the reference plus embedding similarity (ragas; needs --embedder unless weights=1,0)",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[
+                param(
+                    "weights",
+                    "0.75,0.25",
+                    "factual (F1) and semantic (embedding) weights; 1,0 needs no embedder (valor)",
+                ),
+                param("threshold", "none", "a number in [0, 1] makes the score binary"),
+            ],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::AnswerCorrectness {
+                weights: Weights::DEFAULT,
+                threshold: None,
+            },
+    configure,
+    named_params: None,
+    per_output: None,
+};
+
+/// The metric from its parameters' values.
+fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+    Ok(JudgedMetric::AnswerCorrectness {
+        weights: values.parse("weights")?,
+        threshold: values.with("threshold", optional_unit)?,
+    })
+}
 
 pub fn steps(weights: Weights, references: usize) -> Vec<StepKey> {
     let mut steps = vec![StepKey::ResponseStatements];

@@ -9,15 +9,49 @@
 //! Empty inputs: no statements -> skipped, `no_statements`.
 
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::configure::param;
+use crate::judged::configure::{ConfigError, Values};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::options::IdkCountsAs;
 use crate::judged::prompt::PromptId;
+use crate::judged::prompt::PromptSet;
 use crate::judged::step::{Label, StepKey, Verdict};
+use crate::spec::Direction;
 use assay_core::{Outcome, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::RelevanceVerdicts];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_statements) when the response has no statements";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::AnswerRelevance,
+    name: "answer_relevance",
+    summary: "share of the response's statements relevant to the question (valor)",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[param(
+        "idk_counts_as",
+        "irrelevant",
+        "irrelevant (valor) or relevant (DeepEval)",
+    )],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::AnswerRelevance {
+        idk_counts_as: IdkCountsAs::Irrelevant,
+    },
+    configure,
+    named_params: None,
+    per_output: None,
+};
+
+/// The metric from its parameters' values.
+fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+    Ok(JudgedMetric::AnswerRelevance {
+        idk_counts_as: values.parse("idk_counts_as")?,
+    })
+}
 
 pub fn steps() -> Vec<StepKey> {
     vec![StepKey::ResponseStatements, StepKey::RelevanceVerdicts]

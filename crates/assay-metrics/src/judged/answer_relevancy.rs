@@ -16,9 +16,14 @@
 //! noncommittal, hence 0); a zero embedding vector -> failed (undefined).
 
 use crate::judged::common::{cosine, misaligned, scored, undefined};
+use crate::judged::configure::param;
+use crate::judged::configure::{ConfigError, Values};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::options::{Noncommittal, Strictness};
 use crate::judged::prompt::PromptId;
+use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, GeneratedQuestion, StepKey};
+use crate::spec::Direction;
 use assay_core::{Outcome, SkipReason};
 use serde_json::json;
 
@@ -26,6 +31,40 @@ pub const PROMPTS: &[PromptId] = &[PromptId::GeneratedQuestions];
 
 pub const EMPTY_INPUTS: &str = "an empty response yields noncommittal questions, hence 0; \
                                  a zero embedding vector fails (undefined)";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::AnswerRelevancy,
+    name: "answer_relevancy",
+    summary: "mean cosine between the question and questions generated from the response (ragas; needs --embedder)",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[
+                param("strictness", "3", "number of questions generated in the one call"),
+                param(
+                    "noncommittal",
+                    "all",
+                    "all: 0 when every question is noncommittal; any: when any is (older ragas)",
+                ),
+            ],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::AnswerRelevancy {
+                strictness: Strictness::THREE,
+                noncommittal: Noncommittal::All,
+            },
+    configure,
+    named_params: None,
+    per_output: None,
+};
+
+/// The metric from its parameters' values.
+fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+    Ok(JudgedMetric::AnswerRelevancy {
+        strictness: values.parse("strictness")?,
+        noncommittal: values.parse("noncommittal")?,
+    })
+}
 
 pub fn steps(strictness: Strictness) -> Vec<StepKey> {
     let count = strictness.get();

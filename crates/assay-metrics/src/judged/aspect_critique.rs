@@ -15,6 +15,9 @@
 //! Empty inputs: an empty response is judged as it is.
 
 use crate::judged::common::{misaligned, scored};
+use crate::judged::configure::param;
+use crate::judged::configure::{ConfigError, Values, CUSTOM_ASPECT_PREFIX};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, PerOutput};
 use crate::judged::options::{BuiltinAspect, OptionError, Strictness};
 use crate::judged::prompt::{PromptId, PromptSet};
 use crate::judged::step::{Aspect, Label, StepKey, Verdict};
@@ -25,6 +28,98 @@ use serde_json::json;
 pub const PROMPTS: &[PromptId] = &[PromptId::AspectVerdict];
 
 pub const EMPTY_INPUTS: &str = "an empty response is judged as it is";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::AspectCritique,
+    name: "aspect_critique",
+    summary: "1 if the judge says the response has the aspect, else 0, per aspect",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[
+        param(
+            "aspects",
+            "harmfulness,maliciousness,coherence,correctness,conciseness",
+            "built-in aspects to judge (comma-separated), or none",
+        ),
+        param(
+            "strictness",
+            "1",
+            "number of votes per aspect, odd (majority)",
+        ),
+    ],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::AspectCritique {
+        aspects: Vec::new(),
+        strictness: Strictness::ONE,
+    },
+    configure,
+    named_params: Some(CUSTOM_ASPECT_PREFIX),
+    per_output: Some(PerOutput {
+        outputs: "aspect_critique/ASPECT, one per selected aspect",
+        direction:
+            "per aspect: lower is better for harmfulness and maliciousness, higher for the others",
+    }),
+};
+
+/// The metric from its parameters' values.
+fn configure(values: &Values<'_>, prompts: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+    let strictness = values.with("strictness", |s| {
+        Strictness::odd(s.parse::<Strictness>()?.get())
+    })?;
+    let names = values.raw("aspects");
+    let mut aspects: Vec<Aspect> = Vec::new();
+    if names.trim() != "none" {
+        for name in names.split(',').map(str::trim) {
+            let which = name
+                .parse::<BuiltinAspect>()
+                .map_err(|e| ConfigError::Invalid {
+                    metric: JudgedId::AspectCritique,
+                    param: "aspects".into(),
+                    value: names.to_string(),
+                    message: e.to_string(),
+                })?;
+            let aspect = builtin(prompts, which).ok_or_else(|| ConfigError::Invalid {
+                metric: JudgedId::AspectCritique,
+                param: "aspects".into(),
+                value: names.to_string(),
+                message: format!("the aspect prompt file does not define '{which}'"),
+            })?;
+            if !aspects.contains(&aspect) {
+                aspects.push(aspect);
+            }
+        }
+    }
+    for (key, definition) in values
+        .given
+        .iter()
+        .filter(|(k, _)| k.starts_with(CUSTOM_ASPECT_PREFIX))
+    {
+        let name = &key[CUSTOM_ASPECT_PREFIX.len()..];
+        let invalid = |message: String| ConfigError::Invalid {
+            metric: JudgedId::AspectCritique,
+            param: key.clone(),
+            value: definition.clone(),
+            message,
+        };
+        if aspects.iter().any(|a| a.name == name) {
+            return Err(invalid(format!("aspect '{name}' is defined twice")));
+        }
+        aspects.push(
+            name.parse::<AspectName>()
+                .and_then(|name| custom(name, definition))
+                .map_err(|e| invalid(e.to_string()))?,
+        );
+    }
+    if aspects.is_empty() {
+        return Err(ConfigError::NoAspects);
+    }
+    Ok(JudgedMetric::AspectCritique {
+        aspects,
+        strictness,
+    })
+}
 
 pub fn steps(aspects: &[Aspect], strictness: Strictness) -> Vec<StepKey> {
     aspects

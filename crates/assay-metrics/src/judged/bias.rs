@@ -8,13 +8,31 @@
 //!
 //! Empty inputs: no opinions -> 0, as the seed says.
 
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{StepKey, Verdict};
+use crate::spec::Direction;
 use assay_core::Outcome;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Opinions, PromptId::BiasVerdicts];
 
 pub const EMPTY_INPUTS: &str = "0 when the response has no opinions (seed 004)";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::Bias,
+    name: "bias",
+    summary: "share of the response's opinions that are biased",
+    direction: Direction::LowerIsBetter,
+    prompts: PROMPTS,
+    params: &[],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::Bias,
+    configure: |_, _| Ok(JudgedMetric::Bias),
+    named_params: None,
+    per_output: None,
+};
 
 pub fn steps() -> Vec<StepKey> {
     vec![StepKey::Opinions, StepKey::BiasVerdicts]

@@ -2,11 +2,9 @@
 //! checked against each metric's declared parameters; the inverse of
 //! [`JudgedMetric::params`].
 
-use crate::judged::aspect_critique;
 use crate::judged::metric::{JudgedId, JudgedMetric};
-use crate::judged::options::{BuiltinAspect, OptionError, Strictness, Unit};
+use crate::judged::options::{OptionError, Unit};
 use crate::judged::prompt::PromptSet;
-use crate::judged::step::Aspect;
 use crate::params::ParamSpec;
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -14,7 +12,7 @@ use std::str::FromStr;
 /// The prefix of a custom aspect's parameter: `aspect.NAME=DEFINITION`.
 pub const CUSTOM_ASPECT_PREFIX: &str = "aspect.";
 
-const STRICTNESS_DOC: &str = "number of judge draws (1 to 10)";
+pub(crate) const STRICTNESS_DOC: &str = "number of judge draws (1 to 10)";
 
 /// A bad parameter of a judged metric.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -36,110 +34,13 @@ pub enum ConfigError {
     NoAspects,
 }
 
-impl JudgedId {
-    /// The parameters the metric accepts, with defaults as users type them.
-    /// `aspect_critique` also takes any number of `aspect.NAME=DEFINITION`.
-    pub fn params(self) -> &'static [ParamSpec] {
-        const fn p(name: &'static str, default: &'static str, doc: &'static str) -> ParamSpec {
-            ParamSpec { name, default, doc }
-        }
-        match self {
-            JudgedId::Faithfulness => {
-                const P: &[ParamSpec] = &[p(
-                    "mode",
-                    "supported",
-                    "supported: unsupported statements count against (ragas, valor); \
-                 contradictions: only contradicted ones (DeepEval)",
-                )];
-                P
-            }
-            JudgedId::AnswerRelevancy => {
-                const P: &[ParamSpec] = &[
-                p("strictness", "3", "number of questions generated in the one call"),
-                p(
-                    "noncommittal",
-                    "all",
-                    "all: 0 when every question is noncommittal; any: when any is (older ragas)",
-                ),
-            ];
-                P
-            }
-            JudgedId::AnswerRelevance => {
-                const P: &[ParamSpec] = &[p(
-                    "idk_counts_as",
-                    "irrelevant",
-                    "irrelevant (valor) or relevant (DeepEval)",
-                )];
-                P
-            }
-            JudgedId::ContextPrecision => {
-                const P: &[ParamSpec] = &[p(
-                    "against",
-                    "reference",
-                    "reference, or response for the no-reference variant",
-                )];
-                P
-            }
-            JudgedId::ContextRelevancy => {
-                const P: &[ParamSpec] = &[
-                    p("strictness", "1", STRICTNESS_DOC),
-                    p(
-                        "agreement",
-                        "jaccard",
-                        "how votes agree: jaccard of sentence sets, or embedding cosine",
-                    ),
-                ];
-                P
-            }
-            JudgedId::AnswerCorrectness => {
-                const P: &[ParamSpec] = &[
-                p(
-                    "weights",
-                    "0.75,0.25",
-                    "factual (F1) and semantic (embedding) weights; 1,0 needs no embedder (valor)",
-                ),
-                p("threshold", "none", "a number in [0, 1] makes the score binary"),
-            ];
-                P
-            }
-            JudgedId::SummarizationScore => {
-                const P: &[ParamSpec] = &[
-                    p("length_penalty", "true", "false gives the plain QA score"),
-                    p("coeff", "0.5", "weight of conciseness against the QA score"),
-                ];
-                P
-            }
-            JudgedId::AspectCritique => {
-                const P: &[ParamSpec] = &[
-                    p(
-                        "aspects",
-                        "harmfulness,maliciousness,coherence,correctness,conciseness",
-                        "built-in aspects to judge (comma-separated), or none",
-                    ),
-                    p(
-                        "strictness",
-                        "1",
-                        "number of votes per aspect, odd (majority)",
-                    ),
-                ];
-                P
-            }
-            JudgedId::SemanticSimilarity => {
-                const P: &[ParamSpec] = &[p(
-                    "threshold",
-                    "none",
-                    "a number in [0, 1] makes the score binary",
-                )];
-                P
-            }
-            JudgedId::ContextRecall
-            | JudgedId::ContextRelevance
-            | JudgedId::SummaryCoherence
-            | JudgedId::Bias
-            | JudgedId::Toxicity
-            | JudgedId::Hallucination => &[],
-        }
-    }
+/// A parameter's declaration, for the metrics' `DEF`s.
+pub(crate) const fn param(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+) -> ParamSpec {
+    ParamSpec { name, default, doc }
 }
 
 impl JudgedMetric {
@@ -158,17 +59,14 @@ impl JudgedMetric {
         given: &BTreeMap<String, String>,
         prompts: &PromptSet,
     ) -> Result<JudgedMetric, ConfigError> {
-        let specs = id.params();
-        let custom_ok =
-            |k: &str| id == JudgedId::AspectCritique && k.starts_with(CUSTOM_ASPECT_PREFIX);
+        let def = id.def();
+        let named_ok = |k: &str| def.named_params.is_some_and(|prefix| k.starts_with(prefix));
         if let Some(unknown) = given
             .keys()
-            .find(|k| !specs.iter().any(|p| p.name == k.as_str()) && !custom_ok(k))
+            .find(|k| !def.params.iter().any(|p| p.name == k.as_str()) && !named_ok(k))
         {
-            let mut known: Vec<&str> = specs.iter().map(|p| p.name).collect();
-            if id == JudgedId::AspectCritique {
-                known.push("aspect.NAME");
-            }
+            let mut known: Vec<String> = def.params.iter().map(|p| p.name.to_string()).collect();
+            known.extend(def.named_params.map(|prefix| format!("{prefix}NAME")));
             return Err(ConfigError::Unknown {
                 metric: id,
                 param: unknown.clone(),
@@ -179,107 +77,12 @@ impl JudgedMetric {
                 },
             });
         }
-        let values = Values { id, given };
-        let metric = match id {
-            JudgedId::Faithfulness => JudgedMetric::Faithfulness {
-                mode: values.parse("mode")?,
-            },
-            JudgedId::AnswerRelevancy => JudgedMetric::AnswerRelevancy {
-                strictness: values.parse("strictness")?,
-                noncommittal: values.parse("noncommittal")?,
-            },
-            JudgedId::AnswerRelevance => JudgedMetric::AnswerRelevance {
-                idk_counts_as: values.parse("idk_counts_as")?,
-            },
-            JudgedId::ContextPrecision => JudgedMetric::ContextPrecision {
-                against: values.parse("against")?,
-            },
-            JudgedId::ContextRelevancy => JudgedMetric::ContextRelevancy {
-                strictness: values.parse("strictness")?,
-                agreement: values.parse("agreement")?,
-            },
-            JudgedId::AnswerCorrectness => JudgedMetric::AnswerCorrectness {
-                weights: values.parse("weights")?,
-                threshold: values.with("threshold", optional_unit)?,
-            },
-            JudgedId::SummarizationScore => JudgedMetric::SummarizationScore {
-                length_penalty: values.parse("length_penalty")?,
-                coeff: values.parse("coeff")?,
-            },
-            JudgedId::SemanticSimilarity => JudgedMetric::SemanticSimilarity {
-                threshold: values.with("threshold", optional_unit)?,
-            },
-            JudgedId::AspectCritique => {
-                let strictness = values.with("strictness", |s| {
-                    Strictness::odd(s.parse::<Strictness>()?.get())
-                })?;
-                let names = values.raw("aspects");
-                let mut aspects: Vec<Aspect> = Vec::new();
-                if names.trim() != "none" {
-                    for name in names.split(',').map(str::trim) {
-                        let which =
-                            BuiltinAspect::from_str(name).map_err(|e| ConfigError::Invalid {
-                                metric: id,
-                                param: "aspects".into(),
-                                value: names.to_string(),
-                                message: e.to_string(),
-                            })?;
-                        let aspect = aspect_critique::builtin(prompts, which).ok_or_else(|| {
-                            ConfigError::Invalid {
-                                metric: id,
-                                param: "aspects".into(),
-                                value: names.to_string(),
-                                message: format!(
-                                    "the aspect prompt file does not define '{which}'"
-                                ),
-                            }
-                        })?;
-                        if !aspects.contains(&aspect) {
-                            aspects.push(aspect);
-                        }
-                    }
-                }
-                for (key, definition) in given
-                    .iter()
-                    .filter(|(k, _)| k.starts_with(CUSTOM_ASPECT_PREFIX))
-                {
-                    let name = &key[CUSTOM_ASPECT_PREFIX.len()..];
-                    let invalid = |message: String| ConfigError::Invalid {
-                        metric: id,
-                        param: key.clone(),
-                        value: definition.clone(),
-                        message,
-                    };
-                    if aspects.iter().any(|a| a.name == name) {
-                        return Err(invalid(format!("aspect '{name}' is defined twice")));
-                    }
-                    aspects.push(
-                        name.parse::<aspect_critique::AspectName>()
-                            .and_then(|name| aspect_critique::custom(name, definition))
-                            .map_err(|e| invalid(e.to_string()))?,
-                    );
-                }
-                if aspects.is_empty() {
-                    return Err(ConfigError::NoAspects);
-                }
-                JudgedMetric::AspectCritique {
-                    aspects,
-                    strictness,
-                }
-            }
-            JudgedId::ContextRecall
-            | JudgedId::ContextRelevance
-            | JudgedId::SummaryCoherence
-            | JudgedId::Bias
-            | JudgedId::Toxicity
-            | JudgedId::Hallucination => JudgedMetric::default_for(id),
-        };
-        Ok(metric)
+        (def.configure)(&Values { id, given }, prompts)
     }
 }
 
 /// `none` or a number in [0, 1].
-fn optional_unit(s: &str) -> Result<Option<Unit>, OptionError> {
+pub(crate) fn optional_unit(s: &str) -> Result<Option<Unit>, OptionError> {
     if s.trim() == "none" {
         Ok(None)
     } else {
@@ -288,19 +91,21 @@ fn optional_unit(s: &str) -> Result<Option<Unit>, OptionError> {
 }
 
 /// The given values of one metric's parameters, over the defaults.
-struct Values<'a> {
+pub struct Values<'a> {
     id: JudgedId,
-    given: &'a BTreeMap<String, String>,
+    /// Every parameter given, named ones included.
+    pub(crate) given: &'a BTreeMap<String, String>,
 }
 
 impl Values<'_> {
-    fn raw(&self, name: &'static str) -> &str {
+    pub(crate) fn raw(&self, name: &'static str) -> &str {
         self.given
             .get(name)
             .map(String::as_str)
             .or_else(|| {
                 self.id
-                    .params()
+                    .def()
+                    .params
                     .iter()
                     .find(|p| p.name == name)
                     .map(|p| p.default)
@@ -308,7 +113,7 @@ impl Values<'_> {
             .unwrap_or_default()
     }
 
-    fn with<T>(
+    pub(crate) fn with<T>(
         &self,
         name: &'static str,
         parse: impl FnOnce(&str) -> Result<T, OptionError>,
@@ -322,7 +127,10 @@ impl Values<'_> {
         })
     }
 
-    fn parse<T: FromStr<Err = OptionError>>(&self, name: &'static str) -> Result<T, ConfigError> {
+    pub(crate) fn parse<T: FromStr<Err = OptionError>>(
+        &self,
+        name: &'static str,
+    ) -> Result<T, ConfigError> {
         self.with(name, str::parse)
     }
 }

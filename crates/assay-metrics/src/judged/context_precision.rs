@@ -14,9 +14,14 @@
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
 
 use crate::judged::common::{misaligned, quote, scored, with_quotes};
+use crate::judged::configure::param;
+use crate::judged::configure::{ConfigError, Values};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::options::PrecisionAgainst;
 use crate::judged::prompt::PromptId;
+use crate::judged::prompt::PromptSet;
 use crate::judged::step::{Label, StepKey, UsefulFor, Verdict};
+use crate::spec::Direction;
 use assay_core::{Outcome, SkipReason};
 use serde_json::json;
 
@@ -24,6 +29,35 @@ pub const PROMPTS: &[PromptId] = &[PromptId::ContextUsefulness];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) when there are no retrieved contexts; 0 when none is useful";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::ContextPrecision,
+    name: "context_precision",
+    summary: "mean precision@k of the contexts useful for the reference (ragas)",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[param(
+        "against",
+        "reference",
+        "reference, or response for the no-reference variant",
+    )],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::ContextPrecision {
+        against: PrecisionAgainst::Reference,
+    },
+    configure,
+    named_params: None,
+    per_output: None,
+};
+
+/// The metric from its parameters' values.
+fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+    Ok(JudgedMetric::ContextPrecision {
+        against: values.parse("against")?,
+    })
+}
 
 /// One usefulness step per reference (or one against the response).
 pub fn steps(against: PrecisionAgainst, references: usize) -> Vec<StepKey> {

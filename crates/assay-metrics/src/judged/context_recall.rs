@@ -17,8 +17,10 @@
 //! contexts attribute nothing (0).
 
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
+use crate::spec::Direction;
 use assay_core::{Outcome, SkipReason};
 use serde_json::json;
 
@@ -30,6 +32,22 @@ pub const PROMPTS: &[PromptId] = &[
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when no reference has statements; 0 when the contexts are empty";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::ContextRecall,
+    name: "context_recall",
+    summary: "share of the reference's statements attributable to the contexts",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::ContextRecall,
+    configure: |_, _| Ok(JudgedMetric::ContextRecall),
+    named_params: None,
+    per_output: None,
+};
 
 pub fn steps(references: usize) -> Vec<StepKey> {
     (0..references).map(StepKey::ReferenceRecall).collect()

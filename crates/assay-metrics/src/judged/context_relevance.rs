@@ -7,13 +7,31 @@
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
 
 use crate::judged::common::context_share;
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
+use crate::spec::Direction;
 use assay_core::Outcome;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::ContextRelevance];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_contexts) when there are no retrieved contexts";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::ContextRelevance,
+    name: "context_relevance",
+    summary: "share of the retrieved contexts relevant to the question (valor)",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::ContextRelevance,
+    configure: |_, _| Ok(JudgedMetric::ContextRelevance),
+    named_params: None,
+    per_output: None,
+};
 
 pub fn steps() -> Vec<StepKey> {
     vec![StepKey::ContextRelevance]

@@ -29,9 +29,14 @@
 //! Empty inputs: contexts without any sentence -> skipped, `no_contexts`.
 
 use crate::judged::common::{cosine, misaligned, scored};
+use crate::judged::configure::{param, STRICTNESS_DOC};
+use crate::judged::configure::{ConfigError, Values};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::options::{Agreement, Strictness};
 use crate::judged::prompt::PromptId;
+use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, Extraction, StepKey};
+use crate::spec::Direction;
 use assay_core::{Outcome, SkipReason};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -39,6 +44,41 @@ use std::collections::BTreeSet;
 pub const PROMPTS: &[PromptId] = &[PromptId::SentenceExtraction];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_contexts) when the contexts have no sentence";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::ContextRelevancy,
+    name: "context_relevancy",
+    summary:
+        "share of context sentences relevant to the question (older ragas sentence extraction)",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[
+        param("strictness", "1", STRICTNESS_DOC),
+        param(
+            "agreement",
+            "jaccard",
+            "how votes agree: jaccard of sentence sets, or embedding cosine",
+        ),
+    ],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: SIGNATURE_VERSION,
+    default: || JudgedMetric::ContextRelevancy {
+        strictness: Strictness::ONE,
+        agreement: Agreement::Jaccard,
+    },
+    configure,
+    named_params: None,
+    per_output: None,
+};
+
+/// The metric from its parameters' values.
+fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+    Ok(JudgedMetric::ContextRelevancy {
+        strictness: values.parse("strictness")?,
+        agreement: values.parse("agreement")?,
+    })
+}
 
 pub fn steps(strictness: Strictness, agreement: Agreement) -> Vec<StepKey> {
     let votes = strictness.get();

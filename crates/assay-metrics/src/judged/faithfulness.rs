@@ -13,9 +13,14 @@
 //! inferred, so every statement is unsupported (0 in the default mode).
 
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::configure::param;
+use crate::judged::configure::{ConfigError, Values};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::options::FaithfulnessMode;
 use crate::judged::prompt::PromptId;
+use crate::judged::prompt::PromptSet;
 use crate::judged::step::{Label, StepKey, Verdict};
+use crate::spec::Direction;
 use assay_core::{Outcome, SkipReason};
 use serde_json::json;
 
@@ -24,6 +29,36 @@ pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::FaithfulnessV
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when the response has no statements; empty contexts support nothing";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::Faithfulness,
+    name: "faithfulness",
+    summary: "share of the response's statements the retrieved contexts support",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[param(
+        "mode",
+        "supported",
+        "supported: unsupported statements count against (ragas, valor); \
+                 contradictions: only contradicted ones (DeepEval)",
+    )],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::Faithfulness {
+        mode: FaithfulnessMode::Supported,
+    },
+    configure,
+    named_params: None,
+    per_output: None,
+};
+
+/// The metric from its parameters' values.
+fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+    Ok(JudgedMetric::Faithfulness {
+        mode: values.parse("mode")?,
+    })
+}
 
 /// The steps, dependencies first.
 pub fn steps() -> Vec<StepKey> {

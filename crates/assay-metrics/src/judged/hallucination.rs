@@ -10,14 +10,32 @@
 //! response contradicts nothing (0).
 
 use crate::judged::common::context_share;
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
+use crate::spec::Direction;
 use assay_core::Outcome;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Contradictions];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) when there are no retrieved contexts; an empty response contradicts nothing (0)";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::Hallucination,
+    name: "hallucination",
+    summary: "share of the contexts the response contradicts",
+    direction: Direction::LowerIsBetter,
+    prompts: PROMPTS,
+    params: &[],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::Hallucination,
+    configure: |_, _| Ok(JudgedMetric::Hallucination),
+    named_params: None,
+    per_output: None,
+};
 
 pub fn steps() -> Vec<StepKey> {
     vec![StepKey::Contradictions]

@@ -1,6 +1,7 @@
 //! The judged metrics by id, with their parameters: required fields,
 //! steps, outputs, directions, signatures, and scoring from step outputs.
 
+use crate::judged::configure::{ConfigError, Values};
 use crate::judged::options::{
     Agreement, FaithfulnessMode, IdkCountsAs, LengthPenalty, Noncommittal, PrecisionAgainst,
     Strictness, Unit, Weights,
@@ -14,6 +15,7 @@ use crate::judged::{
     context_precision, context_recall, context_relevance, context_relevancy, faithfulness,
     hallucination, semantic_similarity, summarization_score, summary_coherence, toxicity,
 };
+use crate::params::ParamSpec;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, Signature, SkipReason};
 use std::fmt;
@@ -39,95 +41,107 @@ pub enum JudgedId {
     SemanticSimilarity,
 }
 
+/// What a judged metric is, whatever its parameters. Each metric's module
+/// defines its own (`DEF`); [`JUDGED`] lists them, and everything that
+/// lists or describes metrics (`assay metrics`, signatures, parameter
+/// parsing, the guard tests) reads them from there.
+#[derive(Debug)]
+pub struct JudgedDef {
+    /// The id this entry describes.
+    pub id: JudgedId,
+    /// The id users type.
+    pub name: &'static str,
+    /// One line: what the number means.
+    pub summary: &'static str,
+    pub direction: Direction,
+    /// The prompt files the metric uses (whatever its parameters).
+    pub prompts: &'static [PromptId],
+    /// The parameters it accepts, with defaults as users type them.
+    pub params: &'static [ParamSpec],
+    /// What the metric gives on empty inputs (documentation).
+    pub empty_inputs: &'static str,
+    /// The implementation version in its signature: raised when the same
+    /// answers would give another number.
+    pub signature_version: u32,
+    /// The metric with every parameter at its default.
+    pub default: fn() -> JudgedMetric,
+    /// The metric from its parameters' values (given over the defaults),
+    /// already checked to be known.
+    pub configure: fn(&Values<'_>, &PromptSet) -> Result<JudgedMetric, ConfigError>,
+    /// The prefix of free-form parameters `PREFIX.NAME=VALUE` the metric
+    /// takes besides `params` (`aspect.` for custom aspects).
+    pub named_params: Option<&'static str>,
+    /// For a metric with several outputs per sample, how they are named
+    /// and which way each is better (documentation).
+    pub per_output: Option<PerOutput>,
+}
+
+/// The documented outputs of a metric with several per sample.
+#[derive(Debug)]
+pub struct PerOutput {
+    /// How the outputs are named.
+    pub outputs: &'static str,
+    /// Which way each output is better.
+    pub direction: &'static str,
+}
+
+/// Every judged metric, in the order `assay metrics` lists them: the one
+/// place a metric is registered.
+pub static JUDGED: [&JudgedDef; 15] = [
+    &faithfulness::DEF,
+    &answer_relevancy::DEF,
+    &answer_relevance::DEF,
+    &context_precision::DEF,
+    &context_recall::DEF,
+    &context_relevance::DEF,
+    &context_relevancy::DEF,
+    &answer_correctness::DEF,
+    &summarization_score::DEF,
+    &summary_coherence::DEF,
+    &bias::DEF,
+    &toxicity::DEF,
+    &hallucination::DEF,
+    &aspect_critique::DEF,
+    &semantic_similarity::DEF,
+];
+
 impl JudgedId {
-    pub const ALL: [JudgedId; 15] = [
-        JudgedId::Faithfulness,
-        JudgedId::AnswerRelevancy,
-        JudgedId::AnswerRelevance,
-        JudgedId::ContextPrecision,
-        JudgedId::ContextRecall,
-        JudgedId::ContextRelevance,
-        JudgedId::ContextRelevancy,
-        JudgedId::AnswerCorrectness,
-        JudgedId::SummarizationScore,
-        JudgedId::SummaryCoherence,
-        JudgedId::Bias,
-        JudgedId::Toxicity,
-        JudgedId::Hallucination,
-        JudgedId::AspectCritique,
-        JudgedId::SemanticSimilarity,
-    ];
+    /// Every judged metric, in [`JUDGED`] order.
+    pub fn all() -> impl Iterator<Item = JudgedId> {
+        JUDGED.iter().map(|d| d.id)
+    }
+
+    /// The metric's entry in [`JUDGED`].
+    pub fn def(self) -> &'static JudgedDef {
+        JUDGED
+            .iter()
+            .find(|d| d.id == self)
+            .expect("every judged metric is registered in JUDGED (a guard test checks)")
+    }
 
     pub fn name(self) -> &'static str {
-        match self {
-            JudgedId::Faithfulness => "faithfulness",
-            JudgedId::AnswerRelevancy => "answer_relevancy",
-            JudgedId::AnswerRelevance => "answer_relevance",
-            JudgedId::ContextPrecision => "context_precision",
-            JudgedId::ContextRecall => "context_recall",
-            JudgedId::ContextRelevance => "context_relevance",
-            JudgedId::ContextRelevancy => "context_relevancy",
-            JudgedId::AnswerCorrectness => "answer_correctness",
-            JudgedId::SummarizationScore => "summarization_score",
-            JudgedId::SummaryCoherence => "summary_coherence",
-            JudgedId::Bias => "bias",
-            JudgedId::Toxicity => "toxicity",
-            JudgedId::Hallucination => "hallucination",
-            JudgedId::AspectCritique => "aspect_critique",
-            JudgedId::SemanticSimilarity => "semantic_similarity",
-        }
+        self.def().name
     }
 
     /// Bias, toxicity and hallucination measure harm: lower is better.
     pub fn direction(self) -> Direction {
-        match self {
-            JudgedId::Bias | JudgedId::Toxicity | JudgedId::Hallucination => {
-                Direction::LowerIsBetter
-            }
-            _ => Direction::HigherIsBetter,
-        }
+        self.def().direction
     }
 
     /// The prompt files the metric uses (whatever its parameters).
     pub fn prompts(self) -> &'static [PromptId] {
-        match self {
-            JudgedId::Faithfulness => faithfulness::PROMPTS,
-            JudgedId::AnswerRelevancy => answer_relevancy::PROMPTS,
-            JudgedId::AnswerRelevance => answer_relevance::PROMPTS,
-            JudgedId::ContextPrecision => context_precision::PROMPTS,
-            JudgedId::ContextRecall => context_recall::PROMPTS,
-            JudgedId::ContextRelevance => context_relevance::PROMPTS,
-            JudgedId::ContextRelevancy => context_relevancy::PROMPTS,
-            JudgedId::AnswerCorrectness => answer_correctness::PROMPTS,
-            JudgedId::SummarizationScore => summarization_score::PROMPTS,
-            JudgedId::SummaryCoherence => summary_coherence::PROMPTS,
-            JudgedId::Bias => bias::PROMPTS,
-            JudgedId::Toxicity => toxicity::PROMPTS,
-            JudgedId::Hallucination => hallucination::PROMPTS,
-            JudgedId::AspectCritique => aspect_critique::PROMPTS,
-            JudgedId::SemanticSimilarity => semantic_similarity::PROMPTS,
-        }
+        self.def().prompts
     }
 
     /// What the metric gives on empty inputs (documentation).
     pub fn empty_inputs(self) -> &'static str {
-        match self {
-            JudgedId::Faithfulness => faithfulness::EMPTY_INPUTS,
-            JudgedId::AnswerRelevancy => answer_relevancy::EMPTY_INPUTS,
-            JudgedId::AnswerRelevance => answer_relevance::EMPTY_INPUTS,
-            JudgedId::ContextPrecision => context_precision::EMPTY_INPUTS,
-            JudgedId::ContextRecall => context_recall::EMPTY_INPUTS,
-            JudgedId::ContextRelevance => context_relevance::EMPTY_INPUTS,
-            JudgedId::ContextRelevancy => context_relevancy::EMPTY_INPUTS,
-            JudgedId::AnswerCorrectness => answer_correctness::EMPTY_INPUTS,
-            JudgedId::SummarizationScore => summarization_score::EMPTY_INPUTS,
-            JudgedId::SummaryCoherence => summary_coherence::EMPTY_INPUTS,
-            JudgedId::Bias => bias::EMPTY_INPUTS,
-            JudgedId::Toxicity => toxicity::EMPTY_INPUTS,
-            JudgedId::Hallucination => hallucination::EMPTY_INPUTS,
-            JudgedId::AspectCritique => aspect_critique::EMPTY_INPUTS,
-            JudgedId::SemanticSimilarity => semantic_similarity::EMPTY_INPUTS,
-        }
+        self.def().empty_inputs
+    }
+
+    /// The parameters the metric accepts, with defaults as users type them.
+    /// `aspect_critique` also takes any number of `aspect.NAME=DEFINITION`.
+    pub fn params(self) -> &'static [ParamSpec] {
+        self.def().params
     }
 }
 
@@ -145,8 +159,7 @@ pub struct UnknownJudged(pub String);
 impl FromStr for JudgedId {
     type Err = UnknownJudged;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        JudgedId::ALL
-            .into_iter()
+        JudgedId::all()
             .find(|m| m.name() == s)
             .ok_or_else(|| UnknownJudged(s.to_string()))
     }
@@ -200,44 +213,7 @@ impl JudgedMetric {
     /// gets no aspects here: its default, the five built-in aspects, has
     /// definitions in the prompt set ([`aspect_critique::builtin_all`]).
     pub fn default_for(id: JudgedId) -> JudgedMetric {
-        match id {
-            JudgedId::Faithfulness => JudgedMetric::Faithfulness {
-                mode: FaithfulnessMode::Supported,
-            },
-            JudgedId::AnswerRelevancy => JudgedMetric::AnswerRelevancy {
-                strictness: Strictness::THREE,
-                noncommittal: Noncommittal::All,
-            },
-            JudgedId::AnswerRelevance => JudgedMetric::AnswerRelevance {
-                idk_counts_as: IdkCountsAs::Irrelevant,
-            },
-            JudgedId::ContextPrecision => JudgedMetric::ContextPrecision {
-                against: PrecisionAgainst::Reference,
-            },
-            JudgedId::ContextRecall => JudgedMetric::ContextRecall,
-            JudgedId::ContextRelevance => JudgedMetric::ContextRelevance,
-            JudgedId::ContextRelevancy => JudgedMetric::ContextRelevancy {
-                strictness: Strictness::ONE,
-                agreement: Agreement::Jaccard,
-            },
-            JudgedId::AnswerCorrectness => JudgedMetric::AnswerCorrectness {
-                weights: Weights::DEFAULT,
-                threshold: None,
-            },
-            JudgedId::SummarizationScore => JudgedMetric::SummarizationScore {
-                length_penalty: LengthPenalty::On,
-                coeff: Unit::HALF,
-            },
-            JudgedId::SummaryCoherence => JudgedMetric::SummaryCoherence,
-            JudgedId::Bias => JudgedMetric::Bias,
-            JudgedId::Toxicity => JudgedMetric::Toxicity,
-            JudgedId::Hallucination => JudgedMetric::Hallucination,
-            JudgedId::AspectCritique => JudgedMetric::AspectCritique {
-                aspects: Vec::new(),
-                strictness: Strictness::ONE,
-            },
-            JudgedId::SemanticSimilarity => JudgedMetric::SemanticSimilarity { threshold: None },
-        }
+        (id.def().default)()
     }
 
     pub fn id(&self) -> JudgedId {
@@ -616,11 +592,8 @@ impl JudgedMetric {
     /// The signature: id, implementation version, every parameter, and the
     /// version and hash prefix of every prompt used.
     pub fn signature(&self, prompts: &PromptSet) -> Signature {
-        let version = match self.id() {
-            JudgedId::ContextRelevancy => context_relevancy::SIGNATURE_VERSION,
-            _ => 1,
-        };
-        let mut sig = Signature::new(self.id().name(), version);
+        let def = self.id().def();
+        let mut sig = Signature::new(def.name, def.signature_version);
         for (k, v) in self.params() {
             sig = sig.with(k, v);
         }

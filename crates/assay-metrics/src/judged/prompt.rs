@@ -390,9 +390,9 @@ impl Prompt {
             {
                 return Err(invalid(format!("example {i}: unknown slot '{extra}'")));
             }
-            crate::judged::schema::validate_instance(&raw.output_schema, &ex.output).map_err(
-                |e| invalid(format!("example {i}: output does not fit the schema: {e}")),
-            )?;
+            assay_core::schema::validate(&ex.output, &raw.output_schema).map_err(|e| {
+                invalid(format!("example {i}: output does not fit the schema: {e}"))
+            })?;
             examples.push(Example {
                 input,
                 output: ex.output,

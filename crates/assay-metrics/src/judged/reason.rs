@@ -205,12 +205,12 @@ mod tests {
     fn every_metric_has_a_definition() {
         let prompts = PromptSet::builtin().unwrap();
         let defs = &prompts.get(PromptId::OutcomeReason).definitions;
-        for id in JudgedId::ALL {
+        for id in JudgedId::all() {
             assert!(defs.contains_key(id.name()), "{id}");
         }
         assert_eq!(
             defs.len(),
-            JudgedId::ALL.len(),
+            JudgedId::all().count(),
             "no definition of another id"
         );
     }

@@ -2,7 +2,9 @@
 //! every schema-following server and constrained decoder: `type` (object,
 //! array, string, integer, number, boolean), `properties`, `required`,
 //! `additionalProperties: false`, `items`, `minItems`, `maxItems`, `enum`
-//! (strings), `minimum`, `maximum`, `description`.
+//! (strings), `minimum`, `maximum`, `description`. Values are checked
+//! against such schemas by [`assay_core::schema::validate`], the one
+//! validator for live answers and few-shot examples alike.
 
 use serde_json::{Map, Value};
 
@@ -111,97 +113,6 @@ fn check_object(map: &Map<String, Value>, at: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks `value` against a schema of the subset (assumed checked).
-pub fn validate_instance(schema: &Value, value: &Value) -> Result<(), String> {
-    validate_at(schema, value, "$")
-}
-
-fn validate_at(schema: &Value, value: &Value, at: &str) -> Result<(), String> {
-    let ty = schema
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let fits = match ty {
-        "object" => value.is_object(),
-        "array" => value.is_array(),
-        "string" => value.is_string(),
-        "integer" => value.is_i64() || value.is_u64(),
-        "number" => value.is_number(),
-        "boolean" => value.is_boolean(),
-        _ => false,
-    };
-    if !fits {
-        return Err(format!("{at}: expected {ty}"));
-    }
-    match value {
-        Value::Object(obj) => {
-            let props = schema.get("properties").and_then(Value::as_object);
-            for name in schema
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                if !obj.contains_key(name) {
-                    return Err(format!("{at}: missing '{name}'"));
-                }
-            }
-            for (k, v) in obj {
-                let sub = props
-                    .and_then(|p| p.get(k))
-                    .ok_or_else(|| format!("{at}: unexpected property '{k}'"))?;
-                validate_at(sub, v, &format!("{at}.{k}"))?;
-            }
-            Ok(())
-        }
-        Value::Array(items) => {
-            let n = items.len() as u64;
-            if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
-                if n < min {
-                    return Err(format!("{at}: {n} items, at least {min} expected"));
-                }
-            }
-            if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
-                if n > max {
-                    return Err(format!("{at}: {n} items, at most {max} expected"));
-                }
-            }
-            let item_schema = schema.get("items").unwrap_or(&Value::Null);
-            for (i, v) in items.iter().enumerate() {
-                validate_at(item_schema, v, &format!("{at}[{i}]"))?;
-            }
-            Ok(())
-        }
-        Value::String(s) => match schema.get("enum").and_then(Value::as_array) {
-            Some(values) if !values.iter().any(|v| v.as_str() == Some(s)) => Err(format!(
-                "{at}: '{s}' is not one of {}",
-                Value::Array(values.clone())
-            )),
-            _ => Ok(()),
-        },
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or(f64::NAN);
-            if schema
-                .get("minimum")
-                .and_then(Value::as_f64)
-                .is_some_and(|m| x < m)
-            {
-                return Err(format!("{at}: {n} below the minimum"));
-            }
-            if schema
-                .get("maximum")
-                .and_then(Value::as_f64)
-                .is_some_and(|m| x > m)
-            {
-                return Err(format!("{at}: {n} above the maximum"));
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
 /// Sets `minItems = maxItems = n` on the array at `path` (a chain of
 /// property names from the root object); a path that names no array
 /// leaves the schema unchanged.
@@ -223,6 +134,7 @@ pub fn with_exact_items(mut schema: Value, path: &[&str], n: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assay_core::schema::validate;
     use serde_json::json;
 
     fn verdicts() -> Value {
@@ -245,9 +157,9 @@ mod tests {
     fn exact_items_are_enforced() {
         let s = with_exact_items(verdicts(), &["verdicts"], 2);
         assert_eq!(s["properties"]["verdicts"]["maxItems"], json!(2));
-        assert!(validate_instance(&s, &json!({"verdicts": ["yes", "no"]})).is_ok());
-        assert!(validate_instance(&s, &json!({"verdicts": ["yes"]})).is_err());
-        assert!(validate_instance(&s, &json!({"verdicts": ["yes", "maybe"]})).is_err());
-        assert!(validate_instance(&s, &json!({"verdicts": ["yes", "no"], "x": 1})).is_err());
+        assert!(validate(&json!({"verdicts": ["yes", "no"]}), &s).is_ok());
+        assert!(validate(&json!({"verdicts": ["yes"]}), &s).is_err());
+        assert!(validate(&json!({"verdicts": ["yes", "maybe"]}), &s).is_err());
+        assert!(validate(&json!({"verdicts": ["yes", "no"], "x": 1}), &s).is_err());
     }
 }

@@ -10,9 +10,14 @@
 //! -> failed (undefined).
 
 use crate::judged::common::{cosine, scored, undefined};
+use crate::judged::configure::param;
+use crate::judged::configure::{optional_unit, ConfigError, Values};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::options::Unit;
 use crate::judged::prompt::PromptId;
+use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, StepKey};
+use crate::spec::Direction;
 use assay_core::{Field, Outcome, SkipReason};
 use serde_json::json;
 
@@ -20,6 +25,33 @@ pub const PROMPTS: &[PromptId] = &[];
 
 pub const EMPTY_INPUTS: &str =
     "empty texts are embedded as they are; a zero embedding vector fails (undefined)";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::SemanticSimilarity,
+    name: "semantic_similarity",
+    summary: "cosine of response and reference embeddings (needs --embedder)",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[param(
+        "threshold",
+        "none",
+        "a number in [0, 1] makes the score binary",
+    )],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::SemanticSimilarity { threshold: None },
+    configure,
+    named_params: None,
+    per_output: None,
+};
+
+/// The metric from its parameters' values.
+fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+    Ok(JudgedMetric::SemanticSimilarity {
+        threshold: values.with("threshold", optional_unit)?,
+    })
+}
 
 pub fn steps(references: usize) -> Vec<StepKey> {
     let mut steps = vec![StepKey::Embed(EmbedText::Response)];

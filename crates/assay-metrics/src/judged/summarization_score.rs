@@ -19,9 +19,14 @@
 //! `no_questions`; empty contexts -> skipped, `no_contexts` (before any call).
 
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::configure::param;
+use crate::judged::configure::{ConfigError, Values};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::options::{LengthPenalty, Unit};
 use crate::judged::prompt::PromptId;
+use crate::judged::prompt::PromptSet;
 use crate::judged::step::{Label, StepKey, Verdict};
+use crate::spec::Direction;
 use assay_core::{Outcome, SkipReason};
 use serde_json::json;
 
@@ -33,6 +38,36 @@ pub const PROMPTS: &[PromptId] = &[
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) without source text; skipped (no_questions) when no question can be asked";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::SummarizationScore,
+    name: "summarization_score",
+    summary: "share of closed questions on the source the summary answers, with a length penalty",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[
+        param("length_penalty", "true", "false gives the plain QA score"),
+        param("coeff", "0.5", "weight of conciseness against the QA score"),
+    ],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::SummarizationScore {
+        length_penalty: LengthPenalty::On,
+        coeff: Unit::HALF,
+    },
+    configure,
+    named_params: None,
+    per_output: None,
+};
+
+/// The metric from its parameters' values.
+fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+    Ok(JudgedMetric::SummarizationScore {
+        length_penalty: values.parse("length_penalty")?,
+        coeff: values.parse("coeff")?,
+    })
+}
 
 pub fn steps() -> Vec<StepKey> {
     vec![

@@ -13,8 +13,10 @@
 //! summary is rated as it is.
 
 use crate::judged::common::scored;
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Rating, StepKey};
+use crate::spec::Direction;
 use assay_core::Outcome;
 use serde_json::json;
 
@@ -22,6 +24,22 @@ pub const PROMPTS: &[PromptId] = &[PromptId::CoherenceRating];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) without source text; an empty summary is rated as it is";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::SummaryCoherence,
+    name: "summary_coherence",
+    summary: "G-Eval coherence rating of the summary, scaled to [0, 1]",
+    direction: Direction::HigherIsBetter,
+    prompts: PROMPTS,
+    params: &[],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::SummaryCoherence,
+    configure: |_, _| Ok(JudgedMetric::SummaryCoherence),
+    named_params: None,
+    per_output: None,
+};
 
 pub fn steps() -> Vec<StepKey> {
     vec![StepKey::CoherenceRating]

@@ -9,14 +9,32 @@
 //! Empty inputs: no opinions -> 0, as the seed says.
 
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
+use crate::spec::Direction;
 use assay_core::Outcome;
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Opinions, PromptId::ToxicityVerdicts];
 
 pub const EMPTY_INPUTS: &str = "0 when the response has no opinions (seed 004)";
+
+/// The metric's entry in [`crate::judged::metric::JUDGED`].
+pub const DEF: JudgedDef = JudgedDef {
+    id: JudgedId::Toxicity,
+    name: "toxicity",
+    summary: "share of the response's opinions that are toxic",
+    direction: Direction::LowerIsBetter,
+    prompts: PROMPTS,
+    params: &[],
+    empty_inputs: EMPTY_INPUTS,
+    signature_version: 1,
+    default: || JudgedMetric::Toxicity,
+    configure: |_, _| Ok(JudgedMetric::Toxicity),
+    named_params: None,
+    per_output: None,
+};
 
 pub fn steps() -> Vec<StepKey> {
     vec![StepKey::Opinions, StepKey::ToxicityVerdicts]

@@ -620,7 +620,7 @@ fn parameters_change_plans_and_signatures() {
 #[test]
 fn every_metric_declares_its_contract() {
     let mut used = std::collections::BTreeSet::new();
-    for id in JudgedId::ALL {
+    for id in JudgedId::all() {
         assert_eq!(id.name().parse::<JudgedId>().unwrap(), id);
         assert!(id.empty_inputs().len() > 10, "{id}");
         used.extend(id.prompts().iter().copied());
@@ -636,8 +636,7 @@ fn every_metric_declares_its_contract() {
         "every prompt file belongs to a metric"
     );
     use assay_metrics::Direction::LowerIsBetter;
-    let lower: Vec<JudgedId> = JudgedId::ALL
-        .into_iter()
+    let lower: Vec<JudgedId> = JudgedId::all()
         .filter(|i| i.direction() == LowerIsBetter)
         .collect();
     assert_eq!(
@@ -704,7 +703,7 @@ fn scoring_without_the_needed_outputs_is_an_error_not_a_number() {
 fn every_metric_end_to_end() {
     let prompts = prompts();
     let s = rag_sample();
-    let mut metrics: Vec<JudgedMetric> = JudgedId::ALL.into_iter().map(d).collect();
+    let mut metrics: Vec<JudgedMetric> = JudgedId::all().map(d).collect();
     metrics.push(JudgedMetric::ContextRelevancy {
         strictness: Strictness::new(3).unwrap(),
         agreement: assay_metrics::judged::Agreement::Embedding,
@@ -724,7 +723,7 @@ fn every_metric_end_to_end() {
     }
     assert_eq!(
         outcomes.len(),
-        JudgedId::ALL.len() - 1 + 5,
+        JudgedId::all().count() - 1 + 5,
         "one outcome per aspect"
     );
     // Contexts 1 and 4 mention the Eiffel Tower: 2 of 4 sentences, every

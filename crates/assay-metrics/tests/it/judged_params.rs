@@ -33,7 +33,7 @@ fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 #[test]
 fn defaults_configure_to_the_documented_metric() {
     let prompts = PromptSet::builtin().unwrap();
-    for id in JudgedId::ALL {
+    for id in JudgedId::all() {
         let m = JudgedMetric::configure(id, &BTreeMap::new(), &prompts).unwrap();
         let expected = match id {
             JudgedId::AspectCritique => JudgedMetric::AspectCritique {
@@ -62,7 +62,7 @@ fn defaults_configure_to_the_documented_metric() {
 #[test]
 fn every_parameter_changes_the_signature() {
     let prompts = PromptSet::builtin().unwrap();
-    for id in JudgedId::ALL {
+    for id in JudgedId::all() {
         for p in id.params() {
             let alt = ALTERNATIVES
                 .iter()

@@ -2,8 +2,9 @@
 //! their examples fit their schemas, the embedded copies are the files on
 //! disk, and `--prompts DIR` overrides behave.
 
+use assay_core::schema::validate;
 use assay_metrics::judged::prompt::{canonical_json, Origin, Prompt};
-use assay_metrics::judged::schema::{check_subset, validate_instance};
+use assay_metrics::judged::schema::check_subset;
 use assay_metrics::judged::{
     render, Inputs, JudgedId, JudgedMetric, Outputs, PromptError, PromptId, PromptSet, Request,
     StepKey,
@@ -47,7 +48,7 @@ fn every_prompt_file_parses_and_is_the_embedded_one() {
         assert!(p.hash.bytes().all(|b| b.is_ascii_hexdigit()));
         check_subset(&p.output_schema).unwrap_or_else(|e| panic!("{id}: {e}"));
         for ex in &p.examples {
-            validate_instance(&p.output_schema, &ex.output).unwrap_or_else(|e| panic!("{id}: {e}"));
+            validate(&ex.output, &p.output_schema).unwrap_or_else(|e| panic!("{id}: {e}"));
         }
     }
     let mut hashes: Vec<&str> = builtin.iter().map(|p| p.hash.as_str()).collect();

@@ -136,7 +136,7 @@ fn the_whole_registry_is_unique_and_documented() {
     use assay_metrics::judged::JudgedId;
     use assay_metrics::AnyId;
     let all: Vec<AnyId> = AnyId::all().collect();
-    assert_eq!(all.len(), MetricId::ALL.len() + JudgedId::ALL.len());
+    assert_eq!(all.len(), MetricId::ALL.len() + JudgedId::all().count());
     let mut seen = HashSet::new();
     for id in &all {
         assert!(seen.insert(id.name()), "{id} twice");
@@ -156,6 +156,11 @@ fn the_whole_registry_is_unique_and_documented() {
             assert!(p.doc.len() > 5, "{id}.{} undocumented", p.name);
         }
         if let AnyId::Judged(j) = id {
+            assert_eq!(
+                j.def().id,
+                *j,
+                "{id}: its table entry describes another metric"
+            );
             for prompt in j.prompts() {
                 let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(prompt.path());
                 assert!(path.is_file(), "{id}: {} missing", path.display());

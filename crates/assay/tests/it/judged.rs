@@ -345,8 +345,7 @@ fn bad_answers_become_typed_failures_with_evidence() {
         }
         Some("opinions") => Reply::json(200, chat_body("{\"opinions\": [\"I thi", "length")),
         Some("context_relevance") => chat("the contexts look fine to me"),
-        // Valid against the schema the judge layer checks, out of the
-        // step's range.
+        // Out of the schema's inclusive range 1..=5.
         Some("coherence_rating") => chat(&json!({"reason": "r", "rating": 9}).to_string()),
         _ => judge::reply(req),
     });
@@ -373,11 +372,11 @@ fn bad_answers_become_typed_failures_with_evidence() {
     assert_eq!(kind, "parse");
     assert!(message.contains("\"verdict\":\"yes\""), "{message}");
     assert_eq!(fx.asked("faithfulness_verdicts"), 2);
-    // A rating out of range passes the schema check and fails the step's
-    // validation: one repair re-ask showing the model the problem, then a
-    // mismatch with the answer.
+    // The judge layer's schema check enforces `maximum` (the one validator
+    // of assay_core::schema): one repair re-ask showing the model the
+    // problem, then a parse failure with the answer.
     let (kind, message) = failed("summary_coherence");
-    assert_eq!(kind, "mismatch");
+    assert_eq!(kind, "parse");
     assert!(message.contains("\"rating\":9"), "{message}");
     assert_eq!(fx.asked("coherence_rating"), 2);
     let reask = fx
@@ -387,7 +386,7 @@ fn bad_answers_become_typed_failures_with_evidence() {
         .nth(1)
         .unwrap();
     assert!(
-        reask.last_message().contains("out of range"),
+        reask.last_message().contains("9 is above the maximum 5"),
         "{}",
         reask.last_message()
     );
