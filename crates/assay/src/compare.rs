@@ -11,6 +11,7 @@
 use crate::config::UsageError;
 use anyhow::Result;
 use assay_core::{paired_difference, OutcomeRecord, PairedDifference, Status};
+use assay_engine::log::read_json;
 use assay_engine::rundir::{MANIFEST, RESULTS, SUMMARY};
 use assay_engine::{RunManifest, RunSummary};
 use assay_metrics::Direction;
@@ -273,11 +274,6 @@ impl Run {
 
 fn usage(file: &Path, why: &dyn std::fmt::Display) -> anyhow::Error {
     anyhow::Error::new(UsageError(format!("cannot read {}: {why}", file.display())))
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| usage(path, &e))?;
-    serde_json::from_str(&text).map_err(|e| usage(path, &e))
 }
 
 #[cfg(test)]
