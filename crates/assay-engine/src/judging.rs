@@ -15,6 +15,7 @@
 //! the same way; its failure leaves the score and its composed reason.
 
 use crate::options::{JudgedRun, Reasons};
+use crate::EngineError;
 use assay_core::{Failure, FailureKind, Outcome, Sample};
 use assay_llm::{
     CallKind, ChatModel, ChatRequest, ChatResponse, Error, ErrorKind, Message, PromptRef, Scope,
@@ -285,6 +286,50 @@ async fn explain(
             })
             .collect(),
     ))
+}
+
+/// Answers each metric's once-per-run steps ([`JudgedMetric::setup`]) and
+/// hands it the output or the failure, before any sample. Under `--batch
+/// export` such a step must be in the cache already: the samples' requests
+/// depend on its answer.
+pub(crate) async fn set_up(run: &JudgedRun, ledger: &UsageLedger) -> crate::Result<()> {
+    let sample = Sample::default();
+    let outputs = Outputs::new();
+    let inputs = Inputs::new(&sample, &outputs);
+    for (metric, step) in run
+        .metrics
+        .iter()
+        .flat_map(|m| m.setup().into_iter().map(move |s| (m, s)))
+    {
+        let scope = Scope::new([metric.id().to_string()]);
+        let asker = Asker {
+            run,
+            ledger,
+            scope: &scope,
+        };
+        let asked = match render(&run.prompts, &step, &inputs) {
+            Ok(Request::Judge(req)) => asker.step(&req, &inputs, 0).await,
+            Ok(Request::Resolved(output)) => Asked::Valid(output),
+            Ok(Request::Embed(_)) => Asked::Failed(internal(&step, &"a setup step embeds nothing")),
+            Err(e) => Asked::Failed(internal(&step, &e)),
+        };
+        match asked {
+            Asked::Valid(output) => metric.set_up(&step, Ok(&output)),
+            Asked::Failed(failure) => metric.set_up(&step, Err(&failure)),
+            Asked::Deferred => {
+                return Err(EngineError::Usage(format!(
+                    "{}: step {step} is not in the cache, and every sample's request needs its \
+                     answer; under --batch export give its result as a parameter (see `assay \
+                     metrics`), or run once without --batch export",
+                    metric.id()
+                )))
+            }
+            Asked::Fatal(e) => {
+                return Err(EngineError::Auth(format!("the judge refused the run: {e}")))
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A sample deferred to the batch file: no judged outcome this round.

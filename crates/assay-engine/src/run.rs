@@ -258,6 +258,11 @@ pub async fn run(
     let cfg = options;
     let mut rows = dataset::open(&cfg.source, cfg.input_format)
         .map_err(|e| EngineError::Usage(e.to_string()))?;
+    let ledger = Arc::new(UsageLedger::new());
+    if let Some(judged) = &cfg.judged {
+        // Before the manifest: what the setup answers is part of it.
+        crate::judging::set_up(judged, &ledger).await?;
+    }
     let manifest = manifest(cfg, rows.format())?;
     let (dir, kept) = RunDir::open(&cfg.out, &manifest, cfg.existing, observer)?;
 
@@ -278,7 +283,6 @@ pub async fn run(
         Source::Path(p) => std::fs::metadata(p).ok().map(|m| m.len()),
         Source::Stdin => None,
     };
-    let ledger = Arc::new(UsageLedger::new());
     let mut progress = Reporter {
         observer,
         total_bytes,
@@ -796,9 +800,15 @@ fn manifest(cfg: &RunOptions, format: Format) -> Result<RunManifest> {
 }
 
 /// Whether the manifest lists prompt `id`: the reason prompt only when
-/// `--reasons llm` uses it, so the manifests of other runs stay as they were.
+/// `--reasons llm` uses it, and a metric's own prompts only when it runs,
+/// so the manifests of other runs stay as they were.
 fn used_prompt(j: &JudgedRun, id: PromptId) -> bool {
-    id != PromptId::OutcomeReason || j.reasons == Reasons::Llm
+    match id {
+        PromptId::OutcomeReason => j.reasons == Reasons::Llm,
+        // A metric's own prompt, only in runs of that metric.
+        PromptId::Declared(_) => j.metrics.iter().any(|m| m.id().prompts().contains(&id)),
+        _ => true,
+    }
 }
 
 /// The metric's signature with the models that judged it.

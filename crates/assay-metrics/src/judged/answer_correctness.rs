@@ -42,6 +42,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "weighted factual F1 against the reference plus embedding similarity (ragas; needs --embedder unless weights=1,0)",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[
                 param(
                     "weights",

@@ -31,6 +31,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "share of the response's statements relevant to the question (valor)",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[param(
         "idk_counts_as",
         "irrelevant",

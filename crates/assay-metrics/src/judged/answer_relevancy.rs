@@ -39,6 +39,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "mean cosine between the question and questions generated from the response (ragas; needs --embedder)",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[
                 param("strictness", "3", "number of questions generated in the one call"),
                 param(

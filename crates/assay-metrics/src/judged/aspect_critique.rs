@@ -36,6 +36,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "1 if the judge says the response has the aspect, else 0, per aspect",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[
         param(
             "aspects",

@@ -25,6 +25,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "share of the response's opinions that are biased",
     direction: Direction::LowerIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

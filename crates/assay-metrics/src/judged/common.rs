@@ -1,9 +1,36 @@
 //! Small helpers shared by the metric modules: composing reasons and
 //! details from verdicts, and vector similarity.
 
-use crate::judged::step::{Label, Verdict};
+use crate::judged::step::{Label, Rating, Verdict};
 use assay_core::{Failure, FailureKind, Outcome, SkipReason};
 use serde_json::{json, Value};
+
+/// A rating on the scale 1..=`scale`, mapped to [0, 1]: (r - 1) / (scale - 1)
+/// with r the probability-weighted rating when the judge gave
+/// probabilities (G-Eval), else the rating. Details carry the rating, the
+/// scale, the probabilities and the expected rating.
+pub(crate) fn rated(rating: &Rating, scale: u8) -> Outcome {
+    let expected = rating.expected();
+    let top = f64::from(scale);
+    let value = ((expected - 1.0) / (top - 1.0)).clamp(0.0, 1.0);
+    let how = if rating.probabilities.is_some() {
+        format!(
+            "expected rating {expected:.2} of {scale} (most likely {})",
+            rating.rating
+        )
+    } else {
+        format!("rated {} of {scale}", rating.rating)
+    };
+    scored(
+        value,
+        if rating.reason.trim().is_empty() {
+            how
+        } else {
+            format!("{how}: {}", rating.reason.trim())
+        },
+        json!({"rating": rating.rating, "scale": scale, "probabilities": rating.probabilities, "expected_rating": expected}),
+    )
+}
 
 /// How many failing items a reason quotes before summarising the rest.
 const QUOTED: usize = 5;

@@ -52,7 +52,7 @@ impl JudgedMetric {
     /// let prompts = PromptSet::builtin().unwrap();
     /// let given = [("strictness".to_string(), "5".to_string())].into();
     /// let m = JudgedMetric::configure(JudgedId::AnswerRelevancy, &given, &prompts).unwrap();
-    /// assert_eq!(m.params()[0], ("strictness", "5".to_string()));
+    /// assert_eq!(m.params()[0], ("strictness".to_string(), "5".to_string()));
     /// ```
     pub fn configure(
         id: JudgedId,

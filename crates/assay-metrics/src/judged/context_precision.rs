@@ -37,6 +37,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "mean precision@k of the contexts useful for the reference (ragas)",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[param(
         "against",
         "reference",

@@ -40,6 +40,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "share of the reference's statements attributable to the contexts",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

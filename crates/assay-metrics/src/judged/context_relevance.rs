@@ -24,6 +24,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "share of the retrieved contexts relevant to the question (valor)",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

@@ -53,6 +53,7 @@ pub const DEF: JudgedDef = JudgedDef {
         "share of context sentences relevant to the question (older ragas sentence extraction)",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[
         param("strictness", "1", STRICTNESS_DOC),
         param(

@@ -37,6 +37,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "share of the response's statements the retrieved contexts support",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[param(
         "mode",
         "supported",

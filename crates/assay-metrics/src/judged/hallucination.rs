@@ -28,6 +28,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "share of the contexts the response contradicts",
     direction: Direction::LowerIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

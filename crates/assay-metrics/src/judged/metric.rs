@@ -6,7 +6,7 @@ use crate::judged::options::{
     Agreement, FaithfulnessMode, IdkCountsAs, LengthPenalty, Noncommittal, PrecisionAgainst,
     Strictness, Unit, Weights,
 };
-use crate::judged::prompt::{self, PromptId, PromptSet};
+use crate::judged::prompt::{self, PromptDecl, PromptId, PromptSet};
 use crate::judged::step::{
     Aspect, EmbedText, InputError, Inputs, Outputs, StepKey, StepOutput, UsefulFor,
 };
@@ -17,9 +17,10 @@ use crate::judged::{
 };
 use crate::params::ParamSpec;
 use crate::spec::Direction;
-use assay_core::{Field, Outcome, Sample, Signature, SkipReason};
+use assay_core::{Failure, Field, Outcome, Sample, Signature, SkipReason};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// The LLM-guided metrics, by the id users type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -39,6 +40,8 @@ pub enum JudgedId {
     Hallucination,
     AspectCritique,
     SemanticSimilarity,
+    /// A metric written as one unit ([`MetricUnit`]), by the id users type.
+    Declared(&'static str),
 }
 
 /// What a judged metric is, whatever its parameters. Each metric's module
@@ -56,6 +59,9 @@ pub struct JudgedDef {
     pub direction: Direction,
     /// The prompt files the metric uses (whatever its parameters).
     pub prompts: &'static [PromptId],
+    /// The prompt files only this metric uses, declared in its module
+    /// (each is one of `prompts`, as [`PromptId::Declared`]).
+    pub declared_prompts: &'static [PromptDecl],
     /// The parameters it accepts, with defaults as users type them.
     pub params: &'static [ParamSpec],
     /// What the metric gives on empty inputs (documentation).
@@ -69,7 +75,8 @@ pub struct JudgedDef {
     /// already checked to be known.
     pub configure: fn(&Values<'_>, &PromptSet) -> Result<JudgedMetric, ConfigError>,
     /// The prefix of free-form parameters `PREFIX.NAME=VALUE` the metric
-    /// takes besides `params` (`aspect.` for custom aspects).
+    /// takes besides `params` (`aspect.` for custom aspects; an empty
+    /// prefix leaves every other name to `configure`).
     pub named_params: Option<&'static str>,
     /// For a metric with several outputs per sample, how they are named
     /// and which way each is better (documentation).
@@ -206,6 +213,62 @@ pub enum JudgedMetric {
     SemanticSimilarity {
         threshold: Option<Unit>,
     },
+    /// A metric written as one unit in its own module.
+    Unit(UnitMetric),
+}
+
+/// A judged metric written as one unit: its module defines it whole
+/// (required fields, steps, outputs, scoring, parameters) and registers
+/// its [`JudgedDef`] in [`JUDGED`]; nothing else names it.
+pub trait MetricUnit: fmt::Debug + Send + Sync {
+    /// Its entry in [`JUDGED`].
+    fn def(&self) -> &'static JudgedDef;
+    /// The fields a sample must have.
+    fn required(&self) -> Vec<Field>;
+    /// Whether it judges the retrieved contexts, so that a sample whose
+    /// contexts are all blank is skipped (`no_contexts`).
+    fn needs_some_context(&self) -> bool {
+        false
+    }
+    /// Whether some step embeds texts, so that a run needs an embedder.
+    fn needs_embedder(&self) -> bool {
+        false
+    }
+    /// The steps it needs on this sample, dependencies first.
+    fn steps(&self, sample: &Sample) -> Vec<StepKey>;
+    /// Each output written per sample, with its direction.
+    fn directions(&self) -> Vec<(String, Direction)>;
+    /// One `(name, outcome)` per output, from the completed steps.
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError>;
+    /// Every parameter and its value, as users would type them (what the
+    /// manifest records).
+    fn params(&self) -> Vec<(String, String)>;
+    /// The parameters as the signature names them: [`MetricUnit::params`]
+    /// unless long texts are better named by a hash.
+    fn signature_params(&self) -> Vec<(String, String)> {
+        self.params()
+    }
+    /// What output `output` measures, in words, for a judge-written reason.
+    fn definition(&self, output: &str) -> Option<String>;
+    /// Steps the metric needs answered once per run, before any sample
+    /// (their inputs come from the parameters, not the sample); the run
+    /// hands each output to [`MetricUnit::set_up`].
+    fn setup(&self) -> Vec<StepKey> {
+        Vec::new()
+    }
+    /// Takes the output of one of [`MetricUnit::setup`]'s steps, or its
+    /// failure (which the metric's outcomes then report).
+    fn set_up(&self, _step: &StepKey, _output: Result<&StepOutput, &Failure>) {}
+}
+
+/// A [`MetricUnit`] behind a shared pointer; equal when id and parameters are.
+#[derive(Clone, Debug)]
+pub struct UnitMetric(pub Arc<dyn MetricUnit>);
+
+impl PartialEq for UnitMetric {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.def().id == other.0.def().id && self.0.params() == other.0.params()
+    }
 }
 
 impl JudgedMetric {
@@ -233,6 +296,7 @@ impl JudgedMetric {
             JudgedMetric::Hallucination => JudgedId::Hallucination,
             JudgedMetric::AspectCritique { .. } => JudgedId::AspectCritique,
             JudgedMetric::SemanticSimilarity { .. } => JudgedId::SemanticSimilarity,
+            JudgedMetric::Unit(u) => u.0.def().id,
         }
     }
 
@@ -264,12 +328,16 @@ impl JudgedMetric {
             JudgedMetric::Bias | JudgedMetric::Toxicity | JudgedMetric::AspectCritique { .. } => {
                 vec![Response]
             }
+            JudgedMetric::Unit(u) => u.0.required(),
         }
     }
 
     /// Whether the metric judges or summarises the retrieved contexts, so
     /// that an empty list leaves nothing to score.
     fn needs_some_context(&self) -> bool {
+        if let JudgedMetric::Unit(u) = self {
+            return u.0.needs_some_context();
+        }
         matches!(
             self,
             JudgedMetric::Hallucination
@@ -334,6 +402,7 @@ impl JudgedMetric {
                 strictness,
             } => aspect_critique::steps(aspects, *strictness),
             JudgedMetric::SemanticSimilarity { .. } => semantic_similarity::steps(n_refs),
+            JudgedMetric::Unit(u) => u.0.steps(sample),
         }
     }
 
@@ -347,6 +416,7 @@ impl JudgedMetric {
                 strictness,
                 agreement,
             } => *agreement == Agreement::Embedding && strictness.get() > 1,
+            JudgedMetric::Unit(u) => u.0.needs_embedder(),
             _ => false,
         }
     }
@@ -358,6 +428,7 @@ impl JudgedMetric {
                 .iter()
                 .map(|a| aspect_critique::outcome_name(&a.name))
                 .collect(),
+            JudgedMetric::Unit(u) => u.0.directions().into_iter().map(|(n, _)| n).collect(),
             _ => vec![self.id().to_string()],
         }
     }
@@ -375,6 +446,7 @@ impl JudgedMetric {
                     )
                 })
                 .collect(),
+            JudgedMetric::Unit(u) => u.0.directions(),
             _ => vec![(self.id().to_string(), self.id().direction())],
         }
     }
@@ -398,6 +470,7 @@ impl JudgedMetric {
         let inputs = Inputs::new(sample, outputs);
         let one = |o: Outcome| Ok(vec![(self.id().to_string(), o)]);
         match self {
+            JudgedMetric::Unit(u) => u.0.score(&inputs),
             JudgedMetric::Faithfulness { mode } => one(faithfulness::score(
                 inputs.texts(&StepKey::ResponseStatements)?,
                 inputs.verdicts(&StepKey::StatementVerdicts)?,
@@ -594,8 +667,12 @@ impl JudgedMetric {
     pub fn signature(&self, prompts: &PromptSet) -> Signature {
         let def = self.id().def();
         let mut sig = Signature::new(def.name, def.signature_version);
-        for (k, v) in self.params() {
-            sig = sig.with(k, v);
+        let params = match self {
+            JudgedMetric::Unit(u) => u.0.signature_params(),
+            _ => self.params(),
+        };
+        for (k, v) in params {
+            sig = sig.with(&k, v);
         }
         for id in self.id().prompts() {
             let p = prompts.get(*id);
@@ -608,7 +685,17 @@ impl JudgedMetric {
     }
 
     /// Every parameter and its value, as users would type it.
-    pub fn params(&self) -> Vec<(&'static str, String)> {
+    pub fn params(&self) -> Vec<(String, String)> {
+        if let JudgedMetric::Unit(u) = self {
+            return u.0.params();
+        }
+        self.builtin_params()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
+    fn builtin_params(&self) -> Vec<(&'static str, String)> {
         let opt = |t: &Option<Unit>| t.map_or("none".to_string(), |u| u.to_string());
         match self {
             JudgedMetric::Faithfulness { mode } => vec![("mode", mode.to_string())],
@@ -667,7 +754,25 @@ impl JudgedMetric {
             | JudgedMetric::SummaryCoherence
             | JudgedMetric::Bias
             | JudgedMetric::Toxicity
-            | JudgedMetric::Hallucination => Vec::new(),
+            | JudgedMetric::Hallucination
+            | JudgedMetric::Unit(_) => Vec::new(),
+        }
+    }
+
+    /// The steps the metric needs answered once per run before any
+    /// sample (see [`MetricUnit::setup`]).
+    pub fn setup(&self) -> Vec<StepKey> {
+        match self {
+            JudgedMetric::Unit(u) => u.0.setup(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Takes the output of one of [`JudgedMetric::setup`]'s steps, or its
+    /// failure.
+    pub fn set_up(&self, step: &StepKey, output: Result<&StepOutput, &Failure>) {
+        if let JudgedMetric::Unit(u) = self {
+            u.0.set_up(step, output);
         }
     }
 }

@@ -41,6 +41,21 @@ pub enum PromptId {
     /// The judge-written reason of a scored outcome (`--reasons llm`); no
     /// step uses it, see [`crate::judged::reason`].
     OutcomeReason,
+    /// A prompt declared by the metric module that uses it (in its
+    /// [`crate::judged::metric::JudgedDef::declared_prompts`]), by name.
+    Declared(&'static str),
+}
+
+/// A prompt file declared by the one metric module that uses it: its id,
+/// its text (embedded with `include_str!`), the slots the module fills and
+/// the answer lists whose length the inputs fix. Registering the metric
+/// registers its prompts.
+#[derive(Debug)]
+pub struct PromptDecl {
+    pub name: &'static str,
+    pub text: &'static str,
+    pub slots: &'static [(&'static str, SlotKind)],
+    pub counts: &'static [&'static str],
 }
 
 /// Whether a slot holds one text or a numbered list of texts.
@@ -52,8 +67,48 @@ pub enum SlotKind {
 }
 
 impl PromptId {
-    /// Every prompt, in file-listing order.
-    pub const ALL: [PromptId; 20] = [
+    /// Every prompt: the shared ones, then those the metrics declare.
+    pub fn all() -> impl Iterator<Item = PromptId> {
+        PromptId::SHARED.into_iter().chain(
+            crate::judged::metric::JUDGED
+                .iter()
+                .flat_map(|d| d.declared_prompts)
+                .map(|p| PromptId::Declared(p.name)),
+        )
+    }
+
+    /// The declaration of a prompt a metric declares.
+    fn declared(self) -> Option<&'static PromptDecl> {
+        let PromptId::Declared(name) = self else {
+            return None;
+        };
+        crate::judged::metric::JUDGED
+            .iter()
+            .flat_map(|d| d.declared_prompts)
+            .find(|p| p.name == name)
+    }
+
+    /// The answer lists whose length a request's inputs fix.
+    pub fn counts(self) -> &'static [&'static str] {
+        match self {
+            PromptId::Declared(_) => self.declared().map_or(&[], |d| d.counts),
+            PromptId::GeneratedQuestions => &["questions"],
+            PromptId::CorrectnessClassification => &["response", "reference"],
+            PromptId::FaithfulnessVerdicts
+            | PromptId::RelevanceVerdicts
+            | PromptId::ContextUsefulness
+            | PromptId::ReferenceAttribution
+            | PromptId::ContextRelevance
+            | PromptId::Contradictions
+            | PromptId::SummaryAnswers
+            | PromptId::BiasVerdicts
+            | PromptId::ToxicityVerdicts => &["verdicts"],
+            _ => &[],
+        }
+    }
+
+    /// The prompts shared by several metrics or steps, in file-listing order.
+    const SHARED: [PromptId; 20] = [
         PromptId::Statements,
         PromptId::Opinions,
         PromptId::FaithfulnessVerdicts,
@@ -98,6 +153,7 @@ impl PromptId {
             PromptId::AspectVerdict => "aspect_verdict",
             PromptId::SentenceExtraction => "sentence_extraction",
             PromptId::OutcomeReason => "outcome_reason",
+            PromptId::Declared(name) => name,
         }
     }
 
@@ -150,6 +206,7 @@ impl PromptId {
                 ("summary", Text),
                 ("verdicts", Text),
             ],
+            PromptId::Declared(_) => self.declared().map_or(&[], |d| d.slots),
         }
     }
 
@@ -181,6 +238,7 @@ impl PromptId {
             PromptId::AspectVerdict => include_str!("../../prompts/aspect_verdict.json"),
             PromptId::SentenceExtraction => include_str!("../../prompts/sentence_extraction.json"),
             PromptId::OutcomeReason => include_str!("../../prompts/outcome_reason.json"),
+            PromptId::Declared(_) => self.declared().map_or("", |d| d.text),
         }
     }
 }
@@ -199,8 +257,7 @@ pub struct UnknownPrompt(pub String);
 impl FromStr for PromptId {
     type Err = UnknownPrompt;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        PromptId::ALL
-            .into_iter()
+        PromptId::all()
             .find(|p| p.name() == s)
             .ok_or_else(|| UnknownPrompt(s.to_string()))
     }
@@ -424,8 +481,7 @@ pub struct PromptSet {
 impl PromptSet {
     /// The prompts embedded in the binary.
     pub fn builtin() -> Result<PromptSet, PromptError> {
-        let prompts = PromptId::ALL
-            .into_iter()
+        let prompts = PromptId::all()
             .map(|id| {
                 let prompt = Prompt::parse(&Origin::Builtin(id), id.builtin_text())?;
                 check_id(&prompt, id, &id.path())?;
@@ -488,7 +544,7 @@ impl PromptSet {
         &self.prompts[&id]
     }
 
-    /// Every prompt, in [`PromptId::ALL`] order.
+    /// Every prompt, in [`PromptId::all`] order.
     pub fn iter(&self) -> impl Iterator<Item = &Prompt> {
         self.prompts.values()
     }
@@ -564,7 +620,7 @@ mod tests {
 
     #[test]
     fn ids_round_trip() {
-        for id in PromptId::ALL {
+        for id in PromptId::all() {
             assert_eq!(id.name().parse::<PromptId>().unwrap(), id);
             assert_eq!(id.to_string(), id.name());
         }

@@ -94,18 +94,20 @@ pub enum Request {
 
 /// The filled slots of a step, and the answer arrays whose length the
 /// inputs fix.
-pub(crate) struct Filled {
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filled {
     pub prompt: PromptId,
     pub slots: BTreeMap<&'static str, SlotValue>,
     pub counts: Vec<(&'static str, usize)>,
+    /// Independent answers to draw (1: one answer at temperature 0).
     pub votes: u32,
 }
 
-fn text(s: &str) -> SlotValue {
+pub(crate) fn text(s: &str) -> SlotValue {
     SlotValue::Text(s.to_string())
 }
 
-fn list(items: &[String]) -> SlotValue {
+pub(crate) fn list(items: &[String]) -> SlotValue {
     SlotValue::List(items.to_vec())
 }
 
@@ -250,6 +252,7 @@ pub(crate) fn fill(step: &StepKey, inputs: &Inputs<'_>) -> Result<Option<Filled>
                 ("context", text(&inputs.source()?)),
             ]
         }
+        StepKey::Unit(u) => return u.0.fill(inputs).map(Some),
         StepKey::Embed(_) => return Ok(None),
     };
     let Some(prompt) = step.prompt() else {
@@ -324,7 +327,10 @@ pub fn render(
     }
     let id = filled.prompt;
     let prompt = prompts.get(id);
-    let mut schema = prompt.output_schema.clone();
+    let mut schema = match step {
+        StepKey::Unit(u) => u.0.schema(&prompt.output_schema),
+        _ => prompt.output_schema.clone(),
+    };
     for (path, n) in &filled.counts {
         schema = with_exact_items(schema, &[path], *n);
     }
@@ -360,7 +366,9 @@ pub fn fixed_messages(prompt: &Prompt) -> Vec<Message> {
         ),
     }];
     for example in &prompt.examples {
-        let counts: Vec<(&'static str, usize)> = count_paths(prompt.id)
+        let counts: Vec<(&'static str, usize)> = prompt
+            .id
+            .counts()
             .iter()
             .map(|p| {
                 (
@@ -385,22 +393,15 @@ pub fn fixed_messages(prompt: &Prompt) -> Vec<Message> {
     messages
 }
 
-/// The answer arrays whose length a prompt's inputs fix.
-fn count_paths(id: PromptId) -> &'static [&'static str] {
-    match id {
-        PromptId::Statements
-        | PromptId::Opinions
-        | PromptId::Keyphrases
-        | PromptId::ClosedQuestions
-        | PromptId::CoherenceRating
-        | PromptId::AspectVerdict
-        | PromptId::SentenceExtraction
-        | PromptId::ReferenceRecall
-        | PromptId::OutcomeReason => &[],
-        PromptId::GeneratedQuestions => &["questions"],
-        PromptId::CorrectnessClassification => &["response", "reference"],
-        _ => &["verdicts"],
-    }
+/// Items as a numbered list, one per line. Continuation lines are
+/// indented so that an item with line breaks still reads as one item.
+pub(crate) fn numbered(items: &[impl AsRef<str>]) -> String {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| format!("{}. {}", i + 1, item.as_ref().replace('\n', "\n   ")))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 pub(crate) fn user_message<'s>(
@@ -418,16 +419,7 @@ pub(crate) fn user_message<'s>(
         match slot(name).unwrap_or(&SlotValue::Absent) {
             SlotValue::Text(t) => out.push_str(t),
             SlotValue::List(items) if items.is_empty() => out.push_str("(none)"),
-            SlotValue::List(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push('\n');
-                    }
-                    // Continuation lines are indented so that an item with
-                    // line breaks still reads as one item.
-                    out.push_str(&format!("{}. {}", i + 1, item.replace('\n', "\n   ")));
-                }
-            }
+            SlotValue::List(items) => out.push_str(&numbered(items)),
             SlotValue::Absent => out.push_str("(not given)"),
         }
     }

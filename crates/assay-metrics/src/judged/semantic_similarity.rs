@@ -33,6 +33,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "cosine of response and reference embeddings (needs --embedder)",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[param(
         "threshold",
         "none",

@@ -2,6 +2,8 @@
 //! sample share one step), their dependencies, and their typed outputs.
 
 use crate::judged::prompt::PromptId;
+use crate::judged::render::Filled;
+use crate::judged::validate::Problem;
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -106,6 +108,63 @@ pub enum StepKey {
     SentenceExtraction { votes: u32 },
     /// Embeddings (no judge prompt).
     Embed(EmbedText),
+    /// A step written as one unit by the metric module that uses it.
+    Unit(UnitStep),
+}
+
+/// A judge step written as one unit: its prompt, the slots it fills, the
+/// schema of its answer and the check of that answer, in the module of
+/// the metric that uses it.
+pub trait StepUnit: fmt::Debug + Send + Sync {
+    /// What identifies the work: within a sample, equal keys are one step.
+    /// Shown in messages, so it names the step.
+    fn key(&self) -> String;
+    /// The steps whose outputs its request needs.
+    fn deps(&self) -> Vec<StepKey> {
+        Vec::new()
+    }
+    /// The prompt it renders.
+    fn prompt(&self) -> PromptId;
+    /// Its request's slots, the answer lists whose length the inputs fix,
+    /// and how many votes it draws.
+    fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError>;
+    /// The schema of one answer: the prompt's, with what the parameters
+    /// fix (a rating's scale, say).
+    fn schema(&self, prompt_schema: &Value) -> Value {
+        prompt_schema.clone()
+    }
+    /// The typed output of an answer, or what is wrong with it.
+    fn check(&self, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutput, Problem>;
+}
+
+/// A [`StepUnit`] behind a shared pointer, compared by its key.
+#[derive(Clone, Debug)]
+pub struct UnitStep(pub std::sync::Arc<dyn StepUnit>);
+
+impl PartialEq for UnitStep {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key() == other.0.key()
+    }
+}
+
+impl Eq for UnitStep {}
+
+impl PartialOrd for UnitStep {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for UnitStep {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.key().cmp(&other.0.key())
+    }
+}
+
+impl std::hash::Hash for UnitStep {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.key().hash(state);
+    }
 }
 
 impl StepKey {
@@ -131,6 +190,7 @@ impl StepKey {
             StepKey::Embed(EmbedText::Extractions { votes }) => {
                 vec![StepKey::SentenceExtraction { votes: *votes }]
             }
+            StepKey::Unit(u) => u.0.deps(),
             _ => Vec::new(),
         }
     }
@@ -157,6 +217,7 @@ impl StepKey {
             StepKey::ToxicityVerdicts => PromptId::ToxicityVerdicts,
             StepKey::AspectVerdict { .. } => PromptId::AspectVerdict,
             StepKey::SentenceExtraction { .. } => PromptId::SentenceExtraction,
+            StepKey::Unit(u) => u.0.prompt(),
             StepKey::Embed(_) => return None,
         })
     }
@@ -203,6 +264,7 @@ impl fmt::Display for StepKey {
             }
             StepKey::SentenceExtraction { votes } => write!(f, "sentence_extraction[x{votes}]"),
             StepKey::Embed(t) => write!(f, "embed[{t}]"),
+            StepKey::Unit(u) => f.write_str(&u.0.key()),
         }
     }
 }
@@ -285,13 +347,25 @@ pub struct GeneratedQuestion {
     pub noncommittal: bool,
 }
 
-/// A coherence rating, possibly with the judge's probabilities over 1..=5.
+/// A rating on a scale 1..=N, possibly with the judge's probabilities of
+/// each rating.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Rating {
     pub rating: u8,
     pub reason: String,
-    /// Normalised probabilities of ratings 1..=5 when the judge gave them.
-    pub probabilities: Option<[f64; 5]>,
+    /// Normalised probabilities of ratings 1..=N when the judge gave them.
+    pub probabilities: Option<Vec<f64>>,
+}
+
+impl Rating {
+    /// The probability-weighted rating when the judge gave probabilities
+    /// (G-Eval), else the rating.
+    pub fn expected(&self) -> f64 {
+        match &self.probabilities {
+            Some(p) => p.iter().enumerate().map(|(i, x)| (i + 1) as f64 * x).sum(),
+            None => f64::from(self.rating),
+        }
+    }
 }
 
 /// One vote of [`StepKey::SentenceExtraction`].

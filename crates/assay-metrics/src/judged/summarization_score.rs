@@ -46,6 +46,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "share of closed questions on the source the summary answers, with a length penalty",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[
         param("length_penalty", "true", "false gives the plain QA score"),
         param("coeff", "0.5", "weight of conciseness against the QA score"),

@@ -12,13 +12,12 @@
 //! Empty inputs: empty contexts -> skipped, `no_contexts`; an empty
 //! summary is rated as it is.
 
-use crate::judged::common::scored;
+use crate::judged::common::rated;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Rating, StepKey};
 use crate::spec::Direction;
 use assay_core::Outcome;
-use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::CoherenceRating];
 
@@ -32,6 +31,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "G-Eval coherence rating of the summary, scaled to [0, 1]",
     direction: Direction::HigherIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
@@ -46,28 +46,7 @@ pub fn steps() -> Vec<StepKey> {
 }
 
 pub fn score(rating: &Rating) -> Outcome {
-    let expected = match rating.probabilities {
-        Some(p) => p.iter().enumerate().map(|(i, x)| (i + 1) as f64 * x).sum(),
-        None => f64::from(rating.rating),
-    };
-    let value = ((expected - 1.0) / 4.0).clamp(0.0, 1.0);
-    let how = if rating.probabilities.is_some() {
-        format!(
-            "expected rating {expected:.2} of 5 (most likely {})",
-            rating.rating
-        )
-    } else {
-        format!("rated {} of 5", rating.rating)
-    };
-    scored(
-        value,
-        if rating.reason.trim().is_empty() {
-            how
-        } else {
-            format!("{how}: {}", rating.reason.trim())
-        },
-        json!({"rating": rating.rating, "probabilities": rating.probabilities, "expected_rating": expected}),
-    )
+    rated(rating, 5)
 }
 
 #[cfg(test)]
@@ -89,6 +68,6 @@ mod tests {
         assert_eq!(value(&r(4, None)), 0.75);
         assert_eq!(value(&r(5, None)), 1.0);
         // expected rating 0.5 x 4 + 0.5 x 5 = 4.5 -> 0.875
-        assert_eq!(value(&r(4, Some([0.0, 0.0, 0.0, 0.5, 0.5]))), 0.875);
+        assert_eq!(value(&r(4, Some(vec![0.0, 0.0, 0.0, 0.5, 0.5]))), 0.875);
     }
 }

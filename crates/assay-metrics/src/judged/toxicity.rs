@@ -27,6 +27,7 @@ pub const DEF: JudgedDef = JudgedDef {
     summary: "share of the response's opinions that are toxic",
     direction: Direction::LowerIsBetter,
     prompts: PROMPTS,
+    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

@@ -285,7 +285,8 @@ fn check(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutp
             response: verdicts(answer, "response", count("response"), labels)?,
             reference: verdicts(answer, "reference", count("reference"), labels)?,
         }),
-        StepKey::CoherenceRating => rating(answer).map(StepOutput::Rating),
+        StepKey::CoherenceRating => rating(answer, 5).map(StepOutput::Rating),
+        StepKey::Unit(u) => u.0.check(inputs, answer),
         StepKey::ReferenceRecall(_) => {
             let items = array(field(answer, "$", "statements")?, "$.statements", None)?;
             let mut statements = Vec::with_capacity(items.len());
@@ -350,7 +351,11 @@ fn votes_of(answer: &Value, votes: u32) -> Result<Vec<&Value>, Problem> {
     Ok(array(answer, "$", Some(votes as usize))?.iter().collect())
 }
 
-fn field<'v>(value: &'v Value, at: &str, name: &'static str) -> Result<&'v Value, Problem> {
+pub(crate) fn field<'v>(
+    value: &'v Value,
+    at: &str,
+    name: &'static str,
+) -> Result<&'v Value, Problem> {
     match value {
         Value::Object(map) => map.get(name).ok_or_else(|| Problem::Shape {
             at: format!("{at}.{name}"),
@@ -384,7 +389,7 @@ fn array<'v>(
     }
 }
 
-fn string(value: &Value, at: &str) -> Result<String, Problem> {
+pub(crate) fn string(value: &Value, at: &str) -> Result<String, Problem> {
     value
         .as_str()
         .map(str::to_string)
@@ -403,7 +408,7 @@ fn boolean(value: &Value, at: &str) -> Result<bool, Problem> {
 
 /// A free list of texts: trimmed, blank ones dropped (they carry nothing
 /// to judge and no count depends on them).
-fn texts(value: &Value, at: &str) -> Result<Vec<String>, Problem> {
+pub(crate) fn texts(value: &Value, at: &str) -> Result<Vec<String>, Problem> {
     array(value, at, None)?
         .iter()
         .enumerate()
@@ -463,18 +468,20 @@ fn verdict(value: &Value, at: &str, labels: &[Label]) -> Result<Verdict, Problem
     })
 }
 
-fn rating(answer: &Value) -> Result<Rating, Problem> {
+/// A rating on the scale 1..=`scale` with its reason, and the judge's
+/// probabilities of each rating when it gave them.
+pub(crate) fn rating(answer: &Value, scale: u8) -> Result<Rating, Problem> {
     let raw = field(answer, "$", "rating")?;
     let rating = raw
         .as_u64()
-        .filter(|r| (1..=5).contains(r))
+        .filter(|r| (1..=u64::from(scale)).contains(r))
         .ok_or_else(|| Problem::OutOfRange {
             at: "$.rating".into(),
             got: raw.to_string(),
         })? as u8;
     let probabilities = match choice_probabilities(answer, "$", "rating")? {
         None => None,
-        Some(by_value) => Some(rating_probabilities(&by_value)?),
+        Some(by_value) => Some(rating_probabilities(&by_value, scale)?),
     };
     Ok(Rating {
         rating,
@@ -483,16 +490,16 @@ fn rating(answer: &Value) -> Result<Rating, Problem> {
     })
 }
 
-/// The probabilities of ratings 1..=5 (one absent: zero), with a positive
-/// sum, normalised.
-fn rating_probabilities(by_value: &[(&str, f64)]) -> Result<[f64; 5], Problem> {
+/// The probabilities of ratings 1..=`scale` (one absent: zero), with a
+/// positive sum, normalised.
+fn rating_probabilities(by_value: &[(&str, f64)], scale: u8) -> Result<Vec<f64>, Problem> {
     let at = format!("$.{CHOICE_PROBABILITIES}.rating");
-    let mut p = [0.0; 5];
+    let mut p = vec![0.0; usize::from(scale)];
     for (value, x) in by_value {
         let slot = value
             .parse::<usize>()
             .ok()
-            .filter(|r| (1..=5).contains(r))
+            .filter(|r| (1..=usize::from(scale)).contains(r))
             .ok_or_else(|| Problem::OutOfRange {
                 at: at.clone(),
                 got: format!("rating {value}"),
@@ -506,7 +513,7 @@ fn rating_probabilities(by_value: &[(&str, f64)]) -> Result<[f64; 5], Problem> {
             got: "a zero sum".into(),
         });
     }
-    Ok(p.map(|x| x / sum))
+    Ok(p.into_iter().map(|x| x / sum).collect())
 }
 
 fn extraction(vote: &Value, at: &str) -> Result<Extraction, Problem> {
@@ -623,7 +630,7 @@ mod tests {
             panic!()
         };
         assert_eq!(r.rating, 4);
-        assert_eq!(r.probabilities, Some([0.0, 0.1, 0.1, 0.6, 0.2]));
+        assert_eq!(r.probabilities, Some(vec![0.0, 0.1, 0.1, 0.6, 0.2]));
         let bad = probabilities(&[("4", 1.5)]);
         let e = check_rating(&with_choice_probabilities(
             answer.clone(),
@@ -642,6 +649,6 @@ mod tests {
     }
 
     fn check_rating(answer: &Value) -> Result<StepOutput, Problem> {
-        rating(answer).map(StepOutput::Rating)
+        rating(answer, 5).map(StepOutput::Rating)
     }
 }

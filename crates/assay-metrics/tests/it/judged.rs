@@ -402,7 +402,11 @@ fn every_judge_step_renders_the_fields_it_judges() {
     }
     // The reason prompt explains outcomes, not steps (see `reason` tests).
     seen.insert(PromptId::OutcomeReason);
-    assert_eq!(seen.len(), PromptId::ALL.len(), "every prompt is exercised");
+    assert_eq!(
+        seen.len(),
+        PromptId::all().count(),
+        "every prompt is exercised"
+    );
 }
 
 #[test]
@@ -632,7 +636,7 @@ fn every_metric_declares_its_contract() {
     used.insert(PromptId::OutcomeReason);
     assert_eq!(
         used.len(),
-        PromptId::ALL.len(),
+        PromptId::all().count(),
         "every prompt file belongs to a metric"
     );
     use assay_metrics::Direction::LowerIsBetter;

@@ -45,11 +45,11 @@ fn defaults_configure_to_the_documented_metric() {
         assert_eq!(m, expected, "{id}");
         // The documented defaults are what params() reports.
         if id != JudgedId::AspectCritique {
-            let reported: Vec<(&str, String)> = m.params();
-            let documented: Vec<(&str, String)> = id
+            let reported: Vec<(String, String)> = m.params();
+            let documented: Vec<(String, String)> = id
                 .params()
                 .iter()
-                .map(|p| (p.name, p.default.to_string()))
+                .map(|p| (p.name.to_string(), p.default.to_string()))
                 .collect();
             assert_eq!(reported, documented, "{id}");
         }
@@ -81,11 +81,7 @@ fn every_parameter_changes_the_signature() {
             // params() reads back as the same metric (aspects aside: their
             // signature form names a definition hash).
             if id != JudgedId::AspectCritique {
-                let back: BTreeMap<String, String> = other
-                    .params()
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect();
+                let back: BTreeMap<String, String> = other.params().into_iter().collect();
                 assert_eq!(
                     JudgedMetric::configure(id, &back, &prompts).unwrap(),
                     other,

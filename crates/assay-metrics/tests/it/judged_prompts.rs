@@ -31,13 +31,10 @@ fn every_prompt_file_parses_and_is_the_embedded_one() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     files.sort();
-    let mut expected: Vec<String> = PromptId::ALL
-        .iter()
-        .map(|id| format!("{id}.json"))
-        .collect();
+    let mut expected: Vec<String> = PromptId::all().map(|id| format!("{id}.json")).collect();
     expected.sort();
     assert_eq!(files, expected, "one file per prompt id, nothing else");
-    for id in PromptId::ALL {
+    for id in PromptId::all() {
         let text = std::fs::read_to_string(prompts_dir().join(format!("{id}.json"))).unwrap();
         let p = Prompt::parse(&Origin::Builtin(id), &text).unwrap();
         assert_eq!(&p, builtin.get(id), "{id}: the embedded copy is the file");
@@ -54,7 +51,7 @@ fn every_prompt_file_parses_and_is_the_embedded_one() {
     let mut hashes: Vec<&str> = builtin.iter().map(|p| p.hash.as_str()).collect();
     hashes.sort_unstable();
     hashes.dedup();
-    assert_eq!(hashes.len(), PromptId::ALL.len(), "hashes are distinct");
+    assert_eq!(hashes.len(), PromptId::all().count(), "hashes are distinct");
 }
 
 /// The labels a verdict schema offers are the labels validation accepts.
