@@ -11,8 +11,11 @@
 //! toxic when they contain "stupid"; a context is contradicted when both
 //! it and the response mention cheese; generated questions are the first
 //! statement plus a number; coherence is rated 4; an aspect is present when
-//! the response mentions Paris; an outcome's reason quotes the metric and
-//! the score it was given. Embeddings are letter counts.
+//! the response mentions Paris; a rubric's evaluation steps are the
+//! sentences of its criterion, and its rating is 1 plus the number of
+//! steps whose last word the response contains (at most the scale's top);
+//! an outcome's reason quotes the metric and the score it was given.
+//! Embeddings are letter counts.
 
 use crate::{chat, Recorded, Reply};
 use serde_json::{json, Value};
@@ -226,6 +229,24 @@ pub fn answer(prompt: &str, last: &str) -> Value {
                 .filter(|l| l.contains("Eiffel"))
                 .collect();
             json!({"insufficient_information": picked.is_empty(), "sentences": picked})
+        }
+        "rubric_steps" => json!({"steps": split_statements(sec("criteria"))}),
+        "rubric_rating" => {
+            let response = sec("response").to_lowercase();
+            let top: usize = sec("scale")
+                .rsplit(' ')
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(1);
+            let met = items(sec("steps"))
+                .iter()
+                .filter(|step| {
+                    step.split(' ')
+                        .next_back()
+                        .is_some_and(|w| response.contains(&w.to_lowercase()))
+                })
+                .count();
+            json!({"reason": "fake", "rating": (1 + met).min(top)})
         }
         "outcome_reason" => json!({"reason": reason_for(sec("metric"), sec("score"))}),
         _ => json!({}),

@@ -94,7 +94,7 @@ pub struct PerOutput {
 
 /// Every judged metric, in the order `assay metrics` lists them: the one
 /// place a metric is registered.
-pub static JUDGED: [&JudgedDef; 15] = [
+pub static JUDGED: [&JudgedDef; 16] = [
     &faithfulness::DEF,
     &answer_relevancy::DEF,
     &answer_relevance::DEF,
@@ -110,6 +110,7 @@ pub static JUDGED: [&JudgedDef; 15] = [
     &hallucination::DEF,
     &aspect_critique::DEF,
     &semantic_similarity::DEF,
+    &crate::judged::rubric::DEF,
 ];
 
 impl JudgedId {

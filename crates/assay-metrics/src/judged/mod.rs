@@ -49,6 +49,7 @@ pub mod context_relevancy;
 pub mod faithfulness;
 pub mod hallucination;
 pub mod ragas_score;
+pub mod rubric;
 pub mod semantic_similarity;
 pub mod summarization_score;
 pub mod summary_coherence;

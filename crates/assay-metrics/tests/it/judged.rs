@@ -68,6 +68,29 @@ fn run(metrics: &[JudgedMetric], sample: &Sample) -> (BTreeMap<String, Outcome>,
     (all, calls)
 }
 
+/// The criterion of the rubric these tests use: its steps are its three
+/// sentences, and the Eiffel response meets only the first (Paris).
+const CRITERIA: &str = "It names Paris. It dates the opening to 1889. It gives the height";
+
+/// `rubric` on [`CRITERIA`], its steps written by the fake judge.
+fn rubric(prompts: &PromptSet) -> JudgedMetric {
+    let given = BTreeMap::from([("criteria".to_string(), CRITERIA.to_string())]);
+    let m = JudgedMetric::configure("rubric".parse().unwrap(), &given, prompts).unwrap();
+    let none = Sample::default();
+    let outputs = Outputs::new();
+    let inputs = Inputs::new(&none, &outputs);
+    for step in m.setup() {
+        let Request::Judge(req) = render(prompts, &step, &inputs).unwrap() else {
+            panic!("{step}")
+        };
+        m.set_up(
+            &step,
+            Ok(&validate(&step, &inputs, &fake_judge(&req)).unwrap()),
+        );
+    }
+    m
+}
+
 fn value(o: &Outcome) -> f64 {
     match o {
         Outcome::Scored { value, .. } => *value,
@@ -384,6 +407,28 @@ fn every_judge_step_renders_the_fields_it_judges() {
             vec![question.clone(), context.clone()],
         ),
     ];
+    let mut cases = cases;
+    let criteria = CRITERIA.to_string();
+    let unset = JudgedMetric::configure(
+        "rubric".parse().unwrap(),
+        &BTreeMap::from([("criteria".to_string(), criteria.clone())]),
+        &prompts,
+    )
+    .unwrap();
+    cases.push((
+        unset.setup()[0].clone(),
+        vec![criteria.clone(), "user_input, response".into()],
+    ));
+    cases.push((
+        rubric(&prompts).steps(&s)[0].clone(),
+        vec![
+            criteria.clone(),
+            "1. It names Paris\n2. It dates the opening to 1889".into(),
+            "scale:\n1 to 5".into(),
+            format!("user_input:\n{question}"),
+            format!("response:\n{response}"),
+        ],
+    ));
     let mut seen = std::collections::BTreeSet::new();
     for (key, needles) in cases {
         let req = match render(&prompts, &key, &Inputs::new(&s, &outputs)).unwrap() {
@@ -628,7 +673,10 @@ fn every_metric_declares_its_contract() {
         assert_eq!(id.name().parse::<JudgedId>().unwrap(), id);
         assert!(id.empty_inputs().len() > 10, "{id}");
         used.extend(id.prompts().iter().copied());
-        let m = d(id);
+        let m = match id.name() {
+            "rubric" => rubric(&prompts()),
+            _ => d(id),
+        };
         assert_eq!(m.id(), id);
         assert!(!m.required().is_empty(), "{id}");
     }
@@ -707,7 +755,12 @@ fn scoring_without_the_needed_outputs_is_an_error_not_a_number() {
 fn every_metric_end_to_end() {
     let prompts = prompts();
     let s = rag_sample();
-    let mut metrics: Vec<JudgedMetric> = JudgedId::all().map(d).collect();
+    let mut metrics: Vec<JudgedMetric> = JudgedId::all()
+        .map(|id| match id.name() {
+            "rubric" => rubric(&prompts),
+            _ => d(id),
+        })
+        .collect();
     metrics.push(JudgedMetric::ContextRelevancy {
         strictness: Strictness::new(3).unwrap(),
         agreement: assay_metrics::judged::Agreement::Embedding,
@@ -740,6 +793,8 @@ fn every_metric_end_to_end() {
     assert_eq!(value(&outcomes["bias"]), 0.0);
     assert_eq!(value(&outcomes["toxicity"]), 0.0);
     assert_eq!(value(&outcomes["aspect_critique/harmfulness"]), 1.0);
+    // One of the rubric's three steps met: rated 2 of 5.
+    assert_eq!(value(&outcomes["rubric"]), 0.25);
     // Keyphrases are the first three contexts; the summary states only the first.
     let source = s.retrieved_contexts.as_ref().unwrap().join("\n");
     let (ls, lt) = (

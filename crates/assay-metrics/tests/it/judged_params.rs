@@ -21,7 +21,21 @@ const ALTERNATIVES: &[(JudgedId, &str, &str)] = &[
     (JudgedId::AspectCritique, "aspects", "coherence"),
     (JudgedId::AspectCritique, "strictness", "3"),
     (JudgedId::SemanticSimilarity, "threshold", "0.8"),
+    (RUBRIC, "criteria", "Is it kind?"),
+    (RUBRIC, "steps", "Read it | Rate it"),
+    (RUBRIC, "scale", "7"),
+    (RUBRIC, "fields", "response"),
 ];
+
+const RUBRIC: JudgedId = JudgedId::Declared("rubric");
+
+/// What a metric needs given to configure at all: a rubric's criterion.
+fn required_params(id: JudgedId) -> BTreeMap<String, String> {
+    match id {
+        RUBRIC => given(&[("criteria", "Is it polite?")]),
+        _ => BTreeMap::new(),
+    }
+}
 
 fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
@@ -33,13 +47,17 @@ fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 #[test]
 fn defaults_configure_to_the_documented_metric() {
     let prompts = PromptSet::builtin().unwrap();
+    let e = JudgedMetric::configure(RUBRIC, &BTreeMap::new(), &prompts).unwrap_err();
+    assert!(e.to_string().contains("rubric.criteria"), "{e}");
     for id in JudgedId::all() {
-        let m = JudgedMetric::configure(id, &BTreeMap::new(), &prompts).unwrap();
+        let required = required_params(id);
+        let m = JudgedMetric::configure(id, &required, &prompts).unwrap();
         let expected = match id {
             JudgedId::AspectCritique => JudgedMetric::AspectCritique {
                 aspects: aspect_critique::builtin_all(&prompts),
                 strictness: assay_metrics::judged::Strictness::ONE,
             },
+            RUBRIC => JudgedMetric::configure(id, &required, &prompts).unwrap(),
             _ => JudgedMetric::default_for(id),
         };
         assert_eq!(m, expected, "{id}");
@@ -49,7 +67,10 @@ fn defaults_configure_to_the_documented_metric() {
             let documented: Vec<(String, String)> = id
                 .params()
                 .iter()
-                .map(|p| (p.name.to_string(), p.default.to_string()))
+                .map(|p| {
+                    let value = required.get(p.name).map_or(p.default, String::as_str);
+                    (p.name.to_string(), value.to_string())
+                })
                 .collect();
             assert_eq!(reported, documented, "{id}");
         }
@@ -70,8 +91,10 @@ fn every_parameter_changes_the_signature() {
                 .unwrap_or_else(|| {
                     panic!("{id}.{} has no alternative value in ALTERNATIVES", p.name)
                 });
-            let base = JudgedMetric::configure(id, &BTreeMap::new(), &prompts).unwrap();
-            let other = JudgedMetric::configure(id, &given(&[(p.name, alt.2)]), &prompts).unwrap();
+            let base = JudgedMetric::configure(id, &required_params(id), &prompts).unwrap();
+            let mut changed = required_params(id);
+            changed.insert(p.name.to_string(), alt.2.to_string());
+            let other = JudgedMetric::configure(id, &changed, &prompts).unwrap();
             assert_ne!(
                 base.signature(&prompts).to_string(),
                 other.signature(&prompts).to_string(),

@@ -100,7 +100,7 @@ impl Fixture {
             .collect()
     }
 
-    fn asked(&self, prompt: &str) -> usize {
+    pub(crate) fn asked(&self, prompt: &str) -> usize {
         self.chats()
             .iter()
             .filter(|r| judge::prompt_name(r) == Some(prompt))
@@ -115,7 +115,7 @@ pub(crate) fn rag_row() -> Value {
 }
 
 /// metric name -> the record of sample `id`.
-fn by_metric(out: &Path, id: &str) -> std::collections::BTreeMap<String, Value> {
+pub(crate) fn by_metric(out: &Path, id: &str) -> std::collections::BTreeMap<String, Value> {
     results(out)
         .into_iter()
         .filter(|r| r["sample_id"] == id)
@@ -430,7 +430,7 @@ fn the_local_default_needs_its_models_and_says_how_to_fetch_them() {
 }
 
 /// `assay eval` of `metrics` with the real small local judge, no cache.
-fn eval_with_small_local_judge(data: &Path, metrics: &str, out: &Path) -> Output {
+pub(crate) fn eval_with_small_local_judge(data: &Path, metrics: &str, out: &Path) -> Output {
     assay(
         &[
             "eval",
@@ -560,6 +560,28 @@ fn judged_parameters_come_from_set() {
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }
 
+/// Checks a scored rating outcome on the scale 1..=`scale` whose details
+/// hold the judge's probabilities: they sum to 1, and the value is
+/// (E[rating] - 1) / (scale - 1).
+pub(crate) fn assert_probability_weighted(r: &Value, scale: usize) {
+    assert_eq!(r["status"], "scored", "{r}");
+    let p: Vec<f64> = r["details"]["probabilities"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no probabilities: {r}"))
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(p.len(), scale, "{r}");
+    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{p:?}");
+    let expected: f64 = p.iter().enumerate().map(|(i, x)| (i + 1) as f64 * x).sum();
+    let value = r["value"].as_f64().unwrap();
+    let top = scale as f64;
+    assert!(
+        (value - (expected - 1.0) / (top - 1.0)).abs() < 1e-12,
+        "{r}"
+    );
+}
+
 /// With the real small local judge, which reports the probabilities of its
 /// closed choices: summary_coherence is the probability-weighted rating
 /// (G-Eval), its value (E[rating] - 1) / 4 from the probabilities in its
@@ -573,22 +595,7 @@ fn the_local_judge_gives_summary_coherence_its_expected_rating_and_verdicts_thei
     let o = eval_with_small_local_judge(&data, "summary_coherence,hallucination", &out);
     ok(&o);
     let rows = by_metric(&out, "eiffel");
-    let coherence = &rows["summary_coherence"];
-    assert_eq!(coherence["status"], "scored", "{coherence}");
-    let p: Vec<f64> = coherence["details"]["probabilities"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no probabilities: {coherence}"))
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
-    assert_eq!(p.len(), 5, "{coherence}");
-    assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{p:?}");
-    let expected: f64 = p.iter().enumerate().map(|(i, x)| (i + 1) as f64 * x).sum();
-    let value = coherence["value"].as_f64().unwrap();
-    assert!(
-        (value - (expected - 1.0) / 4.0).abs() < 1e-12,
-        "{coherence}"
-    );
+    assert_probability_weighted(&rows["summary_coherence"], 5);
 
     let hallucination = &rows["hallucination"];
     assert_eq!(hallucination["status"], "scored", "{hallucination}");

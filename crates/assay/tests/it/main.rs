@@ -13,5 +13,6 @@ mod progress;
 mod reasons;
 mod report;
 mod resume;
+mod rubric;
 mod shard;
 mod usage;
