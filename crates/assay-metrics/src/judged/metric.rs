@@ -94,7 +94,7 @@ pub struct PerOutput {
 
 /// Every judged metric, in the order `assay metrics` lists them: the one
 /// place a metric is registered.
-pub static JUDGED: [&JudgedDef; 16] = [
+pub static JUDGED: &[&JudgedDef] = &[
     &faithfulness::DEF,
     &answer_relevancy::DEF,
     &answer_relevance::DEF,
