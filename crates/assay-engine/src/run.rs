@@ -26,7 +26,7 @@ use crate::log::{
 };
 use crate::observer::{Observer, Progress};
 use crate::options::{JudgedRun, OutputName, Reasons, RunOptions, Strictness};
-use crate::rundir::{RunDir, FORMAT_VERSION, RESULTS, SUMMARY};
+use crate::rundir::{Existing, RunDir, FORMAT_VERSION, MANIFEST, RESULTS, SUMMARY};
 use assay_core::{
     dataset, Accumulator, Failure, FailureKind, Format, Outcome, OutcomeRecord, Row, Sample, Source,
 };
@@ -260,6 +260,9 @@ pub async fn run(
         .map_err(|e| EngineError::Usage(e.to_string()))?;
     let ledger = Arc::new(UsageLedger::new());
     if let Some(judged) = &cfg.judged {
+        if cfg.existing == Existing::Resume {
+            recall(judged, &cfg.out);
+        }
         // Before the manifest: what the setup answers is part of it.
         crate::judging::set_up(judged, &ledger).await?;
     }
@@ -378,6 +381,26 @@ pub async fn run(
             dir.path().display()
         ))),
         Some(Stop::Interrupted) | None => Ok(summary),
+    }
+}
+
+/// Hands each judged metric what the manifest of the run in `out`, if
+/// any, recorded of its parameters. A missing or unreadable manifest is
+/// left to [`RunDir::open`] to report.
+fn recall(judged: &JudgedRun, out: &std::path::Path) {
+    let Ok(old) = crate::log::read_json::<RunManifest>(&out.join(MANIFEST)) else {
+        return;
+    };
+    for metric in &judged.metrics {
+        let id = metric.id().to_string();
+        for record in old.metrics.iter().filter(|m| m.id == id) {
+            let params = record
+                .params
+                .iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect();
+            metric.recall(&params);
+        }
     }
 }
 

@@ -18,6 +18,7 @@ use crate::judged::{
 use crate::params::ParamSpec;
 use crate::spec::Direction;
 use assay_core::{Failure, Field, Outcome, Sample, Signature, SkipReason};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -260,6 +261,10 @@ pub trait MetricUnit: fmt::Debug + Send + Sync {
     /// Takes the output of one of [`MetricUnit::setup`]'s steps, or its
     /// failure (which the metric's outcomes then report).
     fn set_up(&self, _step: &StepKey, _output: Result<&StepOutput, &Failure>) {}
+    /// Takes the parameters a run's manifest recorded for this metric when
+    /// the run resumes, so that what its setup steps answered then is not
+    /// asked again (and cannot come out otherwise).
+    fn recall(&self, _recorded: &BTreeMap<String, String>) {}
 }
 
 /// A [`MetricUnit`] behind a shared pointer; equal when id and parameters are.
@@ -766,6 +771,14 @@ impl JudgedMetric {
         match self {
             JudgedMetric::Unit(u) => u.0.setup(),
             _ => Vec::new(),
+        }
+    }
+
+    /// Takes the parameters a resumed run's manifest recorded for this
+    /// metric (see [`MetricUnit::recall`]).
+    pub fn recall(&self, recorded: &BTreeMap<String, String>) {
+        if let JudgedMetric::Unit(u) = self {
+            u.0.recall(recorded);
         }
     }
 

@@ -438,6 +438,25 @@ impl MetricUnit for Rubrics {
             .collect()
     }
 
+    fn recall(&self, recorded: &BTreeMap<String, String>) {
+        for r in &self.0 {
+            let Steps::Generated(cell) = &r.steps else {
+                continue;
+            };
+            let same = |param: &str, now: String| recorded.get(&r.key(param)) == Some(&now);
+            if !(same("criteria", r.criteria.clone())
+                && same("fields", r.fields_text())
+                && same("scale", r.scale.to_string()))
+            {
+                continue;
+            }
+            let steps = recorded.get(&r.key("steps")).map_or("", String::as_str);
+            if steps != GENERATED && steps != "failed" {
+                let _ = cell.set(Ok(split_steps(steps)));
+            }
+        }
+    }
+
     fn set_up(&self, step: &StepKey, output: Result<&StepOutput, &Failure>) {
         let Some(r) = self.0.iter().find(|r| r.steps_step() == *step) else {
             return;
@@ -508,10 +527,11 @@ impl StepUnit for WriteSteps {
 
     fn check(&self, _: &Inputs<'_>, answer: &Value) -> Result<StepOutput, Problem> {
         let steps = validate::texts(validate::field(answer, "$", "steps")?, "$.steps")?;
-        if steps.is_empty() || steps.iter().any(|s| s.trim().is_empty()) {
+        // '|' separates steps where they are recorded and given back.
+        if steps.is_empty() || steps.iter().any(|s| s.trim().is_empty() || s.contains('|')) {
             return Err(Problem::Shape {
                 at: "$.steps".into(),
-                expected: "at least one step, none blank",
+                expected: "at least one step, none blank, none with '|'",
             });
         }
         Ok(StepOutput::Texts(
@@ -727,6 +747,24 @@ mod tests {
             .unwrap(),
             m
         );
+    }
+
+    #[test]
+    fn a_resumed_run_takes_the_steps_its_manifest_recorded() {
+        let m = metric(&[("criteria", "Is it polite?"), ("t.criteria", "Is it warm?")]).unwrap();
+        let mut recorded: BTreeMap<String, String> = m.params().into_iter().collect();
+        recorded.insert("steps".into(), "Read it. | Rate it.".into());
+        recorded.insert("t.steps".into(), "Feel it.".into());
+        // Recorded for another scale: not this rubric's steps.
+        recorded.insert("t.scale".into(), "3".into());
+        m.recall(&recorded);
+        let params: BTreeMap<String, String> = m.params().into_iter().collect();
+        assert_eq!(params["steps"], "Read it. | Rate it.");
+        assert_eq!(params["t.steps"], GENERATED);
+        let StepKey::Unit(left) = &m.setup()[0] else {
+            panic!()
+        };
+        assert_eq!(left.0.key(), "rubric_steps[t]", "only the other is asked");
     }
 
     #[test]

@@ -116,6 +116,33 @@ fn rubric_steps_are_written_once_per_run_cached_and_recorded() {
     assert!(!other.contains("rubric"), "{other}");
 }
 
+/// Resuming takes the steps from the run's manifest: nothing is asked
+/// again even when the cache is gone, so the resumed samples are rated
+/// with the same steps as the first ones.
+#[test]
+fn a_resumed_rubric_run_keeps_its_written_steps_without_the_cache() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&rows());
+    let set = ["--set", CRITERIA];
+    ok(&fx.eval(&data, "rubric", "run", &set));
+    assert_eq!(fx.asked("rubric_steps"), 1);
+    for entry in std::fs::read_dir(fx.dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("cache.sqlite")
+        {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let o = fx.eval(&data, "rubric", "run", &set);
+    ok(&o);
+    assert_eq!(fx.asked("rubric_steps"), 1, "{}", stderr(&o));
+    assert_eq!(fx.asked("rubric_rating"), 3, "every sample was done");
+}
+
 #[test]
 fn a_rubric_whose_steps_cannot_be_written_fails_its_outcomes_not_the_run() {
     let fx = Fixture::new(|req, _| match judge::prompt_name(req) {
