@@ -8,6 +8,7 @@
 //!
 //! Empty inputs: no opinions -> 0, as the seed says.
 
+use crate::judged::configure::defaults_only;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{StepKey, Verdict};
@@ -30,7 +31,7 @@ pub const DEF: JudgedDef = JudgedDef {
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::Bias,
-    configure: |_, _| Ok(JudgedMetric::Bias),
+    configure: defaults_only,
     named_params: None,
     per_output: None,
 };

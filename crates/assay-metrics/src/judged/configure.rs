@@ -81,6 +81,14 @@ impl JudgedMetric {
     }
 }
 
+/// The `configure` of a metric without parameters: its default.
+pub(crate) fn defaults_only(
+    values: &Values<'_>,
+    _: &PromptSet,
+) -> Result<JudgedMetric, ConfigError> {
+    Ok((values.id.def().default)())
+}
+
 /// `none` or a number in [0, 1].
 pub(crate) fn optional_unit(s: &str) -> Result<Option<Unit>, OptionError> {
     if s.trim() == "none" {

@@ -17,6 +17,7 @@
 //! contexts attribute nothing (0).
 
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::configure::defaults_only;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
@@ -45,7 +46,7 @@ pub const DEF: JudgedDef = JudgedDef {
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::ContextRecall,
-    configure: |_, _| Ok(JudgedMetric::ContextRecall),
+    configure: defaults_only,
     named_params: None,
     per_output: None,
 };

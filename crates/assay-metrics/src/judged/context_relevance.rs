@@ -7,6 +7,7 @@
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
 
 use crate::judged::common::context_share;
+use crate::judged::configure::defaults_only;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
@@ -29,7 +30,7 @@ pub const DEF: JudgedDef = JudgedDef {
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::ContextRelevance,
-    configure: |_, _| Ok(JudgedMetric::ContextRelevance),
+    configure: defaults_only,
     named_params: None,
     per_output: None,
 };

@@ -10,6 +10,7 @@
 //! response contradicts nothing (0).
 
 use crate::judged::common::context_share;
+use crate::judged::configure::defaults_only;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
@@ -33,7 +34,7 @@ pub const DEF: JudgedDef = JudgedDef {
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::Hallucination,
-    configure: |_, _| Ok(JudgedMetric::Hallucination),
+    configure: defaults_only,
     named_params: None,
     per_output: None,
 };

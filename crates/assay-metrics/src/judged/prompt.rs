@@ -58,6 +58,13 @@ pub struct PromptDecl {
     pub counts: &'static [&'static str],
 }
 
+/// The prompts the registered metrics declare.
+fn declarations() -> impl Iterator<Item = &'static PromptDecl> {
+    crate::judged::metric::JUDGED
+        .iter()
+        .flat_map(|d| d.declared_prompts)
+}
+
 /// Whether a slot holds one text or a numbered list of texts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,12 +76,9 @@ pub enum SlotKind {
 impl PromptId {
     /// Every prompt: the shared ones, then those the metrics declare.
     pub fn all() -> impl Iterator<Item = PromptId> {
-        PromptId::SHARED.into_iter().chain(
-            crate::judged::metric::JUDGED
-                .iter()
-                .flat_map(|d| d.declared_prompts)
-                .map(|p| PromptId::Declared(p.name)),
-        )
+        PromptId::SHARED
+            .into_iter()
+            .chain(declarations().map(|p| PromptId::Declared(p.name)))
     }
 
     /// The declaration of a prompt a metric declares.
@@ -82,10 +86,7 @@ impl PromptId {
         let PromptId::Declared(name) = self else {
             return None;
         };
-        crate::judged::metric::JUDGED
-            .iter()
-            .flat_map(|d| d.declared_prompts)
-            .find(|p| p.name == name)
+        declarations().find(|p| p.name == name)
     }
 
     /// The answer lists whose length a request's inputs fix.

@@ -96,7 +96,6 @@ pub enum Request {
 /// inputs fix.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Filled {
-    pub prompt: PromptId,
     pub slots: BTreeMap<&'static str, SlotValue>,
     pub counts: Vec<(&'static str, usize)>,
     /// Independent answers to draw (1: one answer at temperature 0).
@@ -255,11 +254,7 @@ pub(crate) fn fill(step: &StepKey, inputs: &Inputs<'_>) -> Result<Option<Filled>
         StepKey::Unit(u) => return u.0.fill(inputs).map(Some),
         StepKey::Embed(_) => return Ok(None),
     };
-    let Some(prompt) = step.prompt() else {
-        return Ok(None);
-    };
     Ok(Some(Filled {
-        prompt,
         slots: slots.into_iter().collect(),
         counts,
         votes,
@@ -319,13 +314,12 @@ pub fn render(
     step: &StepKey,
     inputs: &Inputs<'_>,
 ) -> Result<Request, InputError> {
-    let Some(filled) = fill(step, inputs)? else {
+    let (Some(id), Some(filled)) = (step.prompt(), fill(step, inputs)?) else {
         return embed_request(step, inputs).map(Request::Embed);
     };
     if let Some(output) = trivial(step, &filled) {
         return Ok(Request::Resolved(output));
     }
-    let id = filled.prompt;
     let prompt = prompts.get(id);
     let mut schema = match step {
         StepKey::Unit(u) => u.0.schema(&prompt.output_schema),

@@ -37,7 +37,7 @@ use crate::judged::validate::{self, Problem};
 use crate::spec::Direction;
 use assay_core::{Failure, FailureKind, Field, Outcome, Sample};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 const ID: JudgedId = JudgedId::Declared("rubric");
@@ -52,6 +52,9 @@ const DEFAULT_FIELDS: &str = "user_input,response";
 
 /// The value of `steps` that asks the judge to write them.
 const GENERATED: &str = "generated";
+
+/// The value of `steps` recorded when the judge failed to write them.
+const FAILED: &str = "failed";
 
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
@@ -122,12 +125,12 @@ fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigE
         value: value.to_string(),
         message,
     };
-    let mut names: BTreeMap<&str, ()> = BTreeMap::new();
+    let mut names: BTreeSet<&str> = BTreeSet::new();
     for key in values.given.keys() {
         let known = match key.rsplit_once('.') {
             None => PER_RUBRIC.contains(&key.as_str()),
             Some((name, param)) => {
-                names.insert(name, ());
+                names.insert(name);
                 PER_RUBRIC.contains(&param) && valid_name(name)
             }
         };
@@ -158,7 +161,7 @@ fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigE
     };
     let mut rubrics = Vec::new();
     let unnamed = (values.raw("criteria").trim() != "none").then_some(None);
-    for name in unnamed.into_iter().chain(names.keys().map(|n| Some(*n))) {
+    for name in unnamed.into_iter().chain(names.iter().map(|n| Some(*n))) {
         let key = |param: &str| name.map_or(param.to_string(), |n| format!("{n}.{param}"));
         let criteria = read(name, "criteria");
         if criteria.trim().is_empty() || criteria.trim() == "none" {
@@ -314,7 +317,7 @@ impl Rubric {
     fn steps_text(&self) -> String {
         match self.steps() {
             Some(Ok(steps)) => steps.join(" | "),
-            Some(Err(_)) => "failed".into(),
+            Some(Err(_)) => FAILED.into(),
             None => GENERATED.into(),
         }
     }
@@ -451,7 +454,7 @@ impl MetricUnit for Rubrics {
                 continue;
             }
             let steps = recorded.get(&r.key("steps")).map_or("", String::as_str);
-            if steps != GENERATED && steps != "failed" {
+            if steps != GENERATED && steps != FAILED {
                 let _ = cell.set(Ok(split_steps(steps)));
             }
         }
@@ -514,7 +517,6 @@ impl StepUnit for WriteSteps {
     fn fill(&self, _: &Inputs<'_>) -> Result<Filled, InputError> {
         let fields: Vec<&str> = self.fields.iter().map(|f| f.name()).collect();
         Ok(Filled {
-            prompt: STEPS_PROMPT,
             slots: [
                 ("criteria", text(&self.criteria)),
                 ("fields", text(&fields.join(", "))),
@@ -591,7 +593,6 @@ impl StepUnit for Rate {
             }
         }
         Ok(Filled {
-            prompt: RATING_PROMPT,
             slots: [
                 ("criteria", text(&self.criteria)),
                 ("steps", list(&self.steps)),

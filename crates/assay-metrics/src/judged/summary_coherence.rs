@@ -13,6 +13,7 @@
 //! summary is rated as it is.
 
 use crate::judged::common::rated;
+use crate::judged::configure::defaults_only;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Rating, StepKey};
@@ -36,7 +37,7 @@ pub const DEF: JudgedDef = JudgedDef {
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::SummaryCoherence,
-    configure: |_, _| Ok(JudgedMetric::SummaryCoherence),
+    configure: defaults_only,
     named_params: None,
     per_output: None,
 };
@@ -45,8 +46,11 @@ pub fn steps() -> Vec<StepKey> {
     vec![StepKey::CoherenceRating]
 }
 
+/// The top of its rating scale 1..=5.
+pub const SCALE: u8 = 5;
+
 pub fn score(rating: &Rating) -> Outcome {
-    rated(rating, 5)
+    rated(rating, SCALE)
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! Empty inputs: no opinions -> 0, as the seed says.
 
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::configure::defaults_only;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{Label, StepKey, Verdict};
@@ -32,7 +33,7 @@ pub const DEF: JudgedDef = JudgedDef {
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::Toxicity,
-    configure: |_, _| Ok(JudgedMetric::Toxicity),
+    configure: defaults_only,
     named_params: None,
     per_output: None,
 };

@@ -285,7 +285,9 @@ fn check(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutp
             response: verdicts(answer, "response", count("response"), labels)?,
             reference: verdicts(answer, "reference", count("reference"), labels)?,
         }),
-        StepKey::CoherenceRating => rating(answer, 5).map(StepOutput::Rating),
+        StepKey::CoherenceRating => {
+            rating(answer, crate::judged::summary_coherence::SCALE).map(StepOutput::Rating)
+        }
         StepKey::Unit(u) => u.0.check(inputs, answer),
         StepKey::ReferenceRecall(_) => {
             let items = array(field(answer, "$", "statements")?, "$.statements", None)?;
