@@ -22,7 +22,10 @@ use assay_engine::{
     Strictness,
 };
 use assay_llm::{CachedEmbedder, Judge, Limiter, ModelSpec, PriceTable, ProviderOptions};
-use assay_metrics::judged::{plan, JudgedId, JudgedMetric, PromptSet};
+use assay_metrics::judged::{
+    answer_relevancy, context_precision, context_recall, faithfulness, plan, JudgedId,
+    JudgedMetric, PromptSet,
+};
 use assay_test_server::{arg, judge, Server};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -265,10 +268,10 @@ fn main() {
     );
     let mut alone = BTreeMap::new();
     let default_suite = [
-        JudgedId::Faithfulness,
-        JudgedId::AnswerRelevancy,
-        JudgedId::ContextPrecision,
-        JudgedId::ContextRecall,
+        faithfulness::ID,
+        answer_relevancy::ID,
+        context_precision::ID,
+        context_recall::ID,
     ];
     bench.suite("default suite", &default_suite, &mut alone);
     // The fifteen metrics measured since the start: `rubric` has no

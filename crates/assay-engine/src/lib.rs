@@ -67,7 +67,7 @@
 //! };
 //! let limiter = Arc::new(Limiter::from_options(&provider));
 //! let prompts = PromptSet::builtin()?;
-//! let faithfulness = JudgedMetric::configure(JudgedId::Faithfulness, &BTreeMap::new(), &prompts)?;
+//! let faithfulness = JudgedMetric::configure(assay_metrics::judged::faithfulness::ID, &BTreeMap::new(), &prompts)?;
 //! let judged = JudgedRun {
 //!     metrics: vec![faithfulness],
 //!     prompts,

@@ -15,7 +15,7 @@ use std::str::FromStr;
 /// ```
 /// use assay_metrics::{AnyId, MetricId, judged::JudgedId};
 /// assert_eq!("bleu".parse::<AnyId>().unwrap(), AnyId::Lexical(MetricId::Bleu));
-/// assert_eq!("faithfulness".parse::<AnyId>().unwrap(), AnyId::Judged(JudgedId::Faithfulness));
+/// assert_eq!("faithfulness".parse::<AnyId>().unwrap(), AnyId::Judged(assay_metrics::judged::faithfulness::ID));
 /// assert!("nope".parse::<AnyId>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -66,7 +66,7 @@ impl AnyId {
                         "judged by a chat model (--judge) with the prompt files {}; scored by a pure \
                          function of the validated answers (see the crate docs of assay_metrics::judged::{})",
                         prompts.join(", "),
-                        def.name
+                        id.name()
                     ),
                     required: JudgedMetric::default_for(id).required(),
                     params: def.params,
@@ -78,7 +78,7 @@ impl AnyId {
                     outputs: def
                         .per_output
                         .as_ref()
-                        .map_or(def.name, |o| o.outputs)
+                        .map_or(id.name(), |o| o.outputs)
                         .to_string(),
                 }
             }

@@ -19,7 +19,10 @@ use assay_core::Source;
 use assay_core::{read_results, Status};
 use assay_engine::rundir::RESULTS;
 use assay_engine::{CancelToken, Existing, RunOptions, Strictness};
-use assay_metrics::judged::{JudgedId, JudgedMetric, PromptSet};
+use assay_metrics::judged::{
+    answer_correctness, faithfulness, hallucination, summarization_score, summary_coherence,
+    JudgedId, JudgedMetric, PromptSet,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -191,13 +194,13 @@ pub fn builtin_mapping(metric: JudgedId, set: BuiltinSet) -> Option<Mapping> {
     match (metric, set) {
         // Faithfulness is high when faithful: a high score predicts
         // hallucinated = false. Hallucination is high when contradicted.
-        (JudgedId::Faithfulness, RagTruth | HaluEvalQa) => Some(binary(false, "faithful")),
-        (JudgedId::Hallucination, RagTruth | HaluEvalQa) => Some(binary(true, "hallucinated")),
-        (JudgedId::SummaryCoherence, SummEval) => Some(graded("expert_coherence")),
-        (JudgedId::SummarizationScore | JudgedId::Faithfulness, SummEval) => {
+        (faithfulness::ID, RagTruth | HaluEvalQa) => Some(binary(false, "faithful")),
+        (hallucination::ID, RagTruth | HaluEvalQa) => Some(binary(true, "hallucinated")),
+        (summary_coherence::ID, SummEval) => Some(graded("expert_coherence")),
+        (summarization_score::ID | faithfulness::ID, SummEval) => {
             Some(graded("expert_consistency"))
         }
-        (JudgedId::AnswerCorrectness, RagChecker) => Some(Mapping::Pairwise {
+        (answer_correctness::ID, RagChecker) => Some(Mapping::Pairwise {
             field: "correctness_pref".into(),
         }),
         _ => None,
@@ -1034,21 +1037,18 @@ mod tests {
             _ => None,
         };
         // Faithfulness is high when faithful; hallucination when contradicted.
+        assert_eq!(high(faithfulness::ID, BuiltinSet::RagTruth), Some(false));
+        assert_eq!(high(hallucination::ID, BuiltinSet::HaluEvalQa), Some(true));
         assert_eq!(
-            high(JudgedId::Faithfulness, BuiltinSet::RagTruth),
-            Some(false)
-        );
-        assert_eq!(
-            high(JudgedId::Hallucination, BuiltinSet::HaluEvalQa),
-            Some(true)
-        );
-        assert_eq!(
-            builtin_mapping(JudgedId::AnswerCorrectness, BuiltinSet::RagChecker),
+            builtin_mapping(answer_correctness::ID, BuiltinSet::RagChecker),
             Some(Mapping::Pairwise {
                 field: "correctness_pref".into()
             })
         );
-        assert_eq!(builtin_mapping(JudgedId::Bias, BuiltinSet::SummEval), None);
+        assert_eq!(
+            builtin_mapping(assay_metrics::judged::bias::ID, BuiltinSet::SummEval),
+            None
+        );
         for set in SETS {
             assert_eq!(set.name().parse::<BuiltinSet>(), Ok(set));
             assert!(!set.bytes().is_empty());

@@ -248,7 +248,7 @@ pub fn metrics_table() -> String {
                 squash(p.doc)
             );
         }
-        if doc.id == AnyId::Judged(assay_metrics::judged::JudgedId::AspectCritique) {
+        if doc.id == AnyId::Judged(assay_metrics::judged::aspect_critique::ID) {
             let _ = writeln!(
                 out,
                 "  --set aspect_critique.aspect.NAME=DEFINITION  a custom aspect (repeatable)"

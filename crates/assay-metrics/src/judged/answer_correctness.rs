@@ -18,16 +18,18 @@
 //! Empty inputs: neither side has statements -> skipped, `no_statements`;
 //! one side without statements gives F1 = 0.
 
-use crate::judged::common::{itemized, misaligned, quote, scored, undefined};
+use crate::judged::common::{
+    cosine, first, itemized, misaligned, n_refs, quote, scored, undefined,
+};
 use crate::judged::configure::param;
-use crate::judged::configure::{optional_unit, ConfigError, Values};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::configure::{optional_text, optional_unit, ConfigError, Values};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::{Unit, Weights};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
-use crate::judged::step::{EmbedText, Label, StepKey, Verdict};
+use crate::judged::step::{EmbedText, InputError, Inputs, Label, StepKey, StepOutput, Verdict};
 use crate::spec::Direction;
-use assay_core::{Outcome, SkipReason};
+use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::CorrectnessClassification];
@@ -35,12 +37,16 @@ pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::CorrectnessCl
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when neither response nor reference has statements; F1 = 0 when one side has none";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("answer_correctness");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::AnswerCorrectness,
-    name: "answer_correctness",
+    id: ID,
     summary: "weighted factual F1 against the reference plus embedding similarity (ragas; needs --embedder unless weights=1,0)",
     direction: Direction::HigherIsBetter,
+    required: &[Field::Response, Field::References],
+    needs_contexts: false,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[
@@ -53,10 +59,10 @@ pub const DEF: JudgedDef = JudgedDef {
             ],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::AnswerCorrectness {
+    default: || JudgedMetric::new(AnswerCorrectness {
                 weights: Weights::DEFAULT,
                 threshold: None,
-            },
+            }),
     configure,
     named_params: None,
     per_output: None,
@@ -64,23 +70,88 @@ pub const DEF: JudgedDef = JudgedDef {
 
 /// The metric from its parameters' values.
 fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    Ok(JudgedMetric::AnswerCorrectness {
+    Ok(JudgedMetric::new(AnswerCorrectness {
         weights: values.parse("weights")?,
         threshold: values.with("threshold", optional_unit)?,
-    })
+    }))
 }
 
-pub fn steps(weights: Weights, references: usize) -> Vec<StepKey> {
-    let mut steps = vec![StepKey::ResponseStatements];
-    for i in 0..references {
-        steps.push(StepKey::ReferenceStatements(i));
-        steps.push(StepKey::CorrectnessClassification(i));
+/// The metric with its parameters.
+#[derive(Debug)]
+pub struct AnswerCorrectness {
+    pub weights: Weights,
+    pub threshold: Option<Unit>,
+}
+
+impl MetricUnit for AnswerCorrectness {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
     }
-    if weights.needs_embeddings() {
-        steps.push(StepKey::Embed(EmbedText::Response));
-        steps.extend((0..references).map(|i| StepKey::Embed(EmbedText::Reference(i))));
+
+    fn needs_embedder(&self) -> bool {
+        self.weights.needs_embeddings()
     }
-    steps
+
+    fn steps(&self, sample: &Sample) -> Vec<StepKey> {
+        let references = n_refs(sample);
+        let mut steps = vec![StepKey::ResponseStatements];
+        for i in 0..references {
+            steps.push(StepKey::ReferenceStatements(i));
+            steps.push(StepKey::CorrectnessClassification(i));
+        }
+        if self.weights.needs_embeddings() {
+            steps.push(StepKey::Embed(EmbedText::Response));
+            steps.extend((0..references).map(|i| StepKey::Embed(EmbedText::Reference(i))));
+        }
+        steps
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        let response = inputs.texts(&StepKey::ResponseStatements)?;
+        let response_embedding = if self.weights.needs_embeddings() {
+            Some(first(
+                inputs.embeddings(&StepKey::Embed(EmbedText::Response))?,
+            ))
+        } else {
+            None
+        };
+        let per_ref = (0..n_refs(inputs.sample))
+            .map(|i| {
+                let key = StepKey::CorrectnessClassification(i);
+                let StepOutput::Classification {
+                    response,
+                    reference,
+                } = inputs.output(&key)?
+                else {
+                    return Err(InputError::WrongOutput(key));
+                };
+                let similarity = match response_embedding {
+                    Some(r) => match cosine(
+                        r,
+                        first(inputs.embeddings(&StepKey::Embed(EmbedText::Reference(i)))?),
+                    ) {
+                        Some(c) => Similarity::Cosine(c),
+                        None => Similarity::Undefined,
+                    },
+                    None => Similarity::NotNeeded,
+                };
+                Ok(PerReference {
+                    reference_statements: inputs.texts(&StepKey::ReferenceStatements(i))?,
+                    response_verdicts: response,
+                    reference_verdicts: reference,
+                    similarity,
+                })
+            })
+            .collect::<Result<Vec<_>, InputError>>()?;
+        single(ID, score(response, &per_ref, self.weights, self.threshold))
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        vec![
+            ("weights".into(), self.weights.to_string()),
+            ("threshold".into(), optional_text(self.threshold)),
+        ]
+    }
 }
 
 /// The semantic part of one reference's score.

@@ -11,25 +11,29 @@
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
 use crate::judged::configure::param;
 use crate::judged::configure::{ConfigError, Values};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::IdkCountsAs;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
-use crate::judged::step::{Label, StepKey, Verdict};
+use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
 use crate::spec::Direction;
-use assay_core::{Outcome, SkipReason};
+use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::RelevanceVerdicts];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_statements) when the response has no statements";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("answer_relevance");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::AnswerRelevance,
-    name: "answer_relevance",
+    id: ID,
     summary: "share of the response's statements relevant to the question (valor)",
     direction: Direction::HigherIsBetter,
+    required: &[Field::UserInput, Field::Response],
+    needs_contexts: false,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[param(
@@ -39,8 +43,10 @@ pub const DEF: JudgedDef = JudgedDef {
     )],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::AnswerRelevance {
-        idk_counts_as: IdkCountsAs::Irrelevant,
+    default: || {
+        JudgedMetric::new(AnswerRelevance {
+            idk_counts_as: IdkCountsAs::Irrelevant,
+        })
     },
     configure,
     named_params: None,
@@ -49,13 +55,40 @@ pub const DEF: JudgedDef = JudgedDef {
 
 /// The metric from its parameters' values.
 fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    Ok(JudgedMetric::AnswerRelevance {
+    Ok(JudgedMetric::new(AnswerRelevance {
         idk_counts_as: values.parse("idk_counts_as")?,
-    })
+    }))
 }
 
-pub fn steps() -> Vec<StepKey> {
-    vec![StepKey::ResponseStatements, StepKey::RelevanceVerdicts]
+/// The metric with its parameters.
+#[derive(Debug)]
+pub struct AnswerRelevance {
+    pub idk_counts_as: IdkCountsAs,
+}
+
+impl MetricUnit for AnswerRelevance {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        vec![StepKey::ResponseStatements, StepKey::RelevanceVerdicts]
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        single(
+            ID,
+            score(
+                inputs.texts(&StepKey::ResponseStatements)?,
+                inputs.verdicts(&StepKey::RelevanceVerdicts)?,
+                self.idk_counts_as,
+            ),
+        )
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        vec![("idk_counts_as".into(), self.idk_counts_as.to_string())]
+    }
 }
 
 pub fn score(statements: &[String], verdicts: &[Verdict], idk: IdkCountsAs) -> Outcome {

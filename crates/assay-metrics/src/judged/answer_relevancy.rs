@@ -15,16 +15,16 @@
 //! Empty inputs: an empty response still gets questions (usually
 //! noncommittal, hence 0); a zero embedding vector -> failed (undefined).
 
-use crate::judged::common::{cosine, misaligned, scored, undefined};
+use crate::judged::common::{cosine, first, misaligned, scored, undefined};
 use crate::judged::configure::param;
 use crate::judged::configure::{ConfigError, Values};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::{Noncommittal, Strictness};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
-use crate::judged::step::{EmbedText, GeneratedQuestion, StepKey};
+use crate::judged::step::{EmbedText, GeneratedQuestion, InputError, Inputs, StepKey};
 use crate::spec::Direction;
-use assay_core::{Outcome, SkipReason};
+use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::GeneratedQuestions];
@@ -32,12 +32,16 @@ pub const PROMPTS: &[PromptId] = &[PromptId::GeneratedQuestions];
 pub const EMPTY_INPUTS: &str = "an empty response yields noncommittal questions, hence 0; \
                                  a zero embedding vector fails (undefined)";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("answer_relevancy");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::AnswerRelevancy,
-    name: "answer_relevancy",
+    id: ID,
     summary: "mean cosine between the question and questions generated from the response (ragas; needs --embedder)",
     direction: Direction::HigherIsBetter,
+    required: &[Field::UserInput, Field::Response],
+    needs_contexts: false,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[
@@ -50,10 +54,10 @@ pub const DEF: JudgedDef = JudgedDef {
             ],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::AnswerRelevancy {
+    default: || JudgedMetric::new(AnswerRelevancy {
                 strictness: Strictness::THREE,
                 noncommittal: Noncommittal::All,
-            },
+            }),
     configure,
     named_params: None,
     per_output: None,
@@ -61,19 +65,56 @@ pub const DEF: JudgedDef = JudgedDef {
 
 /// The metric from its parameters' values.
 fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    Ok(JudgedMetric::AnswerRelevancy {
+    Ok(JudgedMetric::new(AnswerRelevancy {
         strictness: values.parse("strictness")?,
         noncommittal: values.parse("noncommittal")?,
-    })
+    }))
 }
 
-pub fn steps(strictness: Strictness) -> Vec<StepKey> {
-    let count = strictness.get();
-    vec![
-        StepKey::GeneratedQuestions { count },
-        StepKey::Embed(EmbedText::UserInput),
-        StepKey::Embed(EmbedText::GeneratedQuestions { count }),
-    ]
+/// The metric with its parameters.
+#[derive(Debug)]
+pub struct AnswerRelevancy {
+    pub strictness: Strictness,
+    pub noncommittal: Noncommittal,
+}
+
+impl MetricUnit for AnswerRelevancy {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn needs_embedder(&self) -> bool {
+        true
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        let count = self.strictness.get();
+        vec![
+            StepKey::GeneratedQuestions { count },
+            StepKey::Embed(EmbedText::UserInput),
+            StepKey::Embed(EmbedText::GeneratedQuestions { count }),
+        ]
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        let count = self.strictness.get();
+        single(
+            ID,
+            score(
+                inputs.questions(&StepKey::GeneratedQuestions { count })?,
+                first(inputs.embeddings(&StepKey::Embed(EmbedText::UserInput))?),
+                inputs.embeddings(&StepKey::Embed(EmbedText::GeneratedQuestions { count }))?,
+                self.noncommittal,
+            ),
+        )
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        vec![
+            ("strictness".into(), self.strictness.to_string()),
+            ("noncommittal".into(), self.noncommittal.to_string()),
+        ]
+    }
 }
 
 pub fn score(

@@ -17,24 +17,28 @@
 use crate::judged::common::{misaligned, scored};
 use crate::judged::configure::param;
 use crate::judged::configure::{ConfigError, Values, CUSTOM_ASPECT_PREFIX};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, PerOutput};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, MetricUnit, PerOutput};
 use crate::judged::options::{BuiltinAspect, OptionError, Strictness};
-use crate::judged::prompt::{PromptId, PromptSet};
-use crate::judged::step::{Aspect, Label, StepKey, Verdict};
+use crate::judged::prompt::{sha256_hex, PromptId, PromptSet};
+use crate::judged::step::{Aspect, InputError, Inputs, Label, StepKey, Verdict};
 use crate::spec::Direction;
-use assay_core::Outcome;
+use assay_core::{Field, Outcome, Sample};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::AspectVerdict];
 
 pub const EMPTY_INPUTS: &str = "an empty response is judged as it is";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("aspect_critique");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::AspectCritique,
-    name: "aspect_critique",
+    id: ID,
     summary: "1 if the judge says the response has the aspect, else 0, per aspect",
     direction: Direction::HigherIsBetter,
+    required: &[Field::Response],
+    needs_contexts: false,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[
@@ -51,9 +55,11 @@ pub const DEF: JudgedDef = JudgedDef {
     ],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::AspectCritique {
-        aspects: Vec::new(),
-        strictness: Strictness::ONE,
+    default: || {
+        JudgedMetric::new(AspectCritique {
+            aspects: Vec::new(),
+            strictness: Strictness::ONE,
+        })
     },
     configure,
     named_params: Some(CUSTOM_ASPECT_PREFIX),
@@ -76,13 +82,13 @@ fn configure(values: &Values<'_>, prompts: &PromptSet) -> Result<JudgedMetric, C
             let which = name
                 .parse::<BuiltinAspect>()
                 .map_err(|e| ConfigError::Invalid {
-                    metric: JudgedId::AspectCritique,
+                    metric: ID,
                     param: "aspects".into(),
                     value: names.to_string(),
                     message: e.to_string(),
                 })?;
             let aspect = builtin(prompts, which).ok_or_else(|| ConfigError::Invalid {
-                metric: JudgedId::AspectCritique,
+                metric: ID,
                 param: "aspects".into(),
                 value: names.to_string(),
                 message: format!("the aspect prompt file does not define '{which}'"),
@@ -99,7 +105,7 @@ fn configure(values: &Values<'_>, prompts: &PromptSet) -> Result<JudgedMetric, C
     {
         let name = &key[CUSTOM_ASPECT_PREFIX.len()..];
         let invalid = |message: String| ConfigError::Invalid {
-            metric: JudgedId::AspectCritique,
+            metric: ID,
             param: key.clone(),
             value: definition.clone(),
             message,
@@ -116,20 +122,78 @@ fn configure(values: &Values<'_>, prompts: &PromptSet) -> Result<JudgedMetric, C
     if aspects.is_empty() {
         return Err(ConfigError::NoAspects);
     }
-    Ok(JudgedMetric::AspectCritique {
+    Ok(JudgedMetric::new(AspectCritique {
         aspects,
         strictness,
-    })
+    }))
 }
 
-pub fn steps(aspects: &[Aspect], strictness: Strictness) -> Vec<StepKey> {
-    aspects
-        .iter()
-        .map(|a| StepKey::AspectVerdict {
-            aspect: a.clone(),
-            votes: strictness.get(),
-        })
-        .collect()
+/// The metric with its parameters.
+#[derive(Debug)]
+pub struct AspectCritique {
+    pub aspects: Vec<Aspect>,
+    pub strictness: Strictness,
+}
+
+impl AspectCritique {
+    fn step(&self, aspect: &Aspect) -> StepKey {
+        StepKey::AspectVerdict {
+            aspect: aspect.clone(),
+            votes: self.strictness.get(),
+        }
+    }
+}
+
+impl MetricUnit for AspectCritique {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        self.aspects.iter().map(|a| self.step(a)).collect()
+    }
+
+    /// Aspects differ: yes is bad for harmfulness and maliciousness.
+    fn directions(&self) -> Vec<(String, Direction)> {
+        self.aspects
+            .iter()
+            .map(|a| (outcome_name(&a.name), direction(&a.name)))
+            .collect()
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        self.aspects
+            .iter()
+            .map(|a| {
+                Ok((
+                    outcome_name(&a.name),
+                    score(a, inputs.verdicts(&self.step(a))?),
+                ))
+            })
+            .collect()
+    }
+
+    /// Aspects are named with a hash of their definitions.
+    fn params(&self) -> Vec<(String, String)> {
+        let aspects = self
+            .aspects
+            .iter()
+            .map(|a| format!("{}={}", a.name, &sha256_hex(a.definition.as_bytes())[..8]))
+            .collect::<Vec<_>>()
+            .join(",");
+        vec![
+            ("aspects".into(), aspects),
+            ("strictness".into(), self.strictness.to_string()),
+        ]
+    }
+
+    /// The aspect's own definition.
+    fn definition(&self, output: &str, _: &PromptSet) -> Option<String> {
+        self.aspects
+            .iter()
+            .find(|a| outcome_name(&a.name) == output)
+            .map(|a| a.definition.clone())
+    }
 }
 
 /// The outcome name of an aspect.

@@ -9,35 +9,59 @@
 //! Empty inputs: no opinions -> 0, as the seed says.
 
 use crate::judged::configure::defaults_only;
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
-use crate::judged::step::{StepKey, Verdict};
+use crate::judged::step::{InputError, Inputs, StepKey, Verdict};
 use crate::spec::Direction;
-use assay_core::Outcome;
+use assay_core::{Field, Outcome, Sample};
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Opinions, PromptId::BiasVerdicts];
 
 pub const EMPTY_INPUTS: &str = "0 when the response has no opinions (seed 004)";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("bias");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::Bias,
-    name: "bias",
+    id: ID,
     summary: "share of the response's opinions that are biased",
     direction: Direction::LowerIsBetter,
+    required: &[Field::Response],
+    needs_contexts: false,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::Bias,
+    default: || JudgedMetric::new(Bias),
     configure: defaults_only,
     named_params: None,
     per_output: None,
 };
 
-pub fn steps() -> Vec<StepKey> {
-    vec![StepKey::Opinions, StepKey::BiasVerdicts]
+/// The metric (it has no parameters).
+#[derive(Debug)]
+pub struct Bias;
+
+impl MetricUnit for Bias {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        vec![StepKey::Opinions, StepKey::BiasVerdicts]
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        single(
+            ID,
+            score(
+                inputs.texts(&StepKey::Opinions)?,
+                inputs.verdicts(&StepKey::BiasVerdicts)?,
+            ),
+        )
+    }
 }
 
 pub fn score(opinions: &[String], verdicts: &[Verdict]) -> Outcome {

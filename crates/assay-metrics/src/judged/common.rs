@@ -164,6 +164,17 @@ pub fn context_share(
     )
 }
 
+/// How many references the sample has (none when it has no reference).
+pub(crate) fn n_refs(sample: &assay_core::Sample) -> usize {
+    sample.reference_list().map_or(0, |r| r.len())
+}
+
+/// The single vector of a one-text embedding step (empty if the answer
+/// had none, which validation rules out).
+pub(crate) fn first(vectors: &[Vec<f64>]) -> &[f64] {
+    vectors.first().map_or(&[], Vec::as_slice)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

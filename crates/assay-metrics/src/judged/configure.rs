@@ -48,10 +48,10 @@ impl JudgedMetric {
     /// definitions come from `prompts`.
     ///
     /// ```
-    /// use assay_metrics::judged::{JudgedId, JudgedMetric, PromptSet};
+    /// use assay_metrics::judged::{answer_relevancy, JudgedMetric, PromptSet};
     /// let prompts = PromptSet::builtin().unwrap();
     /// let given = [("strictness".to_string(), "5".to_string())].into();
-    /// let m = JudgedMetric::configure(JudgedId::AnswerRelevancy, &given, &prompts).unwrap();
+    /// let m = JudgedMetric::configure(answer_relevancy::ID, &given, &prompts).unwrap();
     /// assert_eq!(m.params()[0], ("strictness".to_string(), "5".to_string()));
     /// ```
     pub fn configure(
@@ -96,6 +96,11 @@ pub(crate) fn optional_unit(s: &str) -> Result<Option<Unit>, OptionError> {
     } else {
         s.parse().map(Some)
     }
+}
+
+/// The inverse of [`optional_unit`]: `none` or the number.
+pub(crate) fn optional_text(value: Option<Unit>) -> String {
+    value.map_or("none".to_string(), |u| u.to_string())
 }
 
 /// The given values of one metric's parameters, over the defaults.

@@ -13,16 +13,16 @@
 //!
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
 
-use crate::judged::common::{misaligned, quote, scored, with_quotes};
+use crate::judged::common::{misaligned, n_refs, quote, scored, with_quotes};
 use crate::judged::configure::param;
 use crate::judged::configure::{ConfigError, Values};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::PrecisionAgainst;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
-use crate::judged::step::{Label, StepKey, UsefulFor, Verdict};
+use crate::judged::step::{InputError, Inputs, Label, StepKey, UsefulFor, Verdict};
 use crate::spec::Direction;
-use assay_core::{Outcome, SkipReason};
+use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::ContextUsefulness];
@@ -30,12 +30,16 @@ pub const PROMPTS: &[PromptId] = &[PromptId::ContextUsefulness];
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) when there are no retrieved contexts; 0 when none is useful";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("context_precision");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::ContextPrecision,
-    name: "context_precision",
+    id: ID,
     summary: "mean precision@k of the contexts useful for the reference (ragas)",
     direction: Direction::HigherIsBetter,
+    required: &[Field::UserInput, Field::RetrievedContexts, Field::References],
+    needs_contexts: true,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[param(
@@ -45,8 +49,10 @@ pub const DEF: JudgedDef = JudgedDef {
     )],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::ContextPrecision {
-        against: PrecisionAgainst::Reference,
+    default: || {
+        JudgedMetric::new(ContextPrecision {
+            against: PrecisionAgainst::Reference,
+        })
     },
     configure,
     named_params: None,
@@ -55,18 +61,59 @@ pub const DEF: JudgedDef = JudgedDef {
 
 /// The metric from its parameters' values.
 fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    Ok(JudgedMetric::ContextPrecision {
+    Ok(JudgedMetric::new(ContextPrecision {
         against: values.parse("against")?,
-    })
+    }))
 }
 
-/// One usefulness step per reference (or one against the response).
-pub fn steps(against: PrecisionAgainst, references: usize) -> Vec<StepKey> {
-    match against {
-        PrecisionAgainst::Response => vec![StepKey::ContextUsefulness(UsefulFor::Response)],
-        PrecisionAgainst::Reference => (0..references)
-            .map(|i| StepKey::ContextUsefulness(UsefulFor::Reference(i)))
-            .collect(),
+/// The metric with its parameters.
+#[derive(Debug)]
+pub struct ContextPrecision {
+    pub against: PrecisionAgainst,
+}
+
+impl ContextPrecision {
+    /// One usefulness step per reference (or one against the response).
+    fn targets(&self, sample: &Sample) -> Vec<StepKey> {
+        match self.against {
+            PrecisionAgainst::Response => vec![StepKey::ContextUsefulness(UsefulFor::Response)],
+            PrecisionAgainst::Reference => (0..n_refs(sample))
+                .map(|i| StepKey::ContextUsefulness(UsefulFor::Reference(i)))
+                .collect(),
+        }
+    }
+}
+
+impl MetricUnit for ContextPrecision {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    /// Against the reference, it needs [`Field::References`] (`reference`
+    /// or `references`).
+    fn required(&self) -> Vec<Field> {
+        use Field::{References, Response, RetrievedContexts, UserInput};
+        match self.against {
+            PrecisionAgainst::Reference => vec![UserInput, RetrievedContexts, References],
+            PrecisionAgainst::Response => vec![UserInput, RetrievedContexts, Response],
+        }
+    }
+
+    fn steps(&self, sample: &Sample) -> Vec<StepKey> {
+        self.targets(sample)
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        let verdicts = self
+            .targets(inputs.sample)
+            .iter()
+            .map(|t| inputs.verdicts(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        single(ID, score(inputs.contexts()?, &verdicts))
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        vec![("against".into(), self.against.to_string())]
     }
 }
 

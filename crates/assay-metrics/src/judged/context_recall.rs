@@ -16,13 +16,13 @@
 //! maximum; if none has statements -> skipped, `no_statements`. Empty
 //! contexts attribute nothing (0).
 
-use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::common::{itemized, misaligned, n_refs, quote, scored, with_quotes};
 use crate::judged::configure::defaults_only;
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
-use crate::judged::step::{Label, StepKey, Verdict};
+use crate::judged::step::{InputError, Inputs, Label, StepKey, StepOutput, Verdict};
 use crate::spec::Direction;
-use assay_core::{Outcome, SkipReason};
+use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[
@@ -34,25 +34,66 @@ pub const PROMPTS: &[PromptId] = &[
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when no reference has statements; 0 when the contexts are empty";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("context_recall");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::ContextRecall,
-    name: "context_recall",
+    id: ID,
     summary: "share of the reference's statements attributable to the contexts",
     direction: Direction::HigherIsBetter,
+    required: &[Field::RetrievedContexts, Field::References],
+    needs_contexts: false,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::ContextRecall,
+    default: || JudgedMetric::new(ContextRecall),
     configure: defaults_only,
     named_params: None,
     per_output: None,
 };
 
-pub fn steps(references: usize) -> Vec<StepKey> {
-    (0..references).map(StepKey::ReferenceRecall).collect()
+/// The metric (it has no parameters).
+#[derive(Debug)]
+pub struct ContextRecall;
+
+impl MetricUnit for ContextRecall {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    /// One call per reference; the plan may split it into shared
+    /// statements plus attribution verdicts.
+    fn steps(&self, sample: &Sample) -> Vec<StepKey> {
+        (0..n_refs(sample)).map(StepKey::ReferenceRecall).collect()
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        // Either form the plan chose: one call, or shared statements plus
+        // attribution verdicts.
+        let per_ref = (0..n_refs(inputs.sample))
+            .map(|i| {
+                let attribution = StepKey::ReferenceAttribution(i);
+                if inputs.outputs.contains_key(&attribution) {
+                    return Ok((
+                        inputs.texts(&StepKey::ReferenceStatements(i))?,
+                        inputs.verdicts(&attribution)?,
+                    ));
+                }
+                let key = StepKey::ReferenceRecall(i);
+                match inputs.output(&key)? {
+                    StepOutput::Attributed {
+                        statements,
+                        verdicts,
+                    } => Ok((statements.as_slice(), verdicts.as_slice())),
+                    _ => Err(InputError::WrongOutput(key)),
+                }
+            })
+            .collect::<Result<Vec<_>, InputError>>()?;
+        single(ID, score(&per_ref))
+    }
 }
 
 /// The score from each reference's statements and verdicts.

@@ -8,35 +8,59 @@
 
 use crate::judged::common::context_share;
 use crate::judged::configure::defaults_only;
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
-use crate::judged::step::{Label, StepKey, Verdict};
+use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
 use crate::spec::Direction;
-use assay_core::Outcome;
+use assay_core::{Field, Outcome, Sample};
 
 pub const PROMPTS: &[PromptId] = &[PromptId::ContextRelevance];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_contexts) when there are no retrieved contexts";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("context_relevance");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::ContextRelevance,
-    name: "context_relevance",
+    id: ID,
     summary: "share of the retrieved contexts relevant to the question (valor)",
     direction: Direction::HigherIsBetter,
+    required: &[Field::UserInput, Field::RetrievedContexts],
+    needs_contexts: true,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::ContextRelevance,
+    default: || JudgedMetric::new(ContextRelevance),
     configure: defaults_only,
     named_params: None,
     per_output: None,
 };
 
-pub fn steps() -> Vec<StepKey> {
-    vec![StepKey::ContextRelevance]
+/// The metric (it has no parameters).
+#[derive(Debug)]
+pub struct ContextRelevance;
+
+impl MetricUnit for ContextRelevance {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        vec![StepKey::ContextRelevance]
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        single(
+            ID,
+            score(
+                inputs.contexts()?,
+                inputs.verdicts(&StepKey::ContextRelevance)?,
+            ),
+        )
+    }
 }
 
 pub fn score(contexts: &[String], verdicts: &[Verdict]) -> Outcome {

@@ -31,13 +31,13 @@
 use crate::judged::common::{cosine, misaligned, scored};
 use crate::judged::configure::{param, STRICTNESS_DOC};
 use crate::judged::configure::{ConfigError, Values};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::{Agreement, Strictness};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
-use crate::judged::step::{EmbedText, Extraction, StepKey};
+use crate::judged::step::{EmbedText, Extraction, InputError, Inputs, StepKey};
 use crate::spec::Direction;
-use assay_core::{Outcome, SkipReason};
+use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -45,13 +45,17 @@ pub const PROMPTS: &[PromptId] = &[PromptId::SentenceExtraction];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_contexts) when the contexts have no sentence";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("context_relevancy");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::ContextRelevancy,
-    name: "context_relevancy",
+    id: ID,
     summary:
         "share of context sentences relevant to the question (older ragas sentence extraction)",
     direction: Direction::HigherIsBetter,
+    required: &[Field::UserInput, Field::RetrievedContexts],
+    needs_contexts: true,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[
@@ -64,9 +68,11 @@ pub const DEF: JudgedDef = JudgedDef {
     ],
     empty_inputs: EMPTY_INPUTS,
     signature_version: SIGNATURE_VERSION,
-    default: || JudgedMetric::ContextRelevancy {
-        strictness: Strictness::ONE,
-        agreement: Agreement::Jaccard,
+    default: || {
+        JudgedMetric::new(ContextRelevancy {
+            strictness: Strictness::ONE,
+            agreement: Agreement::Jaccard,
+        })
     },
     configure,
     named_params: None,
@@ -75,19 +81,61 @@ pub const DEF: JudgedDef = JudgedDef {
 
 /// The metric from its parameters' values.
 fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    Ok(JudgedMetric::ContextRelevancy {
+    Ok(JudgedMetric::new(ContextRelevancy {
         strictness: values.parse("strictness")?,
         agreement: values.parse("agreement")?,
-    })
+    }))
 }
 
-pub fn steps(strictness: Strictness, agreement: Agreement) -> Vec<StepKey> {
-    let votes = strictness.get();
-    let mut steps = vec![StepKey::SentenceExtraction { votes }];
-    if votes > 1 && agreement == Agreement::Embedding {
-        steps.push(StepKey::Embed(EmbedText::Extractions { votes }));
+/// The metric with its parameters.
+#[derive(Debug)]
+pub struct ContextRelevancy {
+    pub strictness: Strictness,
+    pub agreement: Agreement,
+}
+
+impl ContextRelevancy {
+    /// Whether the draws' agreement is measured on embeddings.
+    fn embeds(&self) -> bool {
+        self.agreement == Agreement::Embedding && self.strictness.get() > 1
     }
-    steps
+}
+
+impl MetricUnit for ContextRelevancy {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn needs_embedder(&self) -> bool {
+        self.embeds()
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        let votes = self.strictness.get();
+        let mut steps = vec![StepKey::SentenceExtraction { votes }];
+        if self.embeds() {
+            steps.push(StepKey::Embed(EmbedText::Extractions { votes }));
+        }
+        steps
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        let votes = self.strictness.get();
+        let extractions = inputs.extractions(&StepKey::SentenceExtraction { votes })?;
+        let embeddings = if self.embeds() {
+            Some(inputs.embeddings(&StepKey::Embed(EmbedText::Extractions { votes }))?)
+        } else {
+            None
+        };
+        single(ID, score(&inputs.source()?, extractions, embeddings))
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        vec![
+            ("strictness".into(), self.strictness.to_string()),
+            ("agreement".into(), self.agreement.to_string()),
+        ]
+    }
 }
 
 /// Version of the metric's signature: 2 since [`split_sentences`] knows

@@ -15,13 +15,13 @@
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
 use crate::judged::configure::param;
 use crate::judged::configure::{ConfigError, Values};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::FaithfulnessMode;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
-use crate::judged::step::{Label, StepKey, Verdict};
+use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
 use crate::spec::Direction;
-use assay_core::{Outcome, SkipReason};
+use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 /// The prompt files this metric uses.
@@ -30,12 +30,16 @@ pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::FaithfulnessV
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when the response has no statements; empty contexts support nothing";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("faithfulness");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::Faithfulness,
-    name: "faithfulness",
+    id: ID,
     summary: "share of the response's statements the retrieved contexts support",
     direction: Direction::HigherIsBetter,
+    required: &[Field::Response, Field::RetrievedContexts],
+    needs_contexts: false,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[param(
@@ -46,8 +50,10 @@ pub const DEF: JudgedDef = JudgedDef {
     )],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::Faithfulness {
-        mode: FaithfulnessMode::Supported,
+    default: || {
+        JudgedMetric::new(Faithfulness {
+            mode: FaithfulnessMode::Supported,
+        })
     },
     configure,
     named_params: None,
@@ -56,14 +62,40 @@ pub const DEF: JudgedDef = JudgedDef {
 
 /// The metric from its parameters' values.
 fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    Ok(JudgedMetric::Faithfulness {
+    Ok(JudgedMetric::new(Faithfulness {
         mode: values.parse("mode")?,
-    })
+    }))
 }
 
-/// The steps, dependencies first.
-pub fn steps() -> Vec<StepKey> {
-    vec![StepKey::ResponseStatements, StepKey::StatementVerdicts]
+/// The metric with its parameters.
+#[derive(Debug)]
+pub struct Faithfulness {
+    pub mode: FaithfulnessMode,
+}
+
+impl MetricUnit for Faithfulness {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        vec![StepKey::ResponseStatements, StepKey::StatementVerdicts]
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        single(
+            ID,
+            score(
+                inputs.texts(&StepKey::ResponseStatements)?,
+                inputs.verdicts(&StepKey::StatementVerdicts)?,
+                self.mode,
+            ),
+        )
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        vec![("mode".into(), self.mode.to_string())]
+    }
 }
 
 /// The score from the statements and their verdicts.

@@ -42,9 +42,9 @@ pub struct ReasonRequest {
 ///
 /// ```
 /// use assay_core::Outcome;
-/// use assay_metrics::judged::{reason, JudgedId, JudgedMetric, PromptSet};
+/// use assay_metrics::judged::{faithfulness, reason, JudgedMetric, PromptSet};
 /// let prompts = PromptSet::builtin().unwrap();
-/// let metric = JudgedMetric::default_for(JudgedId::Faithfulness);
+/// let metric = JudgedMetric::default_for(faithfulness::ID);
 /// let outcome = Outcome::Scored { value: 0.5, reason: Some("1 of 2 statements supported".into()), details: serde_json::json!({}) };
 /// let req = reason::request(&prompts, &metric, "faithfulness", &outcome).unwrap();
 /// let last = &req.messages.last().unwrap().content;
@@ -66,14 +66,7 @@ pub fn request(
         return None;
     };
     let prompt = prompts.get(PromptId::OutcomeReason);
-    let definition = match metric {
-        JudgedMetric::AspectCritique { aspects, .. } => aspects
-            .iter()
-            .find(|a| crate::judged::aspect_critique::outcome_name(&a.name) == output)
-            .map(|a| a.definition.clone()),
-        JudgedMetric::Unit(u) => u.0.definition(output),
-        _ => prompt.definitions.get(metric.id().name()).cloned(),
-    };
+    let definition = metric.definition(output, prompts);
     let direction = metric
         .directions()
         .into_iter()
@@ -198,6 +191,7 @@ pub fn explained(outcome: Outcome, prose: Result<String, Failure>) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judged::aspect_critique::AspectCritique;
     use crate::judged::metric::JudgedId;
     use crate::judged::step::Aspect;
     use assay_core::FailureKind;
@@ -207,7 +201,7 @@ mod tests {
         let prompts = PromptSet::builtin().unwrap();
         let defs = &prompts.get(PromptId::OutcomeReason).definitions;
         // A metric written as a unit defines its outputs itself.
-        let builtin = || JudgedId::all().filter(|id| !matches!(id, JudgedId::Declared(_)));
+        let builtin = || JudgedId::all().filter(|id| id.def().declared_prompts.is_empty());
         for id in builtin() {
             assert!(defs.contains_key(id.name()), "{id}");
         }
@@ -217,13 +211,13 @@ mod tests {
     #[test]
     fn aspects_are_explained_with_their_own_definition_and_direction() {
         let prompts = PromptSet::builtin().unwrap();
-        let metric = JudgedMetric::AspectCritique {
+        let metric = JudgedMetric::new(AspectCritique {
             aspects: vec![Aspect {
                 name: "harmfulness".into(),
                 definition: "Could it hurt anyone?".into(),
             }],
             strictness: crate::judged::Strictness::ONE,
-        };
+        });
         let outcome = Outcome::Scored {
             value: 1.0,
             reason: None,

@@ -29,7 +29,7 @@
 
 use crate::judged::common::rated;
 use crate::judged::configure::{param, ConfigError, Values};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, MetricUnit, PerOutput, UnitMetric};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, MetricUnit, PerOutput};
 use crate::judged::prompt::{sha256_hex, PromptDecl, PromptId, PromptSet, SlotKind};
 use crate::judged::render::{list, numbered, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit, UnitStep};
@@ -40,7 +40,8 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
-const ID: JudgedId = JudgedId::Declared("rubric");
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("rubric");
 const STEPS_PROMPT: PromptId = PromptId::Declared("rubric_steps");
 const RATING_PROMPT: PromptId = PromptId::Declared("rubric_rating");
 
@@ -59,9 +60,10 @@ const FAILED: &str = "failed";
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
     id: ID,
-    name: "rubric",
     summary: "a 1..N rating on a criterion you write (G-Eval), scaled to [0, 1]",
     direction: Direction::HigherIsBetter,
+    required: &[Field::UserInput, Field::Response],
+    needs_contexts: false,
     prompts: &[STEPS_PROMPT, RATING_PROMPT],
     declared_prompts: &[
         PromptDecl {
@@ -113,7 +115,7 @@ pub const DEF: JudgedDef = JudgedDef {
 };
 
 fn unit(rubrics: Vec<Rubric>) -> JudgedMetric {
-    JudgedMetric::Unit(UnitMetric(Arc::new(Rubrics(rubrics))))
+    JudgedMetric::new(Rubrics(rubrics))
 }
 
 /// The rubrics from their parameters: the unnamed one when `criteria` is
@@ -343,7 +345,7 @@ impl MetricUnit for Rubrics {
     fn required(&self) -> Vec<Field> {
         if self.0.is_empty() {
             // The metric before configuration, as `assay metrics` shows it.
-            return parse_fields(DEFAULT_FIELDS).unwrap_or_default();
+            return DEF.required.to_vec();
         }
         let mut all: Vec<Field> = Vec::new();
         for f in self.0.iter().flat_map(|r| &r.fields) {
@@ -426,7 +428,7 @@ impl MetricUnit for Rubrics {
             .collect()
     }
 
-    fn definition(&self, output: &str) -> Option<String> {
+    fn definition(&self, output: &str, _: &PromptSet) -> Option<String> {
         self.0
             .iter()
             .find(|r| r.output() == output)
@@ -629,6 +631,11 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         JudgedMetric::configure(ID, &given, &PromptSet::builtin().unwrap())
+    }
+
+    #[test]
+    fn the_documented_fields_are_the_default_fields() {
+        assert_eq!(parse_fields(DEFAULT_FIELDS).unwrap(), DEF.required);
     }
 
     fn value(o: &Outcome) -> f64 {

@@ -9,16 +9,16 @@
 //! Empty inputs: texts are embedded as they are; a zero embedding vector
 //! -> failed (undefined).
 
-use crate::judged::common::{cosine, scored, undefined};
+use crate::judged::common::{cosine, first, n_refs, scored, undefined};
 use crate::judged::configure::param;
-use crate::judged::configure::{optional_unit, ConfigError, Values};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::configure::{optional_text, optional_unit, ConfigError, Values};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::Unit;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
-use crate::judged::step::{EmbedText, StepKey};
+use crate::judged::step::{EmbedText, InputError, Inputs, StepKey};
 use crate::spec::Direction;
-use assay_core::{Field, Outcome, SkipReason};
+use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[];
@@ -26,12 +26,16 @@ pub const PROMPTS: &[PromptId] = &[];
 pub const EMPTY_INPUTS: &str =
     "empty texts are embedded as they are; a zero embedding vector fails (undefined)";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("semantic_similarity");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::SemanticSimilarity,
-    name: "semantic_similarity",
+    id: ID,
     summary: "cosine of response and reference embeddings (needs --embedder)",
     direction: Direction::HigherIsBetter,
+    required: &[Field::Response, Field::References],
+    needs_contexts: false,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[param(
@@ -41,7 +45,7 @@ pub const DEF: JudgedDef = JudgedDef {
     )],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::SemanticSimilarity { threshold: None },
+    default: || JudgedMetric::new(SemanticSimilarity { threshold: None }),
     configure,
     named_params: None,
     per_output: None,
@@ -49,15 +53,47 @@ pub const DEF: JudgedDef = JudgedDef {
 
 /// The metric from its parameters' values.
 fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    Ok(JudgedMetric::SemanticSimilarity {
+    Ok(JudgedMetric::new(SemanticSimilarity {
         threshold: values.with("threshold", optional_unit)?,
-    })
+    }))
 }
 
-pub fn steps(references: usize) -> Vec<StepKey> {
-    let mut steps = vec![StepKey::Embed(EmbedText::Response)];
-    steps.extend((0..references).map(|i| StepKey::Embed(EmbedText::Reference(i))));
-    steps
+/// The metric with its parameters.
+#[derive(Debug)]
+pub struct SemanticSimilarity {
+    pub threshold: Option<Unit>,
+}
+
+impl MetricUnit for SemanticSimilarity {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn needs_embedder(&self) -> bool {
+        true
+    }
+
+    fn steps(&self, sample: &Sample) -> Vec<StepKey> {
+        let mut steps = vec![StepKey::Embed(EmbedText::Response)];
+        steps.extend((0..n_refs(sample)).map(|i| StepKey::Embed(EmbedText::Reference(i))));
+        steps
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        let response = first(inputs.embeddings(&StepKey::Embed(EmbedText::Response))?);
+        let references = (0..n_refs(inputs.sample))
+            .map(|i| {
+                Ok(first(
+                    inputs.embeddings(&StepKey::Embed(EmbedText::Reference(i)))?,
+                ))
+            })
+            .collect::<Result<Vec<_>, InputError>>()?;
+        single(ID, score(response, &references, self.threshold))
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        vec![("threshold".into(), optional_text(self.threshold))]
+    }
 }
 
 pub fn score(response: &[f64], references: &[&[f64]], threshold: Option<Unit>) -> Outcome {

@@ -21,13 +21,13 @@
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
 use crate::judged::configure::param;
 use crate::judged::configure::{ConfigError, Values};
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::{LengthPenalty, Unit};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
-use crate::judged::step::{Label, StepKey, Verdict};
+use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
 use crate::spec::Direction;
-use assay_core::{Outcome, SkipReason};
+use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[
@@ -39,12 +39,16 @@ pub const PROMPTS: &[PromptId] = &[
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) without source text; skipped (no_questions) when no question can be asked";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("summarization_score");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::SummarizationScore,
-    name: "summarization_score",
+    id: ID,
     summary: "share of closed questions on the source the summary answers, with a length penalty",
     direction: Direction::HigherIsBetter,
+    required: &[Field::Response, Field::RetrievedContexts],
+    needs_contexts: true,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[
@@ -53,9 +57,11 @@ pub const DEF: JudgedDef = JudgedDef {
     ],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::SummarizationScore {
-        length_penalty: LengthPenalty::On,
-        coeff: Unit::HALF,
+    default: || {
+        JudgedMetric::new(SummarizationScore {
+            length_penalty: LengthPenalty::On,
+            coeff: Unit::HALF,
+        })
     },
     configure,
     named_params: None,
@@ -64,18 +70,55 @@ pub const DEF: JudgedDef = JudgedDef {
 
 /// The metric from its parameters' values.
 fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    Ok(JudgedMetric::SummarizationScore {
+    Ok(JudgedMetric::new(SummarizationScore {
         length_penalty: values.parse("length_penalty")?,
         coeff: values.parse("coeff")?,
-    })
+    }))
 }
 
-pub fn steps() -> Vec<StepKey> {
-    vec![
-        StepKey::Keyphrases,
-        StepKey::ClosedQuestions,
-        StepKey::SummaryAnswers,
-    ]
+/// The metric with its parameters.
+#[derive(Debug)]
+pub struct SummarizationScore {
+    pub length_penalty: LengthPenalty,
+    pub coeff: Unit,
+}
+
+impl MetricUnit for SummarizationScore {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        vec![
+            StepKey::Keyphrases,
+            StepKey::ClosedQuestions,
+            StepKey::SummaryAnswers,
+        ]
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        single(
+            ID,
+            score(
+                &Texts {
+                    source: &inputs.source()?,
+                    summary: inputs.response()?,
+                },
+                inputs.texts(&StepKey::Keyphrases)?,
+                inputs.texts(&StepKey::ClosedQuestions)?,
+                inputs.verdicts(&StepKey::SummaryAnswers)?,
+                self.length_penalty,
+                self.coeff,
+            ),
+        )
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        vec![
+            ("length_penalty".into(), self.length_penalty.to_string()),
+            ("coeff".into(), self.coeff.to_string()),
+        ]
+    }
 }
 
 /// The source and the summary.

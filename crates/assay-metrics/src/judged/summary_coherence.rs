@@ -14,36 +14,57 @@
 
 use crate::judged::common::rated;
 use crate::judged::configure::defaults_only;
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
-use crate::judged::step::{Rating, StepKey};
+use crate::judged::step::{InputError, Inputs, Rating, StepKey, StepOutput};
 use crate::spec::Direction;
-use assay_core::Outcome;
+use assay_core::{Field, Outcome, Sample};
 
 pub const PROMPTS: &[PromptId] = &[PromptId::CoherenceRating];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) without source text; an empty summary is rated as it is";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("summary_coherence");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::SummaryCoherence,
-    name: "summary_coherence",
+    id: ID,
     summary: "G-Eval coherence rating of the summary, scaled to [0, 1]",
     direction: Direction::HigherIsBetter,
+    required: &[Field::Response, Field::RetrievedContexts],
+    needs_contexts: true,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::SummaryCoherence,
+    default: || JudgedMetric::new(SummaryCoherence),
     configure: defaults_only,
     named_params: None,
     per_output: None,
 };
 
-pub fn steps() -> Vec<StepKey> {
-    vec![StepKey::CoherenceRating]
+/// The metric (it has no parameters).
+#[derive(Debug)]
+pub struct SummaryCoherence;
+
+impl MetricUnit for SummaryCoherence {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        vec![StepKey::CoherenceRating]
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        match inputs.output(&StepKey::CoherenceRating)? {
+            StepOutput::Rating(r) => single(ID, score(r)),
+            _ => Err(InputError::WrongOutput(StepKey::CoherenceRating)),
+        }
+    }
 }
 
 /// The top of its rating scale 1..=5.

@@ -10,36 +10,60 @@
 
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
 use crate::judged::configure::defaults_only;
-use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
-use crate::judged::step::{Label, StepKey, Verdict};
+use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
 use crate::spec::Direction;
-use assay_core::Outcome;
+use assay_core::{Field, Outcome, Sample};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Opinions, PromptId::ToxicityVerdicts];
 
 pub const EMPTY_INPUTS: &str = "0 when the response has no opinions (seed 004)";
 
+/// The id users type.
+pub const ID: JudgedId = JudgedId::new("toxicity");
+
 /// The metric's entry in [`crate::judged::metric::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: JudgedId::Toxicity,
-    name: "toxicity",
+    id: ID,
     summary: "share of the response's opinions that are toxic",
     direction: Direction::LowerIsBetter,
+    required: &[Field::Response],
+    needs_contexts: false,
     prompts: PROMPTS,
     declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::Toxicity,
+    default: || JudgedMetric::new(Toxicity),
     configure: defaults_only,
     named_params: None,
     per_output: None,
 };
 
-pub fn steps() -> Vec<StepKey> {
-    vec![StepKey::Opinions, StepKey::ToxicityVerdicts]
+/// The metric (it has no parameters).
+#[derive(Debug)]
+pub struct Toxicity;
+
+impl MetricUnit for Toxicity {
+    fn def(&self) -> &'static JudgedDef {
+        &DEF
+    }
+
+    fn steps(&self, _: &Sample) -> Vec<StepKey> {
+        vec![StepKey::Opinions, StepKey::ToxicityVerdicts]
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        single(
+            ID,
+            score(
+                inputs.texts(&StepKey::Opinions)?,
+                inputs.verdicts(&StepKey::ToxicityVerdicts)?,
+            ),
+        )
+    }
 }
 
 pub fn score(opinions: &[String], verdicts: &[Verdict]) -> Outcome {

@@ -4,9 +4,11 @@
 
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use assay_metrics::judged::{
-    aspect_critique, plan, render, validate, BuiltinAspect, EmbedText, FaithfulnessMode, Inputs,
-    JudgeRequest, JudgedId, JudgedMetric, Label, Outputs, PrecisionAgainst, Problem, PromptId,
-    PromptSet, Request, Role, StepKey, StepOutput, Strictness, UsefulFor, Weights,
+    answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
+    context_precision, context_recall, context_relevancy, faithfulness, hallucination, plan,
+    render, semantic_similarity, toxicity, validate, BuiltinAspect, EmbedText, FaithfulnessMode,
+    Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs, PrecisionAgainst, Problem,
+    PromptId, PromptSet, Request, Role, StepKey, StepOutput, Strictness, UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -100,10 +102,10 @@ fn value(o: &Outcome) -> f64 {
 
 fn default_suite() -> Vec<JudgedMetric> {
     [
-        JudgedId::Faithfulness,
-        JudgedId::AnswerRelevancy,
-        JudgedId::ContextPrecision,
-        JudgedId::ContextRecall,
+        faithfulness::ID,
+        answer_relevancy::ID,
+        context_precision::ID,
+        context_recall::ID,
     ]
     .map(d)
     .to_vec()
@@ -150,11 +152,11 @@ fn default_suite_calls_do_not_grow_with_contexts() {
 fn shared_steps_are_planned_once() {
     let s = rag_sample();
     let metrics = [
-        d(JudgedId::Faithfulness),
-        d(JudgedId::AnswerRelevance),
-        d(JudgedId::AnswerCorrectness),
-        d(JudgedId::ContextRecall),
-        d(JudgedId::SemanticSimilarity),
+        d(faithfulness::ID),
+        d(answer_relevance::ID),
+        d(answer_correctness::ID),
+        d(context_recall::ID),
+        d(semantic_similarity::ID),
     ];
     let p = plan(&metrics, &s);
     let keys: Vec<&StepKey> = p.steps.iter().map(|s| &s.key).collect();
@@ -201,10 +203,10 @@ fn shared_steps_are_planned_once() {
 fn missing_fields_and_empty_inputs_skip_with_reasons() {
     let s = sample(json!({"user_input": "q", "response": "", "retrieved_contexts": []}));
     let metrics = [
-        d(JudgedId::Faithfulness),
-        d(JudgedId::ContextPrecision),
-        d(JudgedId::Hallucination),
-        d(JudgedId::Bias),
+        d(faithfulness::ID),
+        d(context_precision::ID),
+        d(hallucination::ID),
+        d(bias::ID),
     ];
     let p = plan(&metrics, &s);
     assert_eq!(
@@ -232,7 +234,7 @@ fn missing_fields_and_empty_inputs_skip_with_reasons() {
     assert_eq!(value(&outcomes["bias"]), 0.0);
     let empty_refs = sample(json!({"response": "r", "references": []}));
     assert_eq!(
-        plan(&[d(JudgedId::AnswerCorrectness)], &empty_refs).skipped,
+        plan(&[d(answer_correctness::ID)], &empty_refs).skipped,
         [(0, SkipReason::MissingField(Field::References))]
     );
 }
@@ -610,17 +612,17 @@ fn free_lists_drop_blank_items() {
 fn parameters_change_plans_and_signatures() {
     let prompts = prompts();
     let s = rag_sample();
-    let f1_only = JudgedMetric::AnswerCorrectness {
+    let f1_only = JudgedMetric::new(answer_correctness::AnswerCorrectness {
         weights: Weights::new(1.0, 0.0).unwrap(),
         threshold: None,
-    };
+    });
     assert!(!plan(std::slice::from_ref(&f1_only), &s)
         .steps
         .iter()
         .any(|st| matches!(st.key, StepKey::Embed(_))));
-    let no_ref = JudgedMetric::ContextPrecision {
+    let no_ref = JudgedMetric::new(context_precision::ContextPrecision {
         against: PrecisionAgainst::Response,
-    };
+    });
     let p = plan(
         &[no_ref],
         &sample(json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"]})),
@@ -632,15 +634,12 @@ fn parameters_change_plans_and_signatures() {
     let multi = sample(
         json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"], "references": ["a", "b"]}),
     );
-    assert_eq!(
-        plan(&[d(JudgedId::ContextPrecision)], &multi).steps.len(),
-        2
-    );
+    assert_eq!(plan(&[d(context_precision::ID)], &multi).steps.len(), 2);
 
-    let base = d(JudgedId::Faithfulness).signature(&prompts).to_string();
-    let other = JudgedMetric::Faithfulness {
+    let base = d(faithfulness::ID).signature(&prompts).to_string();
+    let other = JudgedMetric::new(faithfulness::Faithfulness {
         mode: FaithfulnessMode::Contradictions,
-    }
+    })
     .signature(&prompts)
     .to_string();
     assert!(
@@ -655,9 +654,7 @@ fn parameters_change_plans_and_signatures() {
     assert_ne!(base, other);
     // The sentence splitter sets the score's denominator: a new splitter,
     // a new version, so results of the old one are never mixed in.
-    let relevancy = d(JudgedId::ContextRelevancy)
-        .signature(&prompts)
-        .to_string();
+    let relevancy = d(context_relevancy::ID).signature(&prompts).to_string();
     assert!(
         relevancy.starts_with("context_relevancy|v2|"),
         "{relevancy}"
@@ -691,10 +688,7 @@ fn every_metric_declares_its_contract() {
     let lower: Vec<JudgedId> = JudgedId::all()
         .filter(|i| i.direction() == LowerIsBetter)
         .collect();
-    assert_eq!(
-        lower,
-        [JudgedId::Bias, JudgedId::Toxicity, JudgedId::Hallucination]
-    );
+    assert_eq!(lower, [bias::ID, toxicity::ID, hallucination::ID]);
 }
 
 #[test]
@@ -708,10 +702,10 @@ fn aspects_vote_and_name_their_outcomes() {
         )
         .unwrap(),
     ];
-    let m = JudgedMetric::AspectCritique {
+    let m = JudgedMetric::new(aspect_critique::AspectCritique {
         aspects: aspects.clone(),
         strictness: Strictness::odd(3).unwrap(),
-    };
+    });
     assert_eq!(
         m.outputs(),
         [
@@ -745,9 +739,7 @@ fn aspects_vote_and_name_their_outcomes() {
 #[test]
 fn scoring_without_the_needed_outputs_is_an_error_not_a_number() {
     let s = rag_sample();
-    let e = d(JudgedId::Faithfulness)
-        .score(&s, &Outputs::new())
-        .unwrap_err();
+    let e = d(faithfulness::ID).score(&s, &Outputs::new()).unwrap_err();
     assert_eq!(e.to_string(), "step response_statements has not completed");
 }
 
@@ -758,18 +750,17 @@ fn every_metric_end_to_end() {
     let mut metrics: Vec<JudgedMetric> = JudgedId::all()
         .map(|id| match id.name() {
             "rubric" => rubric(&prompts),
+            "aspect_critique" => JudgedMetric::new(aspect_critique::AspectCritique {
+                aspects: aspect_critique::builtin_all(&prompts),
+                strictness: Strictness::ONE,
+            }),
             _ => d(id),
         })
         .collect();
-    metrics.push(JudgedMetric::ContextRelevancy {
+    metrics.push(JudgedMetric::new(context_relevancy::ContextRelevancy {
         strictness: Strictness::new(3).unwrap(),
         agreement: assay_metrics::judged::Agreement::Embedding,
-    });
-    for m in metrics.iter_mut() {
-        if let JudgedMetric::AspectCritique { aspects, .. } = m {
-            *aspects = aspect_critique::builtin_all(&prompts);
-        }
-    }
+    }));
     let (outcomes, _) = run(&metrics, &s);
     for name in outcomes.keys() {
         assert!(

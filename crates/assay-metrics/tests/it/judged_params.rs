@@ -1,33 +1,37 @@
 //! The judged metrics' parameters, tested as a whole: defaults, every
 //! parameter in the signature, round trips, typed errors.
 
-use assay_metrics::judged::{aspect_critique, ConfigError, JudgedId, JudgedMetric, PromptSet};
+use assay_metrics::judged::{
+    answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
+    context_precision, context_relevancy, faithfulness, rubric, semantic_similarity,
+    summarization_score, ConfigError, JudgedId, JudgedMetric, PromptSet,
+};
 use std::collections::BTreeMap;
 
 /// For every parameter, another valid value. A parameter missing here fails
 /// `every_parameter_changes_the_signature`.
 const ALTERNATIVES: &[(JudgedId, &str, &str)] = &[
-    (JudgedId::Faithfulness, "mode", "contradictions"),
-    (JudgedId::AnswerRelevancy, "strictness", "5"),
-    (JudgedId::AnswerRelevancy, "noncommittal", "any"),
-    (JudgedId::AnswerRelevance, "idk_counts_as", "relevant"),
-    (JudgedId::ContextPrecision, "against", "response"),
-    (JudgedId::ContextRelevancy, "strictness", "3"),
-    (JudgedId::ContextRelevancy, "agreement", "embedding"),
-    (JudgedId::AnswerCorrectness, "weights", "1,0"),
-    (JudgedId::AnswerCorrectness, "threshold", "0.5"),
-    (JudgedId::SummarizationScore, "length_penalty", "false"),
-    (JudgedId::SummarizationScore, "coeff", "0.3"),
-    (JudgedId::AspectCritique, "aspects", "coherence"),
-    (JudgedId::AspectCritique, "strictness", "3"),
-    (JudgedId::SemanticSimilarity, "threshold", "0.8"),
+    (faithfulness::ID, "mode", "contradictions"),
+    (answer_relevancy::ID, "strictness", "5"),
+    (answer_relevancy::ID, "noncommittal", "any"),
+    (answer_relevance::ID, "idk_counts_as", "relevant"),
+    (context_precision::ID, "against", "response"),
+    (context_relevancy::ID, "strictness", "3"),
+    (context_relevancy::ID, "agreement", "embedding"),
+    (answer_correctness::ID, "weights", "1,0"),
+    (answer_correctness::ID, "threshold", "0.5"),
+    (summarization_score::ID, "length_penalty", "false"),
+    (summarization_score::ID, "coeff", "0.3"),
+    (aspect_critique::ID, "aspects", "coherence"),
+    (aspect_critique::ID, "strictness", "3"),
+    (semantic_similarity::ID, "threshold", "0.8"),
     (RUBRIC, "criteria", "Is it kind?"),
     (RUBRIC, "steps", "Read it | Rate it"),
     (RUBRIC, "scale", "7"),
     (RUBRIC, "fields", "response"),
 ];
 
-const RUBRIC: JudgedId = JudgedId::Declared("rubric");
+const RUBRIC: JudgedId = rubric::ID;
 
 /// What a metric needs given to configure at all: a rubric's criterion.
 fn required_params(id: JudgedId) -> BTreeMap<String, String> {
@@ -53,16 +57,16 @@ fn defaults_configure_to_the_documented_metric() {
         let required = required_params(id);
         let m = JudgedMetric::configure(id, &required, &prompts).unwrap();
         let expected = match id {
-            JudgedId::AspectCritique => JudgedMetric::AspectCritique {
+            aspect_critique::ID => JudgedMetric::new(aspect_critique::AspectCritique {
                 aspects: aspect_critique::builtin_all(&prompts),
                 strictness: assay_metrics::judged::Strictness::ONE,
-            },
+            }),
             RUBRIC => JudgedMetric::configure(id, &required, &prompts).unwrap(),
             _ => JudgedMetric::default_for(id),
         };
         assert_eq!(m, expected, "{id}");
         // The documented defaults are what params() reports.
-        if id != JudgedId::AspectCritique {
+        if id != aspect_critique::ID {
             let reported: Vec<(String, String)> = m.params();
             let documented: Vec<(String, String)> = id
                 .params()
@@ -103,7 +107,7 @@ fn every_parameter_changes_the_signature() {
             );
             // params() reads back as the same metric (aspects aside: their
             // signature form names a definition hash).
-            if id != JudgedId::AspectCritique {
+            if id != aspect_critique::ID {
                 let back: BTreeMap<String, String> = other.params().into_iter().collect();
                 assert_eq!(
                     JudgedMetric::configure(id, &back, &prompts).unwrap(),
@@ -118,24 +122,19 @@ fn every_parameter_changes_the_signature() {
 #[test]
 fn bad_parameters_are_typed_errors() {
     let prompts = PromptSet::builtin().unwrap();
-    let e =
-        JudgedMetric::configure(JudgedId::Bias, &given(&[("mode", "x")]), &prompts).unwrap_err();
+    let e = JudgedMetric::configure(bias::ID, &given(&[("mode", "x")]), &prompts).unwrap_err();
     assert_eq!(
         e.to_string(),
         "bias: unknown parameter 'mode' (known: none)"
     );
-    let e = JudgedMetric::configure(
-        JudgedId::Faithfulness,
-        &given(&[("mode", "strict")]),
-        &prompts,
-    )
-    .unwrap_err();
+    let e = JudgedMetric::configure(faithfulness::ID, &given(&[("mode", "strict")]), &prompts)
+        .unwrap_err();
     assert_eq!(
         e.to_string(),
         "faithfulness.mode=strict: expected one of supported, contradictions"
     );
     let e = JudgedMetric::configure(
-        JudgedId::AspectCritique,
+        aspect_critique::ID,
         &given(&[("strictness", "2")]),
         &prompts,
     )
@@ -145,7 +144,7 @@ fn bad_parameters_are_typed_errors() {
         "{e}"
     );
     let e = JudgedMetric::configure(
-        JudgedId::AnswerCorrectness,
+        answer_correctness::ID,
         &given(&[("threshold", "2")]),
         &prompts,
     )
@@ -155,14 +154,14 @@ fn bad_parameters_are_typed_errors() {
         "{e}"
     );
     let e = JudgedMetric::configure(
-        JudgedId::AspectCritique,
+        aspect_critique::ID,
         &given(&[("aspects", "none")]),
         &prompts,
     )
     .unwrap_err();
     assert_eq!(e, ConfigError::NoAspects);
     let e = JudgedMetric::configure(
-        JudgedId::AspectCritique,
+        aspect_critique::ID,
         &given(&[("aspects", "kindness")]),
         &prompts,
     )
@@ -174,7 +173,7 @@ fn bad_parameters_are_typed_errors() {
 fn custom_aspects_join_the_built_in_ones() {
     let prompts = PromptSet::builtin().unwrap();
     let m = JudgedMetric::configure(
-        JudgedId::AspectCritique,
+        aspect_critique::ID,
         &given(&[
             ("aspects", "harmfulness"),
             (
@@ -193,21 +192,21 @@ fn custom_aspects_join_the_built_in_ones() {
         ]
     );
     let e = JudgedMetric::configure(
-        JudgedId::AspectCritique,
+        aspect_critique::ID,
         &given(&[("aspect.harmfulness", "Is it rude?")]),
         &prompts,
     )
     .unwrap_err();
     assert!(e.to_string().contains("defined twice"), "{e}");
     let e = JudgedMetric::configure(
-        JudgedId::AspectCritique,
+        aspect_critique::ID,
         &given(&[("aspect.Bad Name", "x?")]),
         &prompts,
     )
     .unwrap_err();
     assert!(e.to_string().contains("snake_case"), "{e}");
     let other = JudgedMetric::configure(
-        JudgedId::AspectCritique,
+        aspect_critique::ID,
         &given(&[
             ("aspects", "harmfulness"),
             ("aspect.cites_sources", "Does it cite anything?"),

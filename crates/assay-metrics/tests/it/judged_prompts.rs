@@ -6,7 +6,7 @@ use assay_core::schema::validate;
 use assay_metrics::judged::prompt::{canonical_json, Origin, Prompt};
 use assay_metrics::judged::schema::check_subset;
 use assay_metrics::judged::{
-    render, Inputs, JudgedId, JudgedMetric, Outputs, PromptError, PromptId, PromptSet, Request,
+    faithfulness, render, Inputs, JudgedMetric, Outputs, PromptError, PromptId, PromptSet, Request,
     StepKey,
 };
 use serde_json::{json, Value};
@@ -147,7 +147,7 @@ fn a_prompts_dir_overrides_version_and_text() {
     };
     assert!(req.messages[0].content.starts_with("OVERRIDDEN"));
     assert_eq!(req.prompt_version, 7);
-    let faithfulness = JudgedMetric::default_for(JudgedId::Faithfulness);
+    let faithfulness = JudgedMetric::default_for(faithfulness::ID);
     let sig = faithfulness.signature(&set).to_string();
     assert!(sig.contains("|prompt.faithfulness_verdicts:v7-"), "{sig}");
     assert_ne!(sig, faithfulness.signature(&builtin).to_string());
