@@ -38,7 +38,11 @@ pub const DEF: JudgedDef = JudgedDef {
     id: ID,
     summary: "mean precision@k of the contexts useful for the reference (ragas)",
     direction: Direction::HigherIsBetter,
-    required: &[Field::UserInput, Field::RetrievedContexts, Field::References],
+    required: &[
+        Field::UserInput,
+        Field::RetrievedContexts,
+        Field::References,
+    ],
     needs_contexts: true,
     prompts: PROMPTS,
     declared_prompts: &[],
