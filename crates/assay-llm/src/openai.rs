@@ -35,11 +35,12 @@ pub struct OpenAiEmbedder {
 
 fn api_key(opts: &ProviderOptions) -> Option<Secret> {
     let names: Vec<&str> = opts.api_key_env.iter().map(String::as_str).collect();
-    Secret::from_env(&names)
+    opts.api_key.clone().or_else(|| Secret::from_env(&names))
 }
 
 impl OpenAiChat {
-    /// A client for `spec`, reading the API key from `opts.api_key_env`.
+    /// A client for `spec`, with the API key `opts.api_key` or else from
+    /// `opts.api_key_env`.
     ///
     /// Fails with [`ErrorKind::Auth`] when the provider needs a key and none is set.
     pub fn new(
@@ -356,7 +357,8 @@ impl ChatModel for OpenAiChat {
 }
 
 impl OpenAiEmbedder {
-    /// A client for `spec`, reading the API key from `opts.api_key_env`.
+    /// A client for `spec`, with the API key `opts.api_key` or else from
+    /// `opts.api_key_env`.
     pub fn new(
         spec: &ModelSpec,
         opts: &ProviderOptions,

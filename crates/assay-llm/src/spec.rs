@@ -232,6 +232,9 @@ pub fn default_cache_path() -> Result<PathBuf, Error> {
 pub struct ProviderOptions {
     /// `--base-url`; `None` uses the provider's default.
     pub base_url: Option<String>,
+    /// An API key given explicitly (Python's `api_key=`); tried before
+    /// `api_key_env`. Never written anywhere: [`Secret`] prints `****`.
+    pub api_key: Option<crate::Secret>,
     /// Environment variables tried in order for the API key.
     pub api_key_env: Vec<String>,
     /// `--concurrency`: requests in flight at once, over all callers (default 16).
@@ -267,6 +270,7 @@ impl Default for ProviderOptions {
     fn default() -> Self {
         ProviderOptions {
             base_url: None,
+            api_key: None,
             api_key_env: vec!["OPENAI_API_KEY".into(), "ASSAY_API_KEY".into()],
             concurrency: 16,
             rpm: None,

@@ -52,11 +52,10 @@ pub struct Setting {
     pub value: String,
 }
 
-impl FromStr for Setting {
-    type Err = ParamError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let syntax = || ParamError::Syntax(s.to_string());
-        let (key, value) = s.split_once('=').ok_or_else(syntax)?;
+impl Setting {
+    /// The setting of `key` (`METRIC.PARAM`) to `value`.
+    pub fn new(key: &str, value: &str) -> Result<Setting, ParamError> {
+        let syntax = || ParamError::Syntax(format!("{key}={value}"));
         let (metric, param) = key.split_once('.').ok_or_else(syntax)?;
         if param.is_empty() {
             return Err(syntax());
@@ -66,6 +65,16 @@ impl FromStr for Setting {
             param: param.to_string(),
             value: value.to_string(),
         })
+    }
+}
+
+impl FromStr for Setting {
+    type Err = ParamError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (key, value) = s
+            .split_once('=')
+            .ok_or_else(|| ParamError::Syntax(s.to_string()))?;
+        Setting::new(key, value)
     }
 }
 

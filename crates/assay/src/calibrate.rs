@@ -730,7 +730,11 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
     }
     .map_err(usage)?;
     let judged = JudgedMetric::configure(metric, &BTreeMap::new(), &prompts).map_err(usage)?;
-    let judged = crate::config::judged_run(vec![judged], prompts, &args.judge)?;
+    let judged = crate::config::judged_run(
+        vec![judged],
+        prompts,
+        &crate::config::judge_config(&args.judge),
+    )?;
     // As the run's manifest names it: a local model file without its path.
     let judge_spec = judged.judge_spec.to_string();
     let options = RunOptions {

@@ -1,370 +1,70 @@
-//! Turns the typed command line into a resolved run.
+//! Turns the typed command line into an [`assay_config::EvalConfig`] and
+//! resolves it; the resolution (metrics, models, limits) is the
+//! `assay-config` library's.
 
-use crate::cli::{BatchMode, EvalArgs, JudgeArgs};
-use anyhow::{bail, Context, Result};
-use assay_core::{Format, Source};
-use assay_engine::batch::Export;
-use assay_engine::{open_cache, Existing, JudgedRun, ModelChoice, RunOptions, Shard, Strictness};
-use assay_llm::{
-    Cache, CacheLocation, CachedEmbedder, Judge, Limiter, Price, PriceTable, ProviderOptions,
-};
-use assay_local::{
-    JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec, Offloaded,
-};
-use assay_metrics::judged::{JudgedMetric, PromptSet};
-use assay_metrics::{AnyId, Metric, Setting};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+use crate::cli::{BatchMode, EvalArgs, JudgeArgs, OutputFormat};
+use anyhow::Result;
+use assay_config::{EvalConfig, JudgeConfig};
+use assay_engine::RunOptions;
+use assay_llm::CacheLocation;
+use assay_metrics::Setting;
 
-/// Connects the judge: over HTTP, or loads the local model in-process.
-fn connect_judge(
-    choice: &ModelChoice,
-    options: &ProviderOptions,
-    cache: Option<Arc<Cache>>,
-    limiter: Arc<Limiter>,
-) -> Result<Judge, String> {
-    match choice {
-        ModelChoice::Http(spec) => {
-            Judge::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
-        }
-        ModelChoice::Local(_) => {
-            let model = LocalJudge::from_spec(&local_spec(choice)?, LocalJudgeOptions::default())
-                .map_err(|e| e.to_string())?;
-            Ok(Judge::new(
-                Arc::new(Offloaded::new(Arc::new(model))),
-                cache,
-                options.repair_attempts,
-            ))
-        }
-    }
-}
-
-/// Connects the embedder, likewise.
-fn connect_embedder(
-    choice: &ModelChoice,
-    options: &ProviderOptions,
-    cache: Option<Arc<Cache>>,
-    limiter: Arc<Limiter>,
-) -> Result<CachedEmbedder, String> {
-    match choice {
-        ModelChoice::Http(spec) => {
-            CachedEmbedder::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
-        }
-        ModelChoice::Local(_) => {
-            let model =
-                LocalEmbedder::from_spec(&local_spec(choice)?).map_err(|e| e.to_string())?;
-            Ok(CachedEmbedder::new(
-                Arc::new(Offloaded::new(Arc::new(model))),
-                cache,
-            ))
-        }
-    }
-}
-
-/// How manifests and signatures name the model: as typed, except that a
-/// local model file is named without its path (see [`LocalSpec::portable`]).
-fn portable(choice: &ModelChoice) -> ModelChoice {
-    match choice {
-        ModelChoice::Local(_) => local_spec(choice)
-            .ok()
-            .and_then(|s| s.portable().parse().ok())
-            .unwrap_or_else(|| choice.clone()),
-        ModelChoice::Http(_) => choice.clone(),
-    }
-}
-
-/// The in-process model's spec (`local`, `local:NAME`, `local:PATH`).
-fn local_spec(choice: &ModelChoice) -> Result<LocalSpec, String> {
-    choice
-        .to_string()
-        .parse::<LocalSpec>()
-        .map_err(|e| e.to_string())
-}
-
-/// A user error: bad flags or input, exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use assay_config::{cache, judged_run, threads, UsageError};
 
 /// `eval`'s flags, resolved: the run's options and how to show it.
 pub struct Eval {
     pub options: RunOptions,
-    pub format: crate::cli::OutputFormat,
+    pub format: OutputFormat,
 }
 
 pub fn resolve(args: EvalArgs) -> Result<Eval> {
-    let usage = |e: &dyn std::fmt::Display| anyhow::Error::new(UsageError(e.to_string()));
-    let mut ids: Vec<AnyId> = Vec::new();
-    for name in args
-        .metrics
+    let settings = args
+        .settings
         .iter()
-        .map(|m| m.trim())
-        .filter(|m| !m.is_empty())
-    {
-        let id: AnyId = name.parse().map_err(|e| usage(&e))?;
-        if ids.contains(&id) {
-            return Err(usage(&format!("metric '{id}' listed twice")));
-        }
-        ids.push(id);
-    }
-    if ids.is_empty() {
-        return Err(usage(&"--metrics lists no metric"));
-    }
-    let mut given: BTreeMap<AnyId, BTreeMap<String, String>> = BTreeMap::new();
-    for raw in &args.settings {
-        let s: Setting = raw.parse().map_err(|e| usage(&e))?;
-        if !ids.contains(&s.metric) {
-            return Err(usage(&format!(
-                "--set {raw}: metric '{}' is not in --metrics",
-                s.metric
-            )));
-        }
-        given.entry(s.metric).or_default().insert(s.param, s.value);
-    }
-    let prompts = match &args.judge.prompts {
-        Some(dir) => PromptSet::load_dir(dir),
-        None => PromptSet::builtin(),
-    }
-    .map_err(|e| usage(&e))?;
-    let none = BTreeMap::new();
-    let mut metrics = Vec::new();
-    let mut judged = Vec::new();
-    for id in &ids {
-        let params = given.get(id).unwrap_or(&none);
-        match id {
-            AnyId::Lexical(l) => {
-                metrics.push(Metric::configure(*l, params).map_err(|e| usage(&e))?)
-            }
-            AnyId::Judged(j) => {
-                judged.push(JudgedMetric::configure(*j, params, &prompts).map_err(|e| usage(&e))?)
-            }
-        }
-    }
-    let judged = if judged.is_empty() {
-        if args.judge.batch.is_some() {
-            return Err(usage(&"--batch: --metrics lists no judged metric"));
-        }
-        None
-    } else {
-        Some(Arc::new(judged_run(judged, prompts, &args.judge)?))
-    };
-    let input_format = args
-        .input_format
-        .as_deref()
-        .map(|f| f.parse::<Format>().map_err(|e| usage(&e)))
-        .transpose()?;
-    let threads = threads(args.threads)?;
-    let out = match args.out {
-        Some(dir) => dir,
-        None => PathBuf::from("runs")
-            .join(utc_timestamp(std::time::SystemTime::now()).context("system clock")?),
-    };
+        .map(|raw| raw.parse::<Setting>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| UsageError(e.to_string()))?;
+    let options = assay_config::resolve(EvalConfig {
+        judge: judge_config(&args.judge),
+        data: args.data,
+        metrics: args.metrics,
+        settings,
+        out: args.out,
+        input_format: args.input_format,
+        strict: args.strict,
+        threads: args.threads,
+        force_new: args.force_new,
+        shard: args.shard,
+    })?;
     Ok(Eval {
+        options,
         format: args.format,
-        options: RunOptions {
-            source: Source::parse(&args.data),
-            input_format,
-            metrics,
-            judged,
-            out,
-            strict: if args.strict {
-                Strictness::StopAtFirst
-            } else {
-                Strictness::RecordAndContinue
-            },
-            threads,
-            existing: if args.force_new {
-                Existing::StartOver
-            } else {
-                Existing::Resume
-            },
-            shard: args
-                .shard
-                .as_deref()
-                .map(str::parse::<Shard>)
-                .transpose()
-                .map_err(|e: String| usage(&e))?,
-        },
     })
 }
 
-/// `--threads`: at least 1; all cores when not given.
-pub fn threads(given: Option<usize>) -> Result<usize> {
-    match given {
-        Some(0) => bail!(UsageError("--threads must be at least 1".into())),
-        Some(n) => Ok(n),
-        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
-    }
-}
-
-/// Connects the judge (and embedder, if a metric needs one). No default
-/// model: a judged metric without `--judge` is a usage error, so that no
-/// run calls a paid API unasked.
-pub fn judged_run(
-    metrics: Vec<JudgedMetric>,
-    prompts: PromptSet,
-    args: &JudgeArgs,
-) -> Result<JudgedRun> {
-    let usage = |e: &dyn std::fmt::Display| anyhow::Error::new(UsageError(e.to_string()));
-    // The default is the in-process local model: never a paid cloud API.
-    let judge_spec = match args.judge.as_deref() {
-        Some(s) => s
-            .parse::<ModelChoice>()
-            .map_err(|e| usage(&format!("--judge: {e}")))?,
-        None => ModelChoice::Local(None),
-    };
-    let embedder_spec = match &args.embedder {
-        Some(s) => Some(
-            s.parse::<ModelChoice>()
-                .map_err(|e| usage(&format!("--embedder: {e}")))?,
-        ),
-        None if metrics.iter().any(JudgedMetric::needs_embedder) => Some(ModelChoice::Local(None)),
-        None => None,
-    };
-    if args.concurrency == 0 {
-        return Err(usage(&"--concurrency must be at least 1"));
-    }
-    if args.repeats == 0 {
-        return Err(usage(&"--repeats must be at least 1"));
-    }
-    let mut options = ProviderOptions {
+/// The judge flags as the library names them.
+pub fn judge_config(args: &JudgeArgs) -> JudgeConfig {
+    JudgeConfig {
+        judge: args.judge.clone(),
+        embedder: args.embedder.clone(),
         base_url: args.base_url.clone(),
+        api_key: None,
         concurrency: args.concurrency,
         rpm: args.rpm,
         tpm: args.tpm,
-        ..ProviderOptions::default()
-    };
-    if let Some(n) = args.max_retries {
-        options.max_retries = n;
-    }
-    if let Some(secs) = args.timeout {
-        if !(secs.is_finite() && secs > 0.0) {
-            return Err(usage(&"--timeout must be a positive number of seconds"));
-        }
-        options.attempt_timeout = Duration::from_secs_f64(secs);
-    }
-    let mut prices = PriceTable::default();
-    for raw in &args.prices {
-        let (model, price) = raw
-            .rsplit_once('=')
-            .ok_or_else(|| usage(&format!("--price {raw}: expected MODEL=IN/OUT")))?;
-        prices.insert(model, price.parse::<Price>().map_err(|e| usage(&e))?);
-    }
-    let cache = cache(if args.no_cache {
-        CacheLocation::Disabled
-    } else {
-        args.cache
-            .clone()
-            .map_or(CacheLocation::Default, CacheLocation::Path)
-    })?;
-    let limiter = Arc::new(Limiter::from_options(&options));
-    let (judge, export) = match (args.batch, &judge_spec, &cache) {
-        (None, _, _) => (
-            connect_judge(&judge_spec, &options, cache.clone(), Arc::clone(&limiter))
-                .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?,
-            None,
-        ),
-        (Some(BatchMode::Export), ModelChoice::Http(spec), Some(cache)) => {
-            let (judge, export) =
-                Export::judge(spec, &options, Arc::clone(cache), Arc::clone(&limiter))
-                    .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?;
-            (judge, Some(export))
-        }
-        (Some(BatchMode::Export), ModelChoice::Local(_), _) => {
-            return Err(usage(
-                &"--batch export needs a judge behind an OpenAI-compatible server \
-                  (openai:, vllm:, ...), not the in-process local model",
-            ))
-        }
-        (Some(BatchMode::Export), _, None) => {
-            return Err(usage(
-                &"--batch export keeps the answers in the cache: drop --no-cache",
-            ))
-        }
-    };
-    let embedder = match embedder_spec {
-        Some(spec) => Some((
-            connect_embedder(&spec, &options, cache, limiter)
-                .map_err(|e| usage(&format!("--embedder {spec}: {e}")))?,
-            portable(&spec),
-        )),
-        None => None,
-    };
-    Ok(JudgedRun {
-        metrics,
-        prompts,
-        judge,
-        judge_spec: portable(&judge_spec),
-        embedder,
-        options,
-        prices,
+        max_retries: args.max_retries,
+        timeout: args.timeout,
+        cache: if args.no_cache {
+            CacheLocation::Disabled
+        } else {
+            args.cache
+                .clone()
+                .map_or(CacheLocation::Default, CacheLocation::Path)
+        },
+        prompts: args.prompts.clone(),
+        prices: args.prices.clone(),
         repeats: args.repeats,
-        export,
+        batch_export: args.batch == Some(BatchMode::Export),
         reasons: args.reasons.into(),
-    })
-}
-
-/// Opens the cache, creating its folder.
-pub fn cache(location: CacheLocation) -> Result<Option<Arc<Cache>>> {
-    open_cache(location).map_err(|e| UsageError(e.to_string()).into())
-}
-
-/// `20261121T210700Z`: sortable, and safe as a directory name everywhere.
-fn utc_timestamp(now: std::time::SystemTime) -> Result<String> {
-    let secs = now.duration_since(std::time::UNIX_EPOCH)?.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    Ok(format!(
-        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    ))
-}
-
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
-/// algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::{Duration, UNIX_EPOCH};
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(utc_timestamp(UNIX_EPOCH).unwrap(), "19700101T000000Z");
-        // 2000-02-29 12:34:56 UTC, a leap day.
-        assert_eq!(
-            utc_timestamp(UNIX_EPOCH + Duration::from_secs(951_827_696)).unwrap(),
-            "20000229T123456Z"
-        );
-    }
-
-    #[test]
-    fn manifests_name_a_local_model_file_without_its_path() {
-        for (typed, recorded) in [
-            ("local:/home/me/models/x.gguf", "local:x.gguf"),
-            ("local:models/minilm/", "local:minilm"),
-            ("local:smollm2-135m", "local:smollm2-135m"),
-            ("local", "local"),
-            ("openai:gpt-4o-mini", "openai:gpt-4o-mini"),
-        ] {
-            let choice: ModelChoice = typed.parse().unwrap();
-            assert_eq!(portable(&choice).to_string(), recorded, "{typed}");
-        }
     }
 }

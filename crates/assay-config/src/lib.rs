@@ -1,0 +1,460 @@
+//! A run as its user names it, resolved: metric ids and `METRIC.PARAM`
+//! settings into configured metrics, judge and embedder specs (`local`,
+//! `openai:MODEL`, ...) into connected models, limits, cache and prices
+//! into the engine's [`RunOptions`]. The command line's flags and the
+//! Python keywords both become an [`EvalConfig`]; nothing here parses
+//! arguments or prints.
+//!
+//! ```
+//! use assay_config::{resolve, EvalConfig};
+//! let config = EvalConfig {
+//!     data: "examples/rag_qa.jsonl".into(),
+//!     metrics: vec!["rouge".into()],
+//!     out: Some("runs/doc".into()),
+//!     ..EvalConfig::default()
+//! };
+//! let options = resolve(config).unwrap();
+//! assert_eq!(options.outputs()[0].name, "rouge1");
+//! assert!(options.judged.is_none(), "a lexical run connects no model");
+//! ```
+
+use assay_core::{Format, Source};
+use assay_engine::batch::Export;
+use assay_engine::{
+    open_cache, Existing, JudgedRun, ModelChoice, Reasons, RunOptions, Shard, Strictness,
+};
+use assay_llm::{
+    Cache, CacheLocation, CachedEmbedder, Judge, Limiter, Price, PriceTable, ProviderOptions,
+    Secret,
+};
+use assay_local::{
+    JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec, Offloaded,
+};
+use assay_metrics::judged::{JudgedMetric, PromptSet};
+use assay_metrics::{AnyId, Metric, Setting};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A user error: a bad metric, parameter, model spec or limit. The command
+/// line exits 2 on it; Python raises `ValueError`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// The result of resolving.
+pub type Result<T> = std::result::Result<T, UsageError>;
+
+fn usage(e: &dyn std::fmt::Display) -> UsageError {
+    UsageError(e.to_string())
+}
+
+/// How the judge and embedder are reached, as the user names them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JudgeConfig {
+    /// `local` (the default: in-process, no key), `local:NAME`, or an
+    /// OpenAI-compatible `openai:MODEL`, `ollama:`, `vllm:`, `llamacpp:`.
+    pub judge: Option<String>,
+    /// Likewise for the embedder (default `local` when a metric embeds).
+    pub embedder: Option<String>,
+    pub base_url: Option<String>,
+    /// An API key given explicitly; else it comes from `OPENAI_API_KEY` or
+    /// `ASSAY_API_KEY`.
+    pub api_key: Option<Secret>,
+    /// Requests in flight at once (at least 1).
+    pub concurrency: usize,
+    pub rpm: Option<u32>,
+    pub tpm: Option<u32>,
+    pub max_retries: Option<u32>,
+    /// Seconds per attempt.
+    pub timeout: Option<f64>,
+    /// The cache: its default place, a path, or none.
+    pub cache: CacheLocation,
+    /// A folder of prompt files that replace the built-in ones.
+    pub prompts: Option<PathBuf>,
+    /// `MODEL=IN/OUT` prices per million tokens.
+    pub prices: Vec<String>,
+    /// How many times each sample is judged (at least 1).
+    pub repeats: u32,
+    /// Batch export: answer from the cache, collect the rest for a batch.
+    pub batch_export: bool,
+    pub reasons: Reasons,
+}
+
+impl Default for JudgeConfig {
+    fn default() -> Self {
+        JudgeConfig {
+            judge: None,
+            embedder: None,
+            base_url: None,
+            api_key: None,
+            concurrency: 16,
+            rpm: None,
+            tpm: None,
+            max_retries: None,
+            timeout: None,
+            cache: CacheLocation::Default,
+            prompts: None,
+            prices: Vec::new(),
+            repeats: 1,
+            batch_export: false,
+            reasons: Reasons::Composed,
+        }
+    }
+}
+
+/// One evaluation as the user names it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EvalConfig {
+    /// A file path, or `-` for standard input.
+    pub data: String,
+    /// Metric ids, in output order.
+    pub metrics: Vec<String>,
+    pub settings: Vec<Setting>,
+    /// The run directory; `None`: `runs/<UTC timestamp>`.
+    pub out: Option<PathBuf>,
+    /// `jsonl`, `json` or `csv`; `None`: from the extension.
+    pub input_format: Option<String>,
+    /// Stop at the first bad row instead of recording it.
+    pub strict: bool,
+    /// Worker threads; `None`: every core.
+    pub threads: Option<usize>,
+    pub judge: JudgeConfig,
+    /// Start over instead of resuming what `out` holds.
+    pub force_new: bool,
+    /// `K/N`: score only shard K of N.
+    pub shard: Option<String>,
+}
+
+/// Connects the judge: over HTTP, or loads the local model in-process.
+fn connect_judge(
+    choice: &ModelChoice,
+    options: &ProviderOptions,
+    cache: Option<Arc<Cache>>,
+    limiter: Arc<Limiter>,
+) -> std::result::Result<Judge, String> {
+    match choice {
+        ModelChoice::Http(spec) => {
+            Judge::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
+        }
+        ModelChoice::Local(_) => {
+            let model = LocalJudge::from_spec(&local_spec(choice)?, LocalJudgeOptions::default())
+                .map_err(|e| e.to_string())?;
+            Ok(Judge::new(
+                Arc::new(Offloaded::new(Arc::new(model))),
+                cache,
+                options.repair_attempts,
+            ))
+        }
+    }
+}
+
+/// Connects the embedder, likewise.
+fn connect_embedder(
+    choice: &ModelChoice,
+    options: &ProviderOptions,
+    cache: Option<Arc<Cache>>,
+    limiter: Arc<Limiter>,
+) -> std::result::Result<CachedEmbedder, String> {
+    match choice {
+        ModelChoice::Http(spec) => {
+            CachedEmbedder::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
+        }
+        ModelChoice::Local(_) => {
+            let model =
+                LocalEmbedder::from_spec(&local_spec(choice)?).map_err(|e| e.to_string())?;
+            Ok(CachedEmbedder::new(
+                Arc::new(Offloaded::new(Arc::new(model))),
+                cache,
+            ))
+        }
+    }
+}
+
+/// How manifests and signatures name the model: as typed, except that a
+/// local model file is named without its path (see [`LocalSpec::portable`]).
+fn portable(choice: &ModelChoice) -> ModelChoice {
+    match choice {
+        ModelChoice::Local(_) => local_spec(choice)
+            .ok()
+            .and_then(|s| s.portable().parse().ok())
+            .unwrap_or_else(|| choice.clone()),
+        ModelChoice::Http(_) => choice.clone(),
+    }
+}
+
+/// The in-process model's spec (`local`, `local:NAME`, `local:PATH`).
+fn local_spec(choice: &ModelChoice) -> std::result::Result<LocalSpec, String> {
+    choice
+        .to_string()
+        .parse::<LocalSpec>()
+        .map_err(|e| e.to_string())
+}
+
+/// The run `args` names, its models connected.
+pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
+    let mut ids: Vec<AnyId> = Vec::new();
+    for name in args
+        .metrics
+        .iter()
+        .map(|m| m.trim())
+        .filter(|m| !m.is_empty())
+    {
+        let id: AnyId = name.parse().map_err(|e| usage(&e))?;
+        if ids.contains(&id) {
+            return Err(usage(&format!("metric '{id}' listed twice")));
+        }
+        ids.push(id);
+    }
+    if ids.is_empty() {
+        return Err(usage(&"--metrics lists no metric"));
+    }
+    let mut given: BTreeMap<AnyId, BTreeMap<String, String>> = BTreeMap::new();
+    for s in args.settings {
+        if !ids.contains(&s.metric) {
+            return Err(usage(&format!(
+                "--set {}.{}={}: metric '{}' is not in --metrics",
+                s.metric, s.param, s.value, s.metric
+            )));
+        }
+        given.entry(s.metric).or_default().insert(s.param, s.value);
+    }
+    let prompts = match &args.judge.prompts {
+        Some(dir) => PromptSet::load_dir(dir),
+        None => PromptSet::builtin(),
+    }
+    .map_err(|e| usage(&e))?;
+    let none = BTreeMap::new();
+    let mut metrics = Vec::new();
+    let mut judged = Vec::new();
+    for id in &ids {
+        let params = given.get(id).unwrap_or(&none);
+        match id {
+            AnyId::Lexical(l) => {
+                metrics.push(Metric::configure(*l, params).map_err(|e| usage(&e))?)
+            }
+            AnyId::Judged(j) => {
+                judged.push(JudgedMetric::configure(*j, params, &prompts).map_err(|e| usage(&e))?)
+            }
+        }
+    }
+    let judged = if judged.is_empty() {
+        if args.judge.batch_export {
+            return Err(usage(&"--batch: --metrics lists no judged metric"));
+        }
+        None
+    } else {
+        Some(Arc::new(judged_run(judged, prompts, &args.judge)?))
+    };
+    let input_format = args
+        .input_format
+        .as_deref()
+        .map(|f| f.parse::<Format>().map_err(|e| usage(&e)))
+        .transpose()?;
+    let threads = threads(args.threads)?;
+    let out = match args.out {
+        Some(dir) => dir,
+        None => PathBuf::from("runs").join(utc_timestamp(std::time::SystemTime::now())?),
+    };
+    Ok(RunOptions {
+        source: Source::parse(&args.data),
+        input_format,
+        metrics,
+        judged,
+        out,
+        strict: if args.strict {
+            Strictness::StopAtFirst
+        } else {
+            Strictness::RecordAndContinue
+        },
+        threads,
+        existing: if args.force_new {
+            Existing::StartOver
+        } else {
+            Existing::Resume
+        },
+        shard: args
+            .shard
+            .as_deref()
+            .map(str::parse::<Shard>)
+            .transpose()
+            .map_err(|e: String| usage(&e))?,
+    })
+}
+
+/// `--threads`: at least 1; all cores when not given.
+pub fn threads(given: Option<usize>) -> Result<usize> {
+    match given {
+        Some(0) => Err(usage(&"--threads must be at least 1")),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    }
+}
+
+/// Connects the judge (and embedder, if a metric needs one). No default
+/// model: a judged metric without `--judge` is a usage error, so that no
+/// run calls a paid API unasked.
+pub fn judged_run(
+    metrics: Vec<JudgedMetric>,
+    prompts: PromptSet,
+    args: &JudgeConfig,
+) -> Result<JudgedRun> {
+    // The default is the in-process local model: never a paid cloud API.
+    let judge_spec = match args.judge.as_deref() {
+        Some(s) => s
+            .parse::<ModelChoice>()
+            .map_err(|e| usage(&format!("--judge: {e}")))?,
+        None => ModelChoice::Local(None),
+    };
+    let embedder_spec = match &args.embedder {
+        Some(s) => Some(
+            s.parse::<ModelChoice>()
+                .map_err(|e| usage(&format!("--embedder: {e}")))?,
+        ),
+        None if metrics.iter().any(JudgedMetric::needs_embedder) => Some(ModelChoice::Local(None)),
+        None => None,
+    };
+    if args.concurrency == 0 {
+        return Err(usage(&"--concurrency must be at least 1"));
+    }
+    if args.repeats == 0 {
+        return Err(usage(&"--repeats must be at least 1"));
+    }
+    let mut options = ProviderOptions {
+        base_url: args.base_url.clone(),
+        api_key: args.api_key.clone(),
+        concurrency: args.concurrency,
+        rpm: args.rpm,
+        tpm: args.tpm,
+        ..ProviderOptions::default()
+    };
+    if let Some(n) = args.max_retries {
+        options.max_retries = n;
+    }
+    if let Some(secs) = args.timeout {
+        if !(secs.is_finite() && secs > 0.0) {
+            return Err(usage(&"--timeout must be a positive number of seconds"));
+        }
+        options.attempt_timeout = Duration::from_secs_f64(secs);
+    }
+    let mut prices = PriceTable::default();
+    for raw in &args.prices {
+        let (model, price) = raw
+            .rsplit_once('=')
+            .ok_or_else(|| usage(&format!("--price {raw}: expected MODEL=IN/OUT")))?;
+        prices.insert(model, price.parse::<Price>().map_err(|e| usage(&e))?);
+    }
+    let cache = cache(args.cache.clone())?;
+    let limiter = Arc::new(Limiter::from_options(&options));
+    let (judge, export) = match (args.batch_export, &judge_spec, &cache) {
+        (false, _, _) => (
+            connect_judge(&judge_spec, &options, cache.clone(), Arc::clone(&limiter))
+                .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?,
+            None,
+        ),
+        (true, ModelChoice::Http(spec), Some(cache)) => {
+            let (judge, export) =
+                Export::judge(spec, &options, Arc::clone(cache), Arc::clone(&limiter))
+                    .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?;
+            (judge, Some(export))
+        }
+        (true, ModelChoice::Local(_), _) => {
+            return Err(usage(
+                &"--batch export needs a judge behind an OpenAI-compatible server \
+                  (openai:, vllm:, ...), not the in-process local model",
+            ))
+        }
+        (true, _, None) => {
+            return Err(usage(
+                &"--batch export keeps the answers in the cache: drop --no-cache",
+            ))
+        }
+    };
+    let embedder = match embedder_spec {
+        Some(spec) => Some((
+            connect_embedder(&spec, &options, cache, limiter)
+                .map_err(|e| usage(&format!("--embedder {spec}: {e}")))?,
+            portable(&spec),
+        )),
+        None => None,
+    };
+    Ok(JudgedRun {
+        metrics,
+        prompts,
+        judge,
+        judge_spec: portable(&judge_spec),
+        embedder,
+        options,
+        prices,
+        repeats: args.repeats,
+        export,
+        reasons: args.reasons,
+    })
+}
+
+/// Opens the cache, creating its folder.
+pub fn cache(location: CacheLocation) -> Result<Option<Arc<Cache>>> {
+    open_cache(location).map_err(|e| usage(&e))
+}
+
+/// `20261121T210700Z`: sortable, and safe as a directory name everywhere.
+fn utc_timestamp(now: std::time::SystemTime) -> Result<String> {
+    let secs = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|e| usage(&format!("system clock: {e}")))?
+        .as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    Ok(format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    ))
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(utc_timestamp(UNIX_EPOCH).unwrap(), "19700101T000000Z");
+        // 2000-02-29 12:34:56 UTC, a leap day.
+        assert_eq!(
+            utc_timestamp(UNIX_EPOCH + Duration::from_secs(951_827_696)).unwrap(),
+            "20000229T123456Z"
+        );
+    }
+
+    #[test]
+    fn manifests_name_a_local_model_file_without_its_path() {
+        for (typed, recorded) in [
+            ("local:/home/me/models/x.gguf", "local:x.gguf"),
+            ("local:models/minilm/", "local:minilm"),
+            ("local:smollm2-135m", "local:smollm2-135m"),
+            ("local", "local"),
+            ("openai:gpt-4o-mini", "openai:gpt-4o-mini"),
+        ] {
+            let choice: ModelChoice = typed.parse().unwrap();
+            assert_eq!(portable(&choice).to_string(), recorded, "{typed}");
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! The native part of the Python package `assay` (`assay._assay`): the
+//! lexical scorers (`lexical`) and `evaluate` over the engine
+//! (`evaluate`). The Rust crates it calls know nothing of Python.
+
+mod evaluate;
+mod lexical;
+
+use pyo3::prelude::*;
+
+/// Runs the `assay` command line with `argv` (the program name first), the
+/// GIL released, and returns its exit code: the `assay` command that
+/// `pip install` puts on the PATH.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| assay::main_with(argv))
+}
+
+#[pymodule]
+fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(lexical::rouge, m)?)?;
+    m.add_function(wrap_pyfunction!(lexical::sentence_bleu, m)?)?;
+    m.add_function(wrap_pyfunction!(lexical::corpus_bleu, m)?)?;
+    m.add_function(wrap_pyfunction!(lexical::sentence_sacrebleu, m)?)?;
+    m.add_function(wrap_pyfunction!(lexical::corpus_sacrebleu, m)?)?;
+    m.add_function(wrap_pyfunction!(lexical::sentence_chrf, m)?)?;
+    m.add_function(wrap_pyfunction!(lexical::corpus_chrf, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate::evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add("UsageError", m.py().get_type::<evaluate::UsageError>())?;
+    m.add("AuthError", m.py().get_type::<evaluate::AuthError>())?;
+    Ok(())
+}

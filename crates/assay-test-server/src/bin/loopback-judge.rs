@@ -1,0 +1,37 @@
+//! The content-reading loopback judge ([`assay_test_server::judge`]) as a
+//! process, for the tests of the Python package: prints its base URL on
+//! one line, then serves until its standard input closes.
+//!
+//! `--latency-ms N` delays every reply by N ms; `--status N` answers every
+//! request with HTTP status N and an error body instead (401: refused
+//! credentials).
+
+use assay_test_server::{arg, error, judge, Server};
+use std::io::{BufRead, Write};
+use std::time::Duration;
+
+fn main() {
+    let latency = Duration::from_millis(arg("--latency-ms", 0));
+    let status = arg("--status", 0);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = rt.block_on(Server::start(move |req, _| {
+        let reply = match u16::try_from(status) {
+            Ok(code) if code > 0 => error(code, "injected by --status"),
+            _ => judge::reply(req),
+        };
+        reply.after(latency)
+    }));
+    let mut stdout = std::io::stdout();
+    writeln!(stdout, "{}", server.base_url()).expect("stdout");
+    stdout.flush().expect("stdout");
+    // Serves until whoever started it closes our standard input.
+    for line in std::io::stdin().lock().lines() {
+        if line.is_err() {
+            break;
+        }
+    }
+}

@@ -1,0 +1,44 @@
+"""assay: exact, fast, reproducible scores for LLM applications.
+
+`evaluate` scores RAG answers, summaries and QA with judged and lexical
+metrics, as `assay eval` does; `assert_scores` turns that into a pytest
+gate. The lexical scorers (`rouge`, `bleu`, `sacrebleu`, `chrf`, their
+corpus forms, and `RougeScorer`) match rouge-score, nltk and sacreBLEU to
+1e-9.
+"""
+
+from assay._assay import __version__
+from assay._evaluate import AuthError, Result, UsageError, aevaluate, evaluate
+from assay._gates import assert_scores
+from assay._lexical import (
+    BleuScore,
+    RougeScorer,
+    Score,
+    bleu,
+    chrf,
+    corpus_bleu,
+    corpus_chrf,
+    corpus_sacrebleu,
+    rouge,
+    sacrebleu,
+)
+
+__all__ = [
+    "AuthError",
+    "BleuScore",
+    "Result",
+    "UsageError",
+    "aevaluate",
+    "assert_scores",
+    "evaluate",
+    "RougeScorer",
+    "Score",
+    "__version__",
+    "bleu",
+    "chrf",
+    "corpus_bleu",
+    "corpus_chrf",
+    "corpus_sacrebleu",
+    "rouge",
+    "sacrebleu",
+]

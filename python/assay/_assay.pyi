@@ -1,0 +1,67 @@
+"""The native module: list-in, list-out scorers (see assay._lexical)."""
+
+from collections.abc import Callable
+from typing import Any
+
+__version__: str
+
+class UsageError(ValueError): ...
+class AuthError(RuntimeError): ...
+
+def evaluate(
+    data: str,
+    metrics: list[str],
+    params: list[tuple[str, str]],
+    out: str,
+    *,
+    input_format: str | None = None,
+    strict: bool = False,
+    threads: int | None = None,
+    force_new: bool = False,
+    judge: str | None = None,
+    embedder: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    concurrency: int = 16,
+    rpm: int | None = None,
+    tpm: int | None = None,
+    max_retries: int | None = None,
+    timeout: float | None = None,
+    cache: str | None = None,
+    no_cache: bool = False,
+    prompts: str | None = None,
+    prices: list[str] = ...,
+    repeats: int = 1,
+    reasons: str = "composed",
+    progress: Callable[[str, Any], None] | None = None,
+) -> str: ...
+
+Prf = tuple[float, float, float]
+SacreScore = tuple[float, list[int], list[int], list[float], float, int, int]
+
+def rouge(
+    predictions: list[str], references: list[list[str]], types: list[str], use_stemmer: bool
+) -> list[list[Prf]]: ...
+def sentence_bleu(
+    predictions: list[str], references: list[list[str]], weights: list[float], smoothing: str
+) -> list[float]: ...
+def corpus_bleu(
+    predictions: list[str], references: list[list[str]], weights: list[float], smoothing: str
+) -> float: ...
+def sentence_sacrebleu(predictions: list[str], references: list[list[str]]) -> list[SacreScore]: ...
+def corpus_sacrebleu(predictions: list[str], references: list[list[str]]) -> SacreScore: ...
+def sentence_chrf(
+    predictions: list[str],
+    references: list[list[str]],
+    char_order: int,
+    word_order: int,
+    beta: int,
+) -> list[float]: ...
+def corpus_chrf(
+    predictions: list[str],
+    references: list[list[str]],
+    char_order: int,
+    word_order: int,
+    beta: int,
+) -> float: ...
+def cli_main(argv: list[str]) -> int: ...

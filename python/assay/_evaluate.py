@@ -1,0 +1,304 @@
+"""`assay.evaluate()`: the command line's `assay eval` on the data structures
+people already have, with the same records, summary and run directory."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Callable, Union
+
+from assay import _assay
+
+UsageError = _assay.UsageError
+AuthError = _assay.AuthError
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class Result:
+    """What one evaluation wrote: the outcome records, one per sample and
+    output (`results.jsonl`), and the summary (`summary.json`)."""
+
+    def __init__(self, out: Path | None, summary: dict[str, Any], records: list[dict[str, Any]]):
+        #: The run directory, or None when the run was not kept.
+        self.out = out
+        #: Means, confidence intervals, coverage, usage and ragas_score.
+        self.summary = summary
+        #: The outcome records, in row order.
+        self.records = records
+
+    @property
+    def complete(self) -> bool:
+        """Whether every row was scored (False after an interruption)."""
+        return bool(self.summary.get("complete"))
+
+    def means(self) -> dict[str, float | None]:
+        """Each output's mean over its scored samples."""
+        return {o["name"]: o.get("mean") for o in self.summary["outputs"]}
+
+    def to_pandas(self):
+        """One row per sample (and judging, under `repeats`): `sample_id`,
+        `row`, `repeat`, then per output its value (NaN unless scored),
+        `OUTPUT.status` and `OUTPUT.reason`."""
+        import pandas as pd
+
+        rows: dict[tuple[int, int], dict[str, Any]] = {}
+        for r in self.records:
+            key = (r["row"], r.get("repeat", 0))
+            row = rows.setdefault(
+                key, {"sample_id": r["sample_id"], "row": r["row"], "repeat": key[1]}
+            )
+            name = r["metric"]
+            row[name] = r["value"] if r["status"] == "scored" else math.nan
+            row[f"{name}.status"] = r["status"]
+            row[f"{name}.reason"] = r.get("reason") or _failure_text(r)
+        return pd.DataFrame([rows[k] for k in sorted(rows)])
+
+    def __repr__(self) -> str:
+        means = ", ".join(
+            f"{k}={v:.4f}" if v is not None else f"{k}=None" for k, v in self.means().items()
+        )
+        return f"Result(rows={self.summary.get('rows')}, {means})"
+
+
+def _failure_text(record: dict[str, Any]) -> str | None:
+    error = record.get("error")
+    if isinstance(error, dict):
+        return f"{error.get('kind')}: {error.get('message')}"
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """A value JSON can hold: numpy scalars and arrays, NaN as null."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _rows(data: Any) -> Iterable[Mapping[str, Any]]:
+    """The rows of any supported container, by duck typing (no import of
+    pandas, pyarrow, datasets or ragas)."""
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):  # pandas.DataFrame
+        return data.to_dict(orient="records")
+    if hasattr(data, "to_pylist"):  # pyarrow.Table
+        return data.to_pylist()
+    if hasattr(data, "to_list") and not isinstance(data, list):  # datasets.Dataset, ragas
+        return data.to_list()
+    if isinstance(data, Mapping):
+        raise TypeError("data is one dict: give a list of rows")
+    return data
+
+
+def _source(data: Any, folder: Path) -> tuple[str, str | None]:
+    """A path the engine reads, and its format when not from the extension.
+    Rows in memory are written as JSONL named by their content's hash, so
+    the same data in the same run directory resumes."""
+    if isinstance(data, (str, os.PathLike)):
+        return os.fspath(data), None
+    lines = []
+    for i, row in enumerate(_rows(data)):
+        if not isinstance(row, Mapping):
+            raise TypeError(f"data row {i}: expected a mapping of field names to values")
+        lines.append(json.dumps(_plain(row), ensure_ascii=False))
+    text = "\n".join(lines) + "\n"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = folder / f"input-{digest}.jsonl"
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.part")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    return str(path), "jsonl"
+
+
+class _Bar:
+    """Progress on long runs: tqdm when installed, else one line on stderr."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.tqdm = None
+        self.drawn = False
+
+    def __call__(self, kind: str, payload: Any) -> None:
+        if kind == "note":
+            print(payload, file=sys.stderr)
+            return
+        if time.monotonic() - self.start < 1.0:
+            return
+        total, done = payload["total_bytes"], payload["bytes_read"]
+        extra = (
+            f"{payload['scored']} scored {payload['skipped']} skipped {payload['failed']} failed"
+        )
+        if payload["calls"]:
+            extra += (
+                f" | judge {payload['calls']} calls {payload['cache_hits']} cached "
+                f"{payload['prompt_tokens']}+{payload['completion_tokens']} tokens"
+            )
+            if payload["cost"] is not None:
+                extra += f" cost {payload['cost']:.4f}"
+        if self.tqdm is None and not self.drawn:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:
+                tqdm = None
+            if tqdm is not None:
+                self.tqdm = tqdm(total=total, unit="B", unit_scale=True, desc="assay")
+        if self.tqdm is not None:
+            self.tqdm.n = done
+            self.tqdm.set_postfix_str(f"{payload['rows']} rows | {extra}", refresh=True)
+        else:
+            elapsed = time.monotonic() - self.start
+            share = f"{100 * done / total:3.0f}% " if total else ""
+            eta = ""
+            if total and done:
+                eta = f" ETA {elapsed * (total - done) / done:.0f}s"
+            print(f"\r\x1b[2K{share}{payload['rows']} rows{eta} | {extra}", end="", file=sys.stderr)
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.tqdm is not None:
+            self.tqdm.close()
+        elif self.drawn:
+            print("\r\x1b[2K", end="", file=sys.stderr)
+
+
+def evaluate(
+    data: Any,
+    metrics: Sequence[str],
+    params: Mapping[str, Any] | None = None,
+    judge: str = "local",
+    embedder: str | None = None,
+    out: PathLike | None = None,
+    *,
+    input_format: str | None = None,
+    strict: bool = False,
+    threads: int | None = None,
+    force_new: bool = False,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    concurrency: int = 16,
+    rpm: int | None = None,
+    tpm: int | None = None,
+    max_retries: int | None = None,
+    timeout: float | None = None,
+    cache: bool | PathLike = True,
+    prompts: PathLike | None = None,
+    prices: Mapping[str, str] | None = None,
+    repeats: int = 1,
+    reasons: str = "composed",
+    progress: bool | Callable[[str, Any], None] = True,
+) -> Result:
+    """Scores `data` with `metrics`, as `assay eval` does.
+
+    `data`: a list of dicts, a pandas DataFrame, a pyarrow Table, a Hugging
+    Face `datasets.Dataset`, a ragas `EvaluationDataset` (anything with
+    `to_list()`), or a path to a JSONL, JSON or CSV file. Field names and
+    aliases are the command line's. `params`: `{"METRIC.PARAM": value}`
+    (`--set`). `judge`/`embedder`: `local` (in-process, no key, the
+    default) or `openai:MODEL`, `ollama:`, `vllm:`, `llamacpp:`; the API key
+    comes from `OPENAI_API_KEY`/`ASSAY_API_KEY`, or `api_key=` (never
+    stored). `out`: a run directory, resumed by the same call; None keeps
+    nothing. `cache`: True (the default place), False, or a path.
+    `prices`: `{"MODEL": "IN/OUT"}` per million tokens.
+
+    A bad row is a `failed` or `skipped` outcome naming the row and field,
+    never an exception. A usage error (unknown metric, bad parameter or
+    model spec) raises `assay.UsageError` (a `ValueError`) before any judge
+    call; refused credentials raise `assay.AuthError`. Ctrl-C raises
+    `KeyboardInterrupt` within a second, keeping what is done in `out`.
+    """
+    keep = out is not None
+    folder = Path(out) if keep else Path(tempfile.mkdtemp(prefix="assay-"))
+    try:
+        path, fmt = _source(data, folder if keep else folder / "input")
+        run_dir = folder if keep else folder / "run"
+        bar = _Bar() if progress is True else None
+        callback = bar if bar is not None else (progress if callable(progress) else None)
+        try:
+            summary = _assay.evaluate(
+                path,
+                list(metrics),
+                [(k, _param_text(v)) for k, v in (params or {}).items()],
+                str(run_dir),
+                input_format=input_format or fmt,
+                strict=strict,
+                threads=threads,
+                force_new=force_new,
+                judge=judge,
+                embedder=embedder,
+                base_url=base_url,
+                api_key=api_key,
+                concurrency=concurrency,
+                rpm=rpm,
+                tpm=tpm,
+                max_retries=max_retries,
+                timeout=timeout,
+                cache=None if isinstance(cache, bool) else os.fspath(cache),
+                no_cache=cache is False,
+                prompts=None if prompts is None else os.fspath(prompts),
+                prices=[f"{m}={p}" for m, p in (prices or {}).items()],
+                repeats=repeats,
+                reasons=reasons,
+                progress=callback,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+        records = _read_records(run_dir / "results.jsonl")
+        if fmt is not None:
+            _name_rows(records, path)
+        return Result(run_dir if keep else None, json.loads(summary), records)
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+@functools.wraps(evaluate)
+async def aevaluate(*args: Any, **kwargs: Any) -> Result:
+    """`evaluate` in a worker thread, for a running event loop (Jupyter)."""
+    kwargs.setdefault("progress", False)
+    return await asyncio.to_thread(evaluate, *args, **kwargs)
+
+
+def _param_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _name_rows(records: list[dict[str, Any]], path: str) -> None:
+    """Errors about rows given in memory name the row, not the file they
+    were written to on the way."""
+    prefix = f"{path}:"
+    for r in records:
+        error = r.get("error")
+        if isinstance(error, dict) and str(error.get("message", "")).startswith(prefix):
+            line, _, rest = error["message"][len(prefix) :].partition(": ")
+            if line.isdigit():
+                error["message"] = f"data row {line} (index {int(line) - 1}): {rest}"
+
+
+def _read_records(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    with path.open(encoding="utf-8") as f:
+        records = [json.loads(line) for line in f if line.strip()]
+    return sorted(records, key=lambda r: (r["row"], r.get("repeat", 0)))

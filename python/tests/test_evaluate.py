@@ -1,0 +1,222 @@
+"""`assay.evaluate` end to end against the loopback judge (a real server in
+its own process), compared with the `assay` command the wheel installs."""
+
+import asyncio
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from conftest import EXAMPLE, KEY, Judge
+
+import assay
+
+METRICS = ["faithfulness", "answer_relevance", "context_precision", "rouge"]
+
+
+def rows():
+    return [json.loads(line) for line in EXAMPLE.open()]
+
+
+def records_of(path):
+    with open(path) as f:
+        return sorted((json.loads(line) for line in f), key=lambda r: (r["row"], r["metric"]))
+
+
+def by_key(records):
+    return sorted(records, key=lambda r: (r["row"], r["metric"]))
+
+
+def test_same_records_as_the_command_line(tmp_path, judge, assay_command):
+    cli_out = tmp_path / "cli"
+    done = subprocess.run(
+        [
+            str(assay_command),
+            "eval",
+            str(EXAMPLE),
+            "-m",
+            ",".join(METRICS),
+            "--set",
+            "rouge.use_stemmer=true",
+            "--judge",
+            "openai:judge-model",
+            "--base-url",
+            judge.base_url,
+            "--cache",
+            str(tmp_path / "cli-cache.sqlite"),
+            "--out",
+            str(cli_out),
+            "--format",
+            "json",
+        ],
+        env={**os.environ, "OPENAI_API_KEY": KEY},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    result = assay.evaluate(
+        EXAMPLE,
+        METRICS,
+        params={"rouge.use_stemmer": True},
+        out=tmp_path / "py",
+        **judge.kwargs(tmp_path),
+    )
+    cli = records_of(cli_out / "results.jsonl")
+    assert by_key(result.records) == cli
+    assert len(cli) == 10 * (3 + 4)
+    cli_summary = json.loads(done.stdout)
+    assert result.means() == {o["name"]: o.get("mean") for o in cli_summary["outputs"]}
+    # The judge's verdicts come back per sample.
+    faithful = [r for r in result.records if r["metric"] == "faithfulness"]
+    assert any(r["status"] == "scored" and r["details"]["statements"] for r in faithful)
+
+
+def test_in_memory_containers_give_the_records_of_the_file(tmp_path, judge):
+    kwargs = judge.kwargs(tmp_path)
+    want = by_key(assay.evaluate(EXAMPLE, METRICS, **kwargs).records)
+    frame = pd.DataFrame(rows())
+    for data in (rows(), frame, pa.Table.from_pandas(frame)):
+        got = by_key(assay.evaluate(data, METRICS, **kwargs).records)
+        assert got == want, type(data)
+    table = assay.evaluate(frame, METRICS, **kwargs).to_pandas()
+    assert list(table["sample_id"]) == [r["id"] for r in rows()]
+    assert table.loc[0, "faithfulness.status"] == "scored"
+    # q8 has no reference: a skip that names the field, and NaN as its value.
+    q8 = table[table["sample_id"] == "q8"].iloc[0]
+    assert q8["rouge1.status"] == "skipped" and math.isnan(q8["rouge1"])
+    assert "reference" in q8["rouge1.reason"]
+
+
+def test_bad_rows_are_outcomes_not_exceptions(tmp_path, judge):
+    data = [
+        {"id": "ok", "response": "Paris is in France.", "reference": "Paris is in France."},
+        {"id": "no-response", "reference": "x"},
+        {"id": "bad-type", "response": 42, "reference": "x"},
+    ]
+    result = assay.evaluate(data, ["rouge"], out=tmp_path / "run", **judge.kwargs(tmp_path))
+    status = {(r["sample_id"], r["metric"]): r for r in result.records}
+    assert status[("ok", "rouge1")]["value"] == 1.0
+    missing = status[("no-response", "rouge1")]
+    assert missing["status"] == "skipped" and "response" in missing["reason"]
+    # A row that cannot be read has no id: it is named by its position.
+    bad = next(r for r in result.records if r["row"] == 3 and r["metric"] == "rouge1")
+    assert bad["status"] == "failed" and bad["error"]["kind"] == "input"
+    assert bad["error"]["message"] == (
+        "data row 3 (index 2): field 'response': expected a string, got a number"
+    )
+
+
+def test_usage_errors_raise_before_any_call(tmp_path, judge):
+    kwargs = judge.kwargs(tmp_path)
+    with pytest.raises(assay.UsageError, match="unknown metric 'faithfulnes'"):
+        assay.evaluate(rows(), ["faithfulnes"], out=tmp_path / "a", **kwargs)
+    with pytest.raises(ValueError, match="strictness"):
+        assay.evaluate(
+            rows(), ["answer_relevancy"], params={"answer_relevancy.strictness": 0}, **kwargs
+        )
+    assert not (tmp_path / "a" / "results.jsonl").exists()
+    assert not (tmp_path / "cache.sqlite").exists(), "nothing was asked"
+
+
+def test_refused_credentials_raise_auth_error(tmp_path):
+    refusing = Judge("--status", "401")
+    try:
+        with pytest.raises(assay.AuthError):
+            assay.evaluate(rows(), ["faithfulness"], **refusing.kwargs(tmp_path))
+    finally:
+        refusing.close()
+
+
+def test_the_key_is_never_written(tmp_path, judge):
+    out = tmp_path / "run"
+    assay.evaluate(rows(), ["faithfulness"], out=out, **judge.kwargs(tmp_path))
+    for path in [*out.rglob("*"), tmp_path / "cache.sqlite"]:
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_gates_pass_or_explain(tmp_path, judge):
+    kwargs = judge.kwargs(tmp_path)
+    result = assay.assert_scores(rows(), ["rouge"], {"rouge1": ">= 0.1"}, **kwargs)
+    assert result.means()["rouge1"] > 0.1
+    with pytest.raises(AssertionError) as failed:
+        assay.assert_scores(
+            rows(), METRICS, {"rouge1": ">= 0.99", "answer_relevance": "<= 0.5"}, **kwargs
+        )
+    message = str(failed.value)
+    assert "rouge1 >= 0.99: mean" in message and "95% CI" in message
+    assert "answer_relevance <= 0.5: mean 0.6000" in message
+    # The worst sample first, with its reason.
+    worst = min(
+        (r for r in result.records if r["metric"] == "rouge1" and r["status"] == "scored"),
+        key=lambda r: r["value"],
+    )
+    first_row = message.split("rouge1 >= 0.99")[1].splitlines()[1]
+    assert f"row {worst['row']} ({worst['sample_id']})" in first_row
+    with pytest.raises(ValueError, match="unknown outputs"):
+        assay.assert_scores(rows(), ["rouge"], {"rouge": ">= 0.5"}, **kwargs)
+    with pytest.raises(ValueError, match="expected"):
+        assay.assert_scores(rows(), ["rouge"], {"rouge1": "at least 0.5"}, **kwargs)
+
+
+def test_aevaluate_inside_a_running_loop(tmp_path, judge):
+    async def main():
+        return await assay.aevaluate(rows(), ["rouge"], **judge.kwargs(tmp_path))
+
+    assert asyncio.run(main()).means()["rouge1"] > 0
+
+
+def test_ctrl_c_raises_keyboard_interrupt_and_the_same_call_resumes(tmp_path):
+    slow = Judge("--latency-ms", "300")
+    out = tmp_path / "run"
+    script = textwrap.dedent(
+        f"""
+        import sys, assay
+        from pathlib import Path
+        def progress(kind, payload):
+            if kind == "progress" and payload["rows"] >= 1:
+                print("started", flush=True)
+        try:
+            assay.evaluate({str(EXAMPLE)!r}, ["faithfulness"], out={str(out)!r},
+                           judge="openai:judge-model", base_url={slow.base_url!r},
+                           api_key={KEY!r}, cache=Path({str(tmp_path / "c.sqlite")!r}),
+                           concurrency=1, threads=1, progress=progress)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(130)
+        print("finished", flush=True)
+        """
+    )
+    try:
+        child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        assert child.stdout.readline().strip() == "started"
+        child.send_signal(signal.SIGINT)
+        rest = child.stdout.read()
+        assert child.wait() == 130, rest
+        assert "interrupted" in rest
+        partial = records_of(out / "results.jsonl")
+        assert 0 < len(partial) < 10
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["complete"] is False
+        # The same call goes on from there: every row once, none twice.
+        result = assay.evaluate(
+            EXAMPLE,
+            ["faithfulness"],
+            out=out,
+            judge="openai:judge-model",
+            base_url=slow.base_url,
+            api_key=KEY,
+            cache=tmp_path / "c.sqlite",
+            progress=False,
+        )
+        assert result.complete
+        assert sorted(r["row"] for r in result.records) == list(range(1, 11))
+        assert all(r in result.records for r in partial), "what was done is kept"
+    finally:
+        slow.close()

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The Python package's part of the test suite: a venv of pinned PyPI
+# packages (python/requirements-dev.txt) in ${ASSAY_VENV:-.venv}, the wheel
+# built by maturin in cargo's dev profile (sharing target/debug with
+# `cargo test`), installed into the venv, then ruff and pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+source scripts/python-env.sh
+
+wheels="$(mktemp -d)"
+trap 'rm -rf "$wheels"' EXIT
+(cd python && "$venv_python" -m maturin build --quiet --profile dev --locked \
+    --interpreter "$venv_python" --out "$wheels")
+"$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/*.whl
+
+# The loopback judge the tests start as a process.
+cargo build --quiet --locked -p assay-test-server --bin loopback-judge
+
+"$venv/bin/ruff" check python
+"$venv/bin/ruff" format --check python
+# From python/tests, so that `import assay` finds the installed wheel, not
+# the source folder.
+(cd python/tests && "../../$venv/bin/python" -m pytest -q -p no:cacheprovider .)
