@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what assay-local needs to build llama.cpp from source (through the
 # llama-cpp-sys-2 crate): cmake, a C/C++ compiler and libclang for bindgen;
-# and the headless Chromium plus chromedriver that the HTML report test drives.
+# the headless Chromium plus chromedriver that the HTML report test drives;
+# and Python's venv module, for the Python package's build and tests.
 # Idempotent: does nothing when every tool is already present. Debian/Ubuntu.
 set -euo pipefail
 
@@ -17,9 +18,11 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so'; then
 fi
 # The report test (crates/assay/tests/it/report.rs) needs this exact path.
 [ -x /usr/bin/chromedriver ] || missing+=(chromium chromium-driver)
+# scripts/python-env.sh makes a venv (Debian splits ensurepip out).
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 
 if [ ${#missing[@]} -eq 0 ]; then
-    say "cmake, clang, a C++ compiler, libclang and chromedriver are present"
+    say "cmake, clang, a C++ compiler, libclang, chromedriver and python3-venv are present"
     exit 0
 fi
 

@@ -13,4 +13,6 @@ scripts/fetch-models.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+echo "test.sh: Rust checks and tests done after ${SECONDS}s" >&2
 scripts/python-test.sh
+echo "test.sh: Python build and tests done after ${SECONDS}s" >&2

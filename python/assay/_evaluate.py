@@ -4,7 +4,6 @@ people already have, with the same records, summary and run directory."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import json
 import math
@@ -269,9 +268,9 @@ def evaluate(
             shutil.rmtree(folder, ignore_errors=True)
 
 
-@functools.wraps(evaluate)
 async def aevaluate(*args: Any, **kwargs: Any) -> Result:
-    """`evaluate` in a worker thread, for a running event loop (Jupyter)."""
+    """`evaluate(*args, **kwargs)` in a worker thread, awaitable inside a
+    running event loop (Jupyter); progress is off unless asked for."""
     kwargs.setdefault("progress", False)
     return await asyncio.to_thread(evaluate, *args, **kwargs)
 

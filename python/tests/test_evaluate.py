@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 
+import datasets
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -81,7 +82,8 @@ def test_in_memory_containers_give_the_records_of_the_file(tmp_path, judge):
     kwargs = judge.kwargs(tmp_path)
     want = by_key(assay.evaluate(EXAMPLE, METRICS, **kwargs).records)
     frame = pd.DataFrame(rows())
-    for data in (rows(), frame, pa.Table.from_pandas(frame)):
+    containers = (rows(), frame, pa.Table.from_pandas(frame), datasets.Dataset.from_pandas(frame))
+    for data in containers:
         got = by_key(assay.evaluate(data, METRICS, **kwargs).records)
         assert got == want, type(data)
     table = assay.evaluate(frame, METRICS, **kwargs).to_pandas()
@@ -177,8 +179,11 @@ def test_ctrl_c_raises_keyboard_interrupt_and_the_same_call_resumes(tmp_path):
     out = tmp_path / "run"
     script = textwrap.dedent(
         f"""
-        import sys, assay
+        import signal, sys, assay
         from pathlib import Path
+        # As in a terminal: a process started in the background by a
+        # non-interactive shell inherits SIGINT ignored.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         def progress(kind, payload):
             if kind == "progress" and payload["rows"] >= 1:
                 print("started", flush=True)
@@ -220,3 +225,14 @@ def test_ctrl_c_raises_keyboard_interrupt_and_the_same_call_resumes(tmp_path):
         assert all(r in result.records for r in partial), "what was done is kept"
     finally:
         slow.close()
+
+
+def test_long_runs_show_progress_with_judge_usage(tmp_path, capfd):
+    slow = Judge("--latency-ms", "100")
+    try:
+        kwargs = {**slow.kwargs(tmp_path), "progress": True, "concurrency": 1, "threads": 1}
+        assay.evaluate(EXAMPLE, ["faithfulness"], **kwargs)
+    finally:
+        slow.close()
+    err = capfd.readouterr().err
+    assert " rows" in err and "judge " in err and " calls " in err and " tokens" in err, err
