@@ -19,13 +19,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 create_exception!(
-    _assay,
+    assay,
     UsageError,
     PyValueError,
     "A bad metric, parameter, model spec, option or input, found before any judge call."
 );
 create_exception!(
-    _assay,
+    assay,
     AuthError,
     PyRuntimeError,
     "The judge refused the credentials; the run stopped and kept what it had done."
