@@ -2,7 +2,8 @@
 
 `evaluate` scores RAG answers, summaries and QA with judged and lexical
 metrics, as `assay eval` does; `assert_scores` turns that into a pytest
-gate. The lexical scorers (`rouge`, `bleu`, `sacrebleu`, `chrf`, their
+gate; `assay.ray.evaluate` spreads one evaluation over a Ray cluster (the
+extra `assay-eval[ray]`). The lexical scorers (`rouge`, `bleu`, `sacrebleu`, `chrf`, their
 corpus forms, and `RougeScorer`) match rouge-score, nltk and sacreBLEU to
 1e-9.
 """

@@ -18,6 +18,7 @@ def evaluate(
     strict: bool = False,
     threads: int | None = None,
     force_new: bool = False,
+    shard: str | None = None,
     judge: str | None = None,
     embedder: str | None = None,
     base_url: str | None = None,
@@ -35,6 +36,7 @@ def evaluate(
     reasons: str = "composed",
     progress: Callable[[str, Any], None] | None = None,
 ) -> str: ...
+def merge(dirs: list[str], out: str, input: str | None = None) -> str: ...
 
 Prf = tuple[float, float, float]
 SacreScore = tuple[float, list[int], list[int], list[float], float, int, int]

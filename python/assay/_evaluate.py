@@ -8,6 +8,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -110,20 +111,27 @@ def _source(data: Any, folder: Path) -> tuple[str, str | None]:
     the same data in the same run directory resumes."""
     if isinstance(data, (str, os.PathLike)):
         return os.fspath(data), None
-    lines = []
-    for i, row in enumerate(_rows(data)):
-        if not isinstance(row, Mapping):
-            raise TypeError(f"data row {i}: expected a mapping of field names to values")
-        lines.append(json.dumps(_plain(row), ensure_ascii=False))
-    text = "\n".join(lines) + "\n"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = folder / f"input-{digest}.jsonl"
-    if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.part")
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(path)
-    return str(path), "jsonl"
+    return str(_write_rows(_rows(data), folder)), "jsonl"
+
+
+def _write_rows(rows: Iterable[Any], folder: Path) -> Path:
+    """Writes `rows` as `folder/input-<sha256 prefix>.jsonl`, streaming (a
+    dataset larger than memory is fine), and returns its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix="input.", suffix=".part", dir=folder)
+    partial = Path(name)
+    digest = hashlib.sha256()
+    with open(fd, "w", encoding="utf-8") as f:
+        for i, row in enumerate(rows):
+            if not isinstance(row, Mapping):
+                partial.unlink()
+                raise TypeError(f"data row {i}: expected a mapping of field names to values")
+            line = json.dumps(_plain(row), ensure_ascii=False) + "\n"
+            digest.update(line.encode())
+            f.write(line)
+    path = folder / f"input-{digest.hexdigest()[:16]}.jsonl"
+    partial.replace(path)
+    return path
 
 
 class _Bar:
@@ -189,6 +197,7 @@ def evaluate(
     strict: bool = False,
     threads: int | None = None,
     force_new: bool = False,
+    shard: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
     concurrency: int = 16,
@@ -214,7 +223,8 @@ def evaluate(
     comes from `OPENAI_API_KEY`/`ASSAY_API_KEY`, or `api_key=` (never
     stored). `out`: a run directory, resumed by the same call; None keeps
     nothing. `cache`: True (the default place), False, or a path.
-    `prices`: `{"MODEL": "IN/OUT"}` per million tokens.
+    `prices`: `{"MODEL": "IN/OUT"}` per million tokens. `shard`: `"K/N"`,
+    score only shard K of N (as `--shard`; `assay.ray` uses it).
 
     A bad row is a `failed` or `skipped` outcome naming the row and field,
     never an exception. A usage error (unknown metric, bad parameter or
@@ -239,6 +249,7 @@ def evaluate(
                 strict=strict,
                 threads=threads,
                 force_new=force_new,
+                shard=shard,
                 judge=judge,
                 embedder=embedder,
                 base_url=base_url,
@@ -261,7 +272,7 @@ def evaluate(
                 bar.close()
         records = _read_records(run_dir / "results.jsonl")
         if fmt is not None:
-            _name_rows(records, path)
+            _name_rows(records, re.escape(path), _data_row)
         return Result(run_dir if keep else None, json.loads(summary), records)
     finally:
         if not keep:
@@ -283,16 +294,23 @@ def _param_text(value: Any) -> str:
     return str(value)
 
 
-def _name_rows(records: list[dict[str, Any]], path: str) -> None:
-    """Errors about rows given in memory name the row, not the file they
-    were written to on the way."""
-    prefix = f"{path}:"
+def _name_rows(records: list[dict[str, Any]], where: str, name: Callable[[int], str]) -> None:
+    """Errors about rows read from the file that the pattern `where`
+    matches name them as `name(line)` does: rows given in memory by their
+    place in the data, not by the file they were written to on the way."""
+    pattern = re.compile(where + r":(\d+): ")
     for r in records:
         error = r.get("error")
-        if isinstance(error, dict) and str(error.get("message", "")).startswith(prefix):
-            line, _, rest = error["message"][len(prefix) :].partition(": ")
-            if line.isdigit():
-                error["message"] = f"data row {line} (index {int(line) - 1}): {rest}"
+        if not isinstance(error, dict):
+            continue
+        message = str(error.get("message", ""))
+        found = pattern.match(message)
+        if found:
+            error["message"] = f"{name(int(found[1]))}: {message[found.end() :]}"
+
+
+def _data_row(line: int) -> str:
+    return f"data row {line} (index {line - 1})"
 
 
 def _read_records(path: Path) -> list[dict[str, Any]]:

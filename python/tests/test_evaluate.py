@@ -95,6 +95,20 @@ def test_in_memory_containers_give_the_records_of_the_file(tmp_path, judge):
     assert "reference" in q8["rouge1.reason"]
 
 
+def test_a_ragas_evaluation_dataset_is_read_as_its_rows(tmp_path, judge):
+    from ragas import EvaluationDataset
+
+    # ragas samples have no id: both runs name rows by number.
+    full = [row for row in rows() if "reference" in row and "retrieved_contexts" in row]
+    plain = [{k: v for k, v in row.items() if k != "id"} for row in full]
+    data = EvaluationDataset.from_list(plain)
+    kwargs = judge.kwargs(tmp_path)
+    got = assay.evaluate(data, METRICS, **kwargs)
+    assert by_key(got.records) == by_key(assay.evaluate(plain, METRICS, **kwargs).records)
+    assert {r["sample_id"] for r in got.records} == {str(i) for i in range(1, len(plain) + 1)}
+    assert all(r["status"] == "scored" for r in got.records), got.records
+
+
 def test_bad_rows_are_outcomes_not_exceptions(tmp_path, judge):
     data = [
         {"id": "ok", "response": "Paris is in France.", "reference": "Paris is in France."},

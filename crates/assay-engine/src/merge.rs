@@ -3,7 +3,7 @@
 //! dataset would have made.
 
 use crate::error::{EngineError, Result};
-use crate::log::{read_json, MergedShard, OutputSummary, RunManifest, RunSummary};
+use crate::log::{read_json, MergedShard, OutputSummary, RagasSummary, RunManifest, RunSummary};
 use crate::observer::Silent;
 use crate::rundir::{Existing, RunDir, FORMAT_VERSION, MANIFEST, RESULTS, SUMMARY};
 use crate::shard::Shard;
@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 /// statistics, which the shards' summaries cannot add up. Merge scores the
 /// lexical metrics that have one again over the whole input (cheap: no
 /// judge), once the input's sha256 matches the manifest; otherwise the
-/// merged summary says why they are missing.
-fn corpus_scores(manifest: &RunManifest) -> Result<Vec<CorpusScore>, String> {
+/// merged summary says why they are missing. `input` is where this machine
+/// has the input, when not at the manifest's path.
+fn corpus_scores(manifest: &RunManifest, input: Option<&Path>) -> Result<Vec<CorpusScore>, String> {
     let mut metrics = Vec::new();
     for m in &manifest.metrics {
         let Ok(AnyId::Lexical(id)) = m.id.parse::<AnyId>() else {
@@ -38,9 +39,12 @@ fn corpus_scores(manifest: &RunManifest) -> Result<Vec<CorpusScore>, String> {
         return Ok(Vec::new());
     }
     let mut scorers: Vec<Scorer> = metrics.iter().map(Metric::scorer).collect();
-    let path = Some(manifest.input.path.as_str())
-        .filter(|p| *p != "-")
-        .ok_or("the input was standard input, which merge cannot read again")?;
+    let path = match input {
+        Some(path) => path.to_str().ok_or("the input's path is not UTF-8")?,
+        None => Some(manifest.input.path.as_str())
+            .filter(|p| *p != "-")
+            .ok_or("the input was standard input, which merge cannot read again")?,
+    };
     let recorded = manifest.input.sha256.as_deref().unwrap_or_default();
     let actual = assay_core::hash::sha256_file(Path::new(path))
         .map_err(|e| format!("cannot read the input {path}: {e}"))?;
@@ -129,10 +133,12 @@ fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
     }
 }
 
-/// `assay merge DIR... --out DIR`. Refuses (exit 2) shards whose manifests
-/// differ in anything but the shard, and sets of shards that do not cover
-/// 1..N exactly once. Returns a line that says what was merged.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String> {
+/// `assay merge DIR... --out DIR [--input PATH]`. Refuses (exit 2) shards
+/// whose manifests differ in anything but the shard, and sets of shards
+/// that do not cover 1..N exactly once. `input` is this machine's copy of
+/// the input (its sha256 must be the manifests'), for when the shards ran
+/// elsewhere. Returns a line that says what was merged.
+pub fn merge(dirs: &[PathBuf], out: &Path, input: Option<&Path>) -> Result<String> {
     let shards = dirs
         .iter()
         .map(|d| read_shard(d))
@@ -219,7 +225,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String> {
         )));
     }
     let mut manifest = comparable(&first.manifest);
-    manifest.input.path = first.manifest.input.path.clone();
+    manifest.input.path = match input {
+        Some(path) => path.display().to_string(),
+        None => first.manifest.input.path.clone(),
+    };
     manifest.merged_from = Some(
         by_index
             .values()
@@ -236,14 +245,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String> {
     dir.flush()?;
 
     let rows: u64 = shards.iter().map(|s| s.summary.rows).sum();
-    let (corpus, corpus_note) = match corpus_scores(&first.manifest) {
+    let (corpus, corpus_note) = match corpus_scores(&first.manifest, input) {
         Ok(corpus) => (corpus, None),
         Err(why) => (
             Vec::new(),
             Some(format!("corpus-level scores are missing: {why}")),
         ),
     };
-    let summary = RunSummary {
+    let mut summary = RunSummary {
         format_version: FORMAT_VERSION,
         rows,
         // Usage and the spread over repeats are per machine: the shards'
@@ -274,6 +283,15 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<String> {
         calibrated: None,
         complete: true,
     };
+    if first.summary.ragas_score.is_some() {
+        // Over the judged outputs, which follow the lexical ones, as in a run.
+        let lexical = summary
+            .outputs
+            .iter()
+            .take_while(|o| matches!(o.metric.parse::<AnyId>(), Ok(AnyId::Lexical(_))))
+            .count();
+        summary.ragas_score = Some(RagasSummary::of(&summary.outputs[lexical..]));
+    }
     dir.write_json(SUMMARY, &summary)?;
     Ok(format!(
         "merged {count} shards ({} outcomes of {rows} rows) into {}",

@@ -121,7 +121,7 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDi
 #[pyfunction]
 #[pyo3(signature = (
     data, metrics, params, out, *, input_format=None, strict=false, threads=None,
-    force_new=false, judge=None, embedder=None, base_url=None, api_key=None, concurrency=16,
+    force_new=false, shard=None, judge=None, embedder=None, base_url=None, api_key=None, concurrency=16,
     rpm=None, tpm=None, max_retries=None, timeout=None, cache=None, no_cache=false,
     prompts=None, prices=Vec::new(), repeats=1, reasons="composed", progress=None
 ))]
@@ -136,6 +136,7 @@ pub fn evaluate(
     strict: bool,
     threads: Option<usize>,
     force_new: bool,
+    shard: Option<String>,
     judge: Option<String>,
     embedder: Option<String>,
     base_url: Option<String>,
@@ -176,7 +177,7 @@ pub fn evaluate(
         strict,
         threads,
         force_new,
-        shard: None,
+        shard,
         judge: JudgeConfig {
             judge,
             embedder,
@@ -257,4 +258,24 @@ pub fn evaluate(
     }
     let summary = ended.map_err(engine_error)?;
     serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Merges the run directories of the shards of one run into `out` (as
+/// `assay merge`) and returns the merged `summary.json`'s content. `input`
+/// is this machine's copy of the input, when the shards ran elsewhere.
+#[pyfunction]
+#[pyo3(signature = (dirs, out, input=None))]
+pub fn merge(
+    py: Python<'_>,
+    dirs: Vec<PathBuf>,
+    out: PathBuf,
+    input: Option<PathBuf>,
+) -> PyResult<String> {
+    if dirs.is_empty() {
+        return Err(UsageError::new_err("merge: no shard directories given"));
+    }
+    py.detach(|| assay_engine::merge::merge(&dirs, &out, input.as_deref()))
+        .map_err(engine_error)?;
+    std::fs::read_to_string(out.join(assay_engine::rundir::SUMMARY))
+        .map_err(|e| PyRuntimeError::new_err(format!("{}: {e}", out.display())))
 }

@@ -26,6 +26,7 @@ fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lexical::sentence_chrf, m)?)?;
     m.add_function(wrap_pyfunction!(lexical::corpus_chrf, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate::merge, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("UsageError", m.py().get_type::<evaluate::UsageError>())?;
     m.add("AuthError", m.py().get_type::<evaluate::AuthError>())?;

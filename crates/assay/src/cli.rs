@@ -87,6 +87,11 @@ pub struct MergeArgs {
     /// The merged run directory.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// This machine's copy of the input, when it is not at the path the
+    /// shards recorded (its sha256 must match): merge reads it again for
+    /// the corpus-level scores.
+    #[arg(long, value_name = "PATH")]
+    pub input: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -184,7 +184,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
         },
         Command::Merge(args) => {
-            eprintln!("{}", assay_engine::merge::merge(&args.dirs, &args.out)?);
+            eprintln!(
+                "{}",
+                assay_engine::merge::merge(&args.dirs, &args.out, args.input.as_deref())?
+            );
             Ok(0)
         }
         Command::Calibrate(args) => {

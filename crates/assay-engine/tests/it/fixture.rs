@@ -56,7 +56,7 @@ fn format_1_shards_merge() {
         copy_run("shard-2", tmp.path()),
     ];
     let merged = tmp.path().join("merged");
-    assay_engine::merge::merge(&dirs, &merged).unwrap();
+    assay_engine::merge::merge(&dirs, &merged, None).unwrap();
     let whole = json(&Path::new(FIXTURE).join("lexical/summary.json"));
     let got = json(&merged.join("summary.json"));
     assert_eq!(got["rows"], whole["rows"]);

@@ -137,7 +137,7 @@ fn shards_merge_into_the_run_of_the_whole_input() {
     }
     assert_eq!(rows, 60, "every row in exactly one shard");
     let merged = tmp.path().join("merged");
-    let line = assay_engine::merge::merge(&dirs, &merged).unwrap();
+    let line = assay_engine::merge::merge(&dirs, &merged, None).unwrap();
     assert!(
         line.contains("merged 3 shards (300 outcomes of 60 rows)"),
         "{line}"
@@ -171,6 +171,7 @@ fn shards_merge_into_the_run_of_the_whole_input() {
     let twice = assay_engine::merge::merge(
         &[dirs[0].clone(), dirs[0].clone(), dirs[1].clone()],
         &tmp.path().join("bad"),
+        None,
     );
     match twice {
         Err(EngineError::Usage(m)) => assert!(m.contains("shard 1/3 is given twice"), "{m}"),

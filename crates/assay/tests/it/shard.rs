@@ -22,9 +22,14 @@ fn eval(data: &Path, out: &Path, extra: &[&str]) -> Output {
 }
 
 fn merge(dirs: &[PathBuf], out: &Path) -> Output {
+    merge_with(dirs, out, &[])
+}
+
+fn merge_with(dirs: &[PathBuf], out: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["merge"];
     args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
     args.extend(["--out", out.to_str().unwrap()]);
+    args.extend_from_slice(extra);
     assay(&args, None)
 }
 
@@ -116,7 +121,8 @@ fn three_shards_merged_equal_the_unsharded_run() {
 
     // An input that changed since the shards ran is not read: the corpus
     // scores are missing, and the summary says why.
-    let mut text = std::fs::read_to_string(&data).unwrap();
+    let original = std::fs::read_to_string(&data).unwrap();
+    let mut text = original.clone();
     text.push_str(r#"{"id": "late", "response": "a b", "reference": "a b"}"#);
     std::fs::write(&data, text).unwrap();
     let again = tmp.path().join("merged-again");
@@ -130,6 +136,22 @@ fn three_shards_merged_equal_the_unsharded_run() {
             .contains("changed since the shards ran"),
         "{}",
         c["corpus_note"]
+    );
+
+    // The shards ran elsewhere: `--input` names this machine's copy.
+    let copy = tmp.path().join("copy-of-public.jsonl");
+    std::fs::write(&copy, &original).unwrap();
+    let elsewhere = tmp.path().join("merged-elsewhere");
+    ok(&merge_with(
+        &shards,
+        &elsewhere,
+        &["--input", copy.to_str().unwrap()],
+    ));
+    let d = read_json(&elsewhere.join("summary.json"));
+    assert_eq!(d["corpus"], a["corpus"]);
+    assert_eq!(
+        read_json(&elsewhere.join("manifest.json"))["input"]["path"],
+        copy.to_str().unwrap()
     );
 }
 
@@ -230,4 +252,16 @@ fn judged_shards_merged_equal_the_unsharded_run() {
         assert!((u - v).abs() <= 1e-12, "{name}: {u} vs {v}");
     }
     assert_eq!(b["usage"]["shards"].as_array().unwrap().len(), 3);
+    // The harmonic mean of the judged means, from the merged means.
+    assert!(
+        a["ragas_score"]["value"].as_f64().is_some(),
+        "{}",
+        a["ragas_score"]
+    );
+    assert_eq!(a["ragas_score"]["metrics"], b["ragas_score"]["metrics"]);
+    let (u, v) = (
+        a["ragas_score"]["value"].as_f64().unwrap(),
+        b["ragas_score"]["value"].as_f64().unwrap(),
+    );
+    assert!((u - v).abs() <= 1e-12, "ragas_score: {u} vs {v}");
 }
