@@ -1,5 +1,6 @@
 """The native module: list-in, list-out scorers (see assay._lexical)."""
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ def evaluate(
     repeats: int = 1,
     reasons: str = "composed",
     progress: Callable[[str, Any], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> str: ...
 def merge(dirs: list[str], out: str, input: str | None = None) -> str: ...
 

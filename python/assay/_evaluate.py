@@ -4,6 +4,8 @@ people already have, with the same records, summary and run directory."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -12,6 +14,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -211,6 +214,7 @@ def evaluate(
     repeats: int = 1,
     reasons: str = "composed",
     progress: bool | Callable[[str, Any], None] = True,
+    stop: threading.Event | None = None,
 ) -> Result:
     """Scores `data` with `metrics`, as `assay eval` does.
 
@@ -230,7 +234,8 @@ def evaluate(
     never an exception. A usage error (unknown metric, bad parameter or
     model spec) raises `assay.UsageError` (a `ValueError`) before any judge
     call; refused credentials raise `assay.AuthError`. Ctrl-C raises
-    `KeyboardInterrupt` within a second, keeping what is done in `out`.
+    `KeyboardInterrupt` within a second, keeping what is done in `out`;
+    so does setting `stop` (a `threading.Event`) from another thread.
     """
     keep = out is not None
     folder = Path(out) if keep else Path(tempfile.mkdtemp(prefix="assay-"))
@@ -266,6 +271,7 @@ def evaluate(
                 repeats=repeats,
                 reasons=reasons,
                 progress=callback,
+                stop=stop,
             )
         finally:
             if bar is not None:
@@ -281,9 +287,24 @@ def evaluate(
 
 async def aevaluate(*args: Any, **kwargs: Any) -> Result:
     """`evaluate(*args, **kwargs)` in a worker thread, awaitable inside a
-    running event loop (Jupyter); progress is off unless asked for."""
+    running event loop (Jupyter); progress is off unless asked for.
+    Cancelling the awaiting task (or interrupting the cell) stops the run:
+    it returns once the run has stopped and released its run directory,
+    keeping what is done, and the same call resumes."""
     kwargs.setdefault("progress", False)
-    return await asyncio.to_thread(evaluate, *args, **kwargs)
+    stop = threading.Event()
+    kwargs["stop"] = stop
+    run = asyncio.get_running_loop().run_in_executor(
+        None, functools.partial(evaluate, *args, **kwargs)
+    )
+    try:
+        return await asyncio.shield(run)
+    except BaseException:
+        if not run.done():
+            stop.set()
+            with contextlib.suppress(Exception, KeyboardInterrupt):
+                await run
+        raise
 
 
 def _param_text(value: Any) -> str:

@@ -188,6 +188,49 @@ def test_aevaluate_inside_a_running_loop(tmp_path, judge):
     assert asyncio.run(main()).means()["rouge1"] > 0
 
 
+def test_cancelling_aevaluate_stops_the_run_and_the_same_call_resumes(tmp_path):
+    slow = Judge("--latency-ms", "300")
+    out = tmp_path / "run"
+    kwargs = {
+        "judge": "openai:judge-model",
+        "base_url": slow.base_url,
+        "api_key": KEY,
+        "cache": tmp_path / "c.sqlite",
+        "concurrency": 1,
+        "threads": 1,
+    }
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        started = asyncio.Event()
+
+        def progress(kind, payload):
+            if kind == "progress" and payload["rows"] >= 1:
+                loop.call_soon_threadsafe(started.set)
+
+        task = asyncio.create_task(
+            assay.aevaluate(EXAMPLE, ["faithfulness"], out=out, progress=progress, **kwargs)
+        )
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    try:
+        asyncio.run(main())
+        partial = records_of(out / "results.jsonl")
+        assert 0 < len(partial) < 10
+        assert json.loads((out / "summary.json").read_text())["complete"] is False
+        # The run directory was released when the task ended: the same call
+        # resumes at once (a held directory would raise UsageError).
+        result = assay.evaluate(EXAMPLE, ["faithfulness"], out=out, progress=False, **kwargs)
+        assert result.complete
+        assert sorted(r["row"] for r in result.records) == list(range(1, 11))
+        assert all(r in result.records for r in partial), "what was done is kept"
+    finally:
+        slow.close()
+
+
 def test_ctrl_c_raises_keyboard_interrupt_and_the_same_call_resumes(tmp_path):
     slow = Judge("--latency-ms", "300")
     out = tmp_path / "run"

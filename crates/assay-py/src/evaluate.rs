@@ -10,7 +10,7 @@ use assay_engine::{CancelToken, EngineError, Observer, Progress, Reasons};
 use assay_llm::{CacheLocation, CallKind, Secret};
 use assay_metrics::Setting;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
@@ -117,13 +117,15 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDi
 /// Runs one evaluation and returns `summary.json`'s content. `params` are
 /// `("METRIC.PARAM", value)` pairs; `cache` is a path, or `None` for the
 /// default place, unless `no_cache`. `progress(kind, payload)` is called
-/// with `("progress", dict)` and `("note", str)`.
+/// with `("progress", dict)` and `("note", str)`. `stop` (a
+/// `threading.Event`) stops the run like Ctrl-C once set: another thread's
+/// way to cancel it.
 #[pyfunction]
 #[pyo3(signature = (
     data, metrics, params, out, *, input_format=None, strict=false, threads=None,
     force_new=false, shard=None, judge=None, embedder=None, base_url=None, api_key=None, concurrency=16,
     rpm=None, tpm=None, max_retries=None, timeout=None, cache=None, no_cache=false,
-    prompts=None, prices=Vec::new(), repeats=1, reasons="composed", progress=None
+    prompts=None, prices=Vec::new(), repeats=1, reasons="composed", progress=None, stop=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate(
@@ -153,6 +155,7 @@ pub fn evaluate(
     repeats: u32,
     reasons: &str,
     progress: Option<Py<PyAny>>,
+    stop: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let settings = params
         .iter()
@@ -247,6 +250,13 @@ pub fn evaluate(
             if let Err(e) = py.check_signals() {
                 cancel.cancel();
                 stopped = Some(e);
+            } else if let Some(event) = &stop {
+                if event.call_method0(py, "is_set")?.is_truthy(py)? {
+                    cancel.cancel();
+                    stopped = Some(PyKeyboardInterrupt::new_err(
+                        "stopped by the caller; what was done is kept",
+                    ));
+                }
             }
         }
     }
