@@ -340,14 +340,15 @@ fn deferred(run: &JudgedRun) -> Judged {
     Ok(None)
 }
 
-/// The steps a metric reads, with the shared-statements form of
-/// `context_recall` that the plan may have chosen.
+/// The steps a metric reads, with the two-step form of a step (the
+/// shared-statements form of `context_recall`) that the plan may have
+/// chosen.
 fn metric_steps(metric: &JudgedMetric, sample: &Sample) -> Vec<StepKey> {
     let mut keys = Vec::new();
     for key in metric.steps(sample) {
-        if let StepKey::ReferenceRecall(i) = key {
-            keys.push(StepKey::ReferenceStatements(i));
-            keys.push(StepKey::ReferenceAttribution(i));
+        if let Some((first, second)) = key.split() {
+            keys.push(first);
+            keys.push(second);
         }
         keys.push(key);
     }

@@ -2,9 +2,9 @@
 //! with weights [1, 0]): factual overlap with the reference, optionally
 //! blended with semantic similarity.
 //!
-//! Steps: [`StepKey::ResponseStatements`] and, per reference i,
-//! [`StepKey::ReferenceStatements`] (`prompts/statements.json`), then ONE
-//! call [`StepKey::CorrectnessClassification`]
+//! Steps: [`steps::response_statements`] and, per reference i,
+//! [`steps::reference_statements`] (`prompts/statements.json`), then ONE
+//! call [`steps::correctness_classification`]
 //! (`prompts/correctness_classification.json`) marking each response
 //! statement supported by the reference (TP) or not (FP) and each
 //! reference statement present in the response or missing (FN). With a
@@ -28,6 +28,7 @@ use crate::judged::options::{Unit, Weights};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, InputError, Inputs, Label, StepKey, StepOutput, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -94,10 +95,10 @@ impl MetricUnit for AnswerCorrectness {
 
     fn steps(&self, sample: &Sample) -> Vec<StepKey> {
         let references = n_refs(sample);
-        let mut steps = vec![StepKey::ResponseStatements];
+        let mut steps = vec![steps::response_statements()];
         for i in 0..references {
-            steps.push(StepKey::ReferenceStatements(i));
-            steps.push(StepKey::CorrectnessClassification(i));
+            steps.push(steps::reference_statements(i));
+            steps.push(steps::correctness_classification(i));
         }
         if self.weights.needs_embeddings() {
             steps.push(StepKey::Embed(EmbedText::Response));
@@ -107,7 +108,7 @@ impl MetricUnit for AnswerCorrectness {
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
-        let response = inputs.texts(&StepKey::ResponseStatements)?;
+        let response = inputs.texts(&steps::response_statements())?;
         let response_embedding = if self.weights.needs_embeddings() {
             Some(first(
                 inputs.embeddings(&StepKey::Embed(EmbedText::Response))?,
@@ -117,7 +118,7 @@ impl MetricUnit for AnswerCorrectness {
         };
         let per_ref = (0..n_refs(inputs.sample))
             .map(|i| {
-                let key = StepKey::CorrectnessClassification(i);
+                let key = steps::correctness_classification(i);
                 let StepOutput::Classification {
                     response,
                     reference,
@@ -136,7 +137,7 @@ impl MetricUnit for AnswerCorrectness {
                     None => Similarity::NotNeeded,
                 };
                 Ok(PerReference {
-                    reference_statements: inputs.texts(&StepKey::ReferenceStatements(i))?,
+                    reference_statements: inputs.texts(&steps::reference_statements(i))?,
                     response_verdicts: response,
                     reference_verdicts: reference,
                     similarity,

@@ -1,8 +1,8 @@
 //! `answer_relevance` (valor-lite; seed 004, "Answer Relevance"): the share
 //! of the response's statements that are relevant to the question.
 //!
-//! Steps: [`StepKey::ResponseStatements`] (`prompts/statements.json`), then
-//! [`StepKey::RelevanceVerdicts`] (`prompts/relevance_verdicts.json`), yes /
+//! Steps: [`steps::response_statements`] (`prompts/statements.json`), then
+//! [`steps::relevance_verdicts`] (`prompts/relevance_verdicts.json`), yes /
 //! no / idk per statement. Score = yes / statements; with
 //! `idk_counts_as=relevant`, (yes + idk) / statements (DeepEval).
 //!
@@ -16,6 +16,7 @@ use crate::judged::options::IdkCountsAs;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -72,15 +73,15 @@ impl MetricUnit for AnswerRelevance {
     }
 
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![StepKey::ResponseStatements, StepKey::RelevanceVerdicts]
+        vec![steps::response_statements(), steps::relevance_verdicts()]
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
         single(
             ID,
             score(
-                inputs.texts(&StepKey::ResponseStatements)?,
-                inputs.verdicts(&StepKey::RelevanceVerdicts)?,
+                inputs.texts(&steps::response_statements())?,
+                inputs.verdicts(&steps::relevance_verdicts())?,
                 self.idk_counts_as,
             ),
         )

@@ -2,7 +2,7 @@
 //! the response answers the question, measured by the questions it
 //! answers.
 //!
-//! Steps: [`StepKey::GeneratedQuestions`] (`prompts/generated_questions.json`):
+//! Steps: [`steps::generated_questions`] (`prompts/generated_questions.json`):
 //! in ONE call, `strictness` (default 3) questions the response answers,
 //! each with a noncommittal flag; then embeddings of the question
 //! ([`EmbedText::UserInput`]) and of the generated questions.
@@ -23,6 +23,7 @@ use crate::judged::options::{Noncommittal, Strictness};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, GeneratedQuestion, InputError, Inputs, StepKey};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -90,7 +91,7 @@ impl MetricUnit for AnswerRelevancy {
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
         let count = self.strictness.get();
         vec![
-            StepKey::GeneratedQuestions { count },
+            steps::generated_questions(count),
             StepKey::Embed(EmbedText::UserInput),
             StepKey::Embed(EmbedText::GeneratedQuestions { count }),
         ]
@@ -101,7 +102,7 @@ impl MetricUnit for AnswerRelevancy {
         single(
             ID,
             score(
-                inputs.questions(&StepKey::GeneratedQuestions { count })?,
+                inputs.questions(&steps::generated_questions(count))?,
                 first(inputs.embeddings(&StepKey::Embed(EmbedText::UserInput))?),
                 inputs.embeddings(&StepKey::Embed(EmbedText::GeneratedQuestions { count }))?,
                 self.noncommittal,

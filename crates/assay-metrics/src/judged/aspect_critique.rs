@@ -4,7 +4,7 @@
 //! user-defined aspect (name + definition). One outcome per aspect,
 //! `aspect_critique/NAME`, 1 for yes and 0 for no.
 //!
-//! Steps: [`StepKey::AspectVerdict`] per aspect (`prompts/aspect_verdict.json`,
+//! Steps: [`steps::aspect_verdict`] per aspect (`prompts/aspect_verdict.json`,
 //! whose `definitions` hold the built-in aspects' texts). `strictness`
 //! (odd, default 1) really takes that many votes (temperature > 0,
 //! distinct seeds) and the majority wins; ragas has ignored it since 0.1.
@@ -21,6 +21,7 @@ use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, MetricUnit, PerOu
 use crate::judged::options::{BuiltinAspect, OptionError, Strictness};
 use crate::judged::prompt::{sha256_hex, PromptId, PromptSet};
 use crate::judged::step::{Aspect, InputError, Inputs, Label, StepKey, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 use serde_json::json;
@@ -137,10 +138,7 @@ pub struct AspectCritique {
 
 impl AspectCritique {
     fn step(&self, aspect: &Aspect) -> StepKey {
-        StepKey::AspectVerdict {
-            aspect: aspect.clone(),
-            votes: self.strictness.get(),
-        }
+        steps::aspect_verdict(aspect.clone(), self.strictness.get())
     }
 }
 

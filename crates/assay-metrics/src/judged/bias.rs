@@ -2,8 +2,8 @@
 //! response's opinions that are biased (gender, political, racial/ethnic,
 //! geographical). Lower is better.
 //!
-//! Steps: [`StepKey::Opinions`] (`prompts/opinions.json`), then
-//! [`StepKey::BiasVerdicts`] (`prompts/bias_verdicts.json`), yes (biased)
+//! Steps: [`steps::opinions`] (`prompts/opinions.json`), then
+//! [`steps::bias_verdicts`] (`prompts/bias_verdicts.json`), yes (biased)
 //! or no per opinion. Score = biased / opinions.
 //!
 //! Empty inputs: no opinions -> 0, as the seed says.
@@ -12,6 +12,7 @@ use crate::judged::configure::defaults_only;
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{InputError, Inputs, StepKey, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 
@@ -50,15 +51,15 @@ impl MetricUnit for Bias {
     }
 
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![StepKey::Opinions, StepKey::BiasVerdicts]
+        vec![steps::opinions(), steps::bias_verdicts()]
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
         single(
             ID,
             score(
-                inputs.texts(&StepKey::Opinions)?,
-                inputs.verdicts(&StepKey::BiasVerdicts)?,
+                inputs.texts(&steps::opinions())?,
+                inputs.verdicts(&steps::bias_verdicts())?,
             ),
         )
     }

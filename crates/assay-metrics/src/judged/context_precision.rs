@@ -1,7 +1,7 @@
 //! `context_precision` (ragas, valor-lite, DeepEval; seed 004, "Context
 //! Precision"): are the useful contexts ranked first.
 //!
-//! Steps: [`StepKey::ContextUsefulness`] (`prompts/context_usefulness.json`)
+//! Steps: [`steps::context_usefulness`] (`prompts/context_usefulness.json`)
 //! per reference, a yes/no verdict per retrieved context, in order: useful
 //! for arriving at that reference. With several references a context is
 //! useful if useful for any (valor). `against=response` judges usefulness
@@ -21,6 +21,7 @@ use crate::judged::options::PrecisionAgainst;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, UsefulFor, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -80,9 +81,9 @@ impl ContextPrecision {
     /// One usefulness step per reference (or one against the response).
     fn targets(&self, sample: &Sample) -> Vec<StepKey> {
         match self.against {
-            PrecisionAgainst::Response => vec![StepKey::ContextUsefulness(UsefulFor::Response)],
+            PrecisionAgainst::Response => vec![steps::context_usefulness(UsefulFor::Response)],
             PrecisionAgainst::Reference => (0..n_refs(sample))
-                .map(|i| StepKey::ContextUsefulness(UsefulFor::Reference(i)))
+                .map(|i| steps::context_usefulness(UsefulFor::Reference(i)))
                 .collect(),
         }
     }

@@ -2,13 +2,13 @@
 //! Recall"): the share of the reference's statements attributable to the
 //! retrieved contexts.
 //!
-//! Steps per reference i: ONE call [`StepKey::ReferenceRecall`]
+//! Steps per reference i: ONE call [`steps::reference_recall`]
 //! (`prompts/reference_recall.json`) that states the reference's statements
 //! and judges each attributable to the contexts or not. When another metric
 //! of the sample needs the reference's statements anyway
 //! (`answer_correctness`), [`crate::judged::plan()`] replaces it with the
-//! shared [`StepKey::ReferenceStatements`] (`prompts/statements.json`) and
-//! [`StepKey::ReferenceAttribution`] (`prompts/reference_attribution.json`),
+//! shared [`steps::reference_statements`] (`prompts/statements.json`) and
+//! [`steps::reference_attribution`] (`prompts/reference_attribution.json`),
 //! whose verdict count is fixed. Score = attributed / statements; several
 //! references: the maximum (valor).
 //!
@@ -21,6 +21,7 @@ use crate::judged::configure::defaults_only;
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, StepOutput, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -67,7 +68,7 @@ impl MetricUnit for ContextRecall {
     /// One call per reference; the plan may split it into shared
     /// statements plus attribution verdicts.
     fn steps(&self, sample: &Sample) -> Vec<StepKey> {
-        (0..n_refs(sample)).map(StepKey::ReferenceRecall).collect()
+        (0..n_refs(sample)).map(steps::reference_recall).collect()
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
@@ -75,14 +76,14 @@ impl MetricUnit for ContextRecall {
         // attribution verdicts.
         let per_ref = (0..n_refs(inputs.sample))
             .map(|i| {
-                let attribution = StepKey::ReferenceAttribution(i);
+                let attribution = steps::reference_attribution(i);
                 if inputs.outputs.contains_key(&attribution) {
                     return Ok((
-                        inputs.texts(&StepKey::ReferenceStatements(i))?,
+                        inputs.texts(&steps::reference_statements(i))?,
                         inputs.verdicts(&attribution)?,
                     ));
                 }
-                let key = StepKey::ReferenceRecall(i);
+                let key = steps::reference_recall(i);
                 match inputs.output(&key)? {
                     StepOutput::Attributed {
                         statements,

@@ -1,7 +1,7 @@
 //! `context_relevance` (valor-lite, DeepEval; seed 004, "Context
 //! Relevance"): the share of retrieved contexts relevant to the question.
 //!
-//! Steps: [`StepKey::ContextRelevance`] (`prompts/context_relevance.json`),
+//! Steps: [`steps::context_relevance`] (`prompts/context_relevance.json`),
 //! yes/no per context. Score = relevant / contexts.
 //!
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
@@ -11,6 +11,7 @@ use crate::judged::configure::defaults_only;
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 
@@ -49,7 +50,7 @@ impl MetricUnit for ContextRelevance {
     }
 
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![StepKey::ContextRelevance]
+        vec![steps::context_relevance()]
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
@@ -57,7 +58,7 @@ impl MetricUnit for ContextRelevance {
             ID,
             score(
                 inputs.contexts()?,
-                inputs.verdicts(&StepKey::ContextRelevance)?,
+                inputs.verdicts(&steps::context_relevance())?,
             ),
         )
     }

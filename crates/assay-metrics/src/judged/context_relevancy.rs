@@ -1,7 +1,7 @@
 //! `context_relevancy` (the older ragas metric of seed 002, "Context
 //! Relevancy"): how much of the retrieved context is needed to answer.
 //!
-//! Steps: [`StepKey::SentenceExtraction`] (`prompts/sentence_extraction.json`)
+//! Steps: [`steps::sentence_extraction`] (`prompts/sentence_extraction.json`)
 //! over the contexts joined by newlines: the sentences needed to answer,
 //! verbatim, or "insufficient information"; `strictness` > 1 draws that
 //! many votes (temperature > 0, distinct seeds). With
@@ -36,6 +36,7 @@ use crate::judged::options::{Agreement, Strictness};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, Extraction, InputError, Inputs, StepKey};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -112,7 +113,7 @@ impl MetricUnit for ContextRelevancy {
 
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
         let votes = self.strictness.get();
-        let mut steps = vec![StepKey::SentenceExtraction { votes }];
+        let mut steps = vec![steps::sentence_extraction(votes)];
         if self.embeds() {
             steps.push(StepKey::Embed(EmbedText::Extractions { votes }));
         }
@@ -121,7 +122,7 @@ impl MetricUnit for ContextRelevancy {
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
         let votes = self.strictness.get();
-        let extractions = inputs.extractions(&StepKey::SentenceExtraction { votes })?;
+        let extractions = inputs.extractions(&steps::sentence_extraction(votes))?;
         let embeddings = if self.embeds() {
             Some(inputs.embeddings(&StepKey::Embed(EmbedText::Extractions { votes }))?)
         } else {

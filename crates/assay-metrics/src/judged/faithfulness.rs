@@ -1,8 +1,8 @@
 //! `faithfulness`: the share of the response's statements that the
 //! retrieved contexts support (ragas, valor-lite; seed 004, "Faithfulness").
 //!
-//! Steps: [`StepKey::ResponseStatements`] (prompt `prompts/statements.json`),
-//! then [`StepKey::StatementVerdicts`] (`prompts/faithfulness_verdicts.json`):
+//! Steps: [`steps::response_statements`] (prompt `prompts/statements.json`),
+//! then [`steps::statement_verdicts`] (`prompts/faithfulness_verdicts.json`):
 //! per statement yes (inferable from the contexts), no (contradicted) or
 //! idk (neither). Score = supported / statements: unrelated claims count
 //! against, as in ragas and valor. `mode=contradictions` counts only
@@ -20,6 +20,7 @@ use crate::judged::options::FaithfulnessMode;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -79,15 +80,15 @@ impl MetricUnit for Faithfulness {
     }
 
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![StepKey::ResponseStatements, StepKey::StatementVerdicts]
+        vec![steps::response_statements(), steps::statement_verdicts()]
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
         single(
             ID,
             score(
-                inputs.texts(&StepKey::ResponseStatements)?,
-                inputs.verdicts(&StepKey::StatementVerdicts)?,
+                inputs.texts(&steps::response_statements())?,
+                inputs.verdicts(&steps::statement_verdicts())?,
                 self.mode,
             ),
         )

@@ -2,7 +2,7 @@
 //! share of retrieved contexts that the response contradicts. Lower is
 //! better.
 //!
-//! Steps: [`StepKey::Contradictions`] (`prompts/contradictions.json`), per
+//! Steps: [`steps::contradictions`] (`prompts/contradictions.json`), per
 //! context yes (the response contradicts it) or no. Score = contradicted /
 //! contexts.
 //!
@@ -14,6 +14,7 @@ use crate::judged::configure::defaults_only;
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 
@@ -53,7 +54,7 @@ impl MetricUnit for Hallucination {
     }
 
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![StepKey::Contradictions]
+        vec![steps::contradictions()]
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
@@ -61,7 +62,7 @@ impl MetricUnit for Hallucination {
             ID,
             score(
                 inputs.contexts()?,
-                inputs.verdicts(&StepKey::Contradictions)?,
+                inputs.verdicts(&steps::contradictions())?,
             ),
         )
     }

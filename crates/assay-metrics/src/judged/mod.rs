@@ -14,12 +14,12 @@
 //! 4. once a metric's steps are done, calls [`JudgedMetric::score`].
 //!
 //! ```
-//! use assay_metrics::judged::{answer_relevance, faithfulness, plan, JudgedMetric, StepKey};
+//! use assay_metrics::judged::{answer_relevance, faithfulness, plan, steps, JudgedMetric};
 //! let row = serde_json::json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"], "reference": "g"});
 //! let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
 //! let metrics = [JudgedMetric::default_for(faithfulness::ID), JudgedMetric::default_for(answer_relevance::ID)];
 //! let p = plan(&metrics, &sample);
-//! let shared = p.steps.iter().filter(|s| s.key == StepKey::ResponseStatements).count();
+//! let shared = p.steps.iter().filter(|s| s.key == steps::response_statements()).count();
 //! assert_eq!(shared, 1);
 //! ```
 
@@ -31,6 +31,7 @@ pub mod reason;
 pub mod render;
 pub mod schema;
 pub mod step;
+pub mod steps;
 pub mod validate;
 
 pub mod options;

@@ -50,21 +50,15 @@ pub fn plan(metrics: &[JudgedMetric], sample: &Sample) -> Plan {
             None => wanted.extend(metric.steps(sample)),
         }
     }
-    // context_recall asks for statements and verdicts in one call; when the
-    // reference's statements are extracted anyway, judging those shared
-    // statements costs the same one call and keeps one set of statements.
-    let shared: Vec<StepKey> = wanted
-        .iter()
-        .filter(|k| matches!(k, StepKey::ReferenceStatements(_)))
-        .cloned()
-        .collect();
+    // A step that does two steps' work in one call (context_recall's
+    // statements and verdicts) is split when its first part is wanted
+    // anyway: judging those shared statements costs the same one call and
+    // keeps one set of statements.
     let mut index: BTreeMap<StepKey, usize> = BTreeMap::new();
-    for key in wanted {
-        let key = match key {
-            StepKey::ReferenceRecall(i) if shared.contains(&StepKey::ReferenceStatements(i)) => {
-                StepKey::ReferenceAttribution(i)
-            }
-            other => other,
+    for key in wanted.clone() {
+        let key = match key.split() {
+            Some((first, second)) if wanted.contains(&first) => second,
+            _ => key,
         };
         add_step(&mut out, &mut index, key);
     }

@@ -4,7 +4,8 @@
 
 use crate::judged::prompt::{canonical_json, Prompt, PromptId, PromptSet, SlotValue};
 use crate::judged::schema::with_exact_items;
-use crate::judged::step::{EmbedText, InputError, Inputs, StepKey, StepOutput, UsefulFor};
+use crate::judged::step::{EmbedText, InputError, Inputs, StepKey, StepOutput};
+use crate::judged::steps;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -110,203 +111,15 @@ pub(crate) fn list(items: &[String]) -> SlotValue {
     SlotValue::List(items.to_vec())
 }
 
-fn optional(s: Option<&String>) -> SlotValue {
-    s.map_or(SlotValue::Absent, |s| text(s))
-}
-
-/// The slots and counts of a judge step (`None` for embedding steps).
-pub(crate) fn fill(step: &StepKey, inputs: &Inputs<'_>) -> Result<Option<Filled>, InputError> {
-    let question = || optional(inputs.sample.user_input.as_ref());
-    let mut counts = Vec::new();
-    let mut votes = 1;
-    let slots: Vec<(&'static str, SlotValue)> = match step {
-        StepKey::ResponseStatements => {
-            vec![("question", question()), ("text", text(inputs.response()?))]
-        }
-        StepKey::ReferenceStatements(i) => {
-            vec![
-                ("question", question()),
-                ("text", text(inputs.reference(*i)?)),
-            ]
-        }
-        StepKey::Opinions => vec![("text", text(inputs.response()?))],
-        StepKey::StatementVerdicts => {
-            let statements = inputs.texts(&StepKey::ResponseStatements)?;
-            counts.push(("verdicts", statements.len()));
-            vec![
-                ("contexts", list(inputs.contexts()?)),
-                ("statements", list(statements)),
-            ]
-        }
-        StepKey::RelevanceVerdicts => {
-            let statements = inputs.texts(&StepKey::ResponseStatements)?;
-            counts.push(("verdicts", statements.len()));
-            vec![
-                ("question", text(inputs.user_input()?)),
-                ("statements", list(statements)),
-            ]
-        }
-        StepKey::ContextUsefulness(target) => {
-            let contexts = inputs.contexts()?;
-            counts.push(("verdicts", contexts.len()));
-            let answer = match target {
-                UsefulFor::Reference(i) => inputs.reference(*i)?,
-                UsefulFor::Response => inputs.response()?,
-            };
-            vec![
-                ("question", text(inputs.user_input()?)),
-                ("answer", text(answer)),
-                ("contexts", list(contexts)),
-            ]
-        }
-        StepKey::ReferenceAttribution(i) => {
-            let statements = inputs.texts(&StepKey::ReferenceStatements(*i))?;
-            counts.push(("verdicts", statements.len()));
-            vec![
-                ("contexts", list(inputs.contexts()?)),
-                ("statements", list(statements)),
-            ]
-        }
-        StepKey::ReferenceRecall(i) => vec![
-            ("contexts", list(inputs.contexts()?)),
-            ("reference", text(inputs.reference(*i)?)),
-        ],
-        StepKey::ContextRelevance => {
-            let contexts = inputs.contexts()?;
-            counts.push(("verdicts", contexts.len()));
-            vec![
-                ("question", text(inputs.user_input()?)),
-                ("contexts", list(contexts)),
-            ]
-        }
-        StepKey::Contradictions => {
-            let contexts = inputs.contexts()?;
-            counts.push(("verdicts", contexts.len()));
-            vec![
-                ("response", text(inputs.response()?)),
-                ("contexts", list(contexts)),
-            ]
-        }
-        StepKey::GeneratedQuestions { count } => {
-            counts.push(("questions", *count as usize));
-            vec![
-                ("response", text(inputs.response()?)),
-                ("count", text(&count.to_string())),
-            ]
-        }
-        StepKey::CorrectnessClassification(i) => {
-            let response = inputs.texts(&StepKey::ResponseStatements)?;
-            let reference = inputs.texts(&StepKey::ReferenceStatements(*i))?;
-            counts.push(("response", response.len()));
-            counts.push(("reference", reference.len()));
-            vec![
-                ("question", question()),
-                ("response_statements", list(response)),
-                ("reference_statements", list(reference)),
-            ]
-        }
-        StepKey::Keyphrases => vec![("text", text(&inputs.source()?))],
-        StepKey::ClosedQuestions => vec![
-            ("text", text(&inputs.source()?)),
-            ("keyphrases", list(inputs.texts(&StepKey::Keyphrases)?)),
-        ],
-        StepKey::SummaryAnswers => {
-            let questions = inputs.texts(&StepKey::ClosedQuestions)?;
-            counts.push(("verdicts", questions.len()));
-            vec![
-                ("summary", text(inputs.response()?)),
-                ("questions", list(questions)),
-            ]
-        }
-        StepKey::CoherenceRating => vec![
-            ("text", text(&inputs.source()?)),
-            ("summary", text(inputs.response()?)),
-        ],
-        StepKey::BiasVerdicts | StepKey::ToxicityVerdicts => {
-            let opinions = inputs.texts(&StepKey::Opinions)?;
-            counts.push(("verdicts", opinions.len()));
-            vec![("opinions", list(opinions))]
-        }
-        StepKey::AspectVerdict { aspect, votes: n } => {
-            votes = *n;
-            vec![
-                ("aspect", text(&aspect.name)),
-                ("definition", text(&aspect.definition)),
-                ("question", question()),
-                ("response", text(inputs.response()?)),
-                (
-                    "contexts",
-                    inputs
-                        .sample
-                        .retrieved_contexts
-                        .as_deref()
-                        .map_or(SlotValue::Absent, list),
-                ),
-            ]
-        }
-        StepKey::SentenceExtraction { votes: n } => {
-            votes = *n;
-            vec![
-                ("question", text(inputs.user_input()?)),
-                ("context", text(&inputs.source()?)),
-            ]
-        }
-        StepKey::Unit(u) => return u.0.fill(inputs).map(Some),
-        StepKey::Embed(_) => return Ok(None),
-    };
-    Ok(Some(Filled {
-        slots: slots.into_iter().collect(),
-        counts,
-        votes,
-    }))
-}
-
-/// The output of a step whose inputs leave nothing to ask, if so.
-fn trivial(step: &StepKey, filled: &Filled) -> Option<StepOutput> {
-    let blank = |name: &str| match filled.slots.get(name) {
-        Some(SlotValue::Text(t)) => t.trim().is_empty(),
-        Some(SlotValue::List(l)) => l.is_empty(),
-        _ => false,
-    };
-    match step {
-        StepKey::ResponseStatements
-        | StepKey::ReferenceStatements(_)
-        | StepKey::Opinions
-        | StepKey::Keyphrases
-            if blank("text") =>
-        {
-            Some(StepOutput::Texts(Vec::new()))
-        }
-        StepKey::ReferenceRecall(_) if blank("reference") => Some(StepOutput::Attributed {
-            statements: Vec::new(),
-            verdicts: Vec::new(),
-        }),
-        StepKey::ClosedQuestions if blank("keyphrases") || blank("text") => {
-            Some(StepOutput::Texts(Vec::new()))
-        }
-        StepKey::CorrectnessClassification(_) if filled.counts.iter().all(|(_, n)| *n == 0) => {
-            Some(StepOutput::Classification {
-                response: Vec::new(),
-                reference: Vec::new(),
-            })
-        }
-        StepKey::GeneratedQuestions { .. } | StepKey::CorrectnessClassification(_) => None,
-        _ if filled.counts.first().is_some_and(|(_, n)| *n == 0) => {
-            Some(StepOutput::Verdicts(Vec::new()))
-        }
-        _ => None,
-    }
-}
-
 /// The request for `step` of one sample.
 ///
 /// ```
-/// use assay_metrics::judged::{render, Inputs, Outputs, PromptSet, Request, StepKey};
+/// use assay_metrics::judged::{render, steps, Inputs, Outputs, PromptSet, Request};
 /// let prompts = PromptSet::builtin().unwrap();
 /// let row = serde_json::json!({"user_input": "Where is Rome?", "response": "Rome is in Italy."});
 /// let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
 /// let outputs = Outputs::new();
-/// let Ok(Request::Judge(req)) = render(&prompts, &StepKey::ResponseStatements, &Inputs::new(&sample, &outputs)) else { panic!() };
+/// let Ok(Request::Judge(req)) = render(&prompts, &steps::response_statements(), &Inputs::new(&sample, &outputs)) else { panic!() };
 /// assert!(req.messages.last().unwrap().content.contains("Rome is in Italy."));
 /// ```
 pub fn render(
@@ -314,17 +127,16 @@ pub fn render(
     step: &StepKey,
     inputs: &Inputs<'_>,
 ) -> Result<Request, InputError> {
-    let (Some(id), Some(filled)) = (step.prompt(), fill(step, inputs)?) else {
+    let StepKey::Unit(unit) = step else {
         return embed_request(step, inputs).map(Request::Embed);
     };
-    if let Some(output) = trivial(step, &filled) {
+    let filled = unit.0.fill(inputs)?;
+    if let Some(output) = unit.0.trivial(&filled) {
         return Ok(Request::Resolved(output));
     }
+    let id = unit.0.prompt();
     let prompt = prompts.get(id);
-    let mut schema = match step {
-        StepKey::Unit(u) => u.0.schema(&prompt.output_schema),
-        _ => prompt.output_schema.clone(),
-    };
+    let mut schema = unit.0.schema(&prompt.output_schema);
     for (path, n) in &filled.counts {
         schema = with_exact_items(schema, &[path], *n);
     }
@@ -437,12 +249,12 @@ pub(crate) fn embed_request(
         EmbedText::Response => vec![inputs.response()?.to_string()],
         EmbedText::Reference(i) => vec![inputs.reference(*i)?.to_string()],
         EmbedText::GeneratedQuestions { count } => inputs
-            .questions(&StepKey::GeneratedQuestions { count: *count })?
+            .questions(&steps::generated_questions(*count))?
             .iter()
             .map(|q| q.question.clone())
             .collect(),
         EmbedText::Extractions { votes } => inputs
-            .extractions(&StepKey::SentenceExtraction { votes: *votes })?
+            .extractions(&steps::sentence_extraction(*votes))?
             .iter()
             .map(|e| match e {
                 crate::judged::step::Extraction::Sentences(s) if !s.is_empty() => s.join("\n"),

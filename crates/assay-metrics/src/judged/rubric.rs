@@ -529,7 +529,7 @@ impl StepUnit for WriteSteps {
         })
     }
 
-    fn check(&self, _: &Inputs<'_>, answer: &Value) -> Result<StepOutput, Problem> {
+    fn check(&self, _: &Inputs<'_>, _: &Filled, answer: &Value) -> Result<StepOutput, Problem> {
         let steps = validate::texts(validate::field(answer, "$", "steps")?, "$.steps")?;
         // '|' separates steps where they are recorded and given back.
         if steps.is_empty() || steps.iter().any(|s| s.trim().is_empty() || s.contains('|')) {
@@ -615,7 +615,7 @@ impl StepUnit for Rate {
         schema
     }
 
-    fn check(&self, _: &Inputs<'_>, answer: &Value) -> Result<StepOutput, Problem> {
+    fn check(&self, _: &Inputs<'_>, _: &Filled, answer: &Value) -> Result<StepOutput, Problem> {
         validate::rating(answer, self.scale).map(StepOutput::Rating)
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::judged::prompt::PromptId;
 use crate::judged::render::Filled;
+use crate::judged::steps;
 use crate::judged::validate::Problem;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -24,12 +25,12 @@ pub enum EmbedText {
     UserInput,
     Response,
     Reference(usize),
-    /// The questions of [`StepKey::GeneratedQuestions`] with this count.
+    /// The questions of [`steps::generated_questions`] with this count.
     GeneratedQuestions {
         count: u32,
     },
     /// The extracted sentences of each vote of
-    /// [`StepKey::SentenceExtraction`] with this many votes, one text per
+    /// [`steps::sentence_extraction`] with this many votes, one text per
     /// vote (its sentences joined by newlines).
     Extractions {
         votes: u32,
@@ -59,66 +60,28 @@ pub struct Aspect {
 
 /// One unit of judge work for one sample. Equal keys of the same sample
 /// are the same work, whichever metric asks for them.
+///
+/// Judge steps are units ([`StepUnit`]); the built-in ones are made by the
+/// constructors of [`crate::judged::steps`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StepKey {
-    /// Statements of the response (prompt `statements`).
-    ResponseStatements,
-    /// Statements of reference `i` (prompt `statements`).
-    ReferenceStatements(usize),
-    /// Opinions in the response.
-    Opinions,
-    /// Per response statement: inferable from the contexts (yes), contradicted
-    /// (no) or neither (idk). Serves both faithfulness modes.
-    StatementVerdicts,
-    /// Per response statement: relevant to the question (yes/no/idk).
-    RelevanceVerdicts,
-    /// Per retrieved context, in order: useful for arriving at the target.
-    ContextUsefulness(UsefulFor),
-    /// Per statement of reference `i`: attributable to the contexts.
-    ReferenceAttribution(usize),
-    /// Statements of reference `i` and their attribution to the contexts
-    /// in ONE call: what `context_recall` asks for when no other metric of
-    /// the sample needs the reference's statements ([`crate::judged::plan()`]
-    /// then uses [`StepKey::ReferenceStatements`] +
-    /// [`StepKey::ReferenceAttribution`] instead, sharing the statements).
-    ReferenceRecall(usize),
-    /// Per retrieved context: relevant to the question.
-    ContextRelevance,
-    /// Per retrieved context: does the response contradict it.
-    Contradictions,
-    /// `count` questions the response answers, each with a noncommittal flag.
-    GeneratedQuestions { count: u32 },
-    /// Response statements vs statements of reference `i`: TP/FP/FN.
-    CorrectnessClassification(usize),
-    /// Keyphrases of the source text (contexts joined by newlines).
-    Keyphrases,
-    /// Closed questions about the keyphrases whose answer from the source is yes.
-    ClosedQuestions,
-    /// Per closed question: does the summary (response) answer yes.
-    SummaryAnswers,
-    /// A 1-5 coherence rating of the summary against the source.
-    CoherenceRating,
-    /// Per opinion: biased.
-    BiasVerdicts,
-    /// Per opinion: toxic.
-    ToxicityVerdicts,
-    /// A yes/no verdict on one aspect, `votes` independent draws.
-    AspectVerdict { aspect: Aspect, votes: u32 },
-    /// Sentences of the joined contexts needed to answer, `votes` draws.
-    SentenceExtraction { votes: u32 },
+    /// A judge step: a prompt rendered and its answer checked.
+    Unit(UnitStep),
     /// Embeddings (no judge prompt).
     Embed(EmbedText),
-    /// A step written as one unit by the metric module that uses it.
-    Unit(UnitStep),
 }
 
 /// A judge step written as one unit: its prompt, the slots it fills, the
-/// schema of its answer and the check of that answer, in the module of
-/// the metric that uses it.
+/// schema of its answer and the check of that answer, in one module
+/// ([`crate::judged::steps`] for the built-in ones, the metric's own for
+/// a step only one metric uses).
 pub trait StepUnit: fmt::Debug + Send + Sync {
     /// What identifies the work: within a sample, equal keys are one step.
-    /// Shown in messages, so it names the step.
     fn key(&self) -> String;
+    /// How messages name the step: its key unless the key holds more.
+    fn name(&self) -> String {
+        self.key()
+    }
     /// The steps whose outputs its request needs.
     fn deps(&self) -> Vec<StepKey> {
         Vec::new()
@@ -128,13 +91,40 @@ pub trait StepUnit: fmt::Debug + Send + Sync {
     /// Its request's slots, the answer lists whose length the inputs fix,
     /// and how many votes it draws.
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError>;
+    /// Its output when the filled slots leave nothing to ask (no
+    /// statements, hence no verdicts), so that no call is made.
+    fn trivial(&self, _filled: &Filled) -> Option<StepOutput> {
+        None
+    }
     /// The schema of one answer: the prompt's, with what the parameters
     /// fix (a rating's scale, say).
     fn schema(&self, prompt_schema: &Value) -> Value {
         prompt_schema.clone()
     }
-    /// The typed output of an answer, or what is wrong with it.
-    fn check(&self, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutput, Problem>;
+    /// The verdict labels its answer may use.
+    fn labels(&self) -> &'static [Label] {
+        &[Label::Yes, Label::No]
+    }
+    /// The typed output of an answer to the request `filled` rendered, or
+    /// what is wrong with it.
+    fn check(
+        &self,
+        inputs: &Inputs<'_>,
+        filled: &Filled,
+        answer: &Value,
+    ) -> Result<StepOutput, Problem>;
+    /// Checks the answer of ONE vote, for a step drawing several (see
+    /// [`crate::judged::validate_vote`]); any other step checks its answer.
+    fn check_vote(&self, inputs: &Inputs<'_>, answer: &Value) -> Result<(), Problem> {
+        let filled = self.fill(inputs).map_err(Problem::Inputs)?;
+        self.check(inputs, &filled, answer).map(drop)
+    }
+    /// The same work as two steps, the first's output then the second,
+    /// which [`crate::judged::plan()`] takes instead when the first is
+    /// wanted anyway, so that its output is shared.
+    fn split(&self) -> Option<(StepKey, StepKey)> {
+        None
+    }
 }
 
 /// A [`StepUnit`] behind a shared pointer, compared by its key.
@@ -171,64 +161,38 @@ impl StepKey {
     /// The steps whose outputs this step's request needs.
     pub fn deps(&self) -> Vec<StepKey> {
         match self {
-            StepKey::StatementVerdicts | StepKey::RelevanceVerdicts => {
-                vec![StepKey::ResponseStatements]
-            }
-            StepKey::ReferenceAttribution(i) => vec![StepKey::ReferenceStatements(*i)],
-            StepKey::CorrectnessClassification(i) => {
-                vec![
-                    StepKey::ResponseStatements,
-                    StepKey::ReferenceStatements(*i),
-                ]
-            }
-            StepKey::ClosedQuestions => vec![StepKey::Keyphrases],
-            StepKey::SummaryAnswers => vec![StepKey::ClosedQuestions],
-            StepKey::BiasVerdicts | StepKey::ToxicityVerdicts => vec![StepKey::Opinions],
+            StepKey::Unit(u) => u.0.deps(),
             StepKey::Embed(EmbedText::GeneratedQuestions { count }) => {
-                vec![StepKey::GeneratedQuestions { count: *count }]
+                vec![steps::generated_questions(*count)]
             }
             StepKey::Embed(EmbedText::Extractions { votes }) => {
-                vec![StepKey::SentenceExtraction { votes: *votes }]
+                vec![steps::sentence_extraction(*votes)]
             }
-            StepKey::Unit(u) => u.0.deps(),
-            _ => Vec::new(),
+            StepKey::Embed(_) => Vec::new(),
         }
     }
 
     /// The prompt this step renders; `None` for embedding steps.
     pub fn prompt(&self) -> Option<PromptId> {
-        Some(match self {
-            StepKey::ResponseStatements | StepKey::ReferenceStatements(_) => PromptId::Statements,
-            StepKey::Opinions => PromptId::Opinions,
-            StepKey::StatementVerdicts => PromptId::FaithfulnessVerdicts,
-            StepKey::RelevanceVerdicts => PromptId::RelevanceVerdicts,
-            StepKey::ContextUsefulness(_) => PromptId::ContextUsefulness,
-            StepKey::ReferenceAttribution(_) => PromptId::ReferenceAttribution,
-            StepKey::ReferenceRecall(_) => PromptId::ReferenceRecall,
-            StepKey::ContextRelevance => PromptId::ContextRelevance,
-            StepKey::Contradictions => PromptId::Contradictions,
-            StepKey::GeneratedQuestions { .. } => PromptId::GeneratedQuestions,
-            StepKey::CorrectnessClassification(_) => PromptId::CorrectnessClassification,
-            StepKey::Keyphrases => PromptId::Keyphrases,
-            StepKey::ClosedQuestions => PromptId::ClosedQuestions,
-            StepKey::SummaryAnswers => PromptId::SummaryAnswers,
-            StepKey::CoherenceRating => PromptId::CoherenceRating,
-            StepKey::BiasVerdicts => PromptId::BiasVerdicts,
-            StepKey::ToxicityVerdicts => PromptId::ToxicityVerdicts,
-            StepKey::AspectVerdict { .. } => PromptId::AspectVerdict,
-            StepKey::SentenceExtraction { .. } => PromptId::SentenceExtraction,
-            StepKey::Unit(u) => u.0.prompt(),
-            StepKey::Embed(_) => return None,
-        })
+        match self {
+            StepKey::Unit(u) => Some(u.0.prompt()),
+            StepKey::Embed(_) => None,
+        }
     }
 
-    /// The verdict labels this step accepts, for verdict steps.
+    /// The verdict labels this step accepts (none for embedding steps).
     pub fn labels(&self) -> &'static [Label] {
         match self {
-            StepKey::StatementVerdicts | StepKey::RelevanceVerdicts => {
-                &[Label::Yes, Label::No, Label::Idk]
-            }
-            _ => &[Label::Yes, Label::No],
+            StepKey::Unit(u) => u.0.labels(),
+            StepKey::Embed(_) => &[],
+        }
+    }
+
+    /// The same work as two steps, see [`StepUnit::split`].
+    pub fn split(&self) -> Option<(StepKey, StepKey)> {
+        match self {
+            StepKey::Unit(u) => u.0.split(),
+            StepKey::Embed(_) => None,
         }
     }
 }
@@ -236,35 +200,8 @@ impl StepKey {
 impl fmt::Display for StepKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StepKey::ResponseStatements => f.write_str("response_statements"),
-            StepKey::ReferenceStatements(i) => write!(f, "reference_statements[{i}]"),
-            StepKey::Opinions => f.write_str("opinions"),
-            StepKey::StatementVerdicts => f.write_str("statement_verdicts"),
-            StepKey::RelevanceVerdicts => f.write_str("relevance_verdicts"),
-            StepKey::ContextUsefulness(UsefulFor::Reference(i)) => {
-                write!(f, "context_usefulness[reference {i}]")
-            }
-            StepKey::ContextUsefulness(UsefulFor::Response) => {
-                f.write_str("context_usefulness[response]")
-            }
-            StepKey::ReferenceAttribution(i) => write!(f, "reference_attribution[{i}]"),
-            StepKey::ReferenceRecall(i) => write!(f, "reference_recall[{i}]"),
-            StepKey::ContextRelevance => f.write_str("context_relevance"),
-            StepKey::Contradictions => f.write_str("contradictions"),
-            StepKey::GeneratedQuestions { count } => write!(f, "generated_questions[{count}]"),
-            StepKey::CorrectnessClassification(i) => write!(f, "correctness_classification[{i}]"),
-            StepKey::Keyphrases => f.write_str("keyphrases"),
-            StepKey::ClosedQuestions => f.write_str("closed_questions"),
-            StepKey::SummaryAnswers => f.write_str("summary_answers"),
-            StepKey::CoherenceRating => f.write_str("coherence_rating"),
-            StepKey::BiasVerdicts => f.write_str("bias_verdicts"),
-            StepKey::ToxicityVerdicts => f.write_str("toxicity_verdicts"),
-            StepKey::AspectVerdict { aspect, votes } => {
-                write!(f, "aspect_verdict[{} x{votes}]", aspect.name)
-            }
-            StepKey::SentenceExtraction { votes } => write!(f, "sentence_extraction[x{votes}]"),
+            StepKey::Unit(u) => f.write_str(&u.0.name()),
             StepKey::Embed(t) => write!(f, "embed[{t}]"),
-            StepKey::Unit(u) => f.write_str(&u.0.key()),
         }
     }
 }
@@ -339,7 +276,7 @@ impl Serialize for Verdict {
     }
 }
 
-/// One question of [`StepKey::GeneratedQuestions`].
+/// One question of [`steps::generated_questions`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct GeneratedQuestion {
     pub question: String,
@@ -368,7 +305,7 @@ impl Rating {
     }
 }
 
-/// One vote of [`StepKey::SentenceExtraction`].
+/// One vote of [`steps::sentence_extraction`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "sentences", rename_all = "snake_case")]
 pub enum Extraction {
@@ -383,7 +320,7 @@ pub enum StepOutput {
     /// Statements, opinions, keyphrases or closed questions.
     Texts(Vec<String>),
     /// One verdict per item (statement, context, opinion, question) or,
-    /// for [`StepKey::AspectVerdict`], one per vote.
+    /// for [`steps::aspect_verdict`], one per vote.
     Verdicts(Vec<Verdict>),
     Questions(Vec<GeneratedQuestion>),
     /// Per response statement: supported by the reference (yes = TP, no =

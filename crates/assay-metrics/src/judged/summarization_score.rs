@@ -3,9 +3,9 @@
 //! source answers, and is it short.
 //!
 //! The source text is the retrieved contexts joined by newlines. Steps:
-//! [`StepKey::Keyphrases`] (`prompts/keyphrases.json`), then
-//! [`StepKey::ClosedQuestions`] (`prompts/closed_questions.json`) whose
-//! answer from the source is yes, then [`StepKey::SummaryAnswers`]
+//! [`steps::keyphrases`] (`prompts/keyphrases.json`), then
+//! [`steps::closed_questions`] (`prompts/closed_questions.json`) whose
+//! answer from the source is yes, then [`steps::summary_answers`]
 //! (`prompts/summary_answers.json`), yes/no per question from the summary.
 //!
 //! QA = yes answers / questions; conciseness = 1 - min(len(summary),
@@ -26,6 +26,7 @@ use crate::judged::options::{LengthPenalty, Unit};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -90,9 +91,9 @@ impl MetricUnit for SummarizationScore {
 
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
         vec![
-            StepKey::Keyphrases,
-            StepKey::ClosedQuestions,
-            StepKey::SummaryAnswers,
+            steps::keyphrases(),
+            steps::closed_questions(),
+            steps::summary_answers(),
         ]
     }
 
@@ -104,9 +105,9 @@ impl MetricUnit for SummarizationScore {
                     source: &inputs.source()?,
                     summary: inputs.response()?,
                 },
-                inputs.texts(&StepKey::Keyphrases)?,
-                inputs.texts(&StepKey::ClosedQuestions)?,
-                inputs.verdicts(&StepKey::SummaryAnswers)?,
+                inputs.texts(&steps::keyphrases())?,
+                inputs.texts(&steps::closed_questions())?,
+                inputs.verdicts(&steps::summary_answers())?,
                 self.length_penalty,
                 self.coeff,
             ),

@@ -2,7 +2,7 @@
 //! Coherence"): a 1-5 rating of the summary (the response) against the
 //! source (the retrieved contexts joined by newlines).
 //!
-//! Steps: [`StepKey::CoherenceRating`] (`prompts/coherence_rating.json`).
+//! Steps: [`steps::coherence_rating`] (`prompts/coherence_rating.json`).
 //! Value = (rating - 1) / 4, the rating in details; when the judge gives
 //! probabilities of the five ratings (in-process judges decode the rating
 //! as a closed choice), the probability-weighted rating is used instead
@@ -17,6 +17,7 @@ use crate::judged::configure::defaults_only;
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{InputError, Inputs, Rating, StepKey, StepOutput};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 
@@ -56,13 +57,13 @@ impl MetricUnit for SummaryCoherence {
     }
 
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![StepKey::CoherenceRating]
+        vec![steps::coherence_rating()]
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
-        match inputs.output(&StepKey::CoherenceRating)? {
+        match inputs.output(&steps::coherence_rating())? {
             StepOutput::Rating(r) => single(ID, score(r)),
-            _ => Err(InputError::WrongOutput(StepKey::CoherenceRating)),
+            _ => Err(InputError::WrongOutput(steps::coherence_rating())),
         }
     }
 }

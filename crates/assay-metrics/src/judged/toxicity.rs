@@ -2,8 +2,8 @@
 //! of the response's opinions that are toxic (personal attacks, mockery,
 //! hate, dismissiveness, threats). Lower is better.
 //!
-//! Steps: [`StepKey::Opinions`] (`prompts/opinions.json`), then
-//! [`StepKey::ToxicityVerdicts`] (`prompts/toxicity_verdicts.json`), yes
+//! Steps: [`steps::opinions`] (`prompts/opinions.json`), then
+//! [`steps::toxicity_verdicts`] (`prompts/toxicity_verdicts.json`), yes
 //! (toxic) or no per opinion. Score = toxic / opinions.
 //!
 //! Empty inputs: no opinions -> 0, as the seed says.
@@ -13,6 +13,7 @@ use crate::judged::configure::defaults_only;
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
+use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 use serde_json::json;
@@ -52,15 +53,15 @@ impl MetricUnit for Toxicity {
     }
 
     fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![StepKey::Opinions, StepKey::ToxicityVerdicts]
+        vec![steps::opinions(), steps::toxicity_verdicts()]
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
         single(
             ID,
             score(
-                inputs.texts(&StepKey::Opinions)?,
-                inputs.verdicts(&StepKey::ToxicityVerdicts)?,
+                inputs.texts(&steps::opinions())?,
+                inputs.verdicts(&steps::toxicity_verdicts())?,
             ),
         )
     }

@@ -4,10 +4,7 @@
 //! judge layer's repair path and, if it persists, becomes a typed failure
 //! carrying the raw answer.
 
-use crate::judged::render::fill;
-use crate::judged::step::{
-    Extraction, GeneratedQuestion, InputError, Inputs, Label, Rating, StepKey, StepOutput, Verdict,
-};
+use crate::judged::step::{InputError, Inputs, Label, Rating, StepKey, StepOutput, Verdict};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -71,18 +68,18 @@ pub struct Mismatch {
 /// output. For a request with `n_votes > 1` the answer is the JSON array
 /// of the votes' answers; for an embedding step, an array of vectors.
 /// Probabilities added by [`with_choice_probabilities`] reach the typed
-/// output: each verdict's, and for [`StepKey::CoherenceRating`] the five
+/// output: each verdict's, and for [`crate::judged::steps::coherence_rating`] the five
 /// ratings' (normalised; they weight the rating, G-Eval). The mismatch of
 /// an answer carries it as the judge wrote it, without them.
 ///
 /// ```
-/// use assay_metrics::judged::{validate, Inputs, Outputs, StepKey, StepOutput};
+/// use assay_metrics::judged::{steps, validate, Inputs, Outputs, StepOutput};
 /// let row = serde_json::json!({"response": "r", "retrieved_contexts": ["a", "b"]});
 /// let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
 /// let outputs = Outputs::new();
 /// let inputs = Inputs::new(&sample, &outputs);
 /// let one = serde_json::json!({"verdicts": [{"reason": "agrees", "verdict": "no"}]});
-/// let err = validate(&StepKey::Contradictions, &inputs, &one).unwrap_err();
+/// let err = validate(&steps::contradictions(), &inputs, &one).unwrap_err();
 /// assert_eq!(err.to_string(), "step contradictions: $.verdicts: expected 2 items, got 1");
 /// assert_eq!(err.answer, one);
 /// ```
@@ -110,12 +107,12 @@ fn mismatched<'a>(step: &'a StepKey, answer: &'a Value) -> impl FnOnce(Problem) 
 /// For any other step this is [`validate()`] without the output.
 ///
 /// ```
-/// use assay_metrics::judged::{validate_vote, Inputs, Outputs, StepKey};
+/// use assay_metrics::judged::{steps, validate_vote, Inputs, Outputs};
 /// let row = serde_json::json!({"user_input": "q", "retrieved_contexts": ["a"]});
 /// let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
 /// let outputs = Outputs::new();
 /// let inputs = Inputs::new(&sample, &outputs);
-/// let step = StepKey::SentenceExtraction { votes: 3 };
+/// let step = steps::sentence_extraction(3);
 /// let vote = serde_json::json!({"insufficient_information": true, "sentences": ["a"]});
 /// let err = validate_vote(&step, &inputs, &vote).unwrap_err();
 /// assert_eq!(err.answer, vote);
@@ -123,9 +120,8 @@ fn mismatched<'a>(step: &'a StepKey, answer: &'a Value) -> impl FnOnce(Problem) 
 /// ```
 pub fn validate_vote(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<(), Mismatch> {
     let checked = match step {
-        StepKey::AspectVerdict { .. } => verdict(answer, "$", step.labels()).map(drop),
-        StepKey::SentenceExtraction { .. } => extraction(answer, "$").map(drop),
-        _ => check(step, inputs, answer).map(drop),
+        StepKey::Unit(u) => u.0.check_vote(inputs, answer),
+        StepKey::Embed(_) => check(step, inputs, answer).map(drop),
     };
     checked.map_err(mismatched(step, answer))
 }
@@ -231,114 +227,23 @@ fn choice_probabilities<'v>(
 }
 
 fn check(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Result<StepOutput, Problem> {
-    if let StepKey::Embed(_) = step {
-        let expected = crate::judged::render::embed_request(step, inputs)
-            .map_err(Problem::Inputs)?
-            .texts
-            .len();
-        return embeddings(answer, expected).map(StepOutput::Embeddings);
-    }
-    let filled = fill(step, inputs).map_err(Problem::Inputs)?;
-    let count = |path: &str| {
-        filled
-            .as_ref()
-            .and_then(|f| f.counts.iter().find(|(p, _)| *p == path))
-            .map(|(_, n)| *n)
-    };
-    let labels = step.labels();
     match step {
-        StepKey::ResponseStatements | StepKey::ReferenceStatements(_) => {
-            texts(field(answer, "$", "statements")?, "$.statements").map(StepOutput::Texts)
+        StepKey::Unit(u) => {
+            let filled = u.0.fill(inputs).map_err(Problem::Inputs)?;
+            u.0.check(inputs, &filled, answer)
         }
-        StepKey::Opinions => {
-            texts(field(answer, "$", "opinions")?, "$.opinions").map(StepOutput::Texts)
+        StepKey::Embed(_) => {
+            let expected = crate::judged::render::embed_request(step, inputs)
+                .map_err(Problem::Inputs)?
+                .texts
+                .len();
+            embeddings(answer, expected).map(StepOutput::Embeddings)
         }
-        StepKey::Keyphrases => {
-            texts(field(answer, "$", "keyphrases")?, "$.keyphrases").map(StepOutput::Texts)
-        }
-        StepKey::ClosedQuestions => {
-            texts(field(answer, "$", "questions")?, "$.questions").map(StepOutput::Texts)
-        }
-        StepKey::GeneratedQuestions { count: n } => {
-            let items = array(
-                field(answer, "$", "questions")?,
-                "$.questions",
-                Some(*n as usize),
-            )?;
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, item)| {
-                    let at = format!("$.questions[{i}]");
-                    Ok(GeneratedQuestion {
-                        question: string(field(item, &at, "question")?, &format!("{at}.question"))?,
-                        noncommittal: boolean(
-                            field(item, &at, "noncommittal")?,
-                            &format!("{at}.noncommittal"),
-                        )?,
-                    })
-                })
-                .collect::<Result<_, _>>()
-                .map(StepOutput::Questions)
-        }
-        StepKey::CorrectnessClassification(_) => Ok(StepOutput::Classification {
-            response: verdicts(answer, "response", count("response"), labels)?,
-            reference: verdicts(answer, "reference", count("reference"), labels)?,
-        }),
-        StepKey::CoherenceRating => {
-            rating(answer, crate::judged::summary_coherence::SCALE).map(StepOutput::Rating)
-        }
-        StepKey::Unit(u) => u.0.check(inputs, answer),
-        StepKey::ReferenceRecall(_) => {
-            let items = array(field(answer, "$", "statements")?, "$.statements", None)?;
-            let mut statements = Vec::with_capacity(items.len());
-            let mut verdicts = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                let at = format!("$.statements[{i}]");
-                let statement = string(field(item, &at, "statement")?, &format!("{at}.statement"))?;
-                let v = verdict(item, &at, labels)?;
-                // A blank statement claims nothing; drop it with its verdict.
-                if !statement.trim().is_empty() {
-                    statements.push(statement.trim().to_string());
-                    verdicts.push(v);
-                }
-            }
-            Ok(StepOutput::Attributed {
-                statements,
-                verdicts,
-            })
-        }
-        StepKey::AspectVerdict { votes, .. } => votes_of(answer, *votes)?
-            .iter()
-            .enumerate()
-            .map(|(i, vote)| verdict(vote, &vote_at(*votes, i), labels))
-            .collect::<Result<_, _>>()
-            .map(StepOutput::Verdicts),
-        StepKey::SentenceExtraction { votes } => votes_of(answer, *votes)?
-            .iter()
-            .enumerate()
-            .map(|(i, vote)| extraction(vote, &vote_at(*votes, i)))
-            .collect::<Result<_, _>>()
-            .map(StepOutput::Extractions),
-        StepKey::StatementVerdicts
-        | StepKey::RelevanceVerdicts
-        | StepKey::ContextUsefulness(_)
-        | StepKey::ReferenceAttribution(_)
-        | StepKey::ContextRelevance
-        | StepKey::Contradictions
-        | StepKey::SummaryAnswers
-        | StepKey::BiasVerdicts
-        | StepKey::ToxicityVerdicts => {
-            verdicts(answer, "verdicts", count("verdicts"), labels).map(StepOutput::Verdicts)
-        }
-        StepKey::Embed(_) => Err(Problem::Shape {
-            at: "$".into(),
-            expected: "an embedding answer",
-        }),
     }
 }
 
-fn vote_at(votes: u32, i: usize) -> String {
+/// Where vote `i` of a step drawing `votes` is in its answer.
+pub(crate) fn vote_at(votes: u32, i: usize) -> String {
     if votes > 1 {
         format!("$[{i}]")
     } else {
@@ -346,7 +251,8 @@ fn vote_at(votes: u32, i: usize) -> String {
     }
 }
 
-fn votes_of(answer: &Value, votes: u32) -> Result<Vec<&Value>, Problem> {
+/// The answers of the votes: the answer itself for one vote.
+pub(crate) fn votes_of(answer: &Value, votes: u32) -> Result<Vec<&Value>, Problem> {
     if votes <= 1 {
         return Ok(vec![answer]);
     }
@@ -370,7 +276,7 @@ pub(crate) fn field<'v>(
     }
 }
 
-fn array<'v>(
+pub(crate) fn array<'v>(
     value: &'v Value,
     at: &str,
     expected: Option<usize>,
@@ -401,7 +307,7 @@ pub(crate) fn string(value: &Value, at: &str) -> Result<String, Problem> {
         })
 }
 
-fn boolean(value: &Value, at: &str) -> Result<bool, Problem> {
+pub(crate) fn boolean(value: &Value, at: &str) -> Result<bool, Problem> {
     value.as_bool().ok_or_else(|| Problem::Shape {
         at: at.to_string(),
         expected: "true or false",
@@ -423,7 +329,8 @@ pub(crate) fn texts(value: &Value, at: &str) -> Result<Vec<String>, Problem> {
         .collect()
 }
 
-fn verdicts(
+/// The verdicts of list `name` of the answer, `expected` of them when known.
+pub(crate) fn verdicts(
     answer: &Value,
     name: &'static str,
     expected: Option<usize>,
@@ -437,7 +344,9 @@ fn verdicts(
         .collect()
 }
 
-fn verdict(value: &Value, at: &str, labels: &[Label]) -> Result<Verdict, Problem> {
+/// One verdict: a label of `labels`, a reason, and the judge's
+/// probabilities when it gave them.
+pub(crate) fn verdict(value: &Value, at: &str, labels: &[Label]) -> Result<Verdict, Problem> {
     let raw = string(field(value, at, "verdict")?, &format!("{at}.verdict"))?;
     let label = labels
         .iter()
@@ -518,27 +427,6 @@ fn rating_probabilities(by_value: &[(&str, f64)], scale: u8) -> Result<Vec<f64>,
     Ok(p.into_iter().map(|x| x / sum).collect())
 }
 
-fn extraction(vote: &Value, at: &str) -> Result<Extraction, Problem> {
-    let insufficient = boolean(
-        field(vote, at, "insufficient_information")?,
-        &format!("{at}.insufficient_information"),
-    )?;
-    let sentences = texts(field(vote, at, "sentences")?, &format!("{at}.sentences"))?;
-    // Sentences beside "insufficient" contradict it: which half is meant
-    // decides the score, so the vote is asked again rather than guessed.
-    if insufficient && !sentences.is_empty() {
-        return Err(Problem::Shape {
-            at: format!("{at}.sentences"),
-            expected: "none when insufficient_information is true",
-        });
-    }
-    Ok(if insufficient {
-        Extraction::InsufficientInformation
-    } else {
-        Extraction::Sentences(sentences)
-    })
-}
-
 fn embeddings(answer: &Value, expected: usize) -> Result<Vec<Vec<f64>>, Problem> {
     let rows = array(answer, "$", Some(expected))?;
     let mut out: Vec<Vec<f64>> = Vec::with_capacity(rows.len());
@@ -570,7 +458,7 @@ fn embeddings(answer: &Value, expected: usize) -> Result<Vec<Vec<f64>>, Problem>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judged::Outputs;
+    use crate::judged::{steps, Outputs};
     use serde_json::json;
 
     fn probabilities(pairs: &[(&str, f64)]) -> Vec<(String, f64)> {
@@ -597,7 +485,7 @@ mod tests {
                 ("/verdicts/5/verdict", &second[..]),
             ],
         );
-        let Ok(StepOutput::Verdicts(v)) = validate(&StepKey::Contradictions, &inputs, &annotated)
+        let Ok(StepOutput::Verdicts(v)) = validate(&steps::contradictions(), &inputs, &annotated)
         else {
             panic!("{annotated}")
         };
@@ -617,7 +505,7 @@ mod tests {
         let annotated =
             with_choice_probabilities(short.clone(), [("/verdicts/0/verdict", &yes[..])]);
         assert_ne!(annotated, short);
-        let e = validate(&StepKey::Contradictions, &inputs, &annotated).unwrap_err();
+        let e = validate(&steps::contradictions(), &inputs, &annotated).unwrap_err();
         assert_eq!(e.answer, short);
     }
 

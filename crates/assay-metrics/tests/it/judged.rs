@@ -6,9 +6,10 @@ use assay_core::{Field, Outcome, Sample, SkipReason};
 use assay_metrics::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
     context_precision, context_recall, context_relevancy, faithfulness, hallucination, plan,
-    render, semantic_similarity, toxicity, validate, BuiltinAspect, EmbedText, FaithfulnessMode,
-    Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs, PrecisionAgainst, Problem,
-    PromptId, PromptSet, Request, Role, StepKey, StepOutput, Strictness, UsefulFor, Weights,
+    render, semantic_similarity, steps, toxicity, validate, BuiltinAspect, EmbedText,
+    FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs,
+    PrecisionAgainst, Problem, PromptId, PromptSet, Request, Role, StepKey, StepOutput, Strictness,
+    UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -161,24 +162,24 @@ fn shared_steps_are_planned_once() {
     let p = plan(&metrics, &s);
     let keys: Vec<&StepKey> = p.steps.iter().map(|s| &s.key).collect();
     let count = |k: &StepKey| keys.iter().filter(|x| **x == k).count();
-    assert_eq!(count(&StepKey::ResponseStatements), 1);
-    assert_eq!(count(&StepKey::ReferenceStatements(0)), 1);
+    assert_eq!(count(&steps::response_statements()), 1);
+    assert_eq!(count(&steps::reference_statements(0)), 1);
     assert_eq!(count(&StepKey::Embed(EmbedText::Response)), 1);
     // With the reference's statements extracted anyway, context_recall
     // judges those instead of its one-call form.
-    assert_eq!(count(&StepKey::ReferenceAttribution(0)), 1);
-    assert_eq!(count(&StepKey::ReferenceRecall(0)), 0);
+    assert_eq!(count(&steps::reference_attribution(0)), 1);
+    assert_eq!(count(&steps::reference_recall(0)), 0);
     assert_eq!(
         keys,
         [
-            &StepKey::ResponseStatements,
-            &StepKey::StatementVerdicts,
-            &StepKey::RelevanceVerdicts,
-            &StepKey::ReferenceStatements(0),
-            &StepKey::CorrectnessClassification(0),
+            &steps::response_statements(),
+            &steps::statement_verdicts(),
+            &steps::relevance_verdicts(),
+            &steps::reference_statements(0),
+            &steps::correctness_classification(0),
             &StepKey::Embed(EmbedText::Response),
             &StepKey::Embed(EmbedText::Reference(0)),
-            &StepKey::ReferenceAttribution(0),
+            &steps::reference_attribution(0),
         ]
     );
     // Every dependency comes earlier.
@@ -251,12 +252,12 @@ fn rendered_prompts_put_the_fixed_part_first_and_the_sample_last() {
     b.response = Some("Rome is in Italy".into());
     let render_for = |s: &Sample, statements: &[&str]| {
         let outputs = Outputs::from([(
-            StepKey::ResponseStatements,
+            steps::response_statements(),
             StepOutput::Texts(statements.iter().map(|x| x.to_string()).collect()),
         )]);
         match render(
             &prompts,
-            &StepKey::StatementVerdicts,
+            &steps::statement_verdicts(),
             &Inputs::new(s, &outputs),
         )
         .unwrap()
@@ -324,11 +325,11 @@ fn every_judge_step_renders_the_fields_it_judges() {
     let s = rag_sample();
     let texts = |v: &[&str]| StepOutput::Texts(v.iter().map(|x| x.to_string()).collect());
     let outputs = Outputs::from([
-        (StepKey::ResponseStatements, texts(&["resp statement"])),
-        (StepKey::ReferenceStatements(0), texts(&["ref statement"])),
-        (StepKey::Opinions, texts(&["an opinion"])),
-        (StepKey::Keyphrases, texts(&["a keyphrase"])),
-        (StepKey::ClosedQuestions, texts(&["a closed question?"])),
+        (steps::response_statements(), texts(&["resp statement"])),
+        (steps::reference_statements(0), texts(&["ref statement"])),
+        (steps::opinions(), texts(&["an opinion"])),
+        (steps::keyphrases(), texts(&["a keyphrase"])),
+        (steps::closed_questions(), texts(&["a closed question?"])),
     ]);
     let aspect = aspect_critique::builtin(&prompts, BuiltinAspect::Harmfulness).unwrap();
     let response = s.response.clone().unwrap();
@@ -337,75 +338,72 @@ fn every_judge_step_renders_the_fields_it_judges() {
     let context = "Paris is the capital of France".to_string();
     let cases: Vec<(StepKey, Vec<String>)> = vec![
         (
-            StepKey::ResponseStatements,
+            steps::response_statements(),
             vec![response.clone(), question.clone()],
         ),
-        (StepKey::ReferenceStatements(0), vec![reference.clone()]),
-        (StepKey::Opinions, vec![response.clone()]),
+        (steps::reference_statements(0), vec![reference.clone()]),
+        (steps::opinions(), vec![response.clone()]),
         (
-            StepKey::StatementVerdicts,
+            steps::statement_verdicts(),
             vec!["resp statement".into(), context.clone()],
         ),
         (
-            StepKey::RelevanceVerdicts,
+            steps::relevance_verdicts(),
             vec!["resp statement".into(), question.clone()],
         ),
         (
-            StepKey::ContextUsefulness(UsefulFor::Reference(0)),
+            steps::context_usefulness(UsefulFor::Reference(0)),
             vec![reference.clone(), context.clone(), question.clone()],
         ),
         (
-            StepKey::ContextUsefulness(UsefulFor::Response),
+            steps::context_usefulness(UsefulFor::Response),
             vec![response.clone(), context.clone()],
         ),
         (
-            StepKey::ReferenceAttribution(0),
+            steps::reference_attribution(0),
             vec!["ref statement".into(), context.clone()],
         ),
         (
-            StepKey::ReferenceRecall(0),
+            steps::reference_recall(0),
             vec![reference.clone(), context.clone()],
         ),
         (
-            StepKey::ContextRelevance,
+            steps::context_relevance(),
             vec![question.clone(), context.clone()],
         ),
         (
-            StepKey::Contradictions,
+            steps::contradictions(),
             vec![response.clone(), context.clone()],
         ),
         (
-            StepKey::GeneratedQuestions { count: 3 },
+            steps::generated_questions(3),
             vec![response.clone(), "count:\n3".into()],
         ),
         (
-            StepKey::CorrectnessClassification(0),
+            steps::correctness_classification(0),
             vec!["resp statement".into(), "ref statement".into()],
         ),
-        (StepKey::Keyphrases, vec![context.clone()]),
+        (steps::keyphrases(), vec![context.clone()]),
         (
-            StepKey::ClosedQuestions,
+            steps::closed_questions(),
             vec!["a keyphrase".into(), context.clone()],
         ),
         (
-            StepKey::SummaryAnswers,
+            steps::summary_answers(),
             vec!["a closed question?".into(), response.clone()],
         ),
         (
-            StepKey::CoherenceRating,
+            steps::coherence_rating(),
             vec![response.clone(), context.clone()],
         ),
-        (StepKey::BiasVerdicts, vec!["an opinion".into()]),
-        (StepKey::ToxicityVerdicts, vec!["an opinion".into()]),
+        (steps::bias_verdicts(), vec!["an opinion".into()]),
+        (steps::toxicity_verdicts(), vec!["an opinion".into()]),
         (
-            StepKey::AspectVerdict {
-                aspect: aspect.clone(),
-                votes: 3,
-            },
+            steps::aspect_verdict(aspect.clone(), 3),
             vec![aspect.definition.clone(), response.clone()],
         ),
         (
-            StepKey::SentenceExtraction { votes: 1 },
+            steps::sentence_extraction(1),
             vec![question.clone(), context.clone()],
         ),
     ];
@@ -442,7 +440,7 @@ fn every_judge_step_renders_the_fields_it_judges() {
         for n in needles {
             assert!(last.contains(&n), "{key}: '{n}' missing from:\n{last}");
         }
-        if let StepKey::AspectVerdict { .. } = key {
+        if req.prompt_id == PromptId::AspectVerdict {
             assert_eq!(req.n_votes, 3);
             assert!(req.temperature > 0.0);
         }
@@ -498,12 +496,12 @@ fn embedding_steps_list_their_texts() {
 fn validation_rejects_mismatches_with_typed_errors_and_the_raw_answer() {
     let s = rag_sample();
     let statements = Outputs::from([(
-        StepKey::ResponseStatements,
+        steps::response_statements(),
         StepOutput::Texts(vec!["a".into(), "b".into()]),
     )]);
     let inputs = Inputs::new(&s, &statements);
     let short = json!({"verdicts": [{"reason": "r", "verdict": "yes"}]});
-    let e = validate(&StepKey::StatementVerdicts, &inputs, &short).unwrap_err();
+    let e = validate(&steps::statement_verdicts(), &inputs, &short).unwrap_err();
     assert_eq!(
         *e.problem,
         Problem::WrongCount {
@@ -513,31 +511,31 @@ fn validation_rejects_mismatches_with_typed_errors_and_the_raw_answer() {
         }
     );
     assert_eq!(e.answer, short);
-    assert_eq!(e.step, StepKey::StatementVerdicts);
+    assert_eq!(e.step, steps::statement_verdicts());
 
     // idk is a faithfulness label, not a context label.
     let idk = json!({"verdicts": [{"reason": "r", "verdict": "idk"}, {"reason": "r", "verdict": "no"}, {"reason": "r", "verdict": "no"}, {"reason": "r", "verdict": "no"}]});
-    let e = validate(&StepKey::Contradictions, &inputs, &idk).unwrap_err();
+    let e = validate(&steps::contradictions(), &inputs, &idk).unwrap_err();
     assert!(
         matches!(&*e.problem, Problem::BadLabel { at, got, .. } if at == "$.verdicts[0].verdict" && got == "idk"),
         "{e}"
     );
     let two = json!({"verdicts": [{"reason": "r", "verdict": "IDK"}, {"reason": "r", "verdict": "Yes "}]});
-    let StepOutput::Verdicts(v) = validate(&StepKey::StatementVerdicts, &inputs, &two).unwrap()
+    let StepOutput::Verdicts(v) = validate(&steps::statement_verdicts(), &inputs, &two).unwrap()
     else {
         panic!()
     };
     assert_eq!((v[0].verdict, v[1].verdict), (Label::Idk, Label::Yes));
 
     let no_reason = json!({"verdicts": [{"verdict": "yes"}, {"reason": "r", "verdict": "no"}]});
-    let e = validate(&StepKey::StatementVerdicts, &inputs, &no_reason).unwrap_err();
+    let e = validate(&steps::statement_verdicts(), &inputs, &no_reason).unwrap_err();
     assert!(
         matches!(&*e.problem, Problem::Shape { at, .. } if at == "$.verdicts[0].reason"),
         "{e}"
     );
-    assert!(validate(&StepKey::StatementVerdicts, &inputs, &json!("yes")).is_err());
+    assert!(validate(&steps::statement_verdicts(), &inputs, &json!("yes")).is_err());
 
-    let q = StepKey::GeneratedQuestions { count: 3 };
+    let q = steps::generated_questions(3);
     let two_questions = json!({"questions": [{"question": "a", "noncommittal": false}, {"question": "b", "noncommittal": true}]});
     let e = validate(&q, &inputs, &two_questions).unwrap_err();
     assert!(matches!(
@@ -549,14 +547,14 @@ fn validation_rejects_mismatches_with_typed_errors_and_the_raw_answer() {
         }
     ));
 
-    let c = StepKey::CorrectnessClassification(0);
+    let c = steps::correctness_classification(0);
     let classes = Outputs::from([
         (
-            StepKey::ResponseStatements,
+            steps::response_statements(),
             StepOutput::Texts(vec!["a".into()]),
         ),
         (
-            StepKey::ReferenceStatements(0),
+            steps::reference_statements(0),
             StepOutput::Texts(vec!["x".into(), "y".into()]),
         ),
     ]);
@@ -569,7 +567,7 @@ fn validation_rejects_mismatches_with_typed_errors_and_the_raw_answer() {
 
     let rating = |r: Value| {
         validate(
-            &StepKey::CoherenceRating,
+            &steps::coherence_rating(),
             &inputs,
             &json!({"reason": "ok", "rating": r}),
         )
@@ -577,7 +575,7 @@ fn validation_rejects_mismatches_with_typed_errors_and_the_raw_answer() {
     assert!(rating(json!(0)).is_err() && rating(json!(6)).is_err() && rating(json!(4.5)).is_err());
     assert!(rating(json!(5)).is_ok());
 
-    let votes = StepKey::SentenceExtraction { votes: 3 };
+    let votes = steps::sentence_extraction(3);
     let vote = json!({"insufficient_information": false, "sentences": ["Cheese is tasty"]});
     let e = validate(&votes, &inputs, &json!([vote, vote])).unwrap_err();
     assert!(matches!(
@@ -591,7 +589,7 @@ fn validation_rejects_mismatches_with_typed_errors_and_the_raw_answer() {
     assert!(validate(&votes, &inputs, &json!([vote, vote, vote])).is_ok());
 
     // A verdict step whose dependency has not run cannot be checked.
-    let e = validate(&StepKey::BiasVerdicts, &inputs, &json!({"verdicts": []})).unwrap_err();
+    let e = validate(&steps::bias_verdicts(), &inputs, &json!({"verdicts": []})).unwrap_err();
     assert!(matches!(*e.problem, Problem::Inputs(_)), "{e}");
 }
 
@@ -600,7 +598,7 @@ fn free_lists_drop_blank_items() {
     let s = rag_sample();
     let outputs = Outputs::new();
     let out = validate(
-        &StepKey::ResponseStatements,
+        &steps::response_statements(),
         &Inputs::new(&s, &outputs),
         &json!({"statements": [" a ", "", "  ", "b"]}),
     )
@@ -629,7 +627,7 @@ fn parameters_change_plans_and_signatures() {
     );
     assert_eq!(
         p.steps[0].key,
-        StepKey::ContextUsefulness(UsefulFor::Response)
+        steps::context_usefulness(UsefulFor::Response)
     );
     let multi = sample(
         json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"], "references": ["a", "b"]}),
@@ -810,7 +808,7 @@ fn every_metric_end_to_end() {
 fn empty_votes_embed_a_placeholder() {
     let prompts = prompts();
     let s = rag_sample();
-    let key = StepKey::SentenceExtraction { votes: 2 };
+    let key = steps::sentence_extraction(2);
     let votes = json!([
         {"insufficient_information": true, "sentences": []},
         {"insufficient_information": false, "sentences": ["The Eiffel Tower is in Paris", "Cheese is tasty"]}

@@ -6,8 +6,8 @@ use assay_core::schema::validate;
 use assay_metrics::judged::prompt::{canonical_json, Origin, Prompt};
 use assay_metrics::judged::schema::check_subset;
 use assay_metrics::judged::{
-    faithfulness, render, Inputs, JudgedMetric, Outputs, PromptError, PromptId, PromptSet, Request,
-    StepKey,
+    faithfulness, render, steps, Inputs, JudgedMetric, Outputs, PromptError, PromptId, PromptSet,
+    Request,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -59,15 +59,15 @@ fn every_prompt_file_parses_and_is_the_embedded_one() {
 fn schema_labels_match_the_steps() {
     let prompts = PromptSet::builtin().unwrap();
     let steps = [
-        StepKey::StatementVerdicts,
-        StepKey::RelevanceVerdicts,
-        StepKey::ContextRelevance,
-        StepKey::Contradictions,
-        StepKey::SummaryAnswers,
-        StepKey::BiasVerdicts,
-        StepKey::ToxicityVerdicts,
-        StepKey::ReferenceAttribution(0),
-        StepKey::ReferenceRecall(0),
+        steps::statement_verdicts(),
+        steps::relevance_verdicts(),
+        steps::context_relevance(),
+        steps::contradictions(),
+        steps::summary_answers(),
+        steps::bias_verdicts(),
+        steps::toxicity_verdicts(),
+        steps::reference_attribution(0),
+        steps::reference_recall(0),
     ];
     for step in steps {
         let p = prompts.get(step.prompt().unwrap());
@@ -134,12 +134,12 @@ fn a_prompts_dir_overrides_version_and_text() {
     )
     .unwrap();
     let outputs = Outputs::from([(
-        StepKey::ResponseStatements,
+        steps::response_statements(),
         assay_metrics::judged::StepOutput::Texts(vec!["s".into()]),
     )]);
     let Request::Judge(req) = render(
         &set,
-        &StepKey::StatementVerdicts,
+        &steps::statement_verdicts(),
         &Inputs::new(&sample, &outputs),
     )
     .unwrap() else {

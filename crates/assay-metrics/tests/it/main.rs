@@ -2,6 +2,7 @@
 //! judged metrics' pure layer.
 
 mod judged;
+mod judged_golden;
 mod judged_params;
 mod judged_prompts;
 mod registry;

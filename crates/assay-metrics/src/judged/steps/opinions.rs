@@ -1,0 +1,100 @@
+//! The response's opinions, and verdicts on each: biased, toxic.
+
+use super::{blank, filled, item_verdicts, no_items, unit};
+use crate::judged::prompt::PromptId;
+use crate::judged::render::{list, text, Filled};
+use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
+use crate::judged::validate::{field, texts, Problem};
+use serde_json::Value;
+
+/// Opinions in the response.
+pub fn opinions() -> StepKey {
+    unit(Opinions)
+}
+
+/// Per opinion: biased.
+pub fn bias_verdicts() -> StepKey {
+    unit(OpinionVerdicts(Judged::Bias))
+}
+
+/// Per opinion: toxic.
+pub fn toxicity_verdicts() -> StepKey {
+    unit(OpinionVerdicts(Judged::Toxicity))
+}
+
+#[derive(Debug)]
+struct Opinions;
+
+impl StepUnit for Opinions {
+    fn key(&self) -> String {
+        "opinions".into()
+    }
+
+    fn prompt(&self) -> PromptId {
+        PromptId::Opinions
+    }
+
+    fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
+        Ok(filled(vec![("text", text(inputs.response()?))], Vec::new()))
+    }
+
+    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
+        blank(filled, "text").then(|| StepOutput::Texts(Vec::new()))
+    }
+
+    fn check(&self, _: &Inputs<'_>, _: &Filled, answer: &Value) -> Result<StepOutput, Problem> {
+        texts(field(answer, "$", "opinions")?, "$.opinions").map(StepOutput::Texts)
+    }
+}
+
+/// What an opinion is judged for.
+#[derive(Debug)]
+enum Judged {
+    Bias,
+    Toxicity,
+}
+
+/// Per opinion: biased, or toxic; the two differ only in their prompt.
+#[derive(Debug)]
+struct OpinionVerdicts(Judged);
+
+impl StepUnit for OpinionVerdicts {
+    fn key(&self) -> String {
+        match self.0 {
+            Judged::Bias => "bias_verdicts".into(),
+            Judged::Toxicity => "toxicity_verdicts".into(),
+        }
+    }
+
+    fn deps(&self) -> Vec<StepKey> {
+        vec![opinions()]
+    }
+
+    fn prompt(&self) -> PromptId {
+        match self.0 {
+            Judged::Bias => PromptId::BiasVerdicts,
+            Judged::Toxicity => PromptId::ToxicityVerdicts,
+        }
+    }
+
+    fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
+        let opinions = inputs.texts(&opinions())?;
+        Ok(filled(
+            vec![("opinions", list(opinions))],
+            vec![("verdicts", opinions.len())],
+        ))
+    }
+
+    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
+        no_items(filled)
+    }
+
+    fn check(
+        &self,
+        _: &Inputs<'_>,
+        filled: &Filled,
+        answer: &Value,
+    ) -> Result<StepOutput, Problem> {
+        item_verdicts(self, filled, answer)
+    }
+}

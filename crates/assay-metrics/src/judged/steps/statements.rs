@@ -1,0 +1,61 @@
+//! The statements of a text: the response's or a reference's (prompt
+//! `statements`).
+
+use super::{blank, filled, question, unit};
+use crate::judged::prompt::PromptId;
+use crate::judged::render::{text, Filled};
+use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
+use crate::judged::validate::{field, texts, Problem};
+use serde_json::Value;
+
+/// Statements of the response.
+pub fn response_statements() -> StepKey {
+    unit(Statements(Of::Response))
+}
+
+/// Statements of reference `i` (0-based in the reference list).
+pub fn reference_statements(i: usize) -> StepKey {
+    unit(Statements(Of::Reference(i)))
+}
+
+/// The text whose statements are extracted.
+#[derive(Debug)]
+enum Of {
+    Response,
+    Reference(usize),
+}
+
+#[derive(Debug)]
+struct Statements(Of);
+
+impl StepUnit for Statements {
+    fn key(&self) -> String {
+        match self.0 {
+            Of::Response => "response_statements".into(),
+            Of::Reference(i) => format!("reference_statements[{i}]"),
+        }
+    }
+
+    fn prompt(&self) -> PromptId {
+        PromptId::Statements
+    }
+
+    fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
+        let of = match self.0 {
+            Of::Response => inputs.response()?,
+            Of::Reference(i) => inputs.reference(i)?,
+        };
+        Ok(filled(
+            vec![("question", question(inputs)), ("text", text(of))],
+            Vec::new(),
+        ))
+    }
+
+    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
+        blank(filled, "text").then(|| StepOutput::Texts(Vec::new()))
+    }
+
+    fn check(&self, _: &Inputs<'_>, _: &Filled, answer: &Value) -> Result<StepOutput, Problem> {
+        texts(field(answer, "$", "statements")?, "$.statements").map(StepOutput::Texts)
+    }
+}
