@@ -103,6 +103,16 @@ pub struct Filled {
     pub votes: u32,
 }
 
+impl Filled {
+    /// The length the inputs fix for the answer list at `path`.
+    pub fn count(&self, path: &str) -> Option<usize> {
+        self.counts
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, n)| *n)
+    }
+}
+
 pub(crate) fn text(s: &str) -> SlotValue {
     SlotValue::Text(s.to_string())
 }

@@ -1,12 +1,10 @@
 //! Verdicts on each retrieved context, in order: useful for an answer,
 //! relevant to the question, contradicted by the response.
 
-use super::{filled, item_verdicts, no_items, unit};
+use super::{filled, unit, ItemVerdicts};
 use crate::judged::prompt::PromptId;
 use crate::judged::render::{list, text, Filled};
-use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit, UsefulFor};
-use crate::judged::validate::Problem;
-use serde_json::Value;
+use crate::judged::step::{InputError, Inputs, StepKey, UsefulFor};
 
 /// Per retrieved context, in order: useful for arriving at the target.
 pub fn context_usefulness(target: UsefulFor) -> StepKey {
@@ -26,7 +24,7 @@ pub fn contradictions() -> StepKey {
 #[derive(Debug)]
 struct ContextUsefulness(UsefulFor);
 
-impl StepUnit for ContextUsefulness {
+impl ItemVerdicts for ContextUsefulness {
     fn key(&self) -> String {
         match self.0 {
             UsefulFor::Reference(i) => format!("context_usefulness[reference {i}]"),
@@ -53,25 +51,12 @@ impl StepUnit for ContextUsefulness {
             vec![("verdicts", contexts.len())],
         ))
     }
-
-    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
-        no_items(filled)
-    }
-
-    fn check(
-        &self,
-        _: &Inputs<'_>,
-        filled: &Filled,
-        answer: &Value,
-    ) -> Result<StepOutput, Problem> {
-        item_verdicts(self, filled, answer)
-    }
 }
 
 #[derive(Debug)]
 struct ContextRelevance;
 
-impl StepUnit for ContextRelevance {
+impl ItemVerdicts for ContextRelevance {
     fn key(&self) -> String {
         "context_relevance".into()
     }
@@ -90,25 +75,12 @@ impl StepUnit for ContextRelevance {
             vec![("verdicts", contexts.len())],
         ))
     }
-
-    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
-        no_items(filled)
-    }
-
-    fn check(
-        &self,
-        _: &Inputs<'_>,
-        filled: &Filled,
-        answer: &Value,
-    ) -> Result<StepOutput, Problem> {
-        item_verdicts(self, filled, answer)
-    }
 }
 
 #[derive(Debug)]
 struct Contradictions;
 
-impl StepUnit for Contradictions {
+impl ItemVerdicts for Contradictions {
     fn key(&self) -> String {
         "contradictions".into()
     }
@@ -126,18 +98,5 @@ impl StepUnit for Contradictions {
             ],
             vec![("verdicts", contexts.len())],
         ))
-    }
-
-    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
-        no_items(filled)
-    }
-
-    fn check(
-        &self,
-        _: &Inputs<'_>,
-        filled: &Filled,
-        answer: &Value,
-    ) -> Result<StepOutput, Problem> {
-        item_verdicts(self, filled, answer)
     }
 }

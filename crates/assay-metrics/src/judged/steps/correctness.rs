@@ -59,13 +59,7 @@ impl StepUnit for CorrectnessClassification {
         filled: &Filled,
         answer: &Value,
     ) -> Result<StepOutput, Problem> {
-        let count = |path: &str| {
-            filled
-                .counts
-                .iter()
-                .find(|(p, _)| *p == path)
-                .map(|(_, n)| *n)
-        };
+        let count = |path: &str| filled.count(path);
         Ok(StepOutput::Classification {
             response: verdicts(answer, "response", count("response"), self.labels())?,
             reference: verdicts(answer, "reference", count("reference"), self.labels())?,

@@ -7,10 +7,12 @@
 //! [`StepKey`] of the work: equal work gives equal keys, so two metrics
 //! asking it of a sample share one call.
 
+use crate::judged::prompt::PromptId;
 use crate::judged::prompt::SlotValue;
 use crate::judged::render::{text, Filled};
-use crate::judged::step::{Inputs, StepKey, StepOutput, StepUnit, UnitStep};
+use crate::judged::step::{InputError, Inputs, Label, StepKey, StepOutput, StepUnit, UnitStep};
 use crate::judged::validate::{verdicts, Problem};
+use serde_json::Value;
 use std::sync::Arc;
 
 mod aspect;
@@ -68,26 +70,58 @@ fn blank(filled: &Filled, name: &str) -> bool {
     }
 }
 
-/// For a step judging each item of a list: no items, no verdicts.
-fn no_items(filled: &Filled) -> Option<StepOutput> {
-    filled
-        .counts
-        .first()
-        .is_some_and(|(_, n)| *n == 0)
-        .then(|| StepOutput::Verdicts(Vec::new()))
+/// A step that judges each item of a list (statements, contexts,
+/// opinions, questions): one verdict per item under `verdicts`, in order,
+/// and no call when there are no items. Its [`StepUnit`] follows from this.
+trait ItemVerdicts: std::fmt::Debug + Send + Sync {
+    fn key(&self) -> String;
+    fn deps(&self) -> Vec<StepKey> {
+        Vec::new()
+    }
+    fn prompt(&self) -> PromptId;
+    /// The slots, with the item count under `verdicts` first.
+    fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError>;
+    fn labels(&self) -> &'static [Label] {
+        &[Label::Yes, Label::No]
+    }
 }
 
-/// The answer of a step judging each item of a list: one verdict per item
-/// under `verdicts`, in order.
-fn item_verdicts(
-    step: &dyn StepUnit,
-    filled: &Filled,
-    answer: &serde_json::Value,
-) -> Result<StepOutput, Problem> {
-    let count = filled
-        .counts
-        .iter()
-        .find(|(p, _)| *p == "verdicts")
-        .map(|(_, n)| *n);
-    verdicts(answer, "verdicts", count, step.labels()).map(StepOutput::Verdicts)
+impl<T: ItemVerdicts> StepUnit for T {
+    fn key(&self) -> String {
+        ItemVerdicts::key(self)
+    }
+
+    fn deps(&self) -> Vec<StepKey> {
+        ItemVerdicts::deps(self)
+    }
+
+    fn prompt(&self) -> PromptId {
+        ItemVerdicts::prompt(self)
+    }
+
+    fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
+        ItemVerdicts::fill(self, inputs)
+    }
+
+    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
+        filled
+            .counts
+            .first()
+            .is_some_and(|(_, n)| *n == 0)
+            .then(|| StepOutput::Verdicts(Vec::new()))
+    }
+
+    fn labels(&self) -> &'static [Label] {
+        ItemVerdicts::labels(self)
+    }
+
+    fn check(
+        &self,
+        _: &Inputs<'_>,
+        filled: &Filled,
+        answer: &Value,
+    ) -> Result<StepOutput, Problem> {
+        let count = filled.count("verdicts");
+        verdicts(answer, "verdicts", count, ItemVerdicts::labels(self)).map(StepOutput::Verdicts)
+    }
 }

@@ -1,6 +1,6 @@
 //! The response's opinions, and verdicts on each: biased, toxic.
 
-use super::{blank, filled, item_verdicts, no_items, unit};
+use super::{blank, filled, unit, ItemVerdicts};
 use crate::judged::prompt::PromptId;
 use crate::judged::render::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
@@ -58,7 +58,7 @@ enum Judged {
 #[derive(Debug)]
 struct OpinionVerdicts(Judged);
 
-impl StepUnit for OpinionVerdicts {
+impl ItemVerdicts for OpinionVerdicts {
     fn key(&self) -> String {
         match self.0 {
             Judged::Bias => "bias_verdicts".into(),
@@ -83,18 +83,5 @@ impl StepUnit for OpinionVerdicts {
             vec![("opinions", list(opinions))],
             vec![("verdicts", opinions.len())],
         ))
-    }
-
-    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
-        no_items(filled)
-    }
-
-    fn check(
-        &self,
-        _: &Inputs<'_>,
-        filled: &Filled,
-        answer: &Value,
-    ) -> Result<StepOutput, Problem> {
-        item_verdicts(self, filled, answer)
     }
 }

@@ -2,12 +2,10 @@
 //! contexts (faithfulness) or the question (relevance), a reference's
 //! against the contexts (attribution).
 
-use super::{filled, item_verdicts, no_items, reference_statements, response_statements, unit};
+use super::{filled, reference_statements, response_statements, unit, ItemVerdicts};
 use crate::judged::prompt::PromptId;
 use crate::judged::render::{list, text, Filled};
-use crate::judged::step::{InputError, Inputs, Label, StepKey, StepOutput, StepUnit};
-use crate::judged::validate::Problem;
-use serde_json::Value;
+use crate::judged::step::{InputError, Inputs, Label, StepKey};
 
 /// Per response statement: inferable from the contexts (yes), contradicted
 /// (no) or neither (idk). Serves both faithfulness modes.
@@ -30,7 +28,7 @@ const YES_NO_IDK: &[Label] = &[Label::Yes, Label::No, Label::Idk];
 #[derive(Debug)]
 struct StatementVerdicts;
 
-impl StepUnit for StatementVerdicts {
+impl ItemVerdicts for StatementVerdicts {
     fn key(&self) -> String {
         "statement_verdicts".into()
     }
@@ -54,28 +52,15 @@ impl StepUnit for StatementVerdicts {
         ))
     }
 
-    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
-        no_items(filled)
-    }
-
     fn labels(&self) -> &'static [Label] {
         YES_NO_IDK
-    }
-
-    fn check(
-        &self,
-        _: &Inputs<'_>,
-        filled: &Filled,
-        answer: &Value,
-    ) -> Result<StepOutput, Problem> {
-        item_verdicts(self, filled, answer)
     }
 }
 
 #[derive(Debug)]
 struct RelevanceVerdicts;
 
-impl StepUnit for RelevanceVerdicts {
+impl ItemVerdicts for RelevanceVerdicts {
     fn key(&self) -> String {
         "relevance_verdicts".into()
     }
@@ -99,28 +84,15 @@ impl StepUnit for RelevanceVerdicts {
         ))
     }
 
-    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
-        no_items(filled)
-    }
-
     fn labels(&self) -> &'static [Label] {
         YES_NO_IDK
-    }
-
-    fn check(
-        &self,
-        _: &Inputs<'_>,
-        filled: &Filled,
-        answer: &Value,
-    ) -> Result<StepOutput, Problem> {
-        item_verdicts(self, filled, answer)
     }
 }
 
 #[derive(Debug)]
 struct ReferenceAttribution(usize);
 
-impl StepUnit for ReferenceAttribution {
+impl ItemVerdicts for ReferenceAttribution {
     fn key(&self) -> String {
         format!("reference_attribution[{}]", self.0)
     }
@@ -142,18 +114,5 @@ impl StepUnit for ReferenceAttribution {
             ],
             vec![("verdicts", statements.len())],
         ))
-    }
-
-    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
-        no_items(filled)
-    }
-
-    fn check(
-        &self,
-        _: &Inputs<'_>,
-        filled: &Filled,
-        answer: &Value,
-    ) -> Result<StepOutput, Problem> {
-        item_verdicts(self, filled, answer)
     }
 }

@@ -2,7 +2,7 @@
 //! newlines): keyphrases of the source, closed questions about them, the
 //! summary's answers to them, and a coherence rating.
 
-use super::{blank, filled, item_verdicts, no_items, unit};
+use super::{blank, filled, unit, ItemVerdicts};
 use crate::judged::prompt::PromptId;
 use crate::judged::render::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
@@ -94,7 +94,7 @@ impl StepUnit for ClosedQuestions {
 #[derive(Debug)]
 struct SummaryAnswers;
 
-impl StepUnit for SummaryAnswers {
+impl ItemVerdicts for SummaryAnswers {
     fn key(&self) -> String {
         "summary_answers".into()
     }
@@ -116,19 +116,6 @@ impl StepUnit for SummaryAnswers {
             ],
             vec![("verdicts", questions.len())],
         ))
-    }
-
-    fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
-        no_items(filled)
-    }
-
-    fn check(
-        &self,
-        _: &Inputs<'_>,
-        filled: &Filled,
-        answer: &Value,
-    ) -> Result<StepOutput, Problem> {
-        item_verdicts(self, filled, answer)
     }
 }
 
