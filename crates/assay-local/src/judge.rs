@@ -162,7 +162,14 @@ impl LocalJudge {
 
     /// Loads one of the models of `scripts/fetch-models.sh`.
     pub fn known(model: KnownJudge, options: JudgeOptions) -> Result<Self, Error> {
-        Self::load(&model.path(), model.as_str(), options)
+        let name = match model {
+            // Not fetched by default: say how to get it.
+            KnownJudge::Qwen25Coder15b => {
+                format!("{} (scripts/fetch-models.sh --with {0})", model.as_str())
+            }
+            _ => model.as_str().to_owned(),
+        };
+        Self::load(&model.path(), &name, options)
     }
 
     /// Loads a GGUF chat model (llama, qwen2 or gemma family) and uses the

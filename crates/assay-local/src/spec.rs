@@ -15,17 +15,25 @@ pub enum KnownJudge {
     Qwen25Coder05b,
     /// SmolLM2-135M-Instruct (Q4_1): fast, for tests; too weak to judge.
     Smollm2135m,
+    /// Qwen2.5-Coder-1.5B-Instruct (Q4_K_M): the stronger, slower option,
+    /// fetched on demand (`scripts/fetch-models.sh --with qwen2.5-coder-1.5b`).
+    Qwen25Coder15b,
 }
 
 impl KnownJudge {
     /// Every known judge.
-    pub const ALL: [KnownJudge; 2] = [KnownJudge::Qwen25Coder05b, KnownJudge::Smollm2135m];
+    pub const ALL: [KnownJudge; 3] = [
+        KnownJudge::Qwen25Coder05b,
+        KnownJudge::Smollm2135m,
+        KnownJudge::Qwen25Coder15b,
+    ];
 
     /// The name users type after `local:`.
     pub fn as_str(self) -> &'static str {
         match self {
             KnownJudge::Qwen25Coder05b => "qwen2.5-coder-0.5b",
             KnownJudge::Smollm2135m => "smollm2-135m",
+            KnownJudge::Qwen25Coder15b => "qwen2.5-coder-1.5b",
         }
     }
 
@@ -34,6 +42,7 @@ impl KnownJudge {
         match self {
             KnownJudge::Qwen25Coder05b => "qwen2.5-coder-0.5b-instruct.gguf",
             KnownJudge::Smollm2135m => "smollm2-135m-instruct-q4_1.gguf",
+            KnownJudge::Qwen25Coder15b => "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         }
     }
 
@@ -196,6 +205,7 @@ mod tests {
             "local",
             "local:qwen2.5-coder-0.5b",
             "local:smollm2-135m",
+            "local:qwen2.5-coder-1.5b",
             "local:all-minilm-l6-v2",
             "local:/models/x.gguf",
             "local:my.gguf",
