@@ -35,6 +35,7 @@ def evaluate(
     prices: list[str] = ...,
     repeats: int = 1,
     reasons: str = "composed",
+    protocol: str | None = None,
     progress: Callable[[str, Any], None] | None = None,
     stop: threading.Event | None = None,
 ) -> str: ...

@@ -213,6 +213,7 @@ def evaluate(
     prices: Mapping[str, str] | None = None,
     repeats: int = 1,
     reasons: str = "composed",
+    protocol: str | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
 ) -> Result:
@@ -229,6 +230,10 @@ def evaluate(
     nothing. `cache`: True (the default place), False, or a path.
     `prices`: `{"MODEL": "IN/OUT"}` per million tokens. `shard`: `"K/N"`,
     score only shard K of N (as `--shard`; `assay.ray` uses it).
+    `protocol`: how closed verdicts are asked, `"listed"` (one call per
+    list, a reason before each verdict) or `"per-item"` (one call per
+    item, the verdict read with its probabilities); None: per-item for a
+    local judge, listed for a remote one (as `--protocol`).
 
     A bad row is a `failed` or `skipped` outcome naming the row and field,
     never an exception. A usage error (unknown metric, bad parameter or
@@ -270,6 +275,7 @@ def evaluate(
                 prices=[f"{m}={p}" for m, p in (prices or {}).items()],
                 repeats=repeats,
                 reasons=reasons,
+                protocol=protocol,
                 progress=callback,
                 stop=stop,
             )

@@ -140,6 +140,23 @@ def test_usage_errors_raise_before_any_call(tmp_path, judge):
     assert not (tmp_path / "cache.sqlite").exists(), "nothing was asked"
 
 
+def test_protocol_per_item_scores_each_statement_alone(tmp_path, judge):
+    kwargs = judge.kwargs(tmp_path)
+    row = {
+        "id": "eiffel",
+        "user_input": "Where is the Eiffel Tower",
+        "response": "The Eiffel Tower is in Paris. The Eiffel Tower is made of cheese",
+        "retrieved_contexts": ["The Eiffel Tower is in Paris", "Cheese is tasty"],
+    }
+    listed = assay.evaluate([row], ["faithfulness"], **kwargs).records[0]
+    per_item = assay.evaluate([row], ["faithfulness"], protocol="per-item", **kwargs).records[0]
+    assert listed["value"] == per_item["value"] == 0.5
+    statements = [s["statement"] for s in per_item["details"]["statements"]]
+    assert statements == ["The Eiffel Tower is in Paris.", "The Eiffel Tower is made of cheese"]
+    with pytest.raises(assay.UsageError, match="unknown protocol 'each'"):
+        assay.evaluate([row], ["faithfulness"], protocol="each", **kwargs)
+
+
 def test_refused_credentials_raise_auth_error(tmp_path):
     refusing = Judge("--status", "401")
     try:

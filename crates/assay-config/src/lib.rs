@@ -30,7 +30,7 @@ use assay_llm::{
 use assay_local::{
     JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec, Offloaded,
 };
-use assay_metrics::judged::{JudgedMetric, PromptSet};
+use assay_metrics::judged::{JudgedMetric, PromptSet, Protocol};
 use assay_metrics::{AnyId, Metric, Setting};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -80,6 +80,9 @@ pub struct JudgeConfig {
     /// Batch export: answer from the cache, collect the rest for a batch.
     pub batch_export: bool,
     pub reasons: Reasons,
+    /// How closed verdicts are asked; `None`: per item for an in-process
+    /// judge, listed for a remote one.
+    pub protocol: Option<Protocol>,
 }
 
 impl Default for JudgeConfig {
@@ -100,6 +103,7 @@ impl Default for JudgeConfig {
             repeats: 1,
             batch_export: false,
             reasons: Reasons::Composed,
+            protocol: None,
         }
     }
 }
@@ -379,9 +383,16 @@ pub fn judged_run(
         )),
         None => None,
     };
+    // A small in-process model judges better one narrow question at a
+    // time, its verdict read from the choice probabilities (issue 20's
+    // calibration); remote judges keep the listed prompts of ragas.
+    let protocol = args.protocol.unwrap_or(match judge_spec {
+        ModelChoice::Local(_) => Protocol::PerItem,
+        ModelChoice::Http(_) => Protocol::Listed,
+    });
     Ok(JudgedRun {
         metrics,
-        prompts,
+        prompts: prompts.with_protocol(protocol),
         judge,
         judge_spec: portable(&judge_spec),
         embedder,

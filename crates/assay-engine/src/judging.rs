@@ -4,9 +4,10 @@
 //! `CachedEmbedder`. An answer that fits its schema but not its question
 //! (a [`Mismatch`]) is shown back to the judge with the problem, at most
 //! `repair_attempts` times, then fails as a `mismatch` carrying the answer;
-//! a step that draws several votes has each vote checked and repaired on
-//! its own. Failures become outcomes of the metrics that needed the step;
-//! only a run-fatal judge error (`auth`) is returned as an error. Under
+//! a step that draws several votes, or asks one item at a time, has each
+//! vote or item checked and repaired on its own. Failures become outcomes
+//! of the metrics that needed the step; only a run-fatal judge error
+//! (`auth`) is returned as an error. Under
 //! `--batch export` a judge call missing from the cache defers its step
 //! (and the steps that read it), and the sample gives no judged outcome.
 //!
@@ -23,8 +24,8 @@ use assay_llm::{
 };
 use assay_metrics::judged::validate::{with_choice_probabilities, without_choice_probabilities};
 use assay_metrics::judged::{
-    reason, render, validate, validate_vote, Inputs, JudgeRequest, JudgedMetric, Mismatch, Outputs,
-    Problem, PromptId, Request, Role, StepKey, StepOutput,
+    reason, render, validate, validate_item, validate_vote, Inputs, ItemRequests, JudgeRequest,
+    JudgedMetric, Mismatch, Outputs, Problem, PromptId, Request, Role, StepKey, StepOutput,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -54,6 +55,18 @@ enum Asked<T> {
     Failed(Failure),
     /// A run-fatal judge error (`auth`).
     Fatal(Error),
+}
+
+impl<T> Asked<T> {
+    /// `next` of a valid answer; any other outcome as it is.
+    fn and_then<U>(self, next: impl FnOnce(T) -> Asked<U>) -> Asked<U> {
+        match self {
+            Asked::Valid(v) => next(v),
+            Asked::Deferred => Asked::Deferred,
+            Asked::Failed(f) => Asked::Failed(f),
+            Asked::Fatal(e) => Asked::Fatal(e),
+        }
+    }
 }
 
 impl<T> From<Error> for Asked<T> {
@@ -130,7 +143,7 @@ pub async fn judge_sample(
                     outputs.insert(step.key.clone(), output);
                     states[i] = State::Done;
                 }
-                Ok(Request::Judge(req)) => {
+                Ok(request @ (Request::Judge(_) | Request::Items(_))) => {
                     let scope = scopes[i].clone();
                     calls.spawn(async move {
                         let asker = Asker {
@@ -139,7 +152,7 @@ pub async fn judge_sample(
                             scope: &scope,
                         };
                         let inputs = Inputs::new(&sample, &read);
-                        (i, asker.step(&req, &inputs, repeat).await)
+                        (i, asker.request(&request, &inputs, repeat).await)
                     });
                     states[i] = State::Running;
                 }
@@ -308,9 +321,7 @@ pub(crate) async fn set_up(run: &JudgedRun, ledger: &UsageLedger) -> crate::Resu
             scope: &scope,
         };
         let asked = match render(&run.prompts, &step, &inputs) {
-            Ok(Request::Judge(req)) => asker.step(&req, &inputs, 0).await,
-            Ok(Request::Resolved(output)) => Asked::Valid(output),
-            Ok(Request::Embed(_)) => Asked::Failed(internal(&step, &"a setup step embeds nothing")),
+            Ok(request) => asker.request(&request, &inputs, 0).await,
             Err(e) => Asked::Failed(internal(&step, &e)),
         };
         match asked {
@@ -437,6 +448,25 @@ struct Asker<'a> {
 }
 
 impl Asker<'_> {
+    /// The output of a judge request (one call, votes or items); a
+    /// resolved request is its output. Embedding requests go to
+    /// [`embed`], not here.
+    async fn request(
+        &self,
+        request: &Request,
+        inputs: &Inputs<'_>,
+        repeat: u32,
+    ) -> Asked<StepOutput> {
+        match request {
+            Request::Judge(req) => self.step(req, inputs, repeat).await,
+            Request::Items(req) => self.items(req, inputs).await,
+            Request::Resolved(output) => Asked::Valid(output.clone()),
+            Request::Embed(req) => {
+                Asked::Failed(internal(&req.step, &"an embedding step asks no judge"))
+            }
+        }
+    }
+
     /// A judge step's output: one checked answer, or, for a step that draws
     /// several votes, each vote checked (and repaired) on its own, then
     /// all of them together. Every vote missing from the cache under
@@ -458,17 +488,59 @@ impl Asker<'_> {
                 })
                 .await;
         }
-        let mut votes = Vec::with_capacity(chats.len());
+        let votes = chats
+            .into_iter()
+            .enumerate()
+            .map(|(v, chat)| (format!("{what}, vote {}", v + 1), chat))
+            .collect();
+        let check = |a: &Value| validate_vote(&req.step, inputs, a).map_err(problem);
+        self.each(votes, check)
+            .await
+            .and_then(|votes| self.combined(&req.step, inputs, Value::Array(votes)))
+    }
+
+    /// A step asked one item at a time: each item's answer checked (and
+    /// repaired) on its own, then all of them as the list's answer. The
+    /// items go one after another: they share everything before the item,
+    /// which an in-process judge then reads from its prefix cache.
+    async fn items(&self, req: &ItemRequests, inputs: &Inputs<'_>) -> Asked<StepOutput> {
+        let what = format!("step {}", req.step);
+        let items = req
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let chat = chat_request(
+                    item.prompt_id,
+                    item.prompt_version,
+                    to_llm_all(&item.messages),
+                )
+                .with_schema(item.schema.clone());
+                (format!("{what}, item {}", i + 1), chat)
+            })
+            .collect();
+        let check = |a: &Value| validate_item(&req.step, a).map_err(|m| *m.problem);
+        self.each(items, check)
+            .await
+            .and_then(|answers| self.combined(&req.step, inputs, req.join(answers)))
+    }
+
+    /// The answers of several calls of one step, each checked with `check`
+    /// (and repaired) on its own; every call missing from the cache under
+    /// `--batch export` is deferred, so one batch file holds them all.
+    async fn each(
+        &self,
+        calls: Vec<(String, ChatRequest)>,
+        check: impl Fn(&Value) -> Result<(), Problem>,
+    ) -> Asked<Vec<Value>> {
+        let mut answers = Vec::with_capacity(calls.len());
         let mut waiting = false;
-        for (v, chat) in chats.into_iter().enumerate() {
-            let vote = format!("{what}, vote {}", v + 1);
-            let check = |a: &Value| {
-                validate_vote(&req.step, inputs, a)
-                    .map(|()| a.clone())
-                    .map_err(problem)
-            };
-            match self.checked(&vote, chat, check).await {
-                Asked::Valid(answer) => votes.push(answer),
+        for (what, chat) in calls {
+            match self
+                .checked(&what, chat, |a| check(a).map(|()| a.clone()))
+                .await
+            {
+                Asked::Valid(answer) => answers.push(answer),
                 Asked::Deferred => waiting = true,
                 Asked::Failed(f) => return Asked::Failed(f),
                 Asked::Fatal(e) => return Asked::Fatal(e),
@@ -477,10 +549,14 @@ impl Asker<'_> {
         if waiting {
             return Asked::Deferred;
         }
-        let all = Value::Array(votes);
-        match validate(&req.step, inputs, &all) {
+        Asked::Valid(answers)
+    }
+
+    /// The step's output from its calls' answers put together.
+    fn combined(&self, step: &StepKey, inputs: &Inputs<'_>, all: Value) -> Asked<StepOutput> {
+        match validate(step, inputs, &all) {
             Ok(output) => Asked::Valid(output),
-            Err(m) => Asked::Failed(mismatch_failure(&what, &m.problem, &all)),
+            Err(m) => Asked::Failed(mismatch_failure(&format!("step {step}"), &m.problem, &all)),
         }
     }
 

@@ -7,7 +7,7 @@ use crate::error::{EngineError, Result};
 use crate::shard::Shard;
 use assay_core::{Accumulator, Format, Summary};
 use assay_llm::ModelIdentity;
-use assay_metrics::judged::{ragas_score, MetricMean};
+use assay_metrics::judged::{ragas_score, MetricMean, Protocol};
 use assay_metrics::{CorpusScore, Direction};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -90,6 +90,14 @@ pub struct Sampling {
     pub votes: String,
     pub repeats: u32,
     pub repeat_seeds: String,
+    /// How closed verdicts were asked (`listed` or `per-item`); absent in
+    /// runs made before there was a choice, which were listed.
+    #[serde(default, skip_serializing_if = "is_listed")]
+    pub protocol: Protocol,
+}
+
+fn is_listed(p: &Protocol) -> bool {
+    *p == Protocol::Listed
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

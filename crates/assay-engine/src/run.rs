@@ -496,7 +496,13 @@ impl JudgedRows<'_> {
         sink: &mut Sink,
         progress: &mut Reporter<'_>,
     ) -> Result<(u64, Option<Stop>)> {
-        let max_in_flight = self.judged.options.concurrency.saturating_mul(4).max(1);
+        // An in-process judge computes one call at a time: one sample at a
+        // time keeps a sample's calls back to back, so its prefix cache
+        // holds what they share (the contexts of per-item questions).
+        let max_in_flight = match self.judged.judge_spec {
+            crate::ModelChoice::Local(_) => 1,
+            crate::ModelChoice::Http(_) => self.judged.options.concurrency.saturating_mul(4).max(1),
+        };
         let mut in_flight: tokio::task::JoinSet<RowJudged> = tokio::task::JoinSet::new();
         let mut n_rows = 0u64;
         let mut stop: Option<Stop> = None;
@@ -796,6 +802,7 @@ fn manifest(cfg: &RunOptions, format: Format) -> Result<RunManifest> {
                 votes: "temperature 0.7, seeds 0..n".into(),
                 repeats: j.repeats,
                 repeat_seeds: "repeat r of a step with n votes: seeds r*n..r*n+n-1".into(),
+                protocol: j.prompts.protocol(),
             },
             embedder: j.embedder.as_ref().map(|(e, spec)| EmbedderRecord {
                 spec: spec.to_string(),

@@ -8,6 +8,7 @@ use assay_config::{EvalConfig, JudgeConfig};
 use assay_core::Coverage;
 use assay_engine::{CancelToken, EngineError, Observer, Progress, Reasons};
 use assay_llm::{CacheLocation, CallKind, Secret};
+use assay_metrics::judged::Protocol;
 use assay_metrics::Setting;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -125,7 +126,7 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDi
     data, metrics, params, out, *, input_format=None, strict=false, threads=None,
     force_new=false, shard=None, judge=None, embedder=None, base_url=None, api_key=None, concurrency=16,
     rpm=None, tpm=None, max_retries=None, timeout=None, cache=None, no_cache=false,
-    prompts=None, prices=Vec::new(), repeats=1, reasons="composed", progress=None, stop=None
+    prompts=None, prices=Vec::new(), repeats=1, reasons="composed", protocol=None, progress=None, stop=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate(
@@ -154,6 +155,7 @@ pub fn evaluate(
     prices: Vec<String>,
     repeats: u32,
     reasons: &str,
+    protocol: Option<&str>,
     progress: Option<Py<PyAny>>,
     stop: Option<Py<PyAny>>,
 ) -> PyResult<String> {
@@ -171,6 +173,10 @@ pub fn evaluate(
             )))
         }
     };
+    let protocol = protocol
+        .map(|p| p.parse::<Protocol>())
+        .transpose()
+        .map_err(|e| UsageError::new_err(format!("protocol={e}")))?;
     let config = EvalConfig {
         data,
         metrics,
@@ -201,6 +207,7 @@ pub fn evaluate(
             repeats,
             batch_export: false,
             reasons,
+            protocol,
         },
     };
     // Connecting may load a local model: seconds, without the GIL.

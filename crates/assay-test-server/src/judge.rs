@@ -10,7 +10,8 @@
 //! the question; opinions are sentences starting "I think", biased or
 //! toxic when they contain "stupid"; a context is contradicted when both
 //! it and the response mention cheese; generated questions are the first
-//! statement plus a number; coherence is rated 4; an aspect is present when
+//! statement plus a number; the per-item prompts follow the same rules, one
+//! statement or context at a time; coherence is rated 4; an aspect is present when
 //! the response mentions Paris; a rubric's evaluation steps are the
 //! sentences of its criterion, and its rating is 1 plus the number of
 //! steps whose last word the response contains (at most the scale's top);
@@ -124,6 +125,14 @@ pub fn answer(prompt: &str, last: &str) -> Value {
                 })
                 .collect::<Vec<_>>(),
         ),
+        "statement_support" => {
+            let statement = sec("statement").trim_end_matches('.').to_lowercase();
+            json!({"verdict": if contexts.contains(&statement) { "yes" } else { "idk" }})
+        }
+        "context_contradiction" => {
+            let both = |s: &str| sec(s).to_lowercase().contains("cheese");
+            json!({"verdict": yes_no(both("response") && both("context"))})
+        }
         "reference_attribution" => verdicts(
             items(sec("statements"))
                 .iter()

@@ -442,13 +442,25 @@ enum Joined {
     Failed,
 }
 
+/// The details member holding an outcome's soft score.
+const SOFT_SCORE: &str = "soft_score";
+
 fn join(rows: &[Labelled], dir: &Path, output: &str) -> Result<Vec<Joined>> {
     let log = read_results(&dir.join(RESULTS))?;
+    // The soft score, where the judge's probabilities gave one, ranks
+    // finer than the count-based value (see `soft_score` in the metrics).
     let by_id: BTreeMap<&str, (Status, Option<f64>)> = log
         .records
         .iter()
         .filter(|r| r.metric == output)
-        .map(|r| (r.sample_id.as_str(), (r.status, r.value)))
+        .map(|r| {
+            let soft = r
+                .details
+                .as_ref()
+                .and_then(|d| d.get(SOFT_SCORE))
+                .and_then(Value::as_f64);
+            (r.sample_id.as_str(), (r.status, soft.or(r.value)))
+        })
         .collect();
     Ok(rows
         .iter()
@@ -775,6 +787,7 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
         "data": origin.describe(),
         "data_sha256": assay_core::hash::sha256_hex(text.as_bytes()),
         "judge": judge_spec,
+        "score": "details.soft_score (the expected score under the judge's verdict probabilities) where the outcome has one, else the value",
         "label": {
             "field": mapping.field(),
             "kind": mapping.kind(),

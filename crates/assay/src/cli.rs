@@ -1,6 +1,7 @@
 //! The command line as typed: plain values, no interpretation. `config`
 //! turns it into a resolved run; nothing else reads flags.
 
+use assay_metrics::judged::Protocol;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -276,6 +277,13 @@ pub struct JudgeArgs {
     /// `details.composed_reason`).
     #[arg(long, value_enum, value_name = "HOW", default_value_t = Reasons::Composed)]
     pub reasons: Reasons,
+    /// How closed verdicts (statement supported, context contradicted, ...)
+    /// are asked: `listed`, the whole list in one call with a reason before
+    /// each verdict (ragas' prompts); `per-item`, one short call per item
+    /// whose verdict is read with its probabilities [default: per-item for
+    /// a local judge, listed for a remote one].
+    #[arg(long, value_name = "HOW")]
+    pub protocol: Option<Protocol>,
 }
 
 /// How judge calls that are not in the cache are made.

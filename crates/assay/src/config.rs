@@ -66,5 +66,6 @@ pub fn judge_config(args: &JudgeArgs) -> JudgeConfig {
         repeats: args.repeats,
         batch_export: args.batch == Some(BatchMode::Export),
         reasons: args.reasons.into(),
+        protocol: args.protocol,
     }
 }

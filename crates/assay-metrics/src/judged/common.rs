@@ -126,6 +126,25 @@ pub(crate) fn cosine(a: &[f64], b: &[f64]) -> Option<f64> {
     }
 }
 
+/// The expected share of verdicts that are `label`: the mean of the
+/// judge's probabilities of it, when it gave them for every verdict. It
+/// ranks samples more finely than the count (two samples with every
+/// statement supported differ in how sure the judge was), so calibration
+/// ranks by it; details carry it as `soft_score`.
+pub(crate) fn soft_share(verdicts: &[Verdict], label: Label) -> Option<f64> {
+    let ps: Option<Vec<f64>> = verdicts.iter().map(|v| v.probability(label)).collect();
+    let ps = ps.filter(|p| !p.is_empty())?;
+    Some(ps.iter().sum::<f64>() / ps.len() as f64)
+}
+
+/// `details` with `soft_score` set when there is one.
+pub(crate) fn with_soft_score(mut details: Value, soft: Option<f64>) -> Value {
+    if let Some(soft) = soft {
+        details["soft_score"] = json!(soft);
+    }
+    details
+}
+
 /// A score, its reason and details.
 pub(crate) fn scored(value: f64, reason: String, details: Value) -> Outcome {
     Outcome::Scored {
@@ -139,6 +158,8 @@ pub(crate) fn scored(value: f64, reason: String, details: Value) -> Outcome {
 /// hallucination): skipped without contexts, a typed failure when the
 /// verdicts do not line up with them. `summary` words the count, and the
 /// reason quotes the contexts whose verdict is `quoted` under `quoted_as`.
+/// Details carry the mean probability of yes as `soft_score` when the
+/// judge gave probabilities.
 pub fn context_share(
     contexts: &[String],
     verdicts: &[Verdict],
@@ -160,7 +181,10 @@ pub fn context_share(
             quoted_as,
             quote(contexts, verdicts, |l| l == quoted),
         ),
-        json!({"contexts": itemized("context", contexts, verdicts)}),
+        with_soft_score(
+            json!({"contexts": itemized("context", contexts, verdicts)}),
+            soft_share(verdicts, Label::Yes),
+        ),
     )
 }
 

@@ -4,15 +4,23 @@
 //! Steps: [`steps::response_statements`] (prompt `prompts/statements.json`),
 //! then [`steps::statement_verdicts`] (`prompts/faithfulness_verdicts.json`):
 //! per statement yes (inferable from the contexts), no (contradicted) or
-//! idk (neither). Score = supported / statements: unrelated claims count
+//! idk (neither). Under the per-item protocol (the local judges' default)
+//! the statements are the response's sentences and each is asked alone
+//! with `prompts/statement_support.json`, its verdict read with the
+//! judge's probabilities. Score = supported / statements: unrelated claims count
 //! against, as in ragas and valor. `mode=contradictions` counts only
 //! contradicted statements against (DeepEval).
+//!
+//! Details carry `soft_score`, the expected score under the judge's
+//! probabilities, when it gave them (in-process judges do).
 //!
 //! Empty inputs: no statements (e.g. an empty response) -> skipped,
 //! `no_statements`. Empty contexts are judged as they are: nothing can be
 //! inferred, so every statement is unsupported (0 in the default mode).
 
-use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::common::{
+    itemized, misaligned, quote, scored, soft_share, with_quotes, with_soft_score,
+};
 use crate::judged::configure::param;
 use crate::judged::configure::{ConfigError, Values};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
@@ -128,10 +136,17 @@ pub fn score(statements: &[String], verdicts: &[Verdict], mode: FaithfulnessMode
         FaithfulnessMode::Supported => "not supported",
         FaithfulnessMode::Contradictions => "contradicted",
     };
+    let soft = match mode {
+        FaithfulnessMode::Supported => soft_share(verdicts, Label::Yes),
+        FaithfulnessMode::Contradictions => soft_share(verdicts, Label::No).map(|p| 1.0 - p),
+    };
     scored(
         (n - bad) as f64 / n as f64,
         with_quotes(base, label, quote(statements, verdicts, against)),
-        json!({"mode": mode.name(), "statements": itemized("statement", statements, verdicts)}),
+        with_soft_score(
+            json!({"mode": mode.name(), "statements": itemized("statement", statements, verdicts)}),
+            soft,
+        ),
     )
 }
 
@@ -172,6 +187,32 @@ mod tests {
             panic!()
         };
         assert_eq!(value, 0.75);
+    }
+
+    #[test]
+    fn soft_score_is_the_mean_probability_of_the_counted_label() {
+        let p = |l: Label, yes: f64, no: f64| Verdict {
+            probabilities: Some(vec![
+                (Label::Yes, yes),
+                (Label::No, no),
+                (Label::Idk, 1.0 - yes - no),
+            ]),
+            ..v(l)
+        };
+        let verdicts = [p(Label::Yes, 0.9, 0.1), p(Label::Idk, 0.3, 0.2)];
+        let soft = |mode| match score(&texts(2), &verdicts, mode) {
+            Outcome::Scored { details, .. } => details["soft_score"].as_f64().unwrap(),
+            other => panic!("{other:?}"),
+        };
+        assert!((soft(FaithfulnessMode::Supported) - 0.6).abs() < 1e-12);
+        assert!((soft(FaithfulnessMode::Contradictions) - 0.85).abs() < 1e-12);
+        // Without probabilities there is no soft score.
+        let Outcome::Scored { details, .. } =
+            score(&texts(1), &[v(Label::Yes)], FaithfulnessMode::Supported)
+        else {
+            panic!()
+        };
+        assert!(details.get("soft_score").is_none());
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! better.
 //!
 //! Steps: [`steps::contradictions`] (`prompts/contradictions.json`), per
-//! context yes (the response contradicts it) or no. Score = contradicted /
-//! contexts.
+//! context yes (the response contradicts it) or no; under the per-item
+//! protocol each context is asked alone (`prompts/context_contradiction.json`).
+//! Score = contradicted / contexts; details carry `soft_score`, the mean
+//! probability of yes, when the judge gave probabilities.
 //!
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`. An empty
 //! response contradicts nothing (0).

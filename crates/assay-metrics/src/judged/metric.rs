@@ -2,7 +2,7 @@
 //! steps, outputs, directions, signatures, and scoring from step outputs.
 
 use crate::judged::configure::{ConfigError, Values};
-use crate::judged::prompt::{PromptDecl, PromptId, PromptSet};
+use crate::judged::prompt::{PromptDecl, PromptId, PromptSet, Protocol};
 use crate::judged::step::{InputError, Inputs, Outputs, StepKey, StepOutput};
 use crate::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
@@ -342,14 +342,31 @@ impl JudgedMetric {
     }
 
     /// The signature: id, implementation version, every parameter, and the
-    /// version and hash prefix of every prompt used.
+    /// version and hash prefix of every prompt used (the per-item forms
+    /// too under [`crate::judged::Protocol::PerItem`]).
     pub fn signature(&self, prompts: &PromptSet) -> Signature {
         let def = self.0.def();
         let mut sig = Signature::new(def.id.name(), def.signature_version);
         for (k, v) in self.0.signature_params() {
             sig = sig.with(&k, v);
         }
+        // Under the per-item protocol statements are sentences and the
+        // item prompts are asked instead of the list ones.
+        if prompts.protocol() == Protocol::PerItem {
+            sig = sig.with("protocol", Protocol::PerItem.name());
+        }
+        let mut used: Vec<PromptId> = Vec::new();
         for id in def.prompts {
+            for id in [Some(*id), prompts.item_form(*id).map(|f| f.prompt)]
+                .into_iter()
+                .flatten()
+            {
+                if !used.contains(&id) {
+                    used.push(id);
+                }
+            }
+        }
+        for id in &used {
             let p = prompts.get(*id);
             sig = sig.with(
                 &format!("prompt.{id}"),

@@ -8,9 +8,13 @@
 //!    dependency order; metrics that cannot run are listed as skipped);
 //! 2. for each step whose dependencies are done, calls [`render()`] and
 //!    sends the [`JudgeRequest`] / [`EmbedRequest`] to the judge layer (or
-//!    takes a [`Request::Resolved`] output as is);
-//! 3. checks each answer with [`validate()`] (a [`Mismatch`] goes to the
-//!    repair path, then becomes a failure with the raw answer);
+//!    takes a [`Request::Resolved`] output as is); under
+//!    [`Protocol::PerItem`] a list step with an item form is
+//!    [`Request::Items`], one request per item, and statements are the
+//!    text's sentences;
+//! 3. checks each answer with [`validate()`] ([`validate_item`] for one
+//!    item; a [`Mismatch`] goes to the repair path, then becomes a failure
+//!    with the raw answer);
 //! 4. once a metric's steps are done, calls [`JudgedMetric::score`].
 //!
 //! ```
@@ -63,11 +67,11 @@ pub use options::{
     OptionError, PrecisionAgainst, Strictness, Unit, Weights,
 };
 pub use plan::{plan, Plan, PlannedStep};
-pub use prompt::{Prompt, PromptError, PromptId, PromptSet};
+pub use prompt::{Prompt, PromptError, PromptId, PromptSet, Protocol};
 pub use ragas_score::{ragas_score, MetricMean, RagasScore, RagasScoreError};
-pub use render::{render, EmbedRequest, JudgeRequest, Message, Request, Role};
+pub use render::{render, EmbedRequest, ItemRequests, JudgeRequest, Message, Request, Role};
 pub use step::{
     Aspect, EmbedText, Extraction, GeneratedQuestion, InputError, Inputs, Label, Outputs, Rating,
     StepKey, StepOutput, UsefulFor, Verdict,
 };
-pub use validate::{validate, validate_vote, Mismatch, Problem};
+pub use validate::{validate, validate_item, validate_vote, Mismatch, Problem};

@@ -38,12 +38,69 @@ pub enum PromptId {
     ToxicityVerdicts,
     AspectVerdict,
     SentenceExtraction,
+    /// One statement against the contexts (the per-item form of
+    /// [`PromptId::FaithfulnessVerdicts`]).
+    StatementSupport,
+    /// The response against one context (the per-item form of
+    /// [`PromptId::Contradictions`]).
+    ContextContradiction,
     /// The judge-written reason of a scored outcome (`--reasons llm`); no
     /// step uses it, see [`crate::judged::reason`].
     OutcomeReason,
     /// A prompt declared by the metric module that uses it (in its
     /// [`crate::judged::metric::JudgedDef::declared_prompts`]), by name.
     Declared(&'static str),
+}
+
+/// How a list prompt is asked one item at a time: the item prompt, the
+/// list slot the items come from, the text slot of the item prompt that
+/// holds one of them, and the answer list the items' answers form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ItemForm {
+    pub prompt: PromptId,
+    pub list: &'static str,
+    pub item: &'static str,
+    pub answers: &'static str,
+}
+
+/// How closed verdicts on a list of items are asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    /// One request judges the whole list, a reason before each verdict
+    /// (the form of ragas and DeepEval; the default for remote judges).
+    #[default]
+    Listed,
+    /// One short request per item whose answer is the verdict alone, read
+    /// with its probabilities (the default for local judges: a small model
+    /// that writes a reason first tends to invent the evidence for it).
+    PerItem,
+}
+
+impl Protocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Listed => "listed",
+            Protocol::PerItem => "per-item",
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Protocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "listed" => Ok(Protocol::Listed),
+            "per-item" => Ok(Protocol::PerItem),
+            _ => Err(format!("unknown protocol '{s}' (listed, per-item)")),
+        }
+    }
 }
 
 /// A prompt file declared by the one metric module that uses it: its id,
@@ -108,8 +165,28 @@ impl PromptId {
         }
     }
 
+    /// The prompt that asks about one item of this prompt's list at a time
+    /// (see [`Protocol::PerItem`]), if it has one.
+    pub fn per_item(self) -> Option<ItemForm> {
+        let form = |prompt, list, item| ItemForm {
+            prompt,
+            list,
+            item,
+            answers: "verdicts",
+        };
+        match self {
+            PromptId::FaithfulnessVerdicts => {
+                Some(form(PromptId::StatementSupport, "statements", "statement"))
+            }
+            PromptId::Contradictions => {
+                Some(form(PromptId::ContextContradiction, "contexts", "context"))
+            }
+            _ => None,
+        }
+    }
+
     /// The prompts shared by several metrics or steps, in file-listing order.
-    const SHARED: [PromptId; 20] = [
+    const SHARED: [PromptId; 22] = [
         PromptId::Statements,
         PromptId::Opinions,
         PromptId::FaithfulnessVerdicts,
@@ -129,6 +206,8 @@ impl PromptId {
         PromptId::ToxicityVerdicts,
         PromptId::AspectVerdict,
         PromptId::SentenceExtraction,
+        PromptId::StatementSupport,
+        PromptId::ContextContradiction,
         PromptId::OutcomeReason,
     ];
 
@@ -153,6 +232,8 @@ impl PromptId {
             PromptId::ToxicityVerdicts => "toxicity_verdicts",
             PromptId::AspectVerdict => "aspect_verdict",
             PromptId::SentenceExtraction => "sentence_extraction",
+            PromptId::StatementSupport => "statement_support",
+            PromptId::ContextContradiction => "context_contradiction",
             PromptId::OutcomeReason => "outcome_reason",
             PromptId::Declared(name) => name,
         }
@@ -200,6 +281,12 @@ impl PromptId {
                 ("contexts", List),
             ],
             PromptId::SentenceExtraction => &[("question", Text), ("context", Text)],
+            PromptId::StatementSupport => {
+                &[("contexts", List), ("question", Text), ("statement", Text)]
+            }
+            PromptId::ContextContradiction => {
+                &[("question", Text), ("response", Text), ("context", Text)]
+            }
             PromptId::OutcomeReason => &[
                 ("metric", Text),
                 ("definition", Text),
@@ -238,6 +325,10 @@ impl PromptId {
             PromptId::ToxicityVerdicts => include_str!("../../prompts/toxicity_verdicts.json"),
             PromptId::AspectVerdict => include_str!("../../prompts/aspect_verdict.json"),
             PromptId::SentenceExtraction => include_str!("../../prompts/sentence_extraction.json"),
+            PromptId::StatementSupport => include_str!("../../prompts/statement_support.json"),
+            PromptId::ContextContradiction => {
+                include_str!("../../prompts/context_contradiction.json")
+            }
             PromptId::OutcomeReason => include_str!("../../prompts/outcome_reason.json"),
             PromptId::Declared(_) => self.declared().map_or("", |d| d.text),
         }
@@ -473,10 +564,12 @@ fn slot_names(slots: &[(&str, SlotKind)]) -> String {
     slots.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
 }
 
-/// Every prompt a run uses, one per [`PromptId`].
+/// Every prompt a run uses, one per [`PromptId`], and the protocol that
+/// picks between a list prompt and its per-item form.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PromptSet {
     prompts: BTreeMap<PromptId, Prompt>,
+    protocol: Protocol,
 }
 
 impl PromptSet {
@@ -489,7 +582,10 @@ impl PromptSet {
                 Ok((id, prompt))
             })
             .collect::<Result<_, PromptError>>()?;
-        Ok(PromptSet { prompts })
+        Ok(PromptSet {
+            prompts,
+            protocol: Protocol::default(),
+        })
     }
 
     /// The built-in prompts, each replaced by `DIR/ID.json` where that file
@@ -537,6 +633,22 @@ impl PromptSet {
             set.prompts.insert(id, prompt);
         }
         Ok(set)
+    }
+
+    /// The same prompts asked under `protocol`.
+    pub fn with_protocol(mut self, protocol: Protocol) -> PromptSet {
+        self.protocol = protocol;
+        self
+    }
+
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
+    /// The per-item form `id` is asked in under this set's protocol, if
+    /// any.
+    pub fn item_form(&self, id: PromptId) -> Option<ItemForm> {
+        id.per_item().filter(|_| self.protocol == Protocol::PerItem)
     }
 
     /// The prompt of `id`.

@@ -2,7 +2,9 @@
 //! layer: chat messages with the fixed part first, the output schema with
 //! exact item counts, sampling settings.
 
-use crate::judged::prompt::{canonical_json, Prompt, PromptId, PromptSet, SlotValue};
+use crate::judged::prompt::{
+    canonical_json, ItemForm, Prompt, PromptId, PromptSet, Protocol, SlotValue,
+};
 use crate::judged::schema::with_exact_items;
 use crate::judged::step::{EmbedText, InputError, Inputs, StepKey, StepOutput};
 use crate::judged::steps;
@@ -83,10 +85,60 @@ pub struct EmbedRequest {
     pub texts: Vec<String>,
 }
 
+/// A step asked one item at a time ([`crate::judged::prompt::Protocol::PerItem`]):
+/// one request per item, whose answers [`ItemRequests::join`] puts together
+/// as the answer of the list prompt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ItemRequests {
+    pub step: StepKey,
+    /// The answer list the items' answers form (`verdicts`).
+    pub answers: &'static str,
+    /// One request per item, in order; each checked with
+    /// [`crate::judged::validate_item`].
+    pub items: Vec<JudgeRequest>,
+}
+
+impl ItemRequests {
+    /// The items' answers, in order, as the list prompt's answer; an item
+    /// answered without a reason gets an empty one.
+    ///
+    /// ```
+    /// use assay_metrics::judged::{render, steps, Inputs, Outputs, PromptSet, Request};
+    /// use assay_metrics::judged::prompt::Protocol;
+    /// let prompts = PromptSet::builtin().unwrap().with_protocol(Protocol::PerItem);
+    /// let row = serde_json::json!({"response": "Rome is in Spain.", "retrieved_contexts": ["Rome is in Italy.", "Paris is in France."]});
+    /// let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
+    /// let outputs = Outputs::new();
+    /// let Ok(Request::Items(req)) = render(&prompts, &steps::contradictions(), &Inputs::new(&sample, &outputs)) else { panic!() };
+    /// assert_eq!(req.items.len(), 2);
+    /// let joined = req.join(vec![serde_json::json!({"verdict": "yes"}), serde_json::json!({"verdict": "no"})]);
+    /// assert_eq!(joined, serde_json::json!({"verdicts": [{"verdict": "yes", "reason": ""}, {"verdict": "no", "reason": ""}]}));
+    /// ```
+    pub fn join(&self, answers: Vec<Value>) -> Value {
+        let items = answers.into_iter().map(with_reason).collect();
+        Value::Object(
+            [(self.answers.to_string(), Value::Array(items))]
+                .into_iter()
+                .collect(),
+        )
+    }
+}
+
+/// An item's answer with an empty reason where it gave none.
+pub(crate) fn with_reason(mut answer: Value) -> Value {
+    if let Some(object) = answer.as_object_mut() {
+        object
+            .entry("reason")
+            .or_insert_with(|| Value::String(String::new()));
+    }
+    answer
+}
+
 /// What the engine does for a step.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
     Judge(JudgeRequest),
+    Items(ItemRequests),
     Embed(EmbedRequest),
     /// No call is needed: the output follows from the inputs (e.g. no
     /// statements, hence no verdicts).
@@ -144,7 +196,15 @@ pub fn render(
     if let Some(output) = unit.0.trivial(&filled) {
         return Ok(Request::Resolved(output));
     }
+    if prompts.protocol() == Protocol::PerItem {
+        if let Some(output) = unit.0.without_call(&filled) {
+            return Ok(Request::Resolved(output));
+        }
+    }
     let id = unit.0.prompt();
+    if let Some(form) = prompts.item_form(id) {
+        return Ok(Request::Items(item_requests(prompts, step, &filled, form)));
+    }
     let prompt = prompts.get(id);
     let mut schema = unit.0.schema(&prompt.output_schema);
     for (path, n) in &filled.counts {
@@ -169,6 +229,56 @@ pub fn render(
         },
         n_votes: filled.votes,
     }))
+}
+
+/// One request of `form.prompt` per item of the list slot `form.list`,
+/// the other slots as filled: everything before the item is the same for
+/// every item, so a judge with a prefix cache reads it once.
+fn item_requests(
+    prompts: &PromptSet,
+    step: &StepKey,
+    filled: &Filled,
+    form: ItemForm,
+) -> ItemRequests {
+    let prompt = prompts.get(form.prompt);
+    let items = match filled.slots.get(form.list) {
+        Some(SlotValue::List(items)) => items.as_slice(),
+        _ => &[],
+    };
+    let fixed = fixed_messages(prompt);
+    let items = items
+        .iter()
+        .map(|item| {
+            let item = SlotValue::Text(item.clone());
+            let slot = |name: &str| {
+                if name == form.item {
+                    Some(&item)
+                } else {
+                    filled.slots.get(name)
+                }
+            };
+            let mut messages = fixed.clone();
+            messages.push(Message {
+                role: Role::User,
+                content: user_message(prompt, slot, &[]),
+            });
+            JudgeRequest {
+                step: step.clone(),
+                prompt_id: form.prompt,
+                prompt_version: prompt.version,
+                prompt_hash: prompt.hash.clone(),
+                messages,
+                schema: prompt.output_schema.clone(),
+                temperature: 0.0,
+                n_votes: 1,
+            }
+        })
+        .collect();
+    ItemRequests {
+        step: step.clone(),
+        answers: form.answers,
+        items,
+    }
 }
 
 /// The messages every request of this prompt starts with.

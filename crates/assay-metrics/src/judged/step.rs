@@ -96,6 +96,11 @@ pub trait StepUnit: fmt::Debug + Send + Sync {
     fn trivial(&self, _filled: &Filled) -> Option<StepOutput> {
         None
     }
+    /// Its output without a call under
+    /// [`crate::judged::Protocol::PerItem`], if it has one there.
+    fn without_call(&self, _filled: &Filled) -> Option<StepOutput> {
+        None
+    }
     /// The schema of one answer: the prompt's, with what the parameters
     /// fix (a rating's scale, say).
     fn schema(&self, prompt_schema: &Value) -> Value {

@@ -126,6 +126,27 @@ pub fn validate_vote(step: &StepKey, inputs: &Inputs<'_>, answer: &Value) -> Res
     checked.map_err(mismatched(step, answer))
 }
 
+/// Checks the answer to ONE item of a step asked per item (see
+/// [`crate::judged::render::ItemRequests`]): a verdict among the step's
+/// labels, the reason optional, so that the judge layer can re-ask that
+/// item alone.
+///
+/// ```
+/// use assay_metrics::judged::{steps, validate_item};
+/// assert!(validate_item(&steps::statement_verdicts(), &serde_json::json!({"verdict": "idk"})).is_ok());
+/// let err = validate_item(&steps::contradictions(), &serde_json::json!({"verdict": "idk"})).unwrap_err();
+/// assert!(err.to_string().contains("$.verdict"), "{err}");
+/// ```
+pub fn validate_item(step: &StepKey, answer: &Value) -> Result<(), Mismatch> {
+    verdict(
+        &crate::judged::render::with_reason(answer.clone()),
+        "$",
+        step.labels(),
+    )
+    .map(drop)
+    .map_err(mismatched(step, answer))
+}
+
 /// The judge's answer with the probabilities of its closed choices put
 /// beside them (under [`CHOICE_PROBABILITIES`] in the object holding each
 /// choice), for [`validate`] to read. `choices` are JSON Pointers into the

@@ -8,8 +8,8 @@ use assay_metrics::judged::{
     context_precision, context_recall, context_relevancy, faithfulness, hallucination, plan,
     render, semantic_similarity, steps, toxicity, validate, BuiltinAspect, EmbedText,
     FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs,
-    PrecisionAgainst, Problem, PromptId, PromptSet, Request, Role, StepKey, StepOutput, Strictness,
-    UsefulFor, Weights,
+    PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role, StepKey, StepOutput,
+    Strictness, UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -38,13 +38,21 @@ fn fake_judge(req: &JudgeRequest) -> Value {
 
 /// Runs a sample's plan in order, counting judge calls.
 fn run(metrics: &[JudgedMetric], sample: &Sample) -> (BTreeMap<String, Outcome>, usize) {
-    let prompts = prompts();
+    run_with(&prompts(), metrics, sample)
+}
+
+/// [`run`] with the given prompts (and their protocol).
+fn run_with(
+    prompts: &PromptSet,
+    metrics: &[JudgedMetric],
+    sample: &Sample,
+) -> (BTreeMap<String, Outcome>, usize) {
     let p = plan(metrics, sample);
     let mut outputs = Outputs::new();
     let mut calls = 0;
     for step in &p.steps {
         let inputs = Inputs::new(sample, &outputs);
-        let output = match render(&prompts, &step.key, &inputs).unwrap() {
+        let output = match render(prompts, &step.key, &inputs).unwrap() {
             Request::Judge(req) => {
                 calls += 1;
                 let answer = if req.n_votes > 1 {
@@ -53,6 +61,11 @@ fn run(metrics: &[JudgedMetric], sample: &Sample) -> (BTreeMap<String, Outcome>,
                     fake_judge(&req)
                 };
                 validate(&step.key, &inputs, &answer).unwrap()
+            }
+            Request::Items(req) => {
+                calls += req.items.len();
+                let answers = req.items.iter().map(fake_judge).collect();
+                validate(&step.key, &inputs, &req.join(answers)).unwrap()
             }
             Request::Embed(req) => {
                 let answer = json!(req.texts.iter().map(|t| fake_embed(t)).collect::<Vec<_>>());
@@ -110,6 +123,73 @@ fn default_suite() -> Vec<JudgedMetric> {
     ]
     .map(d)
     .to_vec()
+}
+
+#[test]
+fn per_item_protocol_asks_one_call_per_statement_and_context_and_scores_the_same() {
+    let s = rag_sample();
+    let metrics = [faithfulness::ID, hallucination::ID].map(d).to_vec();
+    let (listed, listed_calls) = run(&metrics, &s);
+    let per_item = prompts().with_protocol(Protocol::PerItem);
+    let (items, item_calls) = run_with(&per_item, &metrics, &s);
+    // Listed: statements, their verdicts, the contradictions. Per item:
+    // the response's 2 sentences are its statements (no call), then one
+    // call per statement and per context (4).
+    assert_eq!((listed_calls, item_calls), (3, 6));
+    for name in ["faithfulness", "hallucination"] {
+        assert_eq!(value(&listed[name]), value(&items[name]), "{name}");
+    }
+    assert_eq!(value(&items["faithfulness"]), 0.5);
+    assert_eq!(value(&items["hallucination"]), 0.25);
+    // The item prompts are in the signature under the per-item protocol.
+    let f = d(faithfulness::ID);
+    let (a, b) = (f.signature(&prompts()), f.signature(&per_item));
+    assert!(!a.to_string().contains("statement_support"), "{a}");
+    assert!(
+        b.to_string().contains("prompt.statement_support:v1-"),
+        "{b}"
+    );
+}
+
+#[test]
+fn a_per_item_request_holds_one_item_after_what_the_items_share() {
+    let s = rag_sample();
+    let per_item = prompts().with_protocol(Protocol::PerItem);
+    let outputs = Outputs::new();
+    let Request::Items(req) = render(
+        &per_item,
+        &steps::contradictions(),
+        &Inputs::new(&s, &outputs),
+    )
+    .unwrap() else {
+        panic!("not asked per item")
+    };
+    let last: Vec<&str> = req
+        .items
+        .iter()
+        .map(|i| i.messages.last().unwrap().content.as_str())
+        .collect();
+    assert_eq!(last.len(), 4);
+    for (i, (m, c)) in last
+        .iter()
+        .zip(s.retrieved_contexts.as_ref().unwrap())
+        .enumerate()
+    {
+        assert!(
+            m.starts_with(
+                "question:\nWhere is the Eiffel Tower\n\nresponse:\nThe Eiffel Tower is in Paris."
+            ),
+            "{m}"
+        );
+        assert!(m.ends_with(&format!("context:\n{c}")), "item {i}: {m}");
+    }
+    // Everything before the last message is the same for every item.
+    let fixed = |i: usize| &req.items[i].messages[..req.items[i].messages.len() - 1];
+    assert!((1..4).all(|i| fixed(i) == fixed(0)));
+    assert_eq!(
+        req.items[0].schema["properties"]["verdict"]["enum"],
+        json!(["yes", "no"])
+    );
 }
 
 #[test]
@@ -430,7 +510,19 @@ fn every_judge_step_renders_the_fields_it_judges() {
         ],
     ));
     let mut seen = std::collections::BTreeSet::new();
+    let per_item = prompts.clone().with_protocol(Protocol::PerItem);
     for (key, needles) in cases {
+        // A step with a per-item form asks its item prompt under that
+        // protocol, each item after the other slots.
+        if let Request::Items(r) = render(&per_item, &key, &Inputs::new(&s, &outputs)).unwrap() {
+            let first = &r.items[0];
+            seen.insert(first.prompt_id);
+            let last = &first.messages.last().unwrap().content;
+            assert!(
+                last.starts_with("question:\n") || last.contains("\n\nquestion:\n"),
+                "{key}: {last}"
+            );
+        }
         let req = match render(&prompts, &key, &Inputs::new(&s, &outputs)).unwrap() {
             Request::Judge(r) => r,
             other => panic!("{key}: {other:?}"),
@@ -677,6 +769,13 @@ fn every_metric_declares_its_contract() {
     }
     // `--reasons llm` uses the reason prompt for every metric.
     used.insert(PromptId::OutcomeReason);
+    // The per-item protocol asks the item forms of the list prompts.
+    let forms: Vec<PromptId> = used
+        .iter()
+        .filter_map(|p| p.per_item())
+        .map(|f| f.prompt)
+        .collect();
+    used.extend(forms);
     assert_eq!(
         used.len(),
         PromptId::all().count(),

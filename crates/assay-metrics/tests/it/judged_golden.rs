@@ -116,6 +116,17 @@ fn digest(request: &Request) -> String {
             });
             format!("judge {}", sha256_hex(canonical_json(&pinned).as_bytes()))
         }
+        Request::Items(req) => {
+            let items: Vec<String> = req
+                .items
+                .iter()
+                .map(|item| digest(&Request::Judge(item.clone())))
+                .collect();
+            format!(
+                "items {}",
+                sha256_hex(canonical_json(&json!(items)).as_bytes())
+            )
+        }
         Request::Embed(req) => format!(
             "embed {}",
             sha256_hex(canonical_json(&json!(req.texts)).as_bytes())
@@ -150,6 +161,14 @@ fn rendered(prompts: &PromptSet, metrics: &[JudgedMetric], sample: &Sample) -> V
                     one
                 };
                 validate(&step.key, &inputs, &answer)
+            }
+            Request::Items(req) => {
+                let answers = req
+                    .items
+                    .iter()
+                    .map(|i| judge::answer(i.prompt_id.name(), &i.messages.last().unwrap().content))
+                    .collect();
+                validate(&step.key, &inputs, &req.join(answers))
             }
             Request::Embed(req) => {
                 let answer = json!(req.texts.iter().map(|t| fake_embed(t)).collect::<Vec<_>>());

@@ -259,6 +259,47 @@ fn the_default_suite_makes_five_calls_per_sample_whatever_the_contexts() {
 }
 
 #[test]
+fn per_item_protocol_asks_each_statement_and_context_alone_over_the_wire() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&[rag_row()]);
+    ok(&fx.eval(
+        &data,
+        "faithfulness,hallucination",
+        "run",
+        &["--protocol", "per-item"],
+    ));
+    // The two sentences are the statements (no call), each asked alone,
+    // then each of the four contexts.
+    assert_eq!(
+        (
+            fx.asked("statement_support"),
+            fx.asked("context_contradiction")
+        ),
+        (2, 4)
+    );
+    assert_eq!(fx.chats().len(), 6);
+    let r = by_metric(&fx.path("run"), "eiffel");
+    assert_eq!(r["faithfulness"]["value"], 0.5, "{}", r["faithfulness"]);
+    assert_eq!(r["hallucination"]["value"], 0.25, "{}", r["hallucination"]);
+    let manifest = read_json(&fx.path("run").join("manifest.json"));
+    assert_eq!(manifest["judge"]["sampling"]["protocol"], "per-item");
+    assert!(
+        manifest["metrics"][0]["signature"]
+            .as_str()
+            .unwrap()
+            .contains("|protocol:per-item|"),
+        "{manifest}"
+    );
+    // The same call resumes; another protocol is another signature.
+    let again = fx.eval(&data, "faithfulness,hallucination", "run", &[]);
+    assert!(
+        !again.status.success(),
+        "a listed rerun must not resume a per-item run"
+    );
+    assert!(stderr(&again).contains("signature"), "{}", stderr(&again));
+}
+
+#[test]
 fn a_rerun_comes_from_the_cache_and_the_key_is_nowhere() {
     let fx = Fixture::content_reading();
     let data = fx.data(&[rag_row()]);
@@ -601,6 +642,14 @@ fn the_local_judge_gives_summary_coherence_its_expected_rating_and_verdicts_thei
     assert_eq!(hallucination["status"], "scored", "{hallucination}");
     let contexts = hallucination["details"]["contexts"].as_array().unwrap();
     assert_eq!(contexts.len(), 4, "{hallucination}");
+    // The soft score is the mean probability of yes.
+    let mean_yes = contexts
+        .iter()
+        .map(|c| c["yes_probability"].as_f64().unwrap())
+        .sum::<f64>()
+        / 4.0;
+    let soft = hallucination["details"]["soft_score"].as_f64().unwrap();
+    assert!((soft - mean_yes).abs() < 1e-12, "{hallucination}");
     for c in contexts {
         let chosen = c["verdict_probability"]
             .as_f64()

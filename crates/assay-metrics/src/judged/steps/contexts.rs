@@ -1,7 +1,7 @@
 //! Verdicts on each retrieved context, in order: useful for an answer,
 //! relevant to the question, contradicted by the response.
 
-use super::{filled, unit, ItemVerdicts};
+use super::{filled, question, unit, ItemVerdicts};
 use crate::judged::prompt::PromptId;
 use crate::judged::render::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, UsefulFor};
@@ -92,7 +92,9 @@ impl ItemVerdicts for Contradictions {
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
         let contexts = inputs.contexts()?;
         Ok(filled(
+            // The question only reaches the per-item form's prompt.
             vec![
+                ("question", question(inputs)),
                 ("response", text(inputs.response()?)),
                 ("contexts", list(contexts)),
             ],

@@ -2,7 +2,7 @@
 //! contexts (faithfulness) or the question (relevance), a reference's
 //! against the contexts (attribution).
 
-use super::{filled, reference_statements, response_statements, unit, ItemVerdicts};
+use super::{filled, question, reference_statements, response_statements, unit, ItemVerdicts};
 use crate::judged::prompt::PromptId;
 use crate::judged::render::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, Label, StepKey};
@@ -44,7 +44,9 @@ impl ItemVerdicts for StatementVerdicts {
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
         let statements = inputs.texts(&response_statements())?;
         Ok(filled(
+            // The question only reaches the per-item form's prompt.
             vec![
+                ("question", question(inputs)),
                 ("contexts", list(inputs.contexts()?)),
                 ("statements", list(statements)),
             ],

@@ -1,8 +1,12 @@
 //! The statements of a text: the response's or a reference's (prompt
-//! `statements`).
+//! `statements`). Under the per-item protocol they are the text's
+//! sentences, without a call: a small local judge's own statements were
+//! the larger error (questions restated, fragments, claims the text does
+//! not make), and each sentence is then judged with the question beside it.
 
 use super::{blank, filled, question, unit};
-use crate::judged::prompt::PromptId;
+use crate::judged::context_relevancy::split_sentences;
+use crate::judged::prompt::{PromptId, SlotValue};
 use crate::judged::render::{text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
 use crate::judged::validate::{field, texts, Problem};
@@ -53,6 +57,15 @@ impl StepUnit for Statements {
 
     fn trivial(&self, filled: &Filled) -> Option<StepOutput> {
         blank(filled, "text").then(|| StepOutput::Texts(Vec::new()))
+    }
+
+    fn without_call(&self, filled: &Filled) -> Option<StepOutput> {
+        let Some(SlotValue::Text(of)) = filled.slots.get("text") else {
+            return None;
+        };
+        Some(StepOutput::Texts(
+            split_sentences(of).into_iter().map(str::to_owned).collect(),
+        ))
     }
 
     fn check(&self, _: &Inputs<'_>, _: &Filled, answer: &Value) -> Result<StepOutput, Problem> {
