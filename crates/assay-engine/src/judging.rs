@@ -501,8 +501,9 @@ impl Asker<'_> {
 
     /// A step asked one item at a time: each item's answer checked (and
     /// repaired) on its own, then all of them as the list's answer. The
-    /// items go one after another: they share everything before the item,
-    /// which an in-process judge then reads from its prefix cache.
+    /// items go one after another, so an in-process judge reads what they
+    /// share (instruction, examples, often the contexts) from its prefix
+    /// cache.
     async fn items(&self, req: &ItemRequests, inputs: &Inputs<'_>) -> Asked<StepOutput> {
         let what = format!("step {}", req.step);
         let items = req

@@ -232,8 +232,11 @@ pub fn render(
 }
 
 /// One request of `form.prompt` per item of the list slot `form.list`,
-/// the other slots as filled: everything before the item is the same for
-/// every item, so a judge with a prefix cache reads it once.
+/// the other slots as filled. Every message but the last is the same for
+/// every item, and so is the last one up to the item's slot: a judge with
+/// a prefix cache reads the shared part once (all of it but the statement
+/// for `statement_support`; a context comes first in
+/// `context_contradiction`, read before the claim).
 fn item_requests(
     prompts: &PromptSet,
     step: &StepKey,

@@ -152,42 +152,66 @@ fn per_item_protocol_asks_one_call_per_statement_and_context_and_scores_the_same
 }
 
 #[test]
-fn a_per_item_request_holds_one_item_after_what_the_items_share() {
+fn a_per_item_request_holds_one_item_and_the_slots_the_items_share() {
     let s = rag_sample();
     let per_item = prompts().with_protocol(Protocol::PerItem);
-    let outputs = Outputs::new();
-    let Request::Items(req) = render(
-        &per_item,
-        &steps::contradictions(),
-        &Inputs::new(&s, &outputs),
-    )
-    .unwrap() else {
-        panic!("not asked per item")
+    let mut outputs = Outputs::new();
+    let sentences = [
+        "The Eiffel Tower is in Paris.",
+        "The Eiffel Tower is made of cheese",
+    ];
+    outputs.insert(
+        steps::response_statements(),
+        StepOutput::Texts(sentences.map(String::from).to_vec()),
+    );
+    let items = |step: StepKey| -> Vec<JudgeRequest> {
+        match render(&per_item, &step, &Inputs::new(&s, &outputs)).unwrap() {
+            Request::Items(req) => req.items,
+            other => panic!("{step} not asked per item: {other:?}"),
+        }
     };
-    let last: Vec<&str> = req
-        .items
-        .iter()
-        .map(|i| i.messages.last().unwrap().content.as_str())
-        .collect();
-    assert_eq!(last.len(), 4);
-    for (i, (m, c)) in last
-        .iter()
-        .zip(s.retrieved_contexts.as_ref().unwrap())
-        .enumerate()
-    {
+    let last = |r: &JudgeRequest| r.messages.last().unwrap().content.clone();
+    let contexts = s.retrieved_contexts.as_ref().unwrap();
+    // A statement comes last, after the contexts and the question it
+    // shares with the other statements.
+    let statements = items(steps::statement_verdicts());
+    assert_eq!(statements.len(), 2);
+    for (r, sentence) in statements.iter().zip(sentences) {
+        let m = last(r);
         assert!(
-            m.starts_with(
-                "question:\nWhere is the Eiffel Tower\n\nresponse:\nThe Eiffel Tower is in Paris."
+            m.starts_with(&format!("contexts:\n1. {}", contexts[0])),
+            "{m}"
+        );
+        assert!(
+            m.ends_with(&format!(
+                "question:\nWhere is the Eiffel Tower\n\nstatement:\n{sentence}"
+            )),
+            "{m}"
+        );
+    }
+    // A context is read before the claim it is checked against.
+    let contradictions = items(steps::contradictions());
+    assert_eq!(contradictions.len(), 4);
+    for (r, c) in contradictions.iter().zip(contexts) {
+        let m = last(r);
+        assert!(
+            m.starts_with(&format!("context:\n{c}\n\nquestion:\n")),
+            "{m}"
+        );
+        assert!(
+            m.ends_with(
+                "response:\nThe Eiffel Tower is in Paris. The Eiffel Tower is made of cheese"
             ),
             "{m}"
         );
-        assert!(m.ends_with(&format!("context:\n{c}")), "item {i}: {m}");
     }
     // Everything before the last message is the same for every item.
-    let fixed = |i: usize| &req.items[i].messages[..req.items[i].messages.len() - 1];
-    assert!((1..4).all(|i| fixed(i) == fixed(0)));
+    for reqs in [&statements, &contradictions] {
+        let fixed = |i: usize| &reqs[i].messages[..reqs[i].messages.len() - 1];
+        assert!((1..reqs.len()).all(|i| fixed(i) == fixed(0)));
+    }
     assert_eq!(
-        req.items[0].schema["properties"]["verdict"]["enum"],
+        contradictions[0].schema["properties"]["verdict"]["enum"],
         json!(["yes", "no"])
     );
 }
