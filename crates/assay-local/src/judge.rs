@@ -162,12 +162,11 @@ impl LocalJudge {
 
     /// Loads one of the models of `scripts/fetch-models.sh`.
     pub fn known(model: KnownJudge, options: JudgeOptions) -> Result<Self, Error> {
-        let name = match model {
-            // Not fetched by default: say how to get it.
-            KnownJudge::Qwen25Coder15b => {
-                format!("{} (scripts/fetch-models.sh --with {0})", model.as_str())
-            }
-            _ => model.as_str().to_owned(),
+        // A model not fetched by default: its name says how to get it.
+        let name = if model.fetched_on_demand() {
+            format!("{0} (scripts/fetch-models.sh --with {0})", model.as_str())
+        } else {
+            model.as_str().to_owned()
         };
         Self::load(&model.path(), &name, options)
     }

@@ -46,6 +46,11 @@ impl KnownJudge {
         }
     }
 
+    /// Whether the fetch script gets it only when asked (`--with NAME`).
+    pub fn fetched_on_demand(self) -> bool {
+        self == KnownJudge::Qwen25Coder15b
+    }
+
     /// Where the fetch script puts it.
     pub fn path(self) -> PathBuf {
         models_dir().join(self.file_name())

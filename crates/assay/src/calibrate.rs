@@ -21,7 +21,7 @@ use assay_engine::rundir::RESULTS;
 use assay_engine::{CancelToken, Existing, RunOptions, Strictness};
 use assay_metrics::judged::{
     answer_correctness, faithfulness, hallucination, summarization_score, summary_coherence,
-    JudgedId, JudgedMetric, PromptSet,
+    JudgedId, JudgedMetric, PromptSet, SOFT_SCORE,
 };
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -442,13 +442,10 @@ enum Joined {
     Failed,
 }
 
-/// The details member holding an outcome's soft score.
-const SOFT_SCORE: &str = "soft_score";
-
 fn join(rows: &[Labelled], dir: &Path, output: &str) -> Result<Vec<Joined>> {
     let log = read_results(&dir.join(RESULTS))?;
     // The soft score, where the judge's probabilities gave one, ranks
-    // finer than the count-based value (see `soft_score` in the metrics).
+    // finer than the count-based value (see `SOFT_SCORE`).
     let by_id: BTreeMap<&str, (Status, Option<f64>)> = log
         .records
         .iter()

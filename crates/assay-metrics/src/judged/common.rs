@@ -137,10 +137,14 @@ pub(crate) fn soft_share(verdicts: &[Verdict], label: Label) -> Option<f64> {
     Some(ps.iter().sum::<f64>() / ps.len() as f64)
 }
 
-/// `details` with `soft_score` set when there is one.
+/// The details member holding an outcome's soft score (see
+/// [`soft_share`]); `assay calibrate` reads it.
+pub const SOFT_SCORE: &str = "soft_score";
+
+/// `details` with [`SOFT_SCORE`] set when there is one.
 pub(crate) fn with_soft_score(mut details: Value, soft: Option<f64>) -> Value {
     if let Some(soft) = soft {
-        details["soft_score"] = json!(soft);
+        details[SOFT_SCORE] = json!(soft);
     }
     details
 }

@@ -60,6 +60,7 @@ pub mod summarization_score;
 pub mod summary_coherence;
 pub mod toxicity;
 
+pub use common::SOFT_SCORE;
 pub use configure::{ConfigError, CUSTOM_ASPECT_PREFIX};
 pub use metric::{JudgedId, JudgedMetric, UnknownJudged};
 pub use options::{
