@@ -24,7 +24,7 @@ use assay_engine::{
 use assay_llm::{CachedEmbedder, Judge, Limiter, ModelSpec, PriceTable, ProviderOptions};
 use assay_metrics::judged::{
     answer_relevancy, context_precision, context_recall, faithfulness, plan, JudgedId,
-    JudgedMetric, PromptSet,
+    JudgedMetric, PromptSet, Protocol,
 };
 use assay_test_server::{arg, judge, Server};
 use serde_json::{json, Value};
@@ -148,7 +148,7 @@ impl Bench {
                 let r = row(i);
                 let sample = Sample::from_json(i as u64 + 1, r.as_object().expect("object"))
                     .expect("sample");
-                plan(&metrics, &sample).depth()
+                plan(&metrics, &sample, Protocol::Listed).depth()
             })
             .max()
             .unwrap_or(0)

@@ -90,7 +90,7 @@ pub async fn judge_sample(
     sample: Arc<Sample>,
     repeat: u32,
 ) -> Judged {
-    let plan = assay_metrics::judged::plan(&run.metrics, &sample);
+    let plan = assay_metrics::judged::plan(&run.metrics, &sample, run.prompts.protocol());
     let scopes: Vec<Scope> = plan
         .steps
         .iter()

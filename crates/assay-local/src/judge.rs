@@ -58,12 +58,15 @@ pub struct JudgeOptions {
     /// KV prefix reuse between calls.
     pub prefix_caching: PrefixCaching,
     /// Prompts are read in chunks of this many tokens that start at
-    /// absolute positions multiple of it (default 256). llama.cpp's results
+    /// absolute positions multiple of it (default 64). llama.cpp's results
     /// depend slightly on how tokens are grouped into batches; with fixed,
     /// aligned chunks every token is computed in the same group whether or
     /// not a prefix came from the cache, so prefix caching never changes an
     /// answer. A reused prefix is rounded down to a chunk boundary: smaller
-    /// chunks reuse more, larger ones read long prompts faster.
+    /// chunks reuse more. On 2 cores 64 reads prompts as fast as 256 (146
+    /// tokens/s for the 0.5B judge, 70 for the 1.5B), while 32 is 13%
+    /// slower; per-item calls differ only in a short tail, so the rounding
+    /// is most of what each one reads.
     pub chunk: u32,
 }
 
@@ -74,7 +77,7 @@ impl Default for JudgeOptions {
             context: 8192,
             max_tokens: 1024,
             prefix_caching: PrefixCaching::Enabled,
-            chunk: 256,
+            chunk: 64,
         }
     }
 }

@@ -93,6 +93,26 @@ pub fn split_statements(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether the (lowercased) contexts contain the statement, its closing
+/// full stop aside.
+fn mentions(contexts: &str, statement: &str) -> bool {
+    contexts.contains(&statement.trim_end_matches('.').to_lowercase())
+}
+
+/// Whether a context is one of the answer's statements.
+fn useful(answer: &str, context: &str) -> bool {
+    split_statements(answer).iter().any(|a| a == context)
+}
+
+/// Whether the summary contains the claim of an "Is it true that ...?"
+/// question.
+fn summary_says(summary: &str, question: &str) -> bool {
+    let claim = question
+        .trim_start_matches("Is it true that ")
+        .trim_end_matches('?');
+    summary.to_lowercase().contains(&claim.to_lowercase())
+}
+
 fn verdicts(flags: impl IntoIterator<Item = &'static str>) -> Value {
     json!({"verdicts": flags.into_iter().map(|v| json!({"reason": format!("fake {v}"), "verdict": v})).collect::<Vec<_>>()})
 }
@@ -117,7 +137,7 @@ pub fn answer(prompt: &str, last: &str) -> Value {
             items(sec("statements"))
                 .iter()
                 .map(|st| {
-                    if contexts.contains(&st.to_lowercase()) {
+                    if mentions(&contexts, st) {
                         "yes"
                     } else {
                         "idk"
@@ -126,8 +146,7 @@ pub fn answer(prompt: &str, last: &str) -> Value {
                 .collect::<Vec<_>>(),
         ),
         "statement_support" => {
-            let statement = sec("statement").trim_end_matches('.').to_lowercase();
-            json!({"verdict": if contexts.contains(&statement) { "yes" } else { "idk" }})
+            json!({"verdict": if mentions(&contexts, sec("statement")) { "yes" } else { "idk" }})
         }
         "context_contradiction" => {
             let both = |s: &str| sec(s).to_lowercase().contains("cheese");
@@ -136,22 +155,21 @@ pub fn answer(prompt: &str, last: &str) -> Value {
         "reference_attribution" => verdicts(
             items(sec("statements"))
                 .iter()
-                .map(|st| yes_no(contexts.contains(&st.to_lowercase())))
+                .map(|st| yes_no(mentions(&contexts, st)))
                 .collect::<Vec<_>>(),
         ),
+        "reference_support" => json!({"verdict": yes_no(mentions(&contexts, sec("statement")))}),
         "reference_recall" => json!({"statements": split_statements(sec("reference"))
             .iter()
-            .map(|st| json!({"statement": st, "reason": "fake", "verdict": yes_no(contexts.contains(&st.to_lowercase()))}))
+            .map(|st| json!({"statement": st, "reason": "fake", "verdict": yes_no(mentions(&contexts, st))}))
             .collect::<Vec<_>>()}),
-        "context_usefulness" => {
-            let answer = split_statements(sec("answer"));
-            verdicts(
-                items(sec("contexts"))
-                    .iter()
-                    .map(|c| yes_no(answer.iter().any(|a| a == c)))
-                    .collect::<Vec<_>>(),
-            )
-        }
+        "context_usefulness" => verdicts(
+            items(sec("contexts"))
+                .iter()
+                .map(|c| yes_no(useful(sec("answer"), c)))
+                .collect::<Vec<_>>(),
+        ),
+        "context_useful" => json!({"verdict": yes_no(useful(sec("answer"), sec("context")))}),
         "relevance_verdicts" | "context_relevance" => {
             let question = sec("question").to_lowercase();
             let list = if prompt == "relevance_verdicts" {
@@ -214,19 +232,14 @@ pub fn answer(prompt: &str, last: &str) -> Value {
             .iter()
             .map(|k| format!("Is it true that {k}?"))
             .collect::<Vec<_>>()}),
-        "summary_answers" => {
-            let summary = sec("summary").to_lowercase();
-            verdicts(
-                items(sec("questions"))
-                    .iter()
-                    .map(|q| {
-                        let claim = q
-                            .trim_start_matches("Is it true that ")
-                            .trim_end_matches('?');
-                        yes_no(summary.contains(&claim.to_lowercase()))
-                    })
-                    .collect::<Vec<_>>(),
-            )
+        "summary_answers" => verdicts(
+            items(sec("questions"))
+                .iter()
+                .map(|q| yes_no(summary_says(sec("summary"), q)))
+                .collect::<Vec<_>>(),
+        ),
+        "summary_answer" => {
+            json!({"verdict": yes_no(summary_says(sec("summary"), sec("question")))})
         }
         "coherence_rating" => json!({"reason": "fake", "rating": 4}),
         "aspect_verdict" => {

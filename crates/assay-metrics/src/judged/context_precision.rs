@@ -5,7 +5,8 @@
 //! per reference, a yes/no verdict per retrieved context, in order: useful
 //! for arriving at that reference. With several references a context is
 //! useful if useful for any (valor). `against=response` judges usefulness
-//! for the response instead (no reference needed).
+//! for the response instead (no reference needed). Under the per-item
+//! protocol each context is asked alone (`prompts/context_useful.json`).
 //!
 //! Score = sum over k of precision@k x v_k, divided by the number of useful
 //! contexts, exactly (no epsilon); none useful: 0. Worked examples (valor

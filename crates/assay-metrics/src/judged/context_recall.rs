@@ -12,11 +12,18 @@
 //! whose verdict count is fixed. Score = attributed / statements; several
 //! references: the maximum (valor).
 //!
+//! Under the per-item protocol the plan always takes the split form, and
+//! each statement (a sentence of the reference) is asked alone
+//! (`prompts/reference_support.json`); details then carry `soft_score`,
+//! the mean probability of yes over the best reference's statements.
+//!
 //! Empty inputs: references without statements are left out of the
 //! maximum; if none has statements -> skipped, `no_statements`. Empty
 //! contexts attribute nothing (0).
 
-use crate::judged::common::{itemized, misaligned, n_refs, quote, scored, with_quotes};
+use crate::judged::common::{
+    itemized, misaligned, n_refs, quote, scored, soft_share, with_quotes, with_soft_score,
+};
 use crate::judged::configure::defaults_only;
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
@@ -136,10 +143,13 @@ pub fn score(per_reference: &[(&[String], &[Verdict])]) -> Outcome {
             "not attributable",
             quote(statements, verdicts, |l| l == Label::No),
         ),
-        json!({
-            "best_reference": i,
-            "references": per_reference.iter().map(|(s, v)| itemized("statement", s, v)).collect::<Vec<_>>(),
-        }),
+        with_soft_score(
+            json!({
+                "best_reference": i,
+                "references": per_reference.iter().map(|(s, v)| itemized("statement", s, v)).collect::<Vec<_>>(),
+            }),
+            soft_share(verdicts, Label::Yes),
+        ),
     )
 }
 

@@ -18,11 +18,11 @@
 //! 4. once a metric's steps are done, calls [`JudgedMetric::score`].
 //!
 //! ```
-//! use assay_metrics::judged::{answer_relevance, faithfulness, plan, steps, JudgedMetric};
+//! use assay_metrics::judged::{answer_relevance, faithfulness, plan, steps, JudgedMetric, Protocol};
 //! let row = serde_json::json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"], "reference": "g"});
 //! let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
 //! let metrics = [JudgedMetric::default_for(faithfulness::ID), JudgedMetric::default_for(answer_relevance::ID)];
-//! let p = plan(&metrics, &sample);
+//! let p = plan(&metrics, &sample, Protocol::Listed);
 //! let shared = p.steps.iter().filter(|s| s.key == steps::response_statements()).count();
 //! assert_eq!(shared, 1);
 //! ```

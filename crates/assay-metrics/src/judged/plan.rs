@@ -2,6 +2,7 @@
 //! dependency order.
 
 use crate::judged::metric::JudgedMetric;
+use crate::judged::prompt::{PromptId, Protocol};
 use crate::judged::step::StepKey;
 use assay_core::{Sample, SkipReason};
 use std::collections::BTreeMap;
@@ -40,8 +41,9 @@ impl Plan {
     }
 }
 
-/// The deduplicated steps of `metrics` on `sample`.
-pub fn plan(metrics: &[JudgedMetric], sample: &Sample) -> Plan {
+/// The deduplicated steps of `metrics` on `sample` when verdicts are
+/// asked under `protocol`.
+pub fn plan(metrics: &[JudgedMetric], sample: &Sample, protocol: Protocol) -> Plan {
     let mut out = Plan::default();
     let mut wanted: Vec<StepKey> = Vec::new();
     for (m, metric) in metrics.iter().enumerate() {
@@ -53,11 +55,16 @@ pub fn plan(metrics: &[JudgedMetric], sample: &Sample) -> Plan {
     // A step that does two steps' work in one call (context_recall's
     // statements and verdicts) is split when its first part is wanted
     // anyway: judging those shared statements costs the same one call and
-    // keeps one set of statements.
+    // keeps one set of statements. Under the per-item protocol it is split
+    // whenever its second part has an item form, so that each statement is
+    // asked alone.
+    let per_item = |second: &StepKey| {
+        protocol == Protocol::PerItem && second.prompt().and_then(PromptId::per_item).is_some()
+    };
     let mut index: BTreeMap<StepKey, usize> = BTreeMap::new();
     for key in wanted.clone() {
         let key = match key.split() {
-            Some((first, second)) if wanted.contains(&first) => second,
+            Some((first, second)) if wanted.contains(&first) || per_item(&second) => second,
             _ => key,
         };
         add_step(&mut out, &mut index, key);

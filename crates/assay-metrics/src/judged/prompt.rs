@@ -44,6 +44,15 @@ pub enum PromptId {
     /// The response against one context (the per-item form of
     /// [`PromptId::Contradictions`]).
     ContextContradiction,
+    /// One context useful for the answer (the per-item form of
+    /// [`PromptId::ContextUsefulness`]).
+    ContextUseful,
+    /// One reference statement against the contexts (the per-item form of
+    /// [`PromptId::ReferenceAttribution`]).
+    ReferenceSupport,
+    /// One closed question answered from the summary (the per-item form of
+    /// [`PromptId::SummaryAnswers`]).
+    SummaryAnswer,
     /// The judge-written reason of a scored outcome (`--reasons llm`); no
     /// step uses it, see [`crate::judged::reason`].
     OutcomeReason,
@@ -181,12 +190,21 @@ impl PromptId {
             PromptId::Contradictions => {
                 Some(form(PromptId::ContextContradiction, "contexts", "context"))
             }
+            PromptId::ContextUsefulness => {
+                Some(form(PromptId::ContextUseful, "contexts", "context"))
+            }
+            PromptId::ReferenceAttribution => {
+                Some(form(PromptId::ReferenceSupport, "statements", "statement"))
+            }
+            PromptId::SummaryAnswers => {
+                Some(form(PromptId::SummaryAnswer, "questions", "question"))
+            }
             _ => None,
         }
     }
 
     /// The prompts shared by several metrics or steps, in file-listing order.
-    const SHARED: [PromptId; 22] = [
+    const SHARED: [PromptId; 25] = [
         PromptId::Statements,
         PromptId::Opinions,
         PromptId::FaithfulnessVerdicts,
@@ -208,6 +226,9 @@ impl PromptId {
         PromptId::SentenceExtraction,
         PromptId::StatementSupport,
         PromptId::ContextContradiction,
+        PromptId::ContextUseful,
+        PromptId::ReferenceSupport,
+        PromptId::SummaryAnswer,
         PromptId::OutcomeReason,
     ];
 
@@ -234,6 +255,9 @@ impl PromptId {
             PromptId::SentenceExtraction => "sentence_extraction",
             PromptId::StatementSupport => "statement_support",
             PromptId::ContextContradiction => "context_contradiction",
+            PromptId::ContextUseful => "context_useful",
+            PromptId::ReferenceSupport => "reference_support",
+            PromptId::SummaryAnswer => "summary_answer",
             PromptId::OutcomeReason => "outcome_reason",
             PromptId::Declared(name) => name,
         }
@@ -287,6 +311,11 @@ impl PromptId {
             PromptId::ContextContradiction => {
                 &[("question", Text), ("response", Text), ("context", Text)]
             }
+            PromptId::ContextUseful => &[("question", Text), ("answer", Text), ("context", Text)],
+            PromptId::ReferenceSupport => {
+                &[("contexts", List), ("question", Text), ("statement", Text)]
+            }
+            PromptId::SummaryAnswer => &[("summary", Text), ("question", Text)],
             PromptId::OutcomeReason => &[
                 ("metric", Text),
                 ("definition", Text),
@@ -329,6 +358,9 @@ impl PromptId {
             PromptId::ContextContradiction => {
                 include_str!("../../prompts/context_contradiction.json")
             }
+            PromptId::ContextUseful => include_str!("../../prompts/context_useful.json"),
+            PromptId::ReferenceSupport => include_str!("../../prompts/reference_support.json"),
+            PromptId::SummaryAnswer => include_str!("../../prompts/summary_answer.json"),
             PromptId::OutcomeReason => include_str!("../../prompts/outcome_reason.json"),
             PromptId::Declared(_) => self.declared().map_or("", |d| d.text),
         }

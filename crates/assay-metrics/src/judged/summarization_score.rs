@@ -6,7 +6,9 @@
 //! [`steps::keyphrases`] (`prompts/keyphrases.json`), then
 //! [`steps::closed_questions`] (`prompts/closed_questions.json`) whose
 //! answer from the source is yes, then [`steps::summary_answers`]
-//! (`prompts/summary_answers.json`), yes/no per question from the summary.
+//! (`prompts/summary_answers.json`), yes/no per question from the summary;
+//! under the per-item protocol each question is asked alone
+//! (`prompts/summary_answer.json`).
 //!
 //! QA = yes answers / questions; conciseness = 1 - min(len(summary),
 //! len(text)) / (len(text) + 1e-10), lengths in Unicode characters; score

@@ -6,8 +6,8 @@ use assay_core::{Field, Outcome, Sample, SkipReason};
 use assay_metrics::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
     context_precision, context_recall, context_relevancy, faithfulness, hallucination, plan,
-    render, semantic_similarity, steps, toxicity, validate, BuiltinAspect, EmbedText,
-    FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs,
+    render, semantic_similarity, steps, summarization_score, toxicity, validate, BuiltinAspect,
+    EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs,
     PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role, StepKey, StepOutput,
     Strictness, UsefulFor, Weights,
 };
@@ -47,7 +47,7 @@ fn run_with(
     metrics: &[JudgedMetric],
     sample: &Sample,
 ) -> (BTreeMap<String, Outcome>, usize) {
-    let p = plan(metrics, sample);
+    let p = plan(metrics, sample, prompts.protocol());
     let mut outputs = Outputs::new();
     let mut calls = 0;
     for step in &p.steps {
@@ -152,6 +152,39 @@ fn per_item_protocol_asks_one_call_per_statement_and_context_and_scores_the_same
 }
 
 #[test]
+fn per_item_protocol_asks_each_context_reference_sentence_and_question_alone() {
+    let s = rag_sample();
+    let metrics = [
+        context_precision::ID,
+        context_recall::ID,
+        summarization_score::ID,
+    ]
+    .map(d)
+    .to_vec();
+    // context_recall's one-call form is split under the per-item protocol:
+    // the reference's sentences (no call), each then asked alone.
+    let p = plan(&metrics, &s, Protocol::PerItem);
+    let keys: Vec<&StepKey> = p.steps.iter().map(|st| &st.key).collect();
+    assert!(keys.contains(&&steps::reference_attribution(0)));
+    assert!(!keys.contains(&&steps::reference_recall(0)));
+    let (listed, listed_calls) = run(&metrics, &s);
+    let per_item = prompts().with_protocol(Protocol::PerItem);
+    let (items, item_calls) = run_with(&per_item, &metrics, &s);
+    // Listed: usefulness, recall, keyphrases, questions, answers. Per
+    // item: 4 contexts, 3 reference sentences, keyphrases, questions and
+    // 3 answers.
+    assert_eq!((listed_calls, item_calls), (5, 12));
+    for name in ["context_precision", "context_recall", "summarization_score"] {
+        assert_eq!(value(&listed[name]), value(&items[name]), "{name}");
+    }
+    // Contexts 1 and 4 are reference statements: [y, n, n, y].
+    assert_eq!(value(&items["context_precision"]), 0.75);
+    assert_eq!(value(&items["context_recall"]), 2.0 / 3.0);
+    let recall = d(context_recall::ID).signature(&per_item).to_string();
+    assert!(recall.contains("prompt.reference_support:v1-"), "{recall}");
+}
+
+#[test]
 fn a_per_item_request_holds_one_item_and_the_slots_the_items_share() {
     let s = rag_sample();
     let per_item = prompts().with_protocol(Protocol::PerItem);
@@ -246,9 +279,9 @@ fn default_suite_end_to_end_in_five_judge_calls() {
 #[test]
 fn default_suite_calls_do_not_grow_with_contexts() {
     let mut s = rag_sample();
-    let p4 = plan(&default_suite(), &s);
+    let p4 = plan(&default_suite(), &s, Protocol::Listed);
     s.retrieved_contexts = Some((0..12).map(|i| format!("context {i}")).collect());
-    let p12 = plan(&default_suite(), &s);
+    let p12 = plan(&default_suite(), &s, Protocol::Listed);
     assert_eq!((p4.judge_steps(), p12.judge_steps()), (5, 5));
     assert_eq!((p4.depth(), p12.depth()), (2, 2));
 }
@@ -263,7 +296,7 @@ fn shared_steps_are_planned_once() {
         d(context_recall::ID),
         d(semantic_similarity::ID),
     ];
-    let p = plan(&metrics, &s);
+    let p = plan(&metrics, &s, Protocol::Listed);
     let keys: Vec<&StepKey> = p.steps.iter().map(|s| &s.key).collect();
     let count = |k: &StepKey| keys.iter().filter(|x| **x == k).count();
     assert_eq!(count(&steps::response_statements()), 1);
@@ -313,7 +346,7 @@ fn missing_fields_and_empty_inputs_skip_with_reasons() {
         d(hallucination::ID),
         d(bias::ID),
     ];
-    let p = plan(&metrics, &s);
+    let p = plan(&metrics, &s, Protocol::Listed);
     assert_eq!(
         p.skipped,
         [
@@ -339,7 +372,7 @@ fn missing_fields_and_empty_inputs_skip_with_reasons() {
     assert_eq!(value(&outcomes["bias"]), 0.0);
     let empty_refs = sample(json!({"response": "r", "references": []}));
     assert_eq!(
-        plan(&[d(answer_correctness::ID)], &empty_refs).skipped,
+        plan(&[d(answer_correctness::ID)], &empty_refs, Protocol::Listed).skipped,
         [(0, SkipReason::MissingField(Field::References))]
     );
 }
@@ -730,7 +763,7 @@ fn parameters_change_plans_and_signatures() {
         weights: Weights::new(1.0, 0.0).unwrap(),
         threshold: None,
     });
-    assert!(!plan(std::slice::from_ref(&f1_only), &s)
+    assert!(!plan(std::slice::from_ref(&f1_only), &s, Protocol::Listed)
         .steps
         .iter()
         .any(|st| matches!(st.key, StepKey::Embed(_))));
@@ -740,6 +773,7 @@ fn parameters_change_plans_and_signatures() {
     let p = plan(
         &[no_ref],
         &sample(json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"]})),
+        Protocol::Listed,
     );
     assert_eq!(
         p.steps[0].key,
@@ -748,7 +782,12 @@ fn parameters_change_plans_and_signatures() {
     let multi = sample(
         json!({"user_input": "q", "response": "r", "retrieved_contexts": ["c"], "references": ["a", "b"]}),
     );
-    assert_eq!(plan(&[d(context_precision::ID)], &multi).steps.len(), 2);
+    assert_eq!(
+        plan(&[d(context_precision::ID)], &multi, Protocol::Listed)
+            .steps
+            .len(),
+        2
+    );
 
     let base = d(faithfulness::ID).signature(&prompts).to_string();
     let other = JudgedMetric::new(faithfulness::Faithfulness {
@@ -835,7 +874,7 @@ fn aspects_vote_and_name_their_outcomes() {
         ]
     );
     let s = rag_sample();
-    let p = plan(std::slice::from_ref(&m), &s);
+    let p = plan(std::slice::from_ref(&m), &s, Protocol::Listed);
     assert_eq!(p.steps.len(), 2);
     let vote = |v: &str| json!({"reason": format!("because {v}"), "verdict": v});
     let mut outputs = Outputs::new();

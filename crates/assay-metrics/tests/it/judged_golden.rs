@@ -139,7 +139,7 @@ fn digest(request: &Request) -> String {
 fn rendered(prompts: &PromptSet, metrics: &[JudgedMetric], sample: &Sample) -> Vec<String> {
     let mut outputs = Outputs::new();
     let mut lines = Vec::new();
-    for step in plan(metrics, sample).steps {
+    for step in plan(metrics, sample, prompts.protocol()).steps {
         let inputs = Inputs::new(sample, &outputs);
         let request = match render(prompts, &step.key, &inputs) {
             Ok(r) => r,

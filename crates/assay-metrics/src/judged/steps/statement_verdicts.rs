@@ -110,7 +110,9 @@ impl ItemVerdicts for ReferenceAttribution {
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
         let statements = inputs.texts(&reference_statements(self.0))?;
         Ok(filled(
+            // The question only reaches the per-item form's prompt.
             vec![
+                ("question", question(inputs)),
                 ("contexts", list(inputs.contexts()?)),
                 ("statements", list(statements)),
             ],
