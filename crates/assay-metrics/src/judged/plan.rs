@@ -2,7 +2,7 @@
 //! dependency order.
 
 use crate::judged::metric::JudgedMetric;
-use crate::judged::prompt::{PromptId, Protocol};
+use crate::judged::prompt::Protocol;
 use crate::judged::step::StepKey;
 use assay_core::{Sample, SkipReason};
 use std::collections::BTreeMap;
@@ -59,7 +59,10 @@ pub fn plan(metrics: &[JudgedMetric], sample: &Sample, protocol: Protocol) -> Pl
     // whenever its second part has an item form, so that each statement is
     // asked alone.
     let per_item = |second: &StepKey| {
-        protocol == Protocol::PerItem && second.prompt().and_then(PromptId::per_item).is_some()
+        second
+            .prompt()
+            .and_then(|id| protocol.item_form(id))
+            .is_some()
     };
     let mut index: BTreeMap<StepKey, usize> = BTreeMap::new();
     for key in wanted.clone() {

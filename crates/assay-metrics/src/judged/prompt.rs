@@ -93,6 +93,11 @@ impl Protocol {
             Protocol::PerItem => "per-item",
         }
     }
+
+    /// The per-item form `id` is asked in under this protocol, if any.
+    pub fn item_form(self, id: PromptId) -> Option<ItemForm> {
+        id.per_item().filter(|_| self == Protocol::PerItem)
+    }
 }
 
 impl fmt::Display for Protocol {
@@ -680,7 +685,7 @@ impl PromptSet {
     /// The per-item form `id` is asked in under this set's protocol, if
     /// any.
     pub fn item_form(&self, id: PromptId) -> Option<ItemForm> {
-        id.per_item().filter(|_| self.protocol == Protocol::PerItem)
+        self.protocol.item_form(id)
     }
 
     /// The prompt of `id`.
