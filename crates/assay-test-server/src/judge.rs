@@ -113,6 +113,11 @@ fn summary_says(summary: &str, question: &str) -> bool {
     summary.to_lowercase().contains(&claim.to_lowercase())
 }
 
+/// Whether a statement is one of a list's, word for word.
+fn among(list: &[String], statement: &str) -> bool {
+    list.iter().any(|x| x == statement)
+}
+
 fn verdicts(flags: impl IntoIterator<Item = &'static str>) -> Value {
     json!({"verdicts": flags.into_iter().map(|v| json!({"reason": format!("fake {v}"), "verdict": v})).collect::<Vec<_>>()})
 }
@@ -203,11 +208,19 @@ pub fn answer(prompt: &str, last: &str) -> Value {
             let refs = items(sec("reference_statements"));
             let one = |a: &[String], b: &[String]| {
                 a.iter()
-                    .map(|x| json!({"reason": "fake", "verdict": yes_no(b.contains(x))}))
+                    .map(|x| json!({"reason": "fake", "verdict": yes_no(among(b, x))}))
                     .collect::<Vec<_>>()
             };
             json!({"response": one(&resp, &refs), "reference": one(&refs, &resp)})
         }
+        "statement_in_reference" => json!({"verdict": yes_no(among(
+            &items(sec("reference_statements")),
+            sec("statement")
+        ))}),
+        "statement_in_response" => json!({"verdict": yes_no(among(
+            &items(sec("response_statements")),
+            sec("statement")
+        ))}),
         "opinions" => json!({"opinions": split_statements(sec("text"))
             .into_iter()
             .filter(|x| x.starts_with("I think"))

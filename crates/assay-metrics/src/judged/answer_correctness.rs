@@ -15,11 +15,19 @@
 //! with `weights` (default [0.75, 0.25]); `threshold` turns it into 1 if
 //! score >= threshold else 0. Several references: the maximum.
 //!
+//! Under the per-item protocol the statements are sentences and each is
+//! asked alone: a response sentence against the reference's
+//! (`prompts/statement_in_reference.json`), a reference sentence against
+//! the response's (`prompts/statement_in_response.json`). When the judge
+//! gave probabilities, details carry `soft_score`: the best reference's
+//! score with F1 of the expected counts (a response statement adds P(yes)
+//! to TP and P(no) to FP, a reference statement P(no) to FN).
+//!
 //! Empty inputs: neither side has statements -> skipped, `no_statements`;
 //! one side without statements gives F1 = 0.
 
 use crate::judged::common::{
-    cosine, first, itemized, misaligned, n_refs, quote, scored, undefined,
+    cosine, first, itemized, misaligned, n_refs, quote, scored, undefined, with_soft_score,
 };
 use crate::judged::configure::param;
 use crate::judged::configure::{optional_text, optional_unit, ConfigError, Values};
@@ -178,11 +186,31 @@ pub struct PerReference<'a> {
 
 /// F1 from counts: TP / (TP + 0.5 (FP + FN)), 0 without TP.
 pub fn f1(tp: usize, fp: usize, fn_: usize) -> f64 {
-    if tp == 0 {
+    expected_f1(tp as f64, fp as f64, fn_ as f64)
+}
+
+/// [`f1`] of expected counts (sums of the judge's probabilities).
+fn expected_f1(tp: f64, fp: f64, fn_: f64) -> f64 {
+    if tp <= 0.0 {
         0.0
     } else {
-        tp as f64 / (tp as f64 + 0.5 * (fp + fn_) as f64)
+        tp / (tp + 0.5 * (fp + fn_))
     }
+}
+
+/// F1 under the judge's probabilities: each response statement counts
+/// P(yes) as TP and the rest as FP, each reference statement P(no) as FN.
+/// `None` unless every verdict came with probabilities.
+fn soft_f1(response: &[Verdict], reference: &[Verdict]) -> Option<f64> {
+    let yes =
+        |vs: &[Verdict]| -> Option<f64> { vs.iter().map(|v| v.probability(Label::Yes)).sum() };
+    let tp = yes(response)?;
+    let covered = yes(reference)?;
+    Some(expected_f1(
+        tp,
+        response.len() as f64 - tp,
+        reference.len() as f64 - covered,
+    ))
 }
 
 pub fn score(
@@ -200,6 +228,7 @@ pub fn score(
     }
     let mut best: Option<(usize, f64)> = None;
     let mut rows = Vec::with_capacity(per_reference.len());
+    let mut softs = Vec::with_capacity(per_reference.len());
     for (i, r) in per_reference.iter().enumerate() {
         if r.response_verdicts.len() != response_statements.len() {
             return misaligned(
@@ -227,6 +256,7 @@ pub fn score(
             .filter(|v| v.verdict != Label::Yes)
             .count();
         let factual = f1(tp, fp, fn_);
+        let soft_factual = soft_f1(r.response_verdicts, r.reference_verdicts);
         let similarity = match r.similarity {
             Similarity::NotNeeded => 0.0,
             Similarity::Cosine(c) => c.max(0.0),
@@ -237,11 +267,15 @@ pub fn score(
                 ))
             }
         };
-        let value = (weights.factual() * factual + weights.semantic() * similarity)
-            / (weights.factual() + weights.semantic());
+        let blend = |factual: f64| {
+            (weights.factual() * factual + weights.semantic() * similarity)
+                / (weights.factual() + weights.semantic())
+        };
+        let value = blend(factual);
         if best.is_none_or(|(_, b)| value > b) {
             best = Some((i, value));
         }
+        softs.push(soft_factual.map(blend));
         rows.push(json!({
             "tp": tp, "fp": fp, "fn": fn_, "f1": factual,
             "similarity": match r.similarity { Similarity::Cosine(c) => json!(c), _ => json!(null) },
@@ -288,7 +322,10 @@ pub fn score(
     scored(
         value,
         reason,
-        json!({"weights": [weights.factual(), weights.semantic()], "best_reference": i, "raw_score": raw, "references": rows}),
+        with_soft_score(
+            json!({"weights": [weights.factual(), weights.semantic()], "best_reference": i, "raw_score": raw, "references": rows}),
+            softs[i],
+        ),
     )
 }
 
@@ -361,6 +398,43 @@ mod tests {
             panic!()
         };
         assert_eq!(value, 1.0);
+    }
+
+    /// The seed 003 example with the judge's probabilities: expected TP
+    /// 0.2 + 0.9 = 1.1, FP 0.8 + 0.1 = 0.9, FN 0.2 + 0.7 = 0.9, so the soft
+    /// F1 is 1.1 / (1.1 + 0.5 x 1.8) = 0.55; the score stays the count's.
+    #[test]
+    fn soft_score_is_the_f1_of_expected_counts() {
+        let sure = |l: Label, yes: f64| Verdict {
+            probabilities: Some(vec![(Label::Yes, yes), (Label::No, 1.0 - yes)]),
+            ..v(l)
+        };
+        let response: Vec<String> = vec!["born in Spain".into(), "born in 1879".into()];
+        let reference: Vec<String> = vec!["born in 1879".into(), "born in Germany".into()];
+        let rv = [sure(Label::No, 0.2), sure(Label::Yes, 0.9)];
+        let fv = [sure(Label::Yes, 0.8), sure(Label::No, 0.3)];
+        let per = PerReference {
+            reference_statements: &reference,
+            response_verdicts: &rv,
+            reference_verdicts: &fv,
+            similarity: Similarity::NotNeeded,
+        };
+        let f1_only = Weights::new(1.0, 0.0).unwrap();
+        let Outcome::Scored { value, details, .. } = score(&response, &[per], f1_only, None) else {
+            panic!()
+        };
+        assert_eq!(value, 0.5);
+        let soft = details["soft_score"].as_f64().unwrap();
+        assert!((soft - 0.55).abs() < 1e-12, "{soft}");
+        let plain = [v(Label::No), v(Label::Yes)];
+        let without = PerReference {
+            response_verdicts: &plain,
+            ..per
+        };
+        let Outcome::Scored { details, .. } = score(&response, &[without], f1_only, None) else {
+            panic!()
+        };
+        assert!(details.get("soft_score").is_none());
     }
 
     #[test]

@@ -357,10 +357,8 @@ impl JudgedMetric {
         }
         let mut used: Vec<PromptId> = Vec::new();
         for id in def.prompts {
-            for id in [Some(*id), prompts.item_form(*id).map(|f| f.prompt)]
-                .into_iter()
-                .flatten()
-            {
+            let forms = prompts.item_forms(*id).unwrap_or_default();
+            for id in std::iter::once(*id).chain(forms.iter().map(|f| f.prompt)) {
                 if !used.contains(&id) {
                     used.push(id);
                 }

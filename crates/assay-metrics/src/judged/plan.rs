@@ -61,7 +61,7 @@ pub fn plan(metrics: &[JudgedMetric], sample: &Sample, protocol: Protocol) -> Pl
     let per_item = |second: &StepKey| {
         second
             .prompt()
-            .and_then(|id| protocol.item_form(id))
+            .and_then(|id| protocol.item_forms(id))
             .is_some()
     };
     let mut index: BTreeMap<StepKey, usize> = BTreeMap::new();

@@ -53,6 +53,13 @@ pub enum PromptId {
     /// One closed question answered from the summary (the per-item form of
     /// [`PromptId::SummaryAnswers`]).
     SummaryAnswer,
+    /// One response statement against the reference's statements (the
+    /// per-item form of [`PromptId::CorrectnessClassification`]'s
+    /// `response` list).
+    StatementInReference,
+    /// One reference statement against the response's statements (the
+    /// per-item form of its `reference` list).
+    StatementInResponse,
     /// The judge-written reason of a scored outcome (`--reasons llm`); no
     /// step uses it, see [`crate::judged::reason`].
     OutcomeReason,
@@ -61,9 +68,10 @@ pub enum PromptId {
     Declared(&'static str),
 }
 
-/// How a list prompt is asked one item at a time: the item prompt, the
-/// list slot the items come from, the text slot of the item prompt that
-/// holds one of them, and the answer list the items' answers form.
+/// How one list of a list prompt is asked one item at a time: the item
+/// prompt, the list slot the items come from, the text slot of the item
+/// prompt that holds one of them, and the answer list the items' answers
+/// form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ItemForm {
     pub prompt: PromptId,
@@ -94,8 +102,9 @@ impl Protocol {
         }
     }
 
-    /// The per-item form `id` is asked in under this protocol, if any.
-    pub fn item_form(self, id: PromptId) -> Option<ItemForm> {
+    /// The per-item forms `id` is asked in under this protocol (one per
+    /// answer list), if any.
+    pub fn item_forms(self, id: PromptId) -> Option<&'static [ItemForm]> {
         id.per_item().filter(|_| self == Protocol::PerItem)
     }
 }
@@ -179,37 +188,85 @@ impl PromptId {
         }
     }
 
-    /// The prompt that asks about one item of this prompt's list at a time
-    /// (see [`Protocol::PerItem`]), if it has one.
-    pub fn per_item(self) -> Option<ItemForm> {
-        let form = |prompt, list, item| ItemForm {
-            prompt,
-            list,
-            item,
-            answers: "verdicts",
-        };
-        match self {
-            PromptId::FaithfulnessVerdicts => {
-                Some(form(PromptId::StatementSupport, "statements", "statement"))
+    /// The prompts that ask about one item of this prompt's lists at a
+    /// time (see [`Protocol::PerItem`]), one form per answer list, if it
+    /// has them.
+    pub fn per_item(self) -> Option<&'static [ItemForm]> {
+        const fn form(
+            prompt: PromptId,
+            list: &'static str,
+            item: &'static str,
+            answers: &'static str,
+        ) -> ItemForm {
+            ItemForm {
+                prompt,
+                list,
+                item,
+                answers,
             }
-            PromptId::Contradictions => {
-                Some(form(PromptId::ContextContradiction, "contexts", "context"))
-            }
-            PromptId::ContextUsefulness => {
-                Some(form(PromptId::ContextUseful, "contexts", "context"))
-            }
-            PromptId::ReferenceAttribution => {
-                Some(form(PromptId::ReferenceSupport, "statements", "statement"))
-            }
-            PromptId::SummaryAnswers => {
-                Some(form(PromptId::SummaryAnswer, "questions", "question"))
-            }
-            _ => None,
         }
+        use PromptId as P;
+        Some(match self {
+            P::FaithfulnessVerdicts => {
+                const {
+                    &[form(
+                        P::StatementSupport,
+                        "statements",
+                        "statement",
+                        "verdicts",
+                    )]
+                }
+            }
+            P::Contradictions => {
+                const {
+                    &[form(
+                        P::ContextContradiction,
+                        "contexts",
+                        "context",
+                        "verdicts",
+                    )]
+                }
+            }
+            P::ContextUsefulness => {
+                const { &[form(P::ContextUseful, "contexts", "context", "verdicts")] }
+            }
+            P::ReferenceAttribution => {
+                const {
+                    &[form(
+                        P::ReferenceSupport,
+                        "statements",
+                        "statement",
+                        "verdicts",
+                    )]
+                }
+            }
+            P::SummaryAnswers => {
+                const { &[form(P::SummaryAnswer, "questions", "question", "verdicts")] }
+            }
+            P::CorrectnessClassification => {
+                const {
+                    &[
+                        form(
+                            P::StatementInReference,
+                            "response_statements",
+                            "statement",
+                            "response",
+                        ),
+                        form(
+                            P::StatementInResponse,
+                            "reference_statements",
+                            "statement",
+                            "reference",
+                        ),
+                    ]
+                }
+            }
+            _ => return None,
+        })
     }
 
     /// The prompts shared by several metrics or steps, in file-listing order.
-    const SHARED: [PromptId; 25] = [
+    const SHARED: [PromptId; 27] = [
         PromptId::Statements,
         PromptId::Opinions,
         PromptId::FaithfulnessVerdicts,
@@ -234,6 +291,8 @@ impl PromptId {
         PromptId::ContextUseful,
         PromptId::ReferenceSupport,
         PromptId::SummaryAnswer,
+        PromptId::StatementInReference,
+        PromptId::StatementInResponse,
         PromptId::OutcomeReason,
     ];
 
@@ -263,6 +322,8 @@ impl PromptId {
             PromptId::ContextUseful => "context_useful",
             PromptId::ReferenceSupport => "reference_support",
             PromptId::SummaryAnswer => "summary_answer",
+            PromptId::StatementInReference => "statement_in_reference",
+            PromptId::StatementInResponse => "statement_in_response",
             PromptId::OutcomeReason => "outcome_reason",
             PromptId::Declared(name) => name,
         }
@@ -321,6 +382,16 @@ impl PromptId {
                 &[("contexts", List), ("question", Text), ("statement", Text)]
             }
             PromptId::SummaryAnswer => &[("summary", Text), ("question", Text)],
+            PromptId::StatementInReference => &[
+                ("question", Text),
+                ("reference_statements", List),
+                ("statement", Text),
+            ],
+            PromptId::StatementInResponse => &[
+                ("question", Text),
+                ("response_statements", List),
+                ("statement", Text),
+            ],
             PromptId::OutcomeReason => &[
                 ("metric", Text),
                 ("definition", Text),
@@ -366,6 +437,12 @@ impl PromptId {
             PromptId::ContextUseful => include_str!("../../prompts/context_useful.json"),
             PromptId::ReferenceSupport => include_str!("../../prompts/reference_support.json"),
             PromptId::SummaryAnswer => include_str!("../../prompts/summary_answer.json"),
+            PromptId::StatementInReference => {
+                include_str!("../../prompts/statement_in_reference.json")
+            }
+            PromptId::StatementInResponse => {
+                include_str!("../../prompts/statement_in_response.json")
+            }
             PromptId::OutcomeReason => include_str!("../../prompts/outcome_reason.json"),
             PromptId::Declared(_) => self.declared().map_or("", |d| d.text),
         }
@@ -684,8 +761,8 @@ impl PromptSet {
 
     /// The per-item form `id` is asked in under this set's protocol, if
     /// any.
-    pub fn item_form(&self, id: PromptId) -> Option<ItemForm> {
-        self.protocol.item_form(id)
+    pub fn item_forms(&self, id: PromptId) -> Option<&'static [ItemForm]> {
+        self.protocol.item_forms(id)
     }
 
     /// The prompt of `id`.

@@ -91,9 +91,11 @@ pub struct EmbedRequest {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ItemRequests {
     pub step: StepKey,
-    /// The answer list the items' answers form (`verdicts`).
-    pub answers: &'static str,
-    /// One request per item, in order; each checked with
+    /// The answer lists the items' answers form (`verdicts`; `response`
+    /// and `reference` for a correctness classification), in order, with
+    /// how many of [`ItemRequests::items`] each takes.
+    pub lists: Vec<(&'static str, usize)>,
+    /// One request per item, list after list, in order; each checked with
     /// [`crate::judged::validate_item`].
     pub items: Vec<JudgeRequest>,
 }
@@ -115,10 +117,11 @@ impl ItemRequests {
     /// assert_eq!(joined, serde_json::json!({"verdicts": [{"verdict": "yes", "reason": ""}, {"verdict": "no", "reason": ""}]}));
     /// ```
     pub fn join(&self, answers: Vec<Value>) -> Value {
-        let items = answers.into_iter().map(with_reason).collect();
+        let mut answers = answers.into_iter().map(with_reason);
         Value::Object(
-            [(self.answers.to_string(), Value::Array(items))]
-                .into_iter()
+            self.lists
+                .iter()
+                .map(|(name, n)| (name.to_string(), answers.by_ref().take(*n).collect()))
                 .collect(),
         )
     }
@@ -202,8 +205,8 @@ pub fn render(
         }
     }
     let id = unit.0.prompt();
-    if let Some(form) = prompts.item_form(id) {
-        return Ok(Request::Items(item_requests(prompts, step, &filled, form)));
+    if let Some(forms) = prompts.item_forms(id) {
+        return Ok(Request::Items(item_requests(prompts, step, &filled, forms)));
     }
     let prompt = prompts.get(id);
     let mut schema = unit.0.schema(&prompt.output_schema);
@@ -231,27 +234,29 @@ pub fn render(
     }))
 }
 
-/// One request of `form.prompt` per item of the list slot `form.list`,
-/// the other slots as filled. Every message but the last is the same for
-/// every item, and so is the last one up to the item's slot: a judge with
-/// a prefix cache reads the shared part once (all of it but the statement
-/// for `statement_support`; a context comes first in
-/// `context_contradiction`, read before the claim).
+/// For each form, one request of `form.prompt` per item of the list slot
+/// `form.list`, the other slots as filled. Every message but the last is
+/// the same for every item of a form, and so is the last one up to the
+/// item's slot: a judge with a prefix cache reads the shared part once
+/// (all of it but the statement for `statement_support`; a context comes
+/// first in `context_contradiction`, read before the claim).
 fn item_requests(
     prompts: &PromptSet,
     step: &StepKey,
     filled: &Filled,
-    form: ItemForm,
+    forms: &[ItemForm],
 ) -> ItemRequests {
-    let prompt = prompts.get(form.prompt);
-    let items = match filled.slots.get(form.list) {
-        Some(SlotValue::List(items)) => items.as_slice(),
-        _ => &[],
-    };
-    let fixed = fixed_messages(prompt);
-    let items = items
-        .iter()
-        .map(|item| {
+    let mut lists = Vec::with_capacity(forms.len());
+    let mut requests = Vec::new();
+    for form in forms {
+        let prompt = prompts.get(form.prompt);
+        let items = match filled.slots.get(form.list) {
+            Some(SlotValue::List(items)) => items.as_slice(),
+            _ => &[],
+        };
+        lists.push((form.answers, items.len()));
+        let fixed = fixed_messages(prompt);
+        requests.extend(items.iter().map(|item| {
             let item = SlotValue::Text(item.clone());
             let slot = |name: &str| {
                 if name == form.item {
@@ -275,12 +280,12 @@ fn item_requests(
                 temperature: 0.0,
                 n_votes: 1,
             }
-        })
-        .collect();
+        }));
+    }
     ItemRequests {
         step: step.clone(),
-        answers: form.answers,
-        items,
+        lists,
+        items: requests,
     }
 }
 

@@ -185,6 +185,30 @@ fn per_item_protocol_asks_each_context_reference_sentence_and_question_alone() {
 }
 
 #[test]
+fn per_item_protocol_classifies_each_response_and_reference_sentence_alone() {
+    let s = rag_sample();
+    let metrics = vec![JudgedMetric::new(answer_correctness::AnswerCorrectness {
+        weights: Weights::new(1.0, 0.0).unwrap(),
+        threshold: None,
+    })];
+    let (listed, listed_calls) = run(&metrics, &s);
+    let per_item = prompts().with_protocol(Protocol::PerItem);
+    let (items, item_calls) = run_with(&per_item, &metrics, &s);
+    // Listed: the response's and the reference's statements, then one
+    // classification. Per item: both are sentences (no call), then one
+    // call per response sentence (2) and per reference sentence (3).
+    assert_eq!((listed_calls, item_calls), (3, 5));
+    // In Paris: TP; made of cheese: FP; opened in 1889, 330 metres: FN.
+    let f1 = 1.0 / (1.0 + 0.5 * 3.0);
+    assert_eq!(value(&listed["answer_correctness"]), f1);
+    assert_eq!(value(&items["answer_correctness"]), f1);
+    let sig = metrics[0].signature(&per_item).to_string();
+    for form in ["statement_in_reference", "statement_in_response"] {
+        assert!(sig.contains(&format!("prompt.{form}:v1-")), "{sig}");
+    }
+}
+
+#[test]
 fn a_per_item_request_holds_one_item_and_the_slots_the_items_share() {
     let s = rag_sample();
     let per_item = prompts().with_protocol(Protocol::PerItem);
@@ -572,13 +596,14 @@ fn every_judge_step_renders_the_fields_it_judges() {
         // A step with a per-item form asks its item prompt under that
         // protocol, each item after the other slots.
         if let Request::Items(r) = render(&per_item, &key, &Inputs::new(&s, &outputs)).unwrap() {
-            let first = &r.items[0];
-            seen.insert(first.prompt_id);
-            let last = &first.messages.last().unwrap().content;
-            assert!(
-                last.starts_with("question:\n") || last.contains("\n\nquestion:\n"),
-                "{key}: {last}"
-            );
+            for item in &r.items {
+                seen.insert(item.prompt_id);
+                let last = &item.messages.last().unwrap().content;
+                assert!(
+                    last.starts_with("question:\n") || last.contains("\n\nquestion:\n"),
+                    "{key}: {last}"
+                );
+            }
         }
         let req = match render(&prompts, &key, &Inputs::new(&s, &outputs)).unwrap() {
             Request::Judge(r) => r,
@@ -836,6 +861,7 @@ fn every_metric_declares_its_contract() {
     let forms: Vec<PromptId> = used
         .iter()
         .filter_map(|p| p.per_item())
+        .flatten()
         .map(|f| f.prompt)
         .collect();
     used.extend(forms);
