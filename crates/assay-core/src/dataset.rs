@@ -256,8 +256,9 @@ enum Inner {
         buf: Vec<u8>,
     },
     Csv {
-        records: csv::StringRecordsIntoIter<BufReader<Box<dyn Read + Send>>>,
+        records: csv::StringRecordsIntoIter<LineBreaks>,
         headers: Vec<String>,
+        breaks: Breaks,
     },
     /// Elements parsed on a reader thread, handed over through a bounded
     /// channel so a huge array never sits in memory.
@@ -387,20 +388,27 @@ impl Iterator for Rows {
                     }
                 }
             },
-            Inner::Csv { records, headers } => {
+            Inner::Csv {
+                records,
+                headers,
+                breaks,
+            } => {
                 let record = records.next()?;
                 self.row += 1;
                 let headers = headers.clone();
+                let mut line_of = |p: Option<&csv::Position>| {
+                    Position::Line(p.map_or(0, |p| breaks.line_at(p.byte())))
+                };
                 return Some(match record {
                     Ok(r) => {
-                        let at = Position::Line(r.position().map_or(0, |p| p.line()));
+                        let at = line_of(r.position());
                         match csv_object(&headers, &r) {
                             Ok(map) => self.row_from_object(&map, at),
                             Err((field, message)) => Err(self.row_error(at, Some(field), message)),
                         }
                     }
                     Err(e) => {
-                        let at = Position::Line(e.position().map_or(0, |p| p.line()));
+                        let at = line_of(e.position());
                         Err(self.row_error(at, None, format!("invalid CSV: {e}")))
                     }
                 });
@@ -426,6 +434,12 @@ impl Iterator for Rows {
 }
 
 fn csv_rows(reader: BufReader<Box<dyn Read + Send>>, file: &str) -> Result<Inner, DatasetError> {
+    let breaks = Breaks::default();
+    let reader = LineBreaks {
+        inner: reader,
+        offset: 0,
+        breaks: breaks.clone(),
+    };
     let mut csv = csv::ReaderBuilder::new()
         .flexible(false)
         .from_reader(reader);
@@ -441,7 +455,68 @@ fn csv_rows(reader: BufReader<Box<dyn Read + Send>>, file: &str) -> Result<Inner
     Ok(Inner::Csv {
         records: csv.into_records(),
         headers,
+        breaks,
     })
+}
+
+/// The line breaks a CSV reader has read and no record has passed yet:
+/// the csv crate counts no blank line that it skips between records, so
+/// its line numbers fall behind after one. Offsets and bytes (`\r` or
+/// `\n`), in input order; only the read-ahead is held, so memory stays
+/// flat.
+#[derive(Clone, Default)]
+struct Breaks {
+    pending: Arc<std::sync::Mutex<std::collections::VecDeque<(u64, u8)>>>,
+    /// `\n`s before the last offset asked for.
+    passed: u64,
+}
+
+impl Breaks {
+    /// The 1-based line of a record whose reading started at byte `start`:
+    /// after the line breaks before it, and after the blank lines it
+    /// opens with.
+    fn line_at(&mut self, start: u64) -> u64 {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next = start;
+        while let Some(&(offset, byte)) = pending.front() {
+            if offset > next {
+                break;
+            }
+            if offset == next {
+                next += 1;
+            }
+            if byte == b'\n' {
+                self.passed += 1;
+            }
+            pending.pop_front();
+        }
+        self.passed + 1
+    }
+}
+
+/// A reader that notes the offsets of the line breaks it passes on.
+struct LineBreaks {
+    inner: BufReader<Box<dyn Read + Send>>,
+    offset: u64,
+    breaks: Breaks,
+}
+
+impl Read for LineBreaks {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let mut pending = self
+            .breaks
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for (i, &b) in buf[..n].iter().enumerate() {
+            if b == b'\n' || b == b'\r' {
+                pending.push_back((self.offset + i as u64, b));
+            }
+        }
+        self.offset += n as u64;
+        Ok(n)
+    }
 }
 
 /// A CSV record as a JSON object: empty cells are absent, list fields hold

@@ -347,3 +347,16 @@ fn arbitrary_bytes_never_panic_and_every_row_is_accounted_for() {
         }
     }
 }
+
+#[test]
+fn csv_rows_after_blank_lines_name_their_own_lines() {
+    let lf = "id,response\n\na,x\n\n\nb\nc,\"two\n\nlines\"\n\nd\n";
+    for content in [lf.to_owned(), lf.replace('\n', "\r\n")] {
+        let (_d, rows) = rows_of("d.csv", content.as_bytes(), None);
+        let at = |i: usize| rows[i].as_ref().err().map(|e| e.to_string());
+        assert_eq!(rows.len(), 4);
+        assert!(rows[0].is_ok() && rows[2].is_ok());
+        assert!(at(1).unwrap().contains("d.csv:6:"), "{:?}", at(1));
+        assert!(at(3).unwrap().contains("d.csv:11:"), "{:?}", at(3));
+    }
+}
