@@ -3,7 +3,7 @@
 //! Readers accept run directories of earlier versions of the same
 //! `format_version`: fields added since are optional.
 
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, OutputContext, Result};
 use crate::shard::Shard;
 use assay_core::{Accumulator, Format, Summary};
 use assay_llm::ModelIdentity;
@@ -22,6 +22,22 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| EngineError::Usage(format!("cannot read {}: {e}", path.display())))?;
     serde_json::from_str(&text).map_err(|e| EngineError::Usage(format!("{}: {e}", path.display())))
+}
+
+/// Writes a run directory's JSON file whole or not at all: through a
+/// temporary file beside it, renamed over it, so a crash never leaves a
+/// torn file for [`read_json`] to meet.
+pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    let mut text =
+        serde_json::to_vec_pretty(value).with_context(|| format!("cannot serialise {name}"))?;
+    text.push(b'\n');
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// `manifest.json`: what the run is, enough to reproduce its numbers.

@@ -74,7 +74,7 @@ impl RunDir {
                 }
                 // The manifest goes first: results without one cannot be
                 // resumed safely.
-                write_json(path, MANIFEST, manifest)?;
+                crate::log::write_json(&path.join(MANIFEST), manifest)?;
                 Vec::new()
             }
         };
@@ -115,7 +115,7 @@ impl RunDir {
     /// Writes a JSON file atomically (temporary file, then rename), so a
     /// reader never sees half of it.
     pub fn write_json(&self, name: &str, value: &impl Serialize) -> Result<()> {
-        write_json(&self.path, name, value)
+        crate::log::write_json(&self.path.join(name), value)
     }
 }
 
@@ -155,14 +155,6 @@ fn lock(dir: &Path) -> Result<File> {
             Err(e).with_context(|| format!("cannot lock {}", path.display()))
         }
     }
-}
-
-fn write_json(dir: &Path, name: &str, value: &impl Serialize) -> Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let mut text = serde_json::to_vec_pretty(value)?;
-    text.push(b'\n');
-    fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    fs::rename(&tmp, dir.join(name)).with_context(|| format!("cannot write {name}"))
 }
 
 /// Checks that the run in `path` has `manifest`, cuts a torn last line off

@@ -5,7 +5,7 @@
 
 use crate::calibrate::estimate_json;
 use crate::config::UsageError;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use assay_core::agreement::{corrected_prevalence, Confusion};
 use assay_core::{read_results, Status};
 use assay_engine::rundir::{RESULTS, SUMMARY};
@@ -122,8 +122,7 @@ impl Calibration {
         let path = dir.join(SUMMARY);
         let mut summary: RunSummary = assay_engine::log::read_json(&path)?;
         summary.calibrated = Some(json.clone());
-        std::fs::write(&path, serde_json::to_string_pretty(&summary)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        assay_engine::log::write_json(&path, &summary)?;
         Ok(Corrected { line, json })
     }
 }
