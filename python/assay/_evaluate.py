@@ -138,12 +138,20 @@ def _write_rows(rows: Iterable[Any], folder: Path) -> Path:
 
 
 class _Bar:
-    """Progress on long runs: tqdm when installed, else one line on stderr."""
+    """Progress on long runs. On a terminal or in a notebook: tqdm when
+    installed, else one line on stderr redrawn in place. Elsewhere (CI logs,
+    files) plain lines, at most one every ``PLAIN_EVERY`` seconds and one at
+    the end, with no carriage returns or escape codes."""
+
+    PLAIN_EVERY = 30.0
 
     def __init__(self) -> None:
         self.start = time.monotonic()
         self.tqdm = None
         self.drawn = False
+        self.live = sys.stderr.isatty() or "ipykernel" in sys.modules
+        self.written_at: float | None = None
+        self.pending = ""
 
     def __call__(self, kind: str, payload: Any) -> None:
         if kind == "note":
@@ -162,7 +170,7 @@ class _Bar:
             )
             if payload["cost"] is not None:
                 extra += f" cost {payload['cost']:.4f}"
-        if self.tqdm is None and not self.drawn:
+        if self.live and self.tqdm is None and not self.drawn:
             try:
                 from tqdm.auto import tqdm
             except ImportError:
@@ -172,20 +180,35 @@ class _Bar:
         if self.tqdm is not None:
             self.tqdm.n = done
             self.tqdm.set_postfix_str(f"{payload['rows']} rows | {extra}", refresh=True)
-        else:
-            elapsed = time.monotonic() - self.start
-            share = f"{100 * done / total:3.0f}% " if total else ""
-            eta = ""
-            if total and done:
-                eta = f" ETA {elapsed * (total - done) / done:.0f}s"
-            print(f"\r\x1b[2K{share}{payload['rows']} rows{eta} | {extra}", end="", file=sys.stderr)
-        self.drawn = True
+            self.drawn = True
+            return
+        elapsed = time.monotonic() - self.start
+        share = f"{100 * done / total:3.0f}% " if total else ""
+        eta = ""
+        if total and done:
+            eta = f" ETA {elapsed * (total - done) / done:.0f}s"
+        line = f"{share}{payload['rows']} rows{eta} | {extra}"
+        if self.live:
+            print(f"\r\x1b[2K{line}", end="", file=sys.stderr)
+            self.drawn = True
+            return
+        self.pending = line
+        now = time.monotonic()
+        if self.written_at is None or now - self.written_at >= self.PLAIN_EVERY:
+            self._write_pending(now)
+
+    def _write_pending(self, now: float) -> None:
+        print(f"assay: {self.pending}", file=sys.stderr)
+        self.pending = ""
+        self.written_at = now
 
     def close(self) -> None:
         if self.tqdm is not None:
             self.tqdm.close()
         elif self.drawn:
             print("\r\x1b[2K", end="", file=sys.stderr)
+        elif self.pending:
+            self._write_pending(time.monotonic())
 
 
 def evaluate(

@@ -310,3 +310,8 @@ def test_long_runs_show_progress_with_judge_usage(tmp_path, capfd):
         slow.close()
     err = capfd.readouterr().err
     assert " rows" in err and "judge " in err and " calls " in err and " tokens" in err, err
+    # Not a terminal: whole lines, nothing redrawn, tqdm not used although
+    # installed; the last line has the final counts.
+    assert "\r" not in err and "\x1b" not in err and "it/s" not in err, repr(err)
+    lines = [line for line in err.splitlines() if line.startswith("assay: ")]
+    assert lines and lines[-1].startswith("assay: 100% 10 rows"), err
