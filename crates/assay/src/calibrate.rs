@@ -488,6 +488,24 @@ fn join(rows: &[Labelled], dir: &Path, output: &str) -> Result<Vec<Joined>> {
         .collect())
 }
 
+/// The ROC-AUC of a judge that sees nothing but the response's length,
+/// ranking short first or long first, whichever does better on all the
+/// items (the direction is chosen once, not per resample). A labelled set
+/// whose classes differ in length can reward a judge for the length alone;
+/// a judge's `roc_auc` means more the further it is above this.
+fn length_baseline(items: &[BinaryItem]) -> Estimate {
+    let auc = |xs: &[BinaryItem], sign: f64| {
+        let (s, p): (Vec<f64>, Vec<bool>) =
+            xs.iter().map(|i| (sign * i.length, i.positive)).unzip();
+        roc_auc(&s, &p)
+    };
+    let sign = match auc(items, 1.0) {
+        Ok(a) if a < 0.5 => -1.0,
+        _ => 1.0,
+    };
+    bootstrap(items, |xs| auc(xs, sign))
+}
+
 /// A scored item of a binary label: its half, score and whether it is
 /// of the class a high score predicts.
 #[derive(Clone, Copy)]
@@ -497,6 +515,8 @@ struct BinaryItem {
     positive: bool,
     /// The number of its pair, if it has one.
     pair: Option<usize>,
+    /// Its response's length in characters, for the length baseline.
+    length: f64,
 }
 
 fn unzip_binary(items: &[BinaryItem]) -> (Vec<f64>, Vec<bool>) {
@@ -550,6 +570,7 @@ fn binary_figures(items: &[BinaryItem], threshold: Stat) -> Vec<(&'static str, E
             roc_auc(&s, &p)
         }),
     ));
+    out.push(("length_roc_auc", length_baseline(items)));
     let pairs = positive_negative_pairs(items);
     if !pairs.is_empty() {
         // The share of pairs whose positive row scores above its negative
@@ -815,6 +836,11 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
                         score: *score,
                         positive: row.label == Label::Binary(*high),
                         pair: row.pair.as_deref().map(|p| pair_numbers[p]),
+                        length: row
+                            .sample
+                            .get("response")
+                            .and_then(Value::as_str)
+                            .map_or(0.0, |r| r.chars().count() as f64),
                     };
                     (row.group.clone(), item)
                 })

@@ -129,6 +129,15 @@ fn ragtruth_faithfulness_figures_follow_from_results_and_labels() {
     let item = |id: &&String| (scored[*id], !hallucinated(id));
     let (s, y): (Vec<f64>, Vec<bool>) = ids.iter().map(item).unzip();
     assert_value(&cal, "overall", "roc_auc", roc_auc(&s, &y).unwrap());
+    // The baseline: the responses' lengths alone, in the better direction.
+    let length = |id: &&String| rows[*id]["response"].as_str().unwrap().chars().count() as f64;
+    let by_length = roc_auc(&ids.iter().map(length).collect::<Vec<_>>(), &y).unwrap();
+    assert_value(
+        &cal,
+        "overall",
+        "length_roc_auc",
+        by_length.max(1.0 - by_length),
+    );
     let half = |h: Half| -> (Vec<f64>, Vec<bool>) {
         ids.iter().filter(|id| half_of(id) == h).map(item).unzip()
     };
