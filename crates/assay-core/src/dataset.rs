@@ -9,14 +9,14 @@
 use crate::sample::{kind, Sample};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 
 /// How rows are encoded; serialised as `--input-format` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -438,7 +438,7 @@ fn csv_rows(reader: BufReader<Box<dyn Read + Send>>, file: &str) -> Result<Inner
     let reader = LineBreaks {
         inner: reader,
         offset: 0,
-        breaks: breaks.clone(),
+        pending: Arc::clone(&breaks.pending),
     };
     let mut csv = csv::ReaderBuilder::new()
         .flexible(false)
@@ -464,9 +464,9 @@ fn csv_rows(reader: BufReader<Box<dyn Read + Send>>, file: &str) -> Result<Inner
 /// its line numbers fall behind after one. Offsets and bytes (`\r` or
 /// `\n`), in input order; only the read-ahead is held, so memory stays
 /// flat.
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Breaks {
-    pending: Arc<std::sync::Mutex<std::collections::VecDeque<(u64, u8)>>>,
+    pending: Arc<Mutex<VecDeque<(u64, u8)>>>,
     /// `\n`s before the last offset asked for.
     passed: u64,
 }
@@ -494,21 +494,18 @@ impl Breaks {
     }
 }
 
-/// A reader that notes the offsets of the line breaks it passes on.
+/// A reader that notes the offsets of the line breaks it passes on (into
+/// [`Breaks::pending`]).
 struct LineBreaks {
     inner: BufReader<Box<dyn Read + Send>>,
     offset: u64,
-    breaks: Breaks,
+    pending: Arc<Mutex<VecDeque<(u64, u8)>>>,
 }
 
 impl Read for LineBreaks {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        let mut pending = self
-            .breaks
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         for (i, &b) in buf[..n].iter().enumerate() {
             if b == b'\n' || b == b'\r' {
                 pending.push_back((self.offset + i as u64, b));

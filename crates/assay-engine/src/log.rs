@@ -28,10 +28,7 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
 /// temporary file beside it, renamed over it, so a crash never leaves a
 /// torn file for [`read_json`] to meet.
 pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
     let tmp = path.with_file_name(format!(".{name}.tmp"));
     let mut text =
         serde_json::to_vec_pretty(value).with_context(|| format!("cannot serialise {name}"))?;
