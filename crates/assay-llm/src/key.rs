@@ -68,6 +68,11 @@ impl RequestKey {
             None => h.put(&()),
         }
         h.field("top_logprobs", &request.top_logprobs);
+        // Only when set, so that the keys of every other request stay as
+        // they were.
+        if let Some(reply) = &request.continuation {
+            h.field("continuation", reply);
+        }
         h.finish()
     }
 
@@ -271,7 +276,7 @@ mod tests {
     fn every_input_changes_the_key() {
         let base = RequestKey::chat(&identity(), &request());
         let mut variants: Vec<(ModelIdentity, ChatRequest)> = Vec::new();
-        let edits: [fn(&mut ModelIdentity, &mut ChatRequest); 13] = [
+        let edits: [fn(&mut ModelIdentity, &mut ChatRequest); 14] = [
             |i, _| i.provider = "vllm".into(),
             |i, _| i.endpoint = "http://other/v1".into(),
             |i, _| i.model = "m2".into(),
@@ -285,6 +290,7 @@ mod tests {
             |_, r| r.sampling.max_tokens = Some(10),
             |_, r| r.sampling.stop = vec!["\n".into()],
             |_, r| r.schema = None,
+            |_, r| r.continuation = Some("Rome.".into()),
         ];
         for edit in edits {
             let (mut i, mut r) = (identity(), request());

@@ -113,6 +113,12 @@ pub struct ChatRequest {
     pub schema: Option<serde_json::Value>,
     /// Ask for this many top log-probabilities per token, when set.
     pub top_logprobs: Option<u8>,
+    /// A reply to score instead of one to write: the model reads it as its
+    /// own answer to the messages and reports each of its tokens'
+    /// log-probability in [`ChatResponse::logprobs`] (in-process models
+    /// only; an HTTP provider refuses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continuation: Option<String>,
 }
 
 impl ChatRequest {
@@ -124,12 +130,20 @@ impl ChatRequest {
             sampling: Sampling::default(),
             schema: None,
             top_logprobs: None,
+            continuation: None,
         }
     }
 
     /// The same request with an output schema.
     pub fn with_schema(mut self, schema: serde_json::Value) -> Self {
         self.schema = Some(schema);
+        self
+    }
+
+    /// The same request asking for the log-probabilities of `reply` as the
+    /// answer, see [`ChatRequest::continuation`].
+    pub fn with_continuation(mut self, reply: impl Into<String>) -> Self {
+        self.continuation = Some(reply.into());
         self
     }
 }
@@ -243,7 +257,9 @@ pub struct ChatResponse {
     pub latency: Duration,
     /// Where this answer came from.
     pub source: Source,
-    /// Per-token log-probabilities, when asked for and provided.
+    /// Per-token log-probabilities, when asked for and provided; for a
+    /// request with a [`ChatRequest::continuation`], those of its tokens,
+    /// whose texts put together are the continuation.
     pub logprobs: Option<Vec<TokenLogprob>>,
     /// Probabilities of the allowed values at each closed choice of the
     /// answer, for models that decode under a constraint and can report

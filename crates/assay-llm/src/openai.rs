@@ -335,6 +335,13 @@ impl ChatModel for OpenAiChat {
         request: &'a ChatRequest,
     ) -> BoxFuture<'a, Result<ChatResponse, Error>> {
         Box::pin(async move {
+            if request.continuation.is_some() {
+                return Err(Error::new(
+                    ErrorKind::Config,
+                    "scoring a given reply needs an in-process judge; \
+                     the chat completions protocol cannot",
+                ));
+            }
             let body = serde_json::to_vec(&self.body(request)).map_err(|e| {
                 Error::new(ErrorKind::Config, format!("cannot encode request: {e}"))
             })?;

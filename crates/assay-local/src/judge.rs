@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use assay_llm::{
     ChatRequest, ChatResponse, ChoicePoint, FinishReason, Message, ModelIdentity, Role, Source,
-    Usage,
+    TokenLogprob, Usage,
 };
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -97,6 +97,9 @@ pub struct LocalAnswer {
     pub completion_tokens: usize,
     /// Closed choices met in the answer, in order.
     pub choices: Vec<ChoicePoint>,
+    /// For a scored reply ([`LocalJudge::score_reply`]): each of its tokens
+    /// with its log-probability; empty for a generated answer.
+    pub scored: Vec<TokenLogprob>,
     /// Time spent reading the prompt tokens that were not reused.
     pub prompt_time: Duration,
     /// Time spent generating (decoding, masking, choosing).
@@ -289,11 +292,15 @@ impl LocalJudge {
         String::from_utf8_lossy(&vocab.token_to_piece(t, true, None)).into_owned()
     }
 
-    /// Answers a request synchronously; the trait method wraps this.
+    /// Answers a request synchronously (scores its continuation, when it
+    /// has one); the trait method wraps this.
     pub fn answer(&self, request: &ChatRequest) -> Result<LocalAnswer, Error> {
         let prompt = self.render(&request.messages)?;
         let tokens = self.tokenize(&prompt);
-        self.answer_tokens(&tokens, request)
+        match &request.continuation {
+            Some(reply) => self.score_reply(&tokens, reply),
+            None => self.answer_tokens(&tokens, request),
+        }
     }
 
     /// Answers from prompt tokens given directly (the request's messages
@@ -330,19 +337,10 @@ impl LocalJudge {
             .unwrap_or(self.options.max_tokens) as usize;
         let budget = budget.min(self.n_ctx - prompt.len());
 
-        let mut guard = self
-            .session
-            .lock()
-            .map_err(|_| Error::Engine("an earlier call panicked inside the engine".into()))?;
-        let session = &mut *guard;
-        let reused = match self.options.prefix_caching {
-            PrefixCaching::Enabled => common_prefix(&session.cached, prompt),
-            PrefixCaching::Disabled => 0,
-        };
         // At least one prompt token is decoded, for the logits of the first
-        // generated token; reuse stops at a chunk boundary.
-        let chunk = self.chunk;
-        let reused = reused.min(prompt.len() - 1) / chunk * chunk;
+        // generated token.
+        let (mut guard, reused) = self.session_for(prompt, prompt.len() - 1)?;
+        let session = &mut *guard;
         let mut sampler = seeded_sampler(&request.sampling);
         let result = self.run(
             session,
@@ -367,6 +365,7 @@ impl LocalJudge {
             reused_tokens: reused,
             completion_tokens: run.generated,
             choices: run.choices,
+            scored: Vec::new(),
             prompt_time: run.prompt_time,
             generation_time: run.generation_time,
         })
@@ -386,26 +385,16 @@ impl LocalJudge {
     ) -> Result<Run, Error> {
         let started = Instant::now();
         let engine = |e: &dyn std::fmt::Display| Error::Engine(e.to_string());
-        session
-            .ctx
-            .kv_cache_seq_rm(0, Some(reused as u32), None)
-            .map_err(|e| engine(&e))?;
-        session.cached.truncate(reused);
-
-        let size = self.chunk;
-        let mut batch = LlamaBatch::new(size, 1);
-        let rest = &prompt[reused..];
-        for (ci, chunk) in rest.chunks(size).enumerate() {
-            batch.clear();
-            let last_chunk = (ci + 1) * size >= rest.len();
-            for (i, t) in chunk.iter().enumerate() {
-                let pos = (reused + ci * size + i) as i32;
-                let logits = last_chunk && i + 1 == chunk.len();
-                batch.add(*t, pos, &[0], logits).map_err(|e| engine(&e))?;
-            }
-            session.ctx.decode(&mut batch).map_err(|e| engine(&e))?;
-            session.cached.extend_from_slice(chunk);
-        }
+        let mut batch = LlamaBatch::new(self.chunk, 1);
+        let last = prompt.len() - 1;
+        self.read_tokens(
+            session,
+            &mut batch,
+            prompt,
+            reused,
+            last..prompt.len(),
+            |_, _| {},
+        )?;
 
         let prompt_time = started.elapsed();
         let started = Instant::now();
@@ -496,6 +485,163 @@ impl LocalJudge {
             generation_time: started.elapsed(),
         })
     }
+}
+
+impl LocalJudge {
+    /// The session, locked, and how many of the first `tokens` its KV
+    /// cache already holds: at most `limit`, rounded down to a chunk
+    /// boundary.
+    fn session_for(
+        &self,
+        tokens: &[LlamaToken],
+        limit: usize,
+    ) -> Result<(std::sync::MutexGuard<'_, Session>, usize), Error> {
+        let guard = self
+            .session
+            .lock()
+            .map_err(|_| Error::Engine("an earlier call panicked inside the engine".into()))?;
+        let reused = match self.options.prefix_caching {
+            PrefixCaching::Enabled => common_prefix(&guard.cached, tokens),
+            PrefixCaching::Disabled => 0,
+        };
+        Ok((guard, reused.min(limit) / self.chunk * self.chunk))
+    }
+
+    /// Reads `tokens[from..]` into the session's KV cache (what is before
+    /// `from` is kept) in chunks that start at multiples of the chunk
+    /// size, and hands `each` the logits at every position of `wanted`
+    /// as soon as its chunk is read. The logits of the last position read
+    /// stay in the context, at the last index of `batch`.
+    fn read_tokens(
+        &self,
+        session: &mut Session,
+        batch: &mut LlamaBatch,
+        tokens: &[LlamaToken],
+        from: usize,
+        wanted: std::ops::Range<usize>,
+        mut each: impl FnMut(usize, &[f32]),
+    ) -> Result<(), Error> {
+        let engine = |e: &dyn std::fmt::Display| Error::Engine(e.to_string());
+        session
+            .ctx
+            .kv_cache_seq_rm(0, Some(from as u32), None)
+            .map_err(|e| engine(&e))?;
+        session.cached.truncate(from);
+        for (ci, chunk) in tokens[from..].chunks(self.chunk).enumerate() {
+            batch.clear();
+            let start = from + ci * self.chunk;
+            for (i, t) in chunk.iter().enumerate() {
+                let pos = start + i;
+                batch
+                    .add(*t, pos as i32, &[0], wanted.contains(&pos))
+                    .map_err(|e| engine(&e))?;
+            }
+            session.ctx.decode(batch).map_err(|e| engine(&e))?;
+            session.cached.extend_from_slice(chunk);
+            for i in 0..chunk.len() {
+                if wanted.contains(&(start + i)) {
+                    each(start + i, session.ctx.get_logits_ith(i as i32));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The log-probability of each token of `reply` read as the model's
+    /// answer to the rendered `prompt`, with the token's text (see
+    /// [`assay_llm::ChatRequest::continuation`]). Nothing is generated; the
+    /// prompt's prefix is reused from the previous call as for
+    /// [`LocalJudge::answer_tokens`].
+    pub fn score_reply(&self, prompt: &[LlamaToken], reply: &str) -> Result<LocalAnswer, Error> {
+        if prompt.is_empty() {
+            return Err(Error::Engine("empty prompt".into()));
+        }
+        let reply_tokens = self.model.vocab().tokenize(reply.as_bytes(), false, false);
+        let all: Vec<LlamaToken> = prompt.iter().chain(&reply_tokens).copied().collect();
+        if all.len() >= self.n_ctx {
+            return Err(Error::PromptTooLong {
+                tokens: all.len(),
+                limit: self.n_ctx,
+            });
+        }
+        // The logits that predict the reply's first token come from the
+        // prompt's last one, which is therefore read again.
+        let (mut guard, reused) = self.session_for(&all, prompt.len() - 1)?;
+        let session = &mut *guard;
+        let started = Instant::now();
+        let mut batch = LlamaBatch::new(self.chunk, 1);
+        let mut logprobs = Vec::with_capacity(reply_tokens.len());
+        let read = self.read_tokens(
+            session,
+            &mut batch,
+            &all,
+            reused,
+            prompt.len() - 1..all.len() - 1,
+            |pos, logits| logprobs.push(log_softmax_at(logits, all[pos + 1])),
+        );
+        if read.is_err() {
+            session.ctx.clear_kv_cache();
+            session.cached.clear();
+        }
+        read?;
+        let texts = token_texts(reply_tokens.iter().map(|t| {
+            self.pieces
+                .get(t.0 as usize)
+                .map_or(&[][..], |p| p.as_slice())
+        }));
+        Ok(LocalAnswer {
+            text: reply.to_owned(),
+            finish_reason: FinishReason::Stop,
+            prompt_tokens: all.len(),
+            reused_tokens: reused,
+            completion_tokens: 0,
+            choices: Vec::new(),
+            scored: texts
+                .into_iter()
+                .zip(logprobs)
+                .map(|(token, logprob)| TokenLogprob {
+                    token,
+                    logprob,
+                    top: Vec::new(),
+                })
+                .collect(),
+            prompt_time: started.elapsed(),
+            generation_time: Duration::ZERO,
+        })
+    }
+}
+
+/// The natural-log probability of `token` under `logits`.
+fn log_softmax_at(logits: &[f32], token: LlamaToken) -> f64 {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let sum: f64 = logits.iter().map(|&l| f64::from(l - max).exp()).sum();
+    let at = logits
+        .get(token.0 as usize)
+        .copied()
+        .unwrap_or(f32::NEG_INFINITY);
+    f64::from(at - max) - sum.ln()
+}
+
+/// Each token's text, such that they put together are the bytes put
+/// together: a character split over several tokens is given whole to the
+/// token that ends it, the others getting "".
+fn token_texts<'a>(pieces: impl Iterator<Item = &'a [u8]>) -> Vec<String> {
+    let mut pending: Vec<u8> = Vec::new();
+    pieces
+        .map(|piece| {
+            pending.extend_from_slice(piece);
+            match std::str::from_utf8(&pending) {
+                Ok(text) => {
+                    let text = text.to_owned();
+                    pending.clear();
+                    text
+                }
+                // An unfinished character: wait for the rest.
+                Err(e) if e.error_len().is_none() => String::new(),
+                Err(_) => String::from_utf8_lossy(&std::mem::take(&mut pending)).into_owned(),
+            }
+        })
+        .collect()
 }
 
 /// What one generation produced.
@@ -733,7 +879,7 @@ pub(crate) fn to_response(
         },
         latency,
         source: Source::Upstream,
-        logprobs: None,
+        logprobs: request.continuation.is_some().then_some(answer.scored),
         choice_probabilities,
     }
 }
@@ -742,6 +888,19 @@ pub(crate) fn to_response(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_character_split_over_tokens_goes_whole_to_the_token_that_ends_it() {
+        // "ë" is 0xC3 0xAB; "€" is 0xE2 0x82 0xAC, split over three tokens.
+        let pieces: [&[u8]; 6] = [b"Bront", b"\xC3", b"\xAB!", b"\xE2", b"\x82", b"\xAC"];
+        let texts = token_texts(pieces.into_iter());
+        assert_eq!(texts, ["Bront", "", "ë!", "", "", "€"]);
+        // A byte that can never start a character is shown, not held back.
+        assert_eq!(
+            token_texts([&b"a\xFF"[..], b"b"].into_iter()),
+            ["a\u{FFFD}", "b"]
+        );
+    }
 
     #[test]
     fn a_choice_opened_inside_a_token_is_still_followed() {

@@ -3,7 +3,7 @@ use std::sync::{Arc, OnceLock};
 
 use assay_llm::{ChatModel, ChatRequest, ErrorKind, FinishReason, Judge, Message, PromptRef};
 use assay_local::{
-    Error, JudgeOptions, KnownJudge, LocalJudge, LocalSpec, Offloaded, PrefixCaching,
+    Error, JudgeOptions, KnownJudge, LocalAnswer, LocalJudge, LocalSpec, Offloaded, PrefixCaching,
 };
 use serde_json::{json, Value};
 
@@ -220,6 +220,54 @@ fn the_trait_returns_validated_json_and_probabilities_per_pointer() {
     assert_eq!(values, ["\"yes\"", "\"no\""]);
     assert!(resp.usage.prompt_tokens > 10 && resp.usage.completion_tokens > 3);
     assert_eq!(chat.identity().provider, "local");
+}
+
+/// A scored reply: one log-probability per token, whose texts spell the
+/// reply (the "ë" of "Brontë", two bytes, whole); the same numbers
+/// whatever the cache held and through the trait; and a context that
+/// states the answer makes it likelier than the question alone does.
+#[test]
+fn a_reply_is_likelier_with_the_context_that_states_it() {
+    let reply = "The book was written by Quelma Brontë of Zorbia.";
+    let question = "Who wrote the book?";
+    let with = request(
+        "Answer the question using only the contexts.",
+        &format!("contexts:\n1. {reply}\n\nquestion:\n{question}"),
+        None,
+    )
+    .with_continuation(reply);
+    let without = request(
+        "Answer the question.",
+        &format!("question:\n{question}"),
+        None,
+    )
+    .with_continuation(reply);
+    let a = judge().answer(&with).unwrap();
+    let spelled: String = a.scored.iter().map(|t| t.token.as_str()).collect();
+    assert_eq!(spelled, reply);
+    assert!(
+        a.scored
+            .iter()
+            .all(|t| t.logprob.is_finite() && t.logprob <= 0.0),
+        "{:?}",
+        a.scored
+    );
+    assert_eq!((a.text.as_str(), a.completion_tokens), (reply, 0));
+    let b = judge().answer(&without).unwrap();
+    let mean =
+        |x: &LocalAnswer| x.scored.iter().map(|t| t.logprob).sum::<f64>() / x.scored.len() as f64;
+    assert!(
+        mean(&a) > mean(&b) + 1.0,
+        "with the context {}, without {}",
+        mean(&a),
+        mean(&b)
+    );
+    let fresh = load(PrefixCaching::Disabled).answer(&with).unwrap();
+    assert_eq!(a.scored, fresh.scored);
+    let chat = Offloaded::new(Arc::clone(judge()));
+    let resp = current_thread().block_on(chat.complete(&with)).unwrap();
+    assert_eq!(resp.logprobs.as_deref(), Some(&a.scored[..]));
+    assert_eq!(resp.json, None);
 }
 
 /// A 1-5 rating (an integer range, as the coherence prompt asks it) is a
