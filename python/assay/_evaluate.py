@@ -254,9 +254,11 @@ def evaluate(
     `prices`: `{"MODEL": "IN/OUT"}` per million tokens. `shard`: `"K/N"`,
     score only shard K of N (as `--shard`; `assay.ray` uses it).
     `protocol`: how closed verdicts are asked, `"listed"` (one call per
-    list, a reason before each verdict) or `"per-item"` (one call per
-    item, the verdict read with its probabilities); None: per-item for a
-    local judge, listed for a remote one (as `--protocol`).
+    list, a reason before each verdict), `"per-item"` (one call per
+    item, the verdict read with its probabilities) or `"likelihood"`
+    (per-item, with grounding read from how much likelier the contexts
+    make the response's words; local judges only); None: likelihood for
+    a local judge, listed for a remote one (as `--protocol`).
 
     A bad row is a `failed` or `skipped` outcome naming the row and field,
     never an exception. A usage error (unknown metric, bad parameter or

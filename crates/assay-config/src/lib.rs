@@ -384,12 +384,19 @@ pub fn judged_run(
         None => None,
     };
     // A small in-process model judges better one narrow question at a
-    // time, its verdict read from the choice probabilities (issue 20's
-    // calibration); remote judges keep the listed prompts of ragas.
+    // time, and grounding better still from the likelihood of the
+    // response (issue 20's calibration); remote judges keep the listed
+    // prompts of ragas, and cannot score a given reply.
     let protocol = args.protocol.unwrap_or(match judge_spec {
-        ModelChoice::Local(_) => Protocol::PerItem,
+        ModelChoice::Local(_) => Protocol::Likelihood,
         ModelChoice::Http(_) => Protocol::Listed,
     });
+    if protocol == Protocol::Likelihood && matches!(judge_spec, ModelChoice::Http(_)) {
+        return Err(usage(
+            &"--protocol likelihood needs an in-process judge (local:...): \
+             an HTTP endpoint cannot score a given reply",
+        ));
+    }
     Ok(JudgedRun {
         metrics,
         prompts: prompts.with_protocol(protocol),

@@ -22,10 +22,11 @@ use assay_llm::{
     CallKind, ChatModel, ChatRequest, ChatResponse, Error, ErrorKind, Message, PromptRef, Scope,
     UsageLedger,
 };
+use assay_metrics::judged::likelihood::reply_answer;
 use assay_metrics::judged::validate::{with_choice_probabilities, without_choice_probabilities};
 use assay_metrics::judged::{
-    reason, render, validate, validate_item, validate_vote, Inputs, ItemRequests, JudgeRequest,
-    JudgedMetric, Mismatch, Outputs, Problem, PromptId, Request, Role, StepKey, StepOutput,
+    reason, render, validate, validate_vote, Inputs, ItemRequests, JudgeRequest, JudgedMetric,
+    Mismatch, Outputs, Problem, PromptId, Request, Role, StepKey, StepOutput,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -515,15 +516,23 @@ impl Asker<'_> {
                     item.prompt_id,
                     item.prompt_version,
                     to_llm_all(&item.messages),
-                )
-                .with_schema(item.schema.clone());
+                );
+                let chat = match &item.continuation {
+                    Some(reply) => chat.with_continuation(reply.clone()),
+                    None => chat.with_schema(item.schema.clone()),
+                };
                 (format!("{what}, item {}", i + 1), chat)
             })
             .collect();
-        let check = |a: &Value| validate_item(&req.step, a).map_err(|m| *m.problem);
-        self.each(items, check)
+        self.each(items, |a| req.check_item(a))
             .await
-            .and_then(|answers| self.combined(&req.step, inputs, req.join(answers)))
+            .and_then(|answers| match req.join(answers) {
+                Ok(all) => self.combined(&req.step, inputs, all),
+                Err(problem) => Asked::Failed(Failure {
+                    kind: FailureKind::Mismatch,
+                    message: format!("{what}: {problem}"),
+                }),
+            })
     }
 
     /// The answers of several calls of one step, each checked with `check`
@@ -617,6 +626,17 @@ impl Asker<'_> {
             Ok(resp) => {
                 self.ledger.record(self.scope, model, CallKind::Chat, &resp);
                 let resp = with_probabilities(resp);
+                if chat.continuation.is_some() {
+                    let tokens = resp.logprobs.ok_or_else(|| {
+                        Error::new(
+                            ErrorKind::InvalidResponse,
+                            "no log-probabilities for the reply it was asked to score",
+                        )
+                    })?;
+                    return Ok(Some(reply_answer(
+                        tokens.iter().map(|t| (t.token.as_str(), t.logprob)),
+                    )));
+                }
                 resp.json.map(Some).ok_or_else(|| {
                     Error::new(ErrorKind::InvalidResponse, "no JSON answer")
                         .with_raw_output(resp.text)

@@ -280,8 +280,11 @@ pub struct JudgeArgs {
     /// How closed verdicts (statement supported, context contradicted, ...)
     /// are asked: `listed`, the whole list in one call with a reason before
     /// each verdict (ragas' prompts); `per-item`, one short call per item
-    /// whose verdict is read with its probabilities [default: per-item for
-    /// a local judge, listed for a remote one].
+    /// whose verdict is read with its probabilities; `likelihood`, as
+    /// per-item, but whether the response is grounded in its contexts
+    /// (faithfulness, hallucination) is read from how much likelier the
+    /// contexts make its words, local judges only [default: likelihood
+    /// for a local judge, listed for a remote one].
     #[arg(long, value_name = "HOW")]
     pub protocol: Option<Protocol>,
 }

@@ -2,6 +2,7 @@
 //! steps, outputs, directions, signatures, and scoring from step outputs.
 
 use crate::judged::configure::{ConfigError, Values};
+use crate::judged::likelihood;
 use crate::judged::prompt::{PromptDecl, PromptId, PromptSet, Protocol};
 use crate::judged::step::{InputError, Inputs, Outputs, StepKey, StepOutput};
 use crate::judged::{
@@ -343,22 +344,44 @@ impl JudgedMetric {
 
     /// The signature: id, implementation version, every parameter, and the
     /// version and hash prefix of every prompt used (the per-item forms
-    /// too under [`crate::judged::Protocol::PerItem`]).
+    /// too under [`crate::judged::Protocol::PerItem`], the reply prompts
+    /// and the likelihood threshold under [`crate::judged::Protocol::Likelihood`]).
     pub fn signature(&self, prompts: &PromptSet) -> Signature {
         let def = self.0.def();
         let mut sig = Signature::new(def.id.name(), def.signature_version);
         for (k, v) in self.0.signature_params() {
             sig = sig.with(&k, v);
         }
-        // Under the per-item protocol statements are sentences and the
+        // Under the per-item protocols statements are sentences and the
         // item prompts are asked instead of the list ones.
-        if prompts.protocol() == Protocol::PerItem {
-            sig = sig.with("protocol", Protocol::PerItem.name());
+        let protocol = prompts.protocol();
+        if protocol != Protocol::Listed {
+            sig = sig.with("protocol", protocol.name());
+        }
+        let likelihood = def
+            .prompts
+            .iter()
+            .any(|id| protocol.likelihood_form(*id).is_some());
+        if likelihood {
+            sig = sig.with(
+                "likelihood",
+                format!(
+                    "{}/{}/{}",
+                    likelihood::BASELINE_WEIGHT,
+                    likelihood::THRESHOLD,
+                    likelihood::WIDTH
+                ),
+            );
         }
         let mut used: Vec<PromptId> = Vec::new();
         for id in def.prompts {
             let forms = prompts.item_forms(*id).unwrap_or_default();
-            for id in std::iter::once(*id).chain(forms.iter().map(|f| f.prompt)) {
+            let read: &[PromptId] = match protocol.likelihood_form(*id) {
+                Some(_) => &[PromptId::GroundedReply, PromptId::OpenReply],
+                None => &[],
+            };
+            let asked = forms.iter().map(|f| f.prompt).chain(read.iter().copied());
+            for id in std::iter::once(*id).chain(asked) {
                 if !used.contains(&id) {
                     used.push(id);
                 }

@@ -11,7 +11,9 @@
 //!    takes a [`Request::Resolved`] output as is); under
 //!    [`Protocol::PerItem`] a list step with an item form is
 //!    [`Request::Items`], one request per item, and statements are the
-//!    text's sentences;
+//!    text's sentences; under [`Protocol::Likelihood`] the grounding
+//!    verdicts are read from the likelihood of the response
+//!    ([`likelihood`]);
 //! 3. checks each answer with [`validate()`] ([`validate_item`] for one
 //!    item; a [`Mismatch`] goes to the repair path, then becomes a failure
 //!    with the raw answer);
@@ -28,6 +30,7 @@
 //! ```
 
 pub mod configure;
+pub mod likelihood;
 pub mod metric;
 pub mod plan;
 pub mod prompt;

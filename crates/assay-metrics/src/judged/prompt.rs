@@ -63,6 +63,12 @@ pub enum PromptId {
     /// The judge-written reason of a scored outcome (`--reasons llm`); no
     /// step uses it, see [`crate::judged::reason`].
     OutcomeReason,
+    /// The question put with the contexts, whose answer is the response
+    /// read under [`Protocol::Likelihood`] (see [`crate::judged::likelihood`]).
+    GroundedReply,
+    /// The same question without the contexts: the baseline of
+    /// [`PromptId::GroundedReply`].
+    OpenReply,
     /// A prompt declared by the metric module that uses it (in its
     /// [`crate::judged::metric::JudgedDef::declared_prompts`]), by name.
     Declared(&'static str),
@@ -89,9 +95,16 @@ pub enum Protocol {
     #[default]
     Listed,
     /// One short request per item whose answer is the verdict alone, read
-    /// with its probabilities (the default for local judges: a small model
-    /// that writes a reason first tends to invent the evidence for it).
+    /// with its probabilities (a small model that writes a reason first
+    /// tends to invent the evidence for it).
     PerItem,
+    /// As [`Protocol::PerItem`], except for whether the response is
+    /// grounded in the contexts (faithfulness, hallucination): that is
+    /// read from how much more likely the judge finds the response's own
+    /// words with the contexts than without them, and nothing is asked
+    /// (see [`crate::judged::likelihood`]). In-process judges only; the
+    /// default for them.
+    Likelihood,
 }
 
 impl Protocol {
@@ -99,13 +112,20 @@ impl Protocol {
         match self {
             Protocol::Listed => "listed",
             Protocol::PerItem => "per-item",
+            Protocol::Likelihood => "likelihood",
         }
     }
 
     /// The per-item forms `id` is asked in under this protocol (one per
     /// answer list), if any.
     pub fn item_forms(self, id: PromptId) -> Option<&'static [ItemForm]> {
-        id.per_item().filter(|_| self == Protocol::PerItem)
+        id.per_item().filter(|_| self != Protocol::Listed)
+    }
+
+    /// How `id`'s verdicts are read from likelihoods under this protocol,
+    /// if they are.
+    pub fn likelihood_form(self, id: PromptId) -> Option<crate::judged::likelihood::Form> {
+        crate::judged::likelihood::Form::of(id).filter(|_| self == Protocol::Likelihood)
     }
 }
 
@@ -121,7 +141,10 @@ impl FromStr for Protocol {
         match s {
             "listed" => Ok(Protocol::Listed),
             "per-item" => Ok(Protocol::PerItem),
-            _ => Err(format!("unknown protocol '{s}' (listed, per-item)")),
+            "likelihood" => Ok(Protocol::Likelihood),
+            _ => Err(format!(
+                "unknown protocol '{s}' (listed, per-item, likelihood)"
+            )),
         }
     }
 }
@@ -266,7 +289,7 @@ impl PromptId {
     }
 
     /// The prompts shared by several metrics or steps, in file-listing order.
-    const SHARED: [PromptId; 27] = [
+    const SHARED: [PromptId; 29] = [
         PromptId::Statements,
         PromptId::Opinions,
         PromptId::FaithfulnessVerdicts,
@@ -294,6 +317,8 @@ impl PromptId {
         PromptId::StatementInReference,
         PromptId::StatementInResponse,
         PromptId::OutcomeReason,
+        PromptId::GroundedReply,
+        PromptId::OpenReply,
     ];
 
     pub fn name(self) -> &'static str {
@@ -325,6 +350,8 @@ impl PromptId {
             PromptId::StatementInReference => "statement_in_reference",
             PromptId::StatementInResponse => "statement_in_response",
             PromptId::OutcomeReason => "outcome_reason",
+            PromptId::GroundedReply => "grounded_reply",
+            PromptId::OpenReply => "open_reply",
             PromptId::Declared(name) => name,
         }
     }
@@ -399,6 +426,8 @@ impl PromptId {
                 ("summary", Text),
                 ("verdicts", Text),
             ],
+            PromptId::GroundedReply => &[("contexts", List), ("question", Text)],
+            PromptId::OpenReply => &[("question", Text)],
             PromptId::Declared(_) => self.declared().map_or(&[], |d| d.slots),
         }
     }
@@ -444,6 +473,8 @@ impl PromptId {
                 include_str!("../../prompts/statement_in_response.json")
             }
             PromptId::OutcomeReason => include_str!("../../prompts/outcome_reason.json"),
+            PromptId::GroundedReply => include_str!("../../prompts/grounded_reply.json"),
+            PromptId::OpenReply => include_str!("../../prompts/open_reply.json"),
             PromptId::Declared(_) => self.declared().map_or("", |d| d.text),
         }
     }

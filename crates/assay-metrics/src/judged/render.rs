@@ -2,12 +2,14 @@
 //! layer: chat messages with the fixed part first, the output schema with
 //! exact item counts, sampling settings.
 
+use crate::judged::likelihood::{self, Scoring};
 use crate::judged::prompt::{
     canonical_json, ItemForm, Prompt, PromptId, PromptSet, Protocol, SlotValue,
 };
 use crate::judged::schema::with_exact_items;
 use crate::judged::step::{EmbedText, InputError, Inputs, StepKey, StepOutput};
 use crate::judged::steps;
+use crate::judged::validate::{validate_item, Problem};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -76,6 +78,10 @@ pub struct JudgeRequest {
     /// in one call). With 1, [`crate::judged::validate()`] takes the answer
     /// itself; with more, a JSON array of the answers in draw order.
     pub n_votes: u32,
+    /// A reply for the judge to score rather than write (see
+    /// [`crate::judged::likelihood`]); its answer is then a
+    /// [`crate::judged::likelihood::reply_answer`] and `schema` is null.
+    pub continuation: Option<String>,
 }
 
 /// Texts to embed, in order; the answer is one vector per text.
@@ -96,8 +102,11 @@ pub struct ItemRequests {
     /// how many of [`ItemRequests::items`] each takes.
     pub lists: Vec<(&'static str, usize)>,
     /// One request per item, list after list, in order; each checked with
-    /// [`crate::judged::validate_item`].
+    /// [`ItemRequests::check_item`].
     pub items: Vec<JudgeRequest>,
+    /// Set when the items score the response under
+    /// [`Protocol::Likelihood`] instead of answering a verdict each.
+    pub likelihood: Option<Scoring>,
 }
 
 impl ItemRequests {
@@ -113,17 +122,29 @@ impl ItemRequests {
     /// let outputs = Outputs::new();
     /// let Ok(Request::Items(req)) = render(&prompts, &steps::contradictions(), &Inputs::new(&sample, &outputs)) else { panic!() };
     /// assert_eq!(req.items.len(), 2);
-    /// let joined = req.join(vec![serde_json::json!({"verdict": "yes"}), serde_json::json!({"verdict": "no"})]);
+    /// let joined = req.join(vec![serde_json::json!({"verdict": "yes"}), serde_json::json!({"verdict": "no"})]).unwrap();
     /// assert_eq!(joined, serde_json::json!({"verdicts": [{"verdict": "yes", "reason": ""}, {"verdict": "no", "reason": ""}]}));
     /// ```
-    pub fn join(&self, answers: Vec<Value>) -> Value {
+    pub fn join(&self, answers: Vec<Value>) -> Result<Value, Problem> {
+        if let Some(scoring) = &self.likelihood {
+            return scoring.join(&answers);
+        }
         let mut answers = answers.into_iter().map(with_reason);
-        Value::Object(
+        Ok(Value::Object(
             self.lists
                 .iter()
                 .map(|(name, n)| (name.to_string(), answers.by_ref().take(*n).collect()))
                 .collect(),
-        )
+        ))
+    }
+
+    /// Checks one item's answer: a verdict among the step's labels, or a
+    /// scored reply.
+    pub fn check_item(&self, answer: &Value) -> Result<(), Problem> {
+        match &self.likelihood {
+            Some(scoring) => scoring.check(answer),
+            None => validate_item(&self.step, answer).map_err(|m| *m.problem),
+        }
     }
 }
 
@@ -199,12 +220,18 @@ pub fn render(
     if let Some(output) = unit.0.trivial(&filled) {
         return Ok(Request::Resolved(output));
     }
-    if prompts.protocol() == Protocol::PerItem {
+    if prompts.protocol() != Protocol::Listed {
         if let Some(output) = unit.0.without_call(&filled) {
             return Ok(Request::Resolved(output));
         }
     }
     let id = unit.0.prompt();
+    if let Some(form) = prompts.protocol().likelihood_form(id) {
+        let reply = inputs.response()?;
+        return Ok(Request::Items(likelihood::requests(
+            prompts, step, &filled, reply, form,
+        )));
+    }
     if let Some(forms) = prompts.item_forms(id) {
         return Ok(Request::Items(item_requests(prompts, step, &filled, forms)));
     }
@@ -231,6 +258,7 @@ pub fn render(
             0.0
         },
         n_votes: filled.votes,
+        continuation: None,
     }))
 }
 
@@ -279,6 +307,7 @@ fn item_requests(
                 schema: prompt.output_schema.clone(),
                 temperature: 0.0,
                 n_votes: 1,
+                continuation: None,
             }
         }));
     }
@@ -286,6 +315,7 @@ fn item_requests(
         step: step.clone(),
         lists,
         items: requests,
+        likelihood: None,
     }
 }
 

@@ -65,7 +65,7 @@ fn run_with(
             Request::Items(req) => {
                 calls += req.items.len();
                 let answers = req.items.iter().map(fake_judge).collect();
-                validate(&step.key, &inputs, &req.join(answers)).unwrap()
+                validate(&step.key, &inputs, &req.join(answers).unwrap()).unwrap()
             }
             Request::Embed(req) => {
                 let answer = json!(req.texts.iter().map(|t| fake_embed(t)).collect::<Vec<_>>());
@@ -592,6 +592,7 @@ fn every_judge_step_renders_the_fields_it_judges() {
     ));
     let mut seen = std::collections::BTreeSet::new();
     let per_item = prompts.clone().with_protocol(Protocol::PerItem);
+    let likelihood = prompts.clone().with_protocol(Protocol::Likelihood);
     for (key, needles) in cases {
         // A step with a per-item form asks its item prompt under that
         // protocol, each item after the other slots.
@@ -601,6 +602,24 @@ fn every_judge_step_renders_the_fields_it_judges() {
                 let last = &item.messages.last().unwrap().content;
                 assert!(
                     last.starts_with("question:\n") || last.contains("\n\nquestion:\n"),
+                    "{key}: {last}"
+                );
+            }
+        }
+        // Under the likelihood protocol a grounding step scores the
+        // response as the answer to the question, with and without the
+        // contexts.
+        if let Request::Items(r) = render(&likelihood, &key, &Inputs::new(&s, &outputs)).unwrap() {
+            for item in r.items.iter().filter(|i| i.continuation.is_some()) {
+                seen.insert(item.prompt_id);
+                assert_eq!(
+                    item.continuation.as_deref(),
+                    Some(response.as_str()),
+                    "{key}"
+                );
+                let last = &item.messages.last().unwrap().content;
+                assert!(
+                    last.ends_with(&format!("question:\n{question}")),
                     "{key}: {last}"
                 );
             }
@@ -865,6 +884,14 @@ fn every_metric_declares_its_contract() {
         .map(|f| f.prompt)
         .collect();
     used.extend(forms);
+    // The likelihood protocol reads the response with and without the
+    // contexts instead of asking the grounding list prompts.
+    if used
+        .iter()
+        .any(|p| Protocol::Likelihood.likelihood_form(*p).is_some())
+    {
+        used.extend([PromptId::GroundedReply, PromptId::OpenReply]);
+    }
     assert_eq!(
         used.len(),
         PromptId::all().count(),

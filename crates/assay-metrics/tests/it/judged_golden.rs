@@ -168,7 +168,7 @@ fn rendered(prompts: &PromptSet, metrics: &[JudgedMetric], sample: &Sample) -> V
                     .iter()
                     .map(|i| judge::answer(i.prompt_id.name(), &i.messages.last().unwrap().content))
                     .collect();
-                validate(&step.key, &inputs, &req.join(answers))
+                validate(&step.key, &inputs, &req.join(answers).unwrap())
             }
             Request::Embed(req) => {
                 let answer = json!(req.texts.iter().map(|t| fake_embed(t)).collect::<Vec<_>>());
