@@ -155,6 +155,9 @@ def test_protocol_per_item_scores_each_statement_alone(tmp_path, judge):
     assert statements == ["The Eiffel Tower is in Paris.", "The Eiffel Tower is made of cheese"]
     with pytest.raises(assay.UsageError, match="unknown protocol 'each'"):
         assay.evaluate([row], ["faithfulness"], protocol="each", **kwargs)
+    # An HTTP judge cannot score a given reply.
+    with pytest.raises(assay.UsageError, match="needs an in-process judge"):
+        assay.evaluate([row], ["faithfulness"], protocol="likelihood", **kwargs)
 
 
 def test_refused_credentials_raise_auth_error(tmp_path):

@@ -297,6 +297,21 @@ fn per_item_protocol_asks_each_statement_and_context_alone_over_the_wire() {
         "a listed rerun must not resume a per-item run"
     );
     assert!(stderr(&again).contains("signature"), "{}", stderr(&again));
+    // The loopback judge is an HTTP endpoint: it cannot score a reply.
+    let asked = fx.chats().len();
+    let refused = fx.eval(
+        &data,
+        "faithfulness",
+        "refused",
+        &["--protocol", "likelihood"],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--protocol likelihood needs an in-process judge"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(fx.chats().len(), asked, "nothing was asked");
 }
 
 #[test]
@@ -665,6 +680,12 @@ fn the_local_judge_gives_summary_coherence_its_expected_rating_and_verdicts_thei
             "yes" => assert_eq!(chosen, yes, "{c}"),
             _ => assert!((chosen + yes - 1.0).abs() < 1e-9, "{c}"),
         }
+        // The local default reads each context's verdict from the gain
+        // of the response's words, which the reason gives.
+        let reason = c["reason"].as_str().unwrap();
+        assert!(reason.contains("nats a token from this context"), "{c}");
     }
+    let manifest = read_json(&out.join("manifest.json"));
+    assert_eq!(manifest["judge"]["sampling"]["protocol"], "likelihood");
     assert_eq!(fx.server.count(), 0, "nothing went over the network");
 }
