@@ -7,26 +7,30 @@
 //! judge is given the response to score twice: as its answer to the
 //! question with the contexts ([`PromptId::GroundedReply`]) and without
 //! them ([`PromptId::OpenReply`]). Per token, the gain is
-//! log P(token | with contexts) − [`BASELINE_WEIGHT`] × log P(token | without):
-//! with a weight of 1 it would be the pointwise mutual information of the
-//! response's words with the contexts. Words the contexts state become
-//! much more likely; words they do not state, or contradict, do not.
+//! log P(token | with contexts) − w × log P(token | without), for the
+//! form's [`Form::baseline_weight`] w: with a weight of 1 it is the
+//! pointwise mutual information of the response's words with the
+//! contexts. Words the contexts state become much more likely; words they
+//! do not state do not, and words they contradict become less likely.
 //!
-//! A text is grounded when the mean gain over its tokens is at least
-//! [`THRESHOLD`] nats; the verdict's probability is a logistic of the
-//! distance to it, with scale [`WIDTH`]. All three were chosen on the
-//! tuning rows of `data/calibration/` (HaluEval QA pairs and RAGTruth
-//! rows ranked 51–70), not on the rows the README reports.
+//! A text is grounded when the mean gain over its tokens is at least the
+//! form's [`Form::threshold`] in nats; the verdict's probability is a
+//! logistic of the distance to it, with scale [`WIDTH`]. The weights and
+//! thresholds were chosen on the tuning rows of `data/calibration/`
+//! (HaluEval QA pairs and RAGTruth rows ranked 51–70), not on the rows the
+//! README reports.
 //!
 //! What it cannot see: a statement the judge knows without the contexts
 //! (common knowledge) gains little from them, and may read unsupported
 //! even when they state it.
 //!
 //! ```
-//! use assay_metrics::judged::likelihood::{reply_answer, verdict_probability, Form, THRESHOLD};
+//! use assay_metrics::judged::likelihood::{reply_answer, verdict_probability, Form};
 //! // A statement whose words gain a nat a token over the threshold is
-//! // supported.
-//! assert!(verdict_probability(Form::Statements, THRESHOLD + 1.0) > 0.8);
+//! // supported; a context that makes the response a nat a token less
+//! // likely than the question alone contradicts it.
+//! assert!(verdict_probability(Form::Statements, Form::Statements.threshold() + 1.0) > 0.8);
+//! assert!(verdict_probability(Form::Contexts, -1.0) > 0.8);
 //! let answer = reply_answer([("Paris", -0.1), (".", -0.2)]);
 //! assert_eq!(answer["tokens"][0][0], "Paris");
 //! ```
@@ -38,19 +42,6 @@ use crate::judged::validate::{Problem, CHOICE_PROBABILITIES};
 use serde_json::{json, Value};
 use std::ops::Range;
 
-/// How much of the open reading's log-probability the gain takes away.
-/// Read with these prompts by the default judge on the tuning rows (one
-/// score per response), 0.75 ranked RAGTruth with ROC-AUC 0.78 and
-/// HaluEval QA with 0.93; 1 (the mutual information) gave 0.74 and 0.96,
-/// 0.5 gave 0.80 and 0.85.
-pub const BASELINE_WEIGHT: f64 = 0.75;
-
-/// The mean gain, in nats a token, from which a text counts as grounded.
-/// On the same rows it was the most accurate threshold on RAGTruth (0.78
-/// of the rows right; 0.63 at 0, 0.68 at 0.5) and right on 0.88 of the
-/// HaluEval QA rows (0.90 at 0.75, the best there).
-pub const THRESHOLD: f64 = 0.25;
-
 /// The scale, in nats a token, of the logistic that turns a gain into the
 /// verdict's probability.
 pub const WIDTH: f64 = 0.5;
@@ -60,12 +51,13 @@ pub const WIDTH: f64 = 0.5;
 pub enum Form {
     /// Per statement (a sentence of the response, under this protocol):
     /// `yes` (supported) when the contexts, all together, raise its tokens
-    /// by [`THRESHOLD`] on average or more, else `no`
+    /// by the threshold on average or more, else `no`
     /// ([`PromptId::FaithfulnessVerdicts`]).
     Statements,
     /// Per context: `yes` (the response contradicts it) when that context
-    /// alone raises the whole response by less than [`THRESHOLD`], else
-    /// `no` ([`PromptId::Contradictions`]).
+    /// alone makes the whole response less likely than the question alone
+    /// does, else `no` ([`PromptId::Contradictions`]). A context the
+    /// response does not use leaves it about as likely: not contradicted.
     Contexts,
 }
 
@@ -79,9 +71,42 @@ impl Form {
         }
     }
 
+    /// How much of the open reading's log-probability the gain takes away.
+    ///
+    /// Statements: read with these prompts by the default judge on the
+    /// tuning rows (one score per response), 0.75 ranked RAGTruth with
+    /// ROC-AUC 0.78 and HaluEval QA with 0.93; 1 gave 0.74 and 0.96, 0.5
+    /// gave 0.80 and 0.85. Contexts: 1, the mutual information, whose sign
+    /// tells a context that speaks against the response from one it does
+    /// not use.
+    pub fn baseline_weight(self) -> f64 {
+        match self {
+            Form::Statements => 0.75,
+            Form::Contexts => 1.0,
+        }
+    }
+
+    /// The mean gain, in nats a token, from which a text counts as
+    /// grounded.
+    ///
+    /// Statements: 0.25 was the most accurate on RAGTruth's tuning rows
+    /// (0.78 of the rows right; 0.63 at 0, 0.68 at 0.5) and right on 0.88
+    /// of HaluEval QA's (0.90 at 0.75, the best there). Contexts: 0; on
+    /// the tuning rows read per context, the faithful RAGTruth responses
+    /// had 3% of their contexts called contradicted, against 38% with the
+    /// statements' weight and threshold, and the rows ranked better
+    /// (ROC-AUC 0.67 against 0.66 on RAGTruth, 0.96 against 0.93 on
+    /// HaluEval QA).
+    pub fn threshold(self) -> f64 {
+        match self {
+            Form::Statements => 0.25,
+            Form::Contexts => 0.0,
+        }
+    }
+
     /// The verdict label for `gain`.
     fn label(self, gain: f64) -> &'static str {
-        match (self, gain >= THRESHOLD) {
+        match (self, gain >= self.threshold()) {
             (Form::Statements, true) | (Form::Contexts, false) => "yes",
             _ => "no",
         }
@@ -90,7 +115,7 @@ impl Form {
 
 /// The probability of `yes` for a text with mean gain `gain`.
 pub fn verdict_probability(form: Form, gain: f64) -> f64 {
-    let z = (gain - THRESHOLD) / WIDTH;
+    let z = (gain - form.threshold()) / WIDTH;
     let z = match form {
         Form::Statements => z,
         Form::Contexts => -z,
@@ -297,7 +322,7 @@ impl Scoring {
                 .iter()
                 .enumerate()
                 .filter(|(_, r)| overlaps(r, span))
-                .map(|(i, _)| with[i].1 - BASELINE_WEIGHT * open[i].1)
+                .map(|(i, _)| with[i].1 - self.form.baseline_weight() * open[i].1)
                 .collect();
             verdicts.push(self.verdict(&gains));
         }
@@ -316,14 +341,15 @@ impl Scoring {
         }
         let gain = gains.iter().sum::<f64>() / gains.len() as f64;
         let p = verdict_probability(self.form, gain);
+        let from = self.form.threshold();
         let reason = match self.form {
             Form::Statements => format!(
                 "its words gain {gain:.2} nats a token from the contexts \
-                 (supported from {THRESHOLD})"
+                 (supported from {from})"
             ),
             Form::Contexts => format!(
                 "the response's words gain {gain:.2} nats a token from this context \
-                 (agreeing from {THRESHOLD})"
+                 (contradicted below {from})"
             ),
         };
         json!({
@@ -422,34 +448,40 @@ mod tests {
         let v = verdicts(&steps::statement_verdicts(), row, &outputs, &joined);
         assert_eq!(v[0].verdict, Label::Yes);
         assert_eq!(v[1].verdict, Label::No);
-        let expected = |g: f64| 1.0 / (1.0 + (-(g - THRESHOLD) / WIDTH).exp());
+        let t = Form::Statements.threshold();
+        let expected = |g: f64| 1.0 / (1.0 + (-(g - t) / WIDTH).exp());
         assert!((v[0].probability(Label::Yes).unwrap() - expected(3.5 / 3.0)).abs() < 1e-9);
         assert!((v[1].probability(Label::Yes).unwrap() - expected(-0.25)).abs() < 1e-9);
         assert!(v[1].reason.contains("-0.25 nats"), "{}", v[1].reason);
     }
 
-    /// Per context, the whole response against that context alone: with
-    /// the first, the gains are 0.2, -0.3 and -0.05 (mean -0.05:
-    /// contradicted); with the second, 3, 1 and 0.25 (mean 1.42: not).
+    /// Per context, the whole response against that context alone, with
+    /// the mutual information: the first makes its tokens 0.2 + 0.2 -
+    /// 0.2 = 0.2 nats less likely in all (mean -0.07: contradicted); the
+    /// second, which states it, 4.5 + 1.5 + 0.5 more (not); the third,
+    /// about something else, makes the first 0.1 nats likelier (not).
     #[test]
     fn each_context_is_read_alone_against_the_whole_response() {
-        let row = json!({"user_input": "Who wrote it?", "response": "Charlotte wrote it.", "retrieved_contexts": ["Jane Austen wrote it.", "Charlotte wrote it."]});
+        let row = json!({"user_input": "Who wrote it?", "response": "Charlotte wrote it.", "retrieved_contexts": ["Jane Austen wrote it.", "Charlotte wrote it.", "It rained."]});
         let outputs = Outputs::new();
         let req = requests_of(&steps::contradictions(), row.clone(), &outputs);
-        assert_eq!(req.items.len(), 3);
+        assert_eq!(req.items.len(), 4);
         assert!(req.items[0].messages[1].content.contains("Jane Austen"));
         assert!(!req.items[0].messages[1].content.contains("Charlotte wrote"));
         let texts = ["Charlotte", " wrote", " it."];
         let at = |lps: [f64; 3]| reply_answer(texts.iter().copied().zip(lps));
         let joined = req
             .join(vec![
-                at([-4.3, -1.8, -0.8]),
+                at([-6.2, -2.2, -0.8]),
                 at([-1.5, -0.5, -0.5]),
+                at([-5.9, -2.0, -1.0]),
                 at([-6.0, -2.0, -1.0]),
             ])
             .unwrap();
         let v = verdicts(&steps::contradictions(), row, &outputs, &joined);
-        assert_eq!((v[0].verdict, v[1].verdict), (Label::Yes, Label::No));
+        let labels: Vec<Label> = v.iter().map(|v| v.verdict).collect();
+        assert_eq!(labels, [Label::Yes, Label::No, Label::No]);
+        assert!(v[0].reason.contains("-0.07 nats"), "{}", v[0].reason);
     }
 
     #[test]

@@ -358,17 +358,17 @@ impl JudgedMetric {
         if protocol != Protocol::Listed {
             sig = sig.with("protocol", protocol.name());
         }
-        let likelihood = def
+        for form in def
             .prompts
             .iter()
-            .any(|id| protocol.likelihood_form(*id).is_some());
-        if likelihood {
+            .filter_map(|id| protocol.likelihood_form(*id))
+        {
             sig = sig.with(
                 "likelihood",
                 format!(
                     "{}/{}/{}",
-                    likelihood::BASELINE_WEIGHT,
-                    likelihood::THRESHOLD,
+                    form.baseline_weight(),
+                    form.threshold(),
                     likelihood::WIDTH
                 ),
             );
