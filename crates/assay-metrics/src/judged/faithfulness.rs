@@ -4,10 +4,12 @@
 //! Steps: [`steps::response_statements`] (prompt `prompts/statements.json`),
 //! then [`steps::statement_verdicts`] (`prompts/faithfulness_verdicts.json`):
 //! per statement yes (inferable from the contexts), no (contradicted) or
-//! idk (neither). Under the per-item protocol (the local judges' default)
-//! the statements are the response's sentences and each is asked alone
-//! with `prompts/statement_support.json`, its verdict read with the
-//! judge's probabilities. Score = supported / statements: unrelated claims count
+//! idk (neither). Under the per-item protocol the statements are the
+//! response's sentences and each is asked alone with
+//! `prompts/statement_support.json`, its verdict read with the judge's
+//! probabilities; under the likelihood protocol (the local judges'
+//! default) each sentence's verdict is read from how much likelier the
+//! contexts make its words ([`crate::judged::likelihood`]). Score = supported / statements: unrelated claims count
 //! against, as in ragas and valor. `mode=contradictions` counts only
 //! contradicted statements against (DeepEval).
 //!

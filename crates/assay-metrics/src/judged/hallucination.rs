@@ -4,7 +4,10 @@
 //!
 //! Steps: [`steps::contradictions`] (`prompts/contradictions.json`), per
 //! context yes (the response contradicts it) or no; under the per-item
-//! protocol each context is asked alone (`prompts/context_contradiction.json`).
+//! protocol each context is asked alone (`prompts/context_contradiction.json`);
+//! under the likelihood protocol (the local judges' default) each context
+//! is read alone, by its mutual information with the response
+//! ([`crate::judged::likelihood`]).
 //! Score = contradicted / contexts; details carry `soft_score`, the mean
 //! probability of yes, when the judge gave probabilities.
 //!

@@ -6,16 +6,17 @@
 //! same model reading the response as its own answer does better. The
 //! judge is given the response to score twice: as its answer to the
 //! question with the contexts ([`PromptId::GroundedReply`]) and without
-//! them ([`PromptId::OpenReply`]). Per token, the gain is
-//! log P(token | with contexts) − w × log P(token | without), for the
-//! form's [`Form::baseline_weight`] w: with a weight of 1 it is the
-//! pointwise mutual information of the response's words with the
-//! contexts. Words the contexts state become much more likely; words they
-//! do not state do not, and words they contradict become less likely.
+//! them ([`PromptId::OpenReply`]). Per token, a gain is
+//! log P(token | with contexts) − w × log P(token | without); with a
+//! weight w of 1 it is the pointwise mutual information of the response's
+//! words with the contexts. Words the contexts state become much more
+//! likely; words they do not state do not, and words they speak against
+//! become less likely than without them.
 //!
-//! A text is grounded when the mean gain over its tokens is at least the
-//! form's [`Form::threshold`] in nats; the verdict's probability is a
-//! logistic of the distance to it, with scale [`WIDTH`]. The weights and
+//! Two readings of the mean gain over a text's tokens: [`SUPPORT`] (the
+//! contexts state it) and [`CONTRADICTION`] (they speak against it), each
+//! a weight and a threshold in nats; a verdict's probability is a logistic
+//! of the distance to the threshold, with scale [`WIDTH`]. Weights and
 //! thresholds were chosen on the tuning rows of `data/calibration/`
 //! (HaluEval QA pairs and RAGTruth rows ranked 51–70), not on the rows the
 //! README reports.
@@ -25,12 +26,13 @@
 //! even when they state it.
 //!
 //! ```
-//! use assay_metrics::judged::likelihood::{reply_answer, verdict_probability, Form};
-//! // A statement whose words gain a nat a token over the threshold is
-//! // supported; a context that makes the response a nat a token less
-//! // likely than the question alone contradicts it.
-//! assert!(verdict_probability(Form::Statements, Form::Statements.threshold() + 1.0) > 0.8);
-//! assert!(verdict_probability(Form::Contexts, -1.0) > 0.8);
+//! use assay_metrics::judged::likelihood::{reply_answer, CONTRADICTION, SUPPORT};
+//! // Words a nat a token likelier with the contexts than their weighted
+//! // reading without are stated by them; a context that makes the
+//! // response a nat a token less likely than the question alone speaks
+//! // against it.
+//! assert!(SUPPORT.probability(SUPPORT.threshold + 1.0) > 0.8);
+//! assert!(CONTRADICTION.probability(-1.0) < 0.2);
 //! let answer = reply_answer([("Paris", -0.1), (".", -0.2)]);
 //! assert_eq!(answer["tokens"][0][0], "Paris");
 //! ```
@@ -46,18 +48,63 @@ use std::ops::Range;
 /// verdict's probability.
 pub const WIDTH: f64 = 0.5;
 
+/// One reading of the gain: how much of the open reading's
+/// log-probability it takes away, and from which mean gain (nats a
+/// token) the reading holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reading {
+    pub weight: f64,
+    pub threshold: f64,
+}
+
+impl Reading {
+    /// The mean gain of tokens read `with` and without (`open`) the
+    /// contexts, as (log-probability with, without) pairs.
+    pub fn gain(&self, tokens: &[(f64, f64)]) -> f64 {
+        let n = tokens.len() as f64;
+        tokens.iter().map(|(w, o)| w - self.weight * o).sum::<f64>() / n
+    }
+
+    /// The probability that the reading holds at mean gain `gain`.
+    pub fn probability(&self, gain: f64) -> f64 {
+        1.0 / (1.0 + (-(gain - self.threshold) / WIDTH).exp())
+    }
+}
+
+/// The contexts state a text. Weight: read with these prompts by the
+/// default judge on the tuning rows (one score per response), 0.75 ranked
+/// RAGTruth with ROC-AUC 0.78 and HaluEval QA with 0.93; 1 gave 0.74 and
+/// 0.96, 0.5 gave 0.80 and 0.85. Threshold: 0.25 was the most accurate on
+/// RAGTruth's tuning rows (0.78 of the rows right; 0.63 at 0, 0.68 at 0.5)
+/// and right on 0.88 of HaluEval QA's (0.90 at 0.75, the best there).
+pub const SUPPORT: Reading = Reading {
+    weight: 0.75,
+    threshold: 0.25,
+};
+
+/// The contexts speak against a text: they make it less likely than the
+/// question alone does (the mutual information below 0); a context the
+/// text does not use leaves it about as likely. On the tuning rows read
+/// per context, the faithful RAGTruth responses had 3% of their contexts
+/// called contradicted this way, against 38% with [`SUPPORT`] failing,
+/// and the rows ranked better (ROC-AUC 0.67 against 0.66 on RAGTruth,
+/// 0.96 against 0.93 on HaluEval QA).
+pub const CONTRADICTION: Reading = Reading {
+    weight: 1.0,
+    threshold: 0.0,
+};
+
 /// Which list prompt's verdicts are read from likelihoods, and how.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Form {
-    /// Per statement (a sentence of the response, under this protocol):
-    /// `yes` (supported) when the contexts, all together, raise its tokens
-    /// by the threshold on average or more, else `no`
-    /// ([`PromptId::FaithfulnessVerdicts`]).
+    /// Per statement (a sentence of the response, under this protocol),
+    /// against all the contexts together: `yes` when they state it
+    /// ([`SUPPORT`]), else `no` when they speak against it
+    /// ([`CONTRADICTION`]), else `idk` ([`PromptId::FaithfulnessVerdicts`]).
     Statements,
-    /// Per context: `yes` (the response contradicts it) when that context
-    /// alone makes the whole response less likely than the question alone
-    /// does, else `no` ([`PromptId::Contradictions`]). A context the
-    /// response does not use leaves it about as likely: not contradicted.
+    /// Per context, read alone against the whole response: `yes` (the
+    /// response contradicts it) when it speaks against the response
+    /// ([`CONTRADICTION`]), else `no` ([`PromptId::Contradictions`]).
     Contexts,
 }
 
@@ -71,56 +118,63 @@ impl Form {
         }
     }
 
-    /// How much of the open reading's log-probability the gain takes away.
-    ///
-    /// Statements: read with these prompts by the default judge on the
-    /// tuning rows (one score per response), 0.75 ranked RAGTruth with
-    /// ROC-AUC 0.78 and HaluEval QA with 0.93; 1 gave 0.74 and 0.96, 0.5
-    /// gave 0.80 and 0.85. Contexts: 1, the mutual information, whose sign
-    /// tells a context that speaks against the response from one it does
-    /// not use.
-    pub fn baseline_weight(self) -> f64 {
-        match self {
-            Form::Statements => 0.75,
-            Form::Contexts => 1.0,
+    /// The verdict on a text whose tokens read (with, without) the
+    /// contexts as `tokens`: its label, the probability of each label, and
+    /// the gains as its reason.
+    fn verdict(self, tokens: &[(f64, f64)]) -> Value {
+        if tokens.is_empty() {
+            // Only an empty response has no token: it contradicts nothing
+            // and states nothing.
+            let label = match self {
+                Form::Statements => "idk",
+                Form::Contexts => "no",
+            };
+            return json!({"verdict": label, "reason": "the response has no words to read"});
         }
+        let (support, against) = (SUPPORT.gain(tokens), CONTRADICTION.gain(tokens));
+        let p_against = 1.0 - CONTRADICTION.probability(against);
+        let mutual = format!(
+            "the mutual information is {against:.2} nats a token (contradicted below {})",
+            CONTRADICTION.threshold
+        );
+        let (label, probabilities, reason) = match self {
+            Form::Statements => {
+                let p_yes = SUPPORT.probability(support);
+                let label = if support >= SUPPORT.threshold {
+                    "yes"
+                } else if against < CONTRADICTION.threshold {
+                    "no"
+                } else {
+                    "idk"
+                };
+                let probabilities = json!({
+                    "yes": p_yes,
+                    "no": (1.0 - p_yes) * p_against,
+                    "idk": (1.0 - p_yes) * (1.0 - p_against),
+                });
+                let reason = format!(
+                    "its words gain {support:.2} nats a token from the contexts \
+                     (supported from {}); {mutual}",
+                    SUPPORT.threshold
+                );
+                (label, probabilities, reason)
+            }
+            Form::Contexts => {
+                let label = if against < CONTRADICTION.threshold {
+                    "yes"
+                } else {
+                    "no"
+                };
+                let probabilities = json!({"yes": p_against, "no": 1.0 - p_against});
+                (label, probabilities, format!("with this context, {mutual}"))
+            }
+        };
+        json!({
+            "verdict": label,
+            "reason": reason,
+            CHOICE_PROBABILITIES: {"verdict": probabilities},
+        })
     }
-
-    /// The mean gain, in nats a token, from which a text counts as
-    /// grounded.
-    ///
-    /// Statements: 0.25 was the most accurate on RAGTruth's tuning rows
-    /// (0.78 of the rows right; 0.63 at 0, 0.68 at 0.5) and right on 0.88
-    /// of HaluEval QA's (0.90 at 0.75, the best there). Contexts: 0; on
-    /// the tuning rows read per context, the faithful RAGTruth responses
-    /// had 3% of their contexts called contradicted, against 38% with the
-    /// statements' weight and threshold, and the rows ranked better
-    /// (ROC-AUC 0.67 against 0.66 on RAGTruth, 0.96 against 0.93 on
-    /// HaluEval QA).
-    pub fn threshold(self) -> f64 {
-        match self {
-            Form::Statements => 0.25,
-            Form::Contexts => 0.0,
-        }
-    }
-
-    /// The verdict label for `gain`.
-    fn label(self, gain: f64) -> &'static str {
-        match (self, gain >= self.threshold()) {
-            (Form::Statements, true) | (Form::Contexts, false) => "yes",
-            _ => "no",
-        }
-    }
-}
-
-/// The probability of `yes` for a text with mean gain `gain`.
-pub fn verdict_probability(form: Form, gain: f64) -> f64 {
-    let z = (gain - form.threshold()) / WIDTH;
-    let z = match form {
-        Form::Statements => z,
-        Form::Contexts => -z,
-    };
-    1.0 / (1.0 + (-z).exp())
 }
 
 /// The answer of a scored reply as the engine hands it on: each token's
@@ -318,45 +372,15 @@ impl Scoring {
                     expected: "the same tokens with and without the contexts",
                 });
             }
-            let gains: Vec<f64> = offsets
+            let tokens: Vec<(f64, f64)> = offsets
                 .iter()
                 .enumerate()
                 .filter(|(_, r)| overlaps(r, span))
-                .map(|(i, _)| with[i].1 - self.form.baseline_weight() * open[i].1)
+                .map(|(i, _)| (with[i].1, open[i].1))
                 .collect();
-            verdicts.push(self.verdict(&gains));
+            verdicts.push(self.form.verdict(&tokens));
         }
         Ok(json!({"verdicts": verdicts}))
-    }
-
-    fn verdict(&self, gains: &[f64]) -> Value {
-        if gains.is_empty() {
-            // Only an empty response has no token: it contradicts nothing
-            // and states nothing.
-            let label = match self.form {
-                Form::Statements => "idk",
-                Form::Contexts => "no",
-            };
-            return json!({"verdict": label, "reason": "the response has no words to read"});
-        }
-        let gain = gains.iter().sum::<f64>() / gains.len() as f64;
-        let p = verdict_probability(self.form, gain);
-        let from = self.form.threshold();
-        let reason = match self.form {
-            Form::Statements => format!(
-                "its words gain {gain:.2} nats a token from the contexts \
-                 (supported from {from})"
-            ),
-            Form::Contexts => format!(
-                "the response's words gain {gain:.2} nats a token from this context \
-                 (contradicted below {from})"
-            ),
-        };
-        json!({
-            "verdict": self.form.label(gain),
-            "reason": reason,
-            CHOICE_PROBABILITIES: {"verdict": {"yes": p, "no": 1.0 - p}},
-        })
     }
 }
 
@@ -414,22 +438,23 @@ mod tests {
         }
     }
 
-    /// The worked example: "Paris is in France. It has 3 towers." split
-    /// into 6 tokens. The first sentence's gains are -1 + 0.75 * 4 = 2,
-    /// -1 + 0.75 * 3 = 1.25 and -2 + 0.75 * 3 = 0.25 (mean 1.17:
-    /// supported); the second's are -1.5 + 1.5 = 0, -3 + 2.25 = -0.75
-    /// and -1.5 + 1.5 = 0 (mean -0.25: not).
+    /// The worked example: "Paris is in France. It has 3 towers. It is
+    /// old." in 8 tokens, read (with, without) the contexts.
+    /// - "Paris is in France.": (-1, -4), (-1, -3), (-2, -3). Support
+    ///   gains 2, 1.25, 0.25, mean 7/6 >= 0.25: yes.
+    /// - "It has 3 towers.": (-2.5, -2), (-3.5, -3), (-2, -2). Support
+    ///   -11/12; mutual information -0.5, -0.5, 0, mean -1/3 < 0: no.
+    /// - "It is old.": (-1.9, -2), (-2, -2). Support -0.45; mutual
+    ///   information 0.05: idk.
     #[test]
     fn each_statement_reads_its_own_tokens_gain() {
-        let reply = "Paris is in France. It has 3 towers.";
+        let reply = "Paris is in France. It has 3 towers. It is old.";
         let row = json!({"user_input": "Where is Paris?", "response": reply, "retrieved_contexts": ["Paris is in France."]});
         let mut outputs = Outputs::new();
+        let sentences = ["Paris is in France.", "It has 3 towers.", "It is old."];
         outputs.insert(
             steps::response_statements(),
-            StepOutput::Texts(vec![
-                "Paris is in France.".into(),
-                "It has 3 towers.".into(),
-            ]),
+            StepOutput::Texts(sentences.map(String::from).to_vec()),
         );
         let req = requests_of(&steps::statement_verdicts(), row.clone(), &outputs);
         assert_eq!(req.items.len(), 2);
@@ -439,20 +464,36 @@ mod tests {
             .contains("Paris is in France."));
         assert!(!req.items[1].messages[1].content.contains("France"));
         assert_eq!(req.items[1].continuation.as_deref(), Some(reply));
-        let texts = ["Paris is", " in", " France.", " It has", " 3", " towers."];
-        let open = [-4.0, -3.0, -3.0, -2.0, -3.0, -2.0];
-        let with = [-1.0, -1.0, -2.0, -1.5, -3.0, -1.5];
+        let texts = [
+            "Paris is", " in", " France.", " It has", " 3", " towers.", " It is", " old.",
+        ];
+        let with = [-1.0, -1.0, -2.0, -2.5, -3.5, -2.0, -1.9, -2.0];
+        let open = [-4.0, -3.0, -3.0, -2.0, -3.0, -2.0, -2.0, -2.0];
         let grounded = reply_answer(texts.iter().copied().zip(with));
         let baseline = reply_answer(texts.iter().copied().zip(open));
         let joined = req.join(vec![grounded, baseline]).unwrap();
         let v = verdicts(&steps::statement_verdicts(), row, &outputs, &joined);
-        assert_eq!(v[0].verdict, Label::Yes);
-        assert_eq!(v[1].verdict, Label::No);
-        let t = Form::Statements.threshold();
-        let expected = |g: f64| 1.0 / (1.0 + (-(g - t) / WIDTH).exp());
-        assert!((v[0].probability(Label::Yes).unwrap() - expected(3.5 / 3.0)).abs() < 1e-9);
-        assert!((v[1].probability(Label::Yes).unwrap() - expected(-0.25)).abs() < 1e-9);
-        assert!(v[1].reason.contains("-0.25 nats"), "{}", v[1].reason);
+        let labels: Vec<Label> = v.iter().map(|v| v.verdict).collect();
+        assert_eq!(labels, [Label::Yes, Label::No, Label::Idk]);
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-9;
+        assert!(close(
+            v[0].probability(Label::Yes),
+            SUPPORT.probability(7.0 / 6.0)
+        ));
+        let (p_yes, p_against) = (
+            SUPPORT.probability(-11.0 / 12.0),
+            1.0 - CONTRADICTION.probability(-1.0 / 3.0),
+        );
+        assert!(close(
+            v[1].probability(Label::No),
+            (1.0 - p_yes) * p_against
+        ));
+        assert!(close(
+            v[1].probability(Label::Idk),
+            (1.0 - p_yes) * (1.0 - p_against)
+        ));
+        assert!(v[1].reason.contains("gain -0.92 nats"), "{}", v[1].reason);
+        assert!(v[1].reason.contains("is -0.33 nats"), "{}", v[1].reason);
     }
 
     /// Per context, the whole response against that context alone, with
@@ -481,7 +522,9 @@ mod tests {
         let v = verdicts(&steps::contradictions(), row, &outputs, &joined);
         let labels: Vec<Label> = v.iter().map(|v| v.verdict).collect();
         assert_eq!(labels, [Label::Yes, Label::No, Label::No]);
-        assert!(v[0].reason.contains("-0.07 nats"), "{}", v[0].reason);
+        assert!(v[0].reason.contains("is -0.07 nats"), "{}", v[0].reason);
+        let p = 1.0 - CONTRADICTION.probability(-0.2 / 3.0);
+        assert!((v[0].probability(Label::Yes).unwrap() - p).abs() < 1e-9);
     }
 
     #[test]

@@ -358,17 +358,20 @@ impl JudgedMetric {
         if protocol != Protocol::Listed {
             sig = sig.with("protocol", protocol.name());
         }
-        for form in def
+        if def
             .prompts
             .iter()
-            .filter_map(|id| protocol.likelihood_form(*id))
+            .any(|id| protocol.likelihood_form(*id).is_some())
         {
+            let (s, c) = (likelihood::SUPPORT, likelihood::CONTRADICTION);
             sig = sig.with(
                 "likelihood",
                 format!(
-                    "{}/{}/{}",
-                    form.baseline_weight(),
-                    form.threshold(),
+                    "{}/{}/{}/{}/{}",
+                    s.weight,
+                    s.threshold,
+                    c.weight,
+                    c.threshold,
                     likelihood::WIDTH
                 ),
             );

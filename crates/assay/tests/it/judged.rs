@@ -680,10 +680,14 @@ fn the_local_judge_gives_summary_coherence_its_expected_rating_and_verdicts_thei
             "yes" => assert_eq!(chosen, yes, "{c}"),
             _ => assert!((chosen + yes - 1.0).abs() < 1e-9, "{c}"),
         }
-        // The local default reads each context's verdict from the gain
-        // of the response's words, which the reason gives.
+        // The local default reads each context's verdict from the mutual
+        // information of the response's words with it, which the reason
+        // gives.
         let reason = c["reason"].as_str().unwrap();
-        assert!(reason.contains("nats a token from this context"), "{c}");
+        assert!(
+            reason.starts_with("with this context, the mutual information is"),
+            "{c}"
+        );
     }
     let manifest = read_json(&out.join("manifest.json"));
     assert_eq!(manifest["judge"]["sampling"]["protocol"], "likelihood");
