@@ -370,14 +370,16 @@ fn read_rows(
     Ok(rows)
 }
 
-/// The first `limit` rows of a label-balanced order: the rows of each
-/// label stratum (class, rounded rating, or preference sign) sorted by
-/// SHA-256 of their id (of their pair key, when they have one, so that
+/// Rows `offset..offset + limit` of a label-balanced order: the rows of
+/// each label stratum (class, rounded rating, or preference sign) sorted
+/// by SHA-256 of their id (of their pair key, when they have one, so that
 /// the two rows of a question are taken together), then taken in turn
-/// from each stratum. The same data and limit always give the same subset.
-fn balanced_subset(mut rows: Vec<Labelled>, limit: usize) -> Vec<Labelled> {
+/// from each stratum. The same data, offset and limit always give the
+/// same subset, and an offset of N leaves out exactly the rows that a
+/// limit of N selects: rows to tune on stay apart from rows to report.
+fn balanced_subset(rows: Vec<Labelled>, offset: usize, limit: Option<usize>) -> Vec<Labelled> {
     let mut strata: BTreeMap<i64, Vec<(String, Labelled)>> = BTreeMap::new();
-    for row in rows.drain(..) {
+    for row in rows {
         strata.entry(row.label.stratum()).or_default().push((
             assay_core::hash::sha256_hex(row.pair.as_ref().unwrap_or(&row.id).as_bytes()),
             row,
@@ -390,22 +392,19 @@ fn balanced_subset(mut rows: Vec<Labelled>, limit: usize) -> Vec<Labelled> {
             v.into_iter()
         })
         .collect();
-    let mut out = Vec::with_capacity(limit);
-    while out.len() < limit {
-        let before = out.len();
-        for q in &mut queues {
-            if out.len() == limit {
-                break;
-            }
-            if let Some((_, row)) = q.next() {
-                out.push(row);
-            }
-        }
-        if out.len() == before {
-            break;
-        }
+    let in_turn = std::iter::from_fn(|| {
+        let round: Vec<Labelled> = queues
+            .iter_mut()
+            .filter_map(|q| q.next().map(|(_, row)| row))
+            .collect();
+        (!round.is_empty()).then_some(round)
+    })
+    .flatten()
+    .skip(offset);
+    match limit {
+        Some(limit) => in_turn.take(limit).collect(),
+        None => in_turn.collect(),
     }
-    out
 }
 
 /// The ids a row's samples get in the run: pairwise rows give two.
@@ -732,8 +731,8 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
             )));
         }
     }
-    if let Some(limit) = args.limit {
-        rows = balanced_subset(rows, limit);
+    if args.limit.is_some() || args.offset > 0 {
+        rows = balanced_subset(rows, args.offset, args.limit);
     }
     if rows.is_empty() {
         return Err(usage("no labelled rows to calibrate on"));
@@ -815,7 +814,8 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
             "task": args.task,
             "group_field": group_field,
             "limit": args.limit,
-            "limit_method": "label-balanced: per label stratum (class, rounded rating, or sign of the mean preference) rows sorted by sha256(id), taken in turn",
+            "offset": args.offset,
+            "limit_method": "label-balanced: per label stratum (class, rounded rating, or sign of the mean preference) rows sorted by sha256(id), taken in turn; the first `offset` of that order left out",
         },
         "counts": {"rows_in_data": n_rows, "selected": rows.len(), "used": scored.len(), "skipped": skipped, "failed": failed},
         "bootstrap": {"resamples": assay_core::aggregate::BOOTSTRAP_RESAMPLES, "seed": assay_core::aggregate::BOOTSTRAP_SEED, "method": "percentile; items resampled (pairs for preferences); resamples where a figure is undefined are left out and counted"},
@@ -1042,7 +1042,7 @@ mod tests {
         let rows: Vec<Labelled> = (0..20)
             .map(|i| row(&format!("r{i}"), Label::Binary(i % 4 == 0), None))
             .collect();
-        let subset = balanced_subset(rows, 6);
+        let subset = balanced_subset(rows, 0, Some(6));
         let positives = subset
             .iter()
             .filter(|r| r.label == Label::Binary(true))
@@ -1053,7 +1053,11 @@ mod tests {
             .map(|i| row(&format!("r{i}"), Label::Binary(i % 4 == 0), None))
             .collect();
         let ids = |v: &[Labelled]| v.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
-        assert_eq!(ids(&balanced_subset(again, 6)), ids(&subset), "order-free");
+        assert_eq!(
+            ids(&balanced_subset(again, 0, Some(6))),
+            ids(&subset),
+            "order-free"
+        );
         // Pairs share their sort key, so the two classes come pair by pair.
         let paired: Vec<Labelled> = (0..10)
             .flat_map(|q| {
@@ -1064,10 +1068,34 @@ mod tests {
                 ]
             })
             .collect();
-        let subset = balanced_subset(paired, 4);
+        let subset = balanced_subset(paired, 0, Some(4));
         let mut pairs: Vec<&str> = subset.iter().filter_map(|r| r.pair.as_deref()).collect();
         pairs.dedup();
         assert_eq!(pairs.len(), 2, "{:?}", ids(&subset));
+    }
+
+    #[test]
+    fn an_offset_leaves_out_what_the_same_limit_selects() {
+        let rows = || -> Vec<Labelled> {
+            (0..20)
+                .map(|i| row(&format!("r{i}"), Label::Binary(i % 4 == 0), None))
+                .collect()
+        };
+        let ids = |v: &[Labelled]| v.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        let whole = ids(&balanced_subset(rows(), 0, None));
+        assert_eq!(whole.len(), 20, "no limit keeps every row");
+        assert_eq!(ids(&balanced_subset(rows(), 0, Some(6))), whole[..6]);
+        let next = balanced_subset(rows(), 6, Some(4));
+        assert_eq!(ids(&next), whole[6..10]);
+        let positives = next
+            .iter()
+            .filter(|r| r.label == Label::Binary(true))
+            .count();
+        assert_eq!(positives, 2, "the next rows are balanced too");
+        // Past the rarer class, the rest comes from the other one.
+        let rest = balanced_subset(rows(), 10, None);
+        assert_eq!(ids(&rest), whole[10..]);
+        assert!(rest.iter().all(|r| r.label == Label::Binary(false)));
     }
 
     #[test]

@@ -198,6 +198,10 @@ pub struct CalibrateArgs {
     /// At most N rows (pairs), a label-balanced subset chosen by SHA-256 of the ids.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Leave out the first N rows of that label-balanced order: `--offset 100
+    /// --limit 40` gives 40 rows to tune on that a `--limit 100` run never sees.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: usize,
     /// Run directory [default: runs/calibrate-<unix time>].
     #[arg(long)]
     pub out: Option<PathBuf>,
