@@ -105,6 +105,22 @@ pub enum Position {
     Element(u64),
 }
 
+impl Position {
+    fn number(self) -> u64 {
+        match self {
+            Position::Line(n) | Position::Element(n) => n,
+        }
+    }
+
+    /// The position of the same kind at number `n`.
+    fn renumbered(self, n: u64) -> Position {
+        match self {
+            Position::Line(_) => Position::Line(n),
+            Position::Element(_) => Position::Element(n),
+        }
+    }
+}
+
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -179,6 +195,7 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         row: 0,
         bytes,
         first_with_id: HashMap::new(),
+        unnamed: Vec::new(),
     })
 }
 
@@ -247,6 +264,9 @@ pub struct Rows {
     /// the line or element number of the first row with it. Digests rather
     /// than the ids keep this at a fixed size per row however long the ids.
     first_with_id: HashMap<u128, (u64, u64)>,
+    /// The rows read so far that wrote no id and so go by their number, as
+    /// ascending runs `(first, last)`: one entry for a wholly unnamed input.
+    unnamed: Vec<(u64, u64)>,
 }
 
 enum Inner {
@@ -323,29 +343,61 @@ impl Rows {
     fn row_from_object(&mut self, map: &Map<String, Value>, at: Position) -> Row {
         let sample = Sample::from_json(self.row, map)
             .map_err(|e| self.row_error(at, Some(e.field), e.message))?;
-        // A row without an id gets its row number, which no other row has;
-        // only ids written in the input can repeat.
-        if map.get("id").is_some_and(|id| !id.is_null()) {
-            if let Some(message) = self.repeated(&sample.id, at) {
-                return Err(self.row_error(at, Some("id".to_string()), message));
-            }
+        let problem = if map.get("id").is_some_and(|id| !id.is_null()) {
+            self.repeated(&sample.id, at)
+                .or_else(|| self.unnamed_row_goes_by(&sample.id))
+        } else {
+            self.named_after_row(at)
+        };
+        match problem {
+            Some(message) => Err(self.row_error(at, Some("id".to_string()), message)),
+            None => Ok((sample, self.location(at))),
         }
-        Ok((sample, self.location(at)))
     }
 
     /// Why `id` at `at` repeats an earlier row, or `None` (and `id` noted)
     /// when it is the first row with it.
     fn repeated(&mut self, id: &str, at: Position) -> Option<String> {
-        let (number, renumber): (u64, fn(u64) -> Position) = match at {
-            Position::Line(n) => (n, Position::Line),
-            Position::Element(n) => (n, Position::Element),
-        };
         let (row, first) = *self
             .first_with_id
             .entry(id_digest(id))
-            .or_insert((self.row, number));
+            .or_insert((self.row, at.number()));
         // Every row read well in one input has the same kind of position.
-        (row != self.row).then(|| format!("id '{id}' repeats row {row} ({})", renumber(first)))
+        (row != self.row).then(|| format!("id '{id}' repeats row {row} ({})", at.renumbered(first)))
+    }
+
+    /// Why an explicit `id` cannot be used: an earlier row without an id
+    /// already goes by it as its number. `None` when none does.
+    fn unnamed_row_goes_by(&self, id: &str) -> Option<String> {
+        // Only the canonical spelling is a row's id: "07" is not row 7's.
+        let row: u64 = id.parse().ok().filter(|n: &u64| n.to_string() == id)?;
+        let i = self.unnamed.partition_point(|&(_, last)| last < row);
+        self.unnamed
+            .get(i)
+            .is_some_and(|&(first, _)| first <= row)
+            .then(|| {
+                format!("id '{id}' is the number row {row} goes by, as it has no id of its own")
+            })
+    }
+
+    /// Why this row, which has no id, cannot go by its number: an earlier
+    /// row wrote that number as its id. `None` (and the row noted as
+    /// unnamed) when none did.
+    fn named_after_row(&mut self, at: Position) -> Option<String> {
+        let id = self.row.to_string();
+        if let Some(&(row, first)) = self.first_with_id.get(&id_digest(&id)) {
+            return Some(format!(
+                "the row has no id and its number {id} is the id of row {row} ({}): give it an id",
+                at.renumbered(first)
+            ));
+        }
+        // The runs, not the map of ids, hold the unnamed rows: that map
+        // would grow by every row of an input without ids.
+        match self.unnamed.last_mut() {
+            Some((_, last)) if *last + 1 == self.row => *last = self.row,
+            _ => self.unnamed.push((self.row, self.row)),
+        }
+        None
     }
 }
 

@@ -213,8 +213,8 @@ fn a_repeated_id_is_a_bad_row_naming_both_rows() {
             Some("q1"),
             Some("q3"),
             Some("4"),
-            // Its row number is another row's id, but it wrote none itself.
-            Some("4"),
+            // It wrote no id, and its row number is another row's id.
+            None,
             None,
             // A null id is no id.
             Some("6"),
@@ -227,6 +227,10 @@ fn a_repeated_id_is_a_bad_row_naming_both_rows() {
     assert_eq!(
         (e.row, e.location.position, e.field.as_deref()),
         (5, Position::Line(6), Some("id"))
+    );
+    assert_error_ends(
+        &rows[3],
+        "d.jsonl:5: field 'id': the row has no id and its number 4 is the id of row 3 (line 4): give it an id",
     );
     assert_error_ends(
         &rows[4],
@@ -253,6 +257,45 @@ fn assert_error_ends(row: &Row, expected: &str) {
     assert!(
         matches!(&shown, Err(e) if e.ends_with(expected)),
         "{shown:?}"
+    );
+}
+
+#[test]
+fn an_id_that_an_unnamed_row_goes_by_is_a_bad_row() {
+    let content = b"{\"response\": \"a\"}\n\
+                    {\"response\": \"b\"}\n\
+                    {\"id\": \"x\"}\n\
+                    {\"response\": \"c\"}\n\
+                    {\"id\": 2}\n\
+                    {\"id\": \"3\"}\n\
+                    {\"id\": \"04\"}\n\
+                    {\"id\": 4}\n\
+                    {\"id\": 9}\n\
+                    {\"response\": \"d\"}\n";
+    let (_d, rows) = rows_of("d.jsonl", content, None);
+    // Row 3's own id is "x", so "3" is free; "04" is not row 4's spelling.
+    assert_eq!(
+        ids(&rows),
+        [
+            Some("1"),
+            Some("2"),
+            Some("x"),
+            Some("4"),
+            None,
+            Some("3"),
+            Some("04"),
+            None,
+            Some("9"),
+            Some("10")
+        ]
+    );
+    assert_error_ends(
+        &rows[4],
+        "d.jsonl:5: field 'id': id '2' is the number row 2 goes by, as it has no id of its own",
+    );
+    assert_error_ends(
+        &rows[7],
+        "d.jsonl:8: field 'id': id '4' is the number row 4 goes by, as it has no id of its own",
     );
 }
 
