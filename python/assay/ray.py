@@ -53,6 +53,10 @@ from assay._evaluate import (
 #: What a run directory that `evaluate` keeps holds, besides the merged run.
 SHARDS = "shards"
 
+#: The judge limits that, when given, hold for the whole cluster: each of
+#: the tasks running at once gets an equal share.
+BUDGETS = ("concurrency", "rpm", "tpm")
+
 
 class RayResult(Result):
     """A `Result` whose records can also be had as a Ray Dataset."""
@@ -143,8 +147,12 @@ def evaluate(
     `num_cpus` (judge-bound work can ask for less than 1) plus
     `ray_remote_args` (e.g. `{"runtime_env": {"env_vars": {...}}}` to give
     the workers `OPENAI_API_KEY`). Every other keyword is
-    `assay.evaluate`'s (base_url, concurrency, rpm, cache, ...): each task
-    has its own judge client, so `concurrency` and `rpm` are per task.
+    `assay.evaluate`'s (base_url, concurrency, rpm, cache, ...).
+    `concurrency`, `rpm` and `tpm`, when given, are budgets for the whole
+    cluster: at most that many tasks run at once, and each gets an equal
+    share (rounded down), so that together they stay within the
+    endpoint's limits. Not given, each task has `assay.evaluate`'s
+    default concurrency (16) and no rate limit.
 
     `out`: a folder on the driver that keeps the input, each finished
     shard's run directory (`shards/K-of-N`) and the merged run; the same
@@ -173,18 +181,23 @@ def evaluate(
         args = (list(metrics), {k: _param_text(v) for k, v in (params or {}).items()})
         kwargs.update(judge=judge, embedder=embedder)
         task = ray.remote(_score_shard).options(num_cpus=num_cpus, **(ray_remote_args or {}))
-        pending = {
-            task.remote(blob, path.name, f"{k}/{n}", args, kwargs): k
-            for k, d in dirs.items()
-            if not _complete(d)
-        }
+        todo = [k for k, d in dirs.items() if not _complete(d)]
+        budget = {b: kwargs[b] for b in BUDGETS if kwargs.get(b) is not None}
+        slots = _slots(len(todo), ray.cluster_resources().get("CPU", 1), num_cpus, budget)
+        kwargs.update(_per_task(budget, slots))
+        pending: dict[Any, int] = {}
         try:
-            while pending:
+            while todo or pending:
+                # At most `slots` tasks at once, so that their shares of
+                # the budgets add up to no more than the budgets.
+                while todo and len(pending) < slots:
+                    k = todo.pop(0)
+                    pending[task.remote(blob, path.name, f"{k}/{n}", args, kwargs)] = k
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 k = pending.pop(ready[0])
                 _keep(dirs[k], ray.get(ready[0]))
                 if progress:
-                    done = n - len(pending)
+                    done = n - len(pending) - len(todo)
                     print(f"assay.ray: shard {k}/{n} done ({done} of {n})", file=sys.stderr)
         finally:
             for ref in pending:
@@ -203,6 +216,19 @@ def evaluate(
     finally:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _slots(todo: int, cpus: float, num_cpus: float, budget: Mapping[str, int]) -> int:
+    """How many shard tasks run at once: no more than the cluster's CPUs
+    hold at `num_cpus` each, nor than any budget, as each task needs at
+    least 1 of it; at least 1."""
+    fit = int(cpus // num_cpus) if num_cpus > 0 else todo
+    return max(1, min(todo, fit, *budget.values()))
+
+
+def _per_task(budget: Mapping[str, int], slots: int) -> dict[str, int]:
+    """Each of `slots` tasks' share of the cluster-wide budgets."""
+    return {name: total // slots for name, total in budget.items()}
 
 
 def _clear(folder: Path, force_new: bool) -> None:

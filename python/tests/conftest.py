@@ -46,9 +46,14 @@ class Judge:
             "progress": False,
         }
 
-    def close(self) -> None:
+    def close(self) -> int:
+        """Stops the judge; returns the most requests it was answering at
+        once, as it reports on its way out."""
         self.process.stdin.close()
+        last = self.process.stdout.read().split()
         self.process.wait()
+        assert last[:1] == ["peak_in_flight"], last
+        return int(last[1])
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,11 @@ import json
 import pytest
 import ray
 import ray.data
-from conftest import EXAMPLE
+from conftest import EXAMPLE, Judge
 
 import assay
 import assay.ray
+from assay.ray import _per_task, _slots
 
 METRICS = ["faithfulness", "context_precision", "rouge", "bleu", "chrf"]
 
@@ -122,3 +123,38 @@ def test_a_folder_holding_another_run_is_refused(tmp_path, judge, cluster):
     with pytest.raises(assay.UsageError, match="assay.ray did not make"):
         assay.ray.evaluate(rows(), ["rouge"], out=out, shards=2, **kwargs)
     assert (out / "results.jsonl").exists()
+
+
+def test_judge_limits_are_budgets_for_the_whole_cluster(tmp_path, cluster):
+    # Every answer takes 300 ms, so two tasks judging side by side would
+    # have four requests in flight if each had the whole concurrency.
+    judge = Judge("--latency-ms", "300")
+    try:
+        result = assay.ray.evaluate(
+            str(EXAMPLE),
+            ["faithfulness", "context_precision"],
+            out=tmp_path / "ray",
+            shards=2,
+            concurrency=2,
+            **judge.kwargs(tmp_path),
+        )
+    finally:
+        peak = judge.close()
+    assert len(result.records) == 10 * 2
+    assert sum(r["status"] == "scored" for r in result.records) >= 10
+    assert 1 <= peak <= 2, peak
+
+
+def test_a_budget_is_shared_by_the_tasks_that_run_at_once():
+    # Two CPUs at one each: two tasks at once, each with half.
+    assert _slots(5, 2.0, 1, {"concurrency": 16, "rpm": 600}) == 2
+    assert _per_task({"concurrency": 16, "rpm": 600}, 2) == {"concurrency": 8, "rpm": 300}
+    # A quarter CPU each: as many as the budgets allow, never more than the shards.
+    assert _slots(64, 16.0, 0.25, {"concurrency": 8}) == 8
+    assert _slots(3, 16.0, 0.25, {}) == 3
+    # A budget smaller than the tasks that fit leaves each task 1 of it.
+    assert _slots(10, 8.0, 1, {"tpm": 5}) == 5
+    assert _per_task({"tpm": 5, "rpm": 12}, 5) == {"tpm": 1, "rpm": 2}
+    # Nothing left to run, or no CPU asked: still one slot, or one per shard.
+    assert _slots(0, 2.0, 1, {}) == 1
+    assert _slots(4, 2.0, 0, {}) == 4

@@ -125,7 +125,33 @@ pub struct Server {
     addr: SocketAddr,
     log: Arc<Mutex<Vec<Recorded>>>,
     connections: Arc<AtomicUsize>,
+    in_flight: Arc<InFlight>,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// Requests read and not yet answered, and the most there have been.
+#[derive(Default)]
+struct InFlight {
+    now: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+/// One request counted in flight until it is dropped, however its
+/// answer ends.
+struct Answering<'a>(&'a InFlight);
+
+impl<'a> Answering<'a> {
+    fn start(gauge: &'a InFlight) -> Answering<'a> {
+        let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
+        gauge.peak.fetch_max(now, Ordering::SeqCst);
+        Answering(gauge)
+    }
+}
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Server {
@@ -142,14 +168,23 @@ impl Server {
         let handler: Arc<Handler> = Arc::new(handler);
         let counter = Arc::new(AtomicUsize::new(0));
         let connections = Arc::new(AtomicUsize::new(0));
+        let in_flight = Arc::new(InFlight::default());
         let task = {
-            let (log, connections) = (Arc::clone(&log), Arc::clone(&connections));
+            let (log, connections, in_flight) = (
+                Arc::clone(&log),
+                Arc::clone(&connections),
+                Arc::clone(&in_flight),
+            );
             tokio::spawn(async move {
                 while let Ok((stream, _)) = listener.accept().await {
                     connections.fetch_add(1, Ordering::SeqCst);
-                    let (log, handler, counter) =
-                        (Arc::clone(&log), Arc::clone(&handler), Arc::clone(&counter));
-                    tokio::spawn(serve(stream, log, handler, counter));
+                    let (log, handler, counter, in_flight) = (
+                        Arc::clone(&log),
+                        Arc::clone(&handler),
+                        Arc::clone(&counter),
+                        Arc::clone(&in_flight),
+                    );
+                    tokio::spawn(serve(stream, log, handler, counter, in_flight));
                 }
             })
         };
@@ -157,6 +192,7 @@ impl Server {
             addr,
             log,
             connections,
+            in_flight,
             task,
         }
     }
@@ -177,6 +213,11 @@ impl Server {
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
     }
+
+    /// The most requests that were ever read and not yet answered at once.
+    pub fn peak_in_flight(&self) -> usize {
+        self.in_flight.peak.load(Ordering::SeqCst)
+    }
 }
 
 impl Drop for Server {
@@ -190,6 +231,7 @@ async fn serve(
     log: Arc<Mutex<Vec<Recorded>>>,
     handler: Arc<Handler>,
     counter: Arc<AtomicUsize>,
+    in_flight: Arc<InFlight>,
 ) {
     let _ = stream.set_nodelay(true);
     let mut buf: Vec<u8> = Vec::with_capacity(8192);
@@ -197,6 +239,7 @@ async fn serve(
         let Some(request) = read_request(&mut stream, &mut buf).await else {
             return;
         };
+        let _answering = Answering::start(&in_flight);
         let n = counter.fetch_add(1, Ordering::SeqCst);
         log.lock().expect("log").push(request.clone());
         match handler(&request, n) {

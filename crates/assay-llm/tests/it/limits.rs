@@ -24,6 +24,8 @@ async fn no_more_than_concurrency_requests_are_in_flight() {
     for t in tasks {
         t.await.unwrap().unwrap();
     }
+    // Twelve callers at once, 100 ms an answer: the limit is reached, not passed.
+    assert_eq!(server.peak_in_flight(), 3);
     let mut arrivals: Vec<_> = server.requests().iter().map(|r| r.at).collect();
     arrivals.sort();
     assert_eq!(arrivals.len(), 12);

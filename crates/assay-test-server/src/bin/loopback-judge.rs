@@ -1,6 +1,7 @@
 //! The content-reading loopback judge ([`assay_test_server::judge`]) as a
 //! process, for the tests of the Python package: prints its base URL on
-//! one line, then serves until its standard input closes.
+//! one line, then serves until its standard input closes, and then prints
+//! `peak_in_flight N`: the most requests it was answering at once.
 //!
 //! `--latency-ms N` delays every reply by N ms; `--status N` answers every
 //! request with HTTP status N and an error body instead (401: refused
@@ -34,4 +35,5 @@ fn main() {
             break;
         }
     }
+    writeln!(stdout, "peak_in_flight {}", server.peak_in_flight()).expect("stdout");
 }
