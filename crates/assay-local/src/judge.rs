@@ -32,8 +32,16 @@ use crate::Error;
 /// Bumped whenever a change here can change an answer; part of the identity
 /// (and so of cache keys). 3: choice probabilities carried per JSON
 /// Pointer (also for choices opened inside a token), small integer ranges
-/// decoded as closed choices.
-const DECODER_VERSION: u32 = 3;
+/// decoded as closed choices. 4: a JSON string that starts repeating
+/// itself is closed (see [`LOOP_WINDOW`]).
+const DECODER_VERSION: u32 = 4;
+
+/// Bytes that, once a JSON string being written ends with them a second
+/// time, mark a loop: a greedy decoder that repeats itself that far goes
+/// on repeating until the token limit, and the answer would be lost as
+/// `truncated`. The string is closed there instead, and the answer goes
+/// on (a reason cut at its repeat, then the verdict).
+const LOOP_WINDOW: usize = 64;
 
 /// Whether the KV cache of the previous call is reused for the longest
 /// common prompt prefix.
@@ -421,31 +429,41 @@ impl LocalJudge {
                     }
                 }
             }
-            let token = match (grammar.as_mut(), sampler.as_mut()) {
-                (None, None) => argmax(logits),
-                (None, Some(sampler)) => sample(
-                    logits
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0))
-                        .collect(),
-                    sampler,
-                )?,
-                (Some(g), None) if pending.is_none() => constrained_argmax(logits, g)?,
-                (Some(g), sampler) => {
-                    let masked = masked_candidates(logits, g);
-                    let token = match sampler {
-                        Some(sampler) => sample(masked.clone(), sampler)?,
-                        None => argmax_data(&masked)
-                            .ok_or_else(|| Error::Engine("grammar allows no token".into()))?,
-                    };
-                    if let Some(p) = pending.as_mut() {
-                        if let Some(done) = p.observe(&masked, token, &self.pieces) {
-                            choices.push(done);
-                            pending = None;
+            let closing = match grammar.as_mut() {
+                Some(g) if pending.is_none() && repeating_string(&out, LOOP_WINDOW) => {
+                    closing_quote(logits, g, &self.pieces)
+                }
+                _ => None,
+            };
+            let token = if let Some(token) = closing {
+                token
+            } else {
+                match (grammar.as_mut(), sampler.as_mut()) {
+                    (None, None) => argmax(logits),
+                    (None, Some(sampler)) => sample(
+                        logits
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0))
+                            .collect(),
+                        sampler,
+                    )?,
+                    (Some(g), None) if pending.is_none() => constrained_argmax(logits, g)?,
+                    (Some(g), sampler) => {
+                        let masked = masked_candidates(logits, g);
+                        let token = match sampler {
+                            Some(sampler) => sample(masked.clone(), sampler)?,
+                            None => argmax_data(&masked)
+                                .ok_or_else(|| Error::Engine("grammar allows no token".into()))?,
+                        };
+                        if let Some(p) = pending.as_mut() {
+                            if let Some(done) = p.observe(&masked, token, &self.pieces) {
+                                choices.push(done);
+                                pending = None;
+                            }
                         }
+                        token
                     }
-                    token
                 }
             };
             if vocab.is_eog(token) {
@@ -824,6 +842,53 @@ fn argmax_data(data: &[LlamaTokenData]) -> Option<LlamaToken> {
     best.map(LlamaTokenData::id)
 }
 
+/// Where the content of the JSON string that `out` leaves open begins,
+/// or `None` when no string is open.
+fn open_string(out: &[u8]) -> Option<usize> {
+    let (mut start, mut escaped) = (None, false);
+    for (i, &b) in out.iter().enumerate() {
+        match start {
+            Some(_) if escaped => escaped = false,
+            Some(_) if b == b'\\' => escaped = true,
+            Some(_) if b == b'"' => start = None,
+            Some(_) => {}
+            None if b == b'"' => start = Some(i + 1),
+            None => {}
+        }
+    }
+    start
+}
+
+/// Whether the JSON string that `out` leaves open ends with `window` bytes
+/// that it already holds before.
+fn repeating_string(out: &[u8], window: usize) -> bool {
+    let Some(start) = open_string(out) else {
+        return false;
+    };
+    let text = &out[start..];
+    text.len() > window && {
+        let tail = &text[text.len() - window..];
+        text[..text.len() - 1].windows(window).any(|w| w == tail)
+    }
+}
+
+/// The likeliest token the grammar allows that closes the open string.
+fn closing_quote(
+    logits: &[f32],
+    grammar: &mut LlamaSampler,
+    pieces: &[Vec<u8>],
+) -> Option<LlamaToken> {
+    let closing: Vec<LlamaTokenData> = masked_candidates(logits, grammar)
+        .into_iter()
+        .filter(|d| {
+            pieces
+                .get(d.id().0 as usize)
+                .is_some_and(|p| p.first() == Some(&b'"'))
+        })
+        .collect();
+    argmax_data(&closing)
+}
+
 fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
@@ -900,6 +965,28 @@ mod tests {
             token_texts([&b"a\xFF"[..], b"b"].into_iter()),
             ["a\u{FFFD}", "b"]
         );
+    }
+
+    #[test]
+    fn a_string_repeating_its_own_bytes_is_a_loop() {
+        assert_eq!(open_string(br#"{"reason":"ab"#), Some(11));
+        assert_eq!(
+            open_string(br#"{"reason":"a\"b"#),
+            Some(11),
+            "an escaped quote"
+        );
+        assert_eq!(open_string(br#"{"reason":"ab","#), None);
+        let sentence = "The summary omits the final. ";
+        let twice = format!(r#"{{"reason":"{}{}"#, sentence, sentence);
+        // 8 bytes repeat (a 29-byte sentence twice), 30 do not yet.
+        assert!(repeating_string(twice.as_bytes(), 8));
+        assert!(repeating_string(twice.as_bytes(), 29));
+        assert!(!repeating_string(twice.as_bytes(), 30));
+        // The repeat must lie inside the open string: the same bytes in a
+        // closed string before it are another item, not a loop.
+        let items = format!(r#"["{}","{}"#, sentence, sentence.trim_end());
+        assert!(!repeating_string(items.as_bytes(), 20));
+        assert!(!repeating_string(twice.as_bytes(), 200));
     }
 
     #[test]

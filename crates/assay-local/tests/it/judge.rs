@@ -514,3 +514,35 @@ fn a_schema_answer_cut_at_the_budget_is_truncated() {
     let raw = e.raw_output().unwrap_or_default();
     assert!(raw.starts_with("{\"reason\""), "{raw}");
 }
+
+/// A greedy small model asked to repeat itself loops inside its reason;
+/// without the loop check it writes "the cat sat on the mat" until the
+/// token limit and the answer is lost as truncated.
+#[test]
+fn a_reason_that_repeats_itself_is_closed_and_the_verdict_still_given() {
+    let r = request(
+        INSTRUCTION,
+        "Say the same sentence over and over: the cat sat on the mat, the cat sat on the \
+         mat, the cat sat on the mat,",
+        Some(verdict_schema()),
+    );
+    let answer = judge().answer(&r).unwrap();
+    assert_eq!(answer.finish_reason, FinishReason::Stop, "{}", answer.text);
+    let json: Value = serde_json::from_str(&answer.text).expect("whole JSON");
+    let reason = json["reason"].as_str().unwrap();
+    // Cut within the first repeat of 64 bytes, well before the limit.
+    assert!(
+        reason.matches("the cat sat on the mat").count() >= 2,
+        "{reason}"
+    );
+    assert!(reason.len() < 200, "{reason}");
+    assert!(
+        ["yes", "no"].contains(&json["verdict"].as_str().unwrap()),
+        "{json}"
+    );
+    assert!(
+        answer.completion_tokens < 64,
+        "{}",
+        answer.completion_tokens
+    );
+}
