@@ -296,9 +296,9 @@ pub fn threads(given: Option<usize>) -> Result<usize> {
     }
 }
 
-/// Connects the judge (and embedder, if a metric needs one). No default
-/// model: a judged metric without `--judge` is a usage error, so that no
-/// run calls a paid API unasked.
+/// Connects the judge (and embedder, if a metric needs one). Without
+/// `--judge` it is the in-process local model, so that no run calls a
+/// paid API unasked.
 pub fn judged_run(
     metrics: Vec<JudgedMetric>,
     prompts: PromptSet,
@@ -384,11 +384,12 @@ pub fn judged_run(
         None => None,
     };
     // A small in-process model judges better one narrow question at a
-    // time, and grounding better still from the likelihood of the
-    // response (issue 20's calibration); remote judges keep the listed
-    // prompts of ragas, and cannot score a given reply.
+    // time, and closed grounding questions are answered better and
+    // thousands of times faster by the trained grounding model than by
+    // the model's likelihoods (issue 30's calibration); remote judges
+    // keep the listed prompts of ragas, and cannot score a given reply.
     let protocol = args.protocol.unwrap_or(match judge_spec {
-        ModelChoice::Local(_) => Protocol::Likelihood,
+        ModelChoice::Local(_) => Protocol::Grounding,
         ModelChoice::Http(_) => Protocol::Listed,
     });
     if protocol == Protocol::Likelihood && matches!(judge_spec, ModelChoice::Http(_)) {

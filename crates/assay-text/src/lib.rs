@@ -9,5 +9,6 @@ pub mod chrf;
 pub mod porter;
 pub mod rouge;
 pub mod sacrebleu;
+pub mod sentences;
 pub mod string;
 pub mod tokenize;

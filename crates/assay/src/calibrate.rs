@@ -487,15 +487,15 @@ fn join(rows: &[Labelled], dir: &Path, output: &str) -> Result<Vec<Joined>> {
         .collect())
 }
 
-/// The ROC-AUC of a judge that sees nothing but the response's length,
-/// ranking short first or long first, whichever does better on all the
-/// items (the direction is chosen once, not per resample). A labelled set
-/// whose classes differ in length can reward a judge for the length alone;
-/// a judge's `roc_auc` means more the further it is above this.
-fn length_baseline(items: &[BinaryItem]) -> Estimate {
+/// The ROC-AUC of a judge that sees nothing but one number of each item
+/// (`of`), ranking low first or high first, whichever does better on all
+/// the items (the direction is chosen once, not per resample). A labelled
+/// set whose classes differ in that number (the response's length, its
+/// words the contexts lack) rewards a judge for it alone; a judge's
+/// `roc_auc` means more the further it is above this.
+fn baseline(items: &[BinaryItem], of: fn(&BinaryItem) -> f64) -> Estimate {
     let auc = |xs: &[BinaryItem], sign: f64| {
-        let (s, p): (Vec<f64>, Vec<bool>) =
-            xs.iter().map(|i| (sign * i.length, i.positive)).unzip();
+        let (s, p): (Vec<f64>, Vec<bool>) = xs.iter().map(|i| (sign * of(i), i.positive)).unzip();
         roc_auc(&s, &p)
     };
     let sign = match auc(items, 1.0) {
@@ -503,6 +503,39 @@ fn length_baseline(items: &[BinaryItem]) -> Estimate {
         _ => 1.0,
     };
     bootstrap(items, |xs| auc(xs, sign))
+}
+
+/// The lexical baseline: the share of the response's content words
+/// (lower-cased, stop words left out) that appear nowhere in its question
+/// or contexts; 0 for a response without content words.
+fn novelty(sample: &serde_json::Map<String, Value>) -> f64 {
+    use assay_grounding::features::{is_stop_word, words};
+    let text = |v: Option<&Value>| -> String {
+        match v {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        }
+    };
+    let field = |names: &[&str]| names.iter().find_map(|n| sample.get(*n));
+    let source = format!(
+        "{}\n{}",
+        text(field(&["user_input", "question"])),
+        text(field(&["retrieved_contexts", "contexts"]))
+    );
+    let known: std::collections::HashSet<String> = words(&source).into_iter().collect();
+    let content: Vec<String> = words(&text(sample.get("response")))
+        .into_iter()
+        .filter(|w| !is_stop_word(w))
+        .collect();
+    if content.is_empty() {
+        return 0.0;
+    }
+    content.iter().filter(|w| !known.contains(*w)).count() as f64 / content.len() as f64
 }
 
 /// A scored item of a binary label: its half, score and whether it is
@@ -516,6 +549,8 @@ struct BinaryItem {
     pair: Option<usize>,
     /// Its response's length in characters, for the length baseline.
     length: f64,
+    /// Its response's [`novelty`], for the lexical baseline.
+    lexical: f64,
 }
 
 fn unzip_binary(items: &[BinaryItem]) -> (Vec<f64>, Vec<bool>) {
@@ -569,7 +604,8 @@ fn binary_figures(items: &[BinaryItem], threshold: Stat) -> Vec<(&'static str, E
             roc_auc(&s, &p)
         }),
     ));
-    out.push(("length_roc_auc", length_baseline(items)));
+    out.push(("length_roc_auc", baseline(items, |i| i.length)));
+    out.push(("lexical_roc_auc", baseline(items, |i| i.lexical)));
     let pairs = positive_negative_pairs(items);
     if !pairs.is_empty() {
         // The share of pairs whose positive row scores above its negative
@@ -614,17 +650,21 @@ fn positive_negative_pairs(items: &[BinaryItem]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Spearman and Kendall of (score, rating) items.
-fn graded_figures(items: &[(f64, f64)]) -> Vec<(&'static str, Estimate)> {
-    let on = |f: fn(&[f64], &[f64]) -> Stat| {
-        bootstrap(items, move |xs: &[(f64, f64)]| {
-            let (s, y): (Vec<f64>, Vec<f64>) = xs.iter().copied().unzip();
+/// Spearman and Kendall of (score, rating, lexical baseline) items: the
+/// judge's, and beside them the lexical baseline's (the share of the
+/// response's content words its sources hold, 1 - [`novelty`]).
+fn graded_figures(items: &[(f64, f64, f64)]) -> Vec<(&'static str, Estimate)> {
+    let on = |f: fn(&[f64], &[f64]) -> Stat, score: fn(&(f64, f64, f64)) -> f64| {
+        bootstrap(items, move |xs: &[(f64, f64, f64)]| {
+            let (s, y): (Vec<f64>, Vec<f64>) = xs.iter().map(|i| (score(i), i.1)).unzip();
             f(&s, &y)
         })
     };
     vec![
-        ("spearman", on(spearman)),
-        ("kendall_tau_b", on(kendall_tau_b)),
+        ("spearman", on(spearman, |i| i.0)),
+        ("kendall_tau_b", on(kendall_tau_b, |i| i.0)),
+        ("lexical_spearman", on(spearman, |i| 1.0 - i.2)),
+        ("lexical_kendall_tau_b", on(kendall_tau_b, |i| 1.0 - i.2)),
     ]
 }
 
@@ -841,6 +881,7 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
                             .get("response")
                             .and_then(Value::as_str)
                             .map_or(0.0, |r| r.chars().count() as f64),
+                        lexical: novelty(&row.sample),
                     };
                     (row.group.clone(), item)
                 })
@@ -870,10 +911,12 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
             per_group(&items, |v| binary_figures(v, threshold))
         }
         Mapping::Graded { .. } => {
-            let items: Vec<(String, (f64, f64))> = scored
+            let items: Vec<(String, (f64, f64, f64))> = scored
                 .iter()
                 .filter_map(|(row, score)| match row.label {
-                    Label::Graded(y) => Some((row.group.clone(), (*score, y))),
+                    Label::Graded(y) => {
+                        Some((row.group.clone(), (*score, y, novelty(&row.sample))))
+                    }
                     _ => None,
                 })
                 .collect();

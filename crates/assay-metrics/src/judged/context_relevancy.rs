@@ -13,15 +13,10 @@
 //! mean pairwise Jaccard similarity of the votes' sentence sets (or the
 //! mean pairwise cosine of their embeddings, clamped to [0, 1]).
 //!
-//! Sentences come from [`split_sentences`], a rule-based splitter in the
-//! spirit of NLTK's punkt (which seed 002 used) without its trained
-//! model: line breaks always end a sentence (they separate the joined
-//! contexts); `.`, `!`, `?` and ellipses end one when white space follows,
-//! except after titles and abbreviations (`Dr.`, `e.g.`), initials
-//! (`J. R. R. Tolkien`), a list number opening a line (`1.`), and, before
-//! a word in lower case, after dotted acronyms and abbreviations that may
-//! end a sentence (`U.S. law`, `3 p.m. today`, `etc. and`) or an
-//! ellipsis. Closing quotes and brackets stay with their sentence.
+//! Sentences come from [`split_sentences`] (`assay_text::sentences`), a
+//! rule-based splitter in the spirit of NLTK's punkt (which seed 002
+//! used); line breaks always end a sentence (they separate the joined
+//! contexts).
 //! Extracted sentences are split the same way before they are looked up
 //! verbatim in the context. The splitter is part of the signature's
 //! version ([`SIGNATURE_VERSION`]): it sets the score's denominator.
@@ -39,6 +34,7 @@ use crate::judged::step::{EmbedText, Extraction, InputError, Inputs, StepKey};
 use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
+use assay_text::sentences::split_sentences;
 use serde_json::json;
 use std::collections::BTreeSet;
 
@@ -144,144 +140,6 @@ impl MetricUnit for ContextRelevancy {
 /// followed by white space, so its scores differ).
 pub const SIGNATURE_VERSION: u32 = 2;
 
-/// Abbreviations that never end a sentence: titles and Latin short forms
-/// are always followed by what they introduce. Lower case, without the
-/// final period.
-const NEVER_FINAL: &[&str] = &[
-    "mr", "mrs", "ms", "dr", "prof", "rev", "hon", "st", "mt", "gen", "col", "capt", "lt", "sgt",
-    "sen", "rep", "gov", "pres", "messrs", "mme", "mlle", "e.g", "i.e", "cf", "vs", "viz",
-    "approx", "ca", "fig", "figs", "eq", "vol", "vols", "pp",
-];
-
-/// Abbreviations that may end a sentence: they end one only before a word
-/// in upper case (`... Jan. 5` goes on, `... in 1999 etc. The` ends).
-const MAYBE_FINAL: &[&str] = &[
-    "etc", "inc", "ltd", "co", "corp", "llc", "plc", "bros", "jr", "sr", "al", "dept", "est",
-    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-];
-
-fn is_terminator(c: char) -> bool {
-    matches!(c, '.' | '!' | '?' | '\u{2026}')
-}
-
-fn is_closing(c: char) -> bool {
-    matches!(
-        c,
-        '"' | '\'' | ')' | ']' | '}' | '\u{201d}' | '\u{2019}' | '\u{bb}'
-    )
-}
-
-fn is_opening(c: char) -> bool {
-    matches!(
-        c,
-        '"' | '\'' | '(' | '[' | '{' | '\u{201c}' | '\u{2018}' | '\u{ab}'
-    )
-}
-
-/// Sentences of `text`, trimmed, blank ones dropped: see the module
-/// documentation for the rules. Pure, and every sentence is a slice of
-/// `text`, so a sentence copied verbatim is found in it.
-///
-/// ```
-/// use assay_metrics::judged::context_relevancy::split_sentences;
-/// assert_eq!(
-///     split_sentences("Dr. Smith met J. R. R. Tolkien at 3 p.m. today. He said \"Hi.\" Then left."),
-///     ["Dr. Smith met J. R. R. Tolkien at 3 p.m. today.", "He said \"Hi.\"", "Then left."]
-/// );
-/// ```
-pub fn split_sentences(text: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let byte = |i: usize| chars.get(i).map_or(text.len(), |(b, _)| *b);
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i].1;
-        if c == '\n' {
-            out.push(&text[start..byte(i)]);
-            start = byte(i + 1);
-            i += 1;
-            continue;
-        }
-        if !is_terminator(c) {
-            i += 1;
-            continue;
-        }
-        let mut end = i;
-        while end < chars.len() && is_terminator(chars[end].1) {
-            end += 1;
-        }
-        let terminators = &text[byte(i)..byte(end)];
-        let closed = end;
-        while end < chars.len() && is_closing(chars[end].1) {
-            end += 1;
-        }
-        let spaced = chars.get(end).is_none_or(|(_, n)| n.is_whitespace());
-        if spaced
-            && ends_here(
-                &text[start..byte(i)],
-                terminators,
-                end > closed,
-                next_word_start(&chars[end..]),
-            )
-        {
-            out.push(&text[start..byte(end)]);
-            start = byte(end);
-        }
-        i = end;
-    }
-    out.push(&text[start..]);
-    out.into_iter()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-/// The first letter or digit after the white space and opening marks that
-/// follow a terminator; `None` at the end of the text or of the line.
-fn next_word_start(rest: &[(usize, char)]) -> Option<char> {
-    rest.iter()
-        .map(|(_, c)| *c)
-        .take_while(|c| *c != '\n')
-        .find(|c| !c.is_whitespace() && !is_opening(*c))
-}
-
-/// Whether `terminators` (after the sentence so far, `before`, and
-/// followed by closing marks when `closed`) end the sentence.
-fn ends_here(before: &str, terminators: &str, closed: bool, next: Option<char>) -> bool {
-    // What may follow the end of a sentence: nothing, or a word that is
-    // neither in lower case nor a number (`Jan. 5`, `etc. and`).
-    let new_start = next.is_none_or(|c| !c.is_lowercase() && !c.is_ascii_digit());
-    if terminators.contains(['!', '?']) {
-        // `"Why?" she asked.` is one sentence.
-        return !(closed && next.is_some_and(char::is_lowercase));
-    }
-    if terminators != "." {
-        // An ellipsis trails off inside a sentence unless a new one starts.
-        return new_start;
-    }
-    let word = before
-        .rsplit(char::is_whitespace)
-        .next()
-        .unwrap_or("")
-        .trim_start_matches(is_opening);
-    if word.is_empty() {
-        return true;
-    }
-    let lower = word.to_lowercase();
-    let mut letters = word.chars();
-    let initial = matches!((letters.next(), letters.next()), (Some(c), None) if c.is_uppercase());
-    let list_number =
-        word.chars().all(|c| c.is_ascii_digit()) && before.trim_start().len() == word.len();
-    if NEVER_FINAL.contains(&lower.as_str()) || initial || list_number {
-        return false;
-    }
-    if MAYBE_FINAL.contains(&lower.as_str()) || word.contains('.') {
-        return new_start;
-    }
-    true
-}
-
 /// The distinct extracted sentences of a vote (empty when insufficient).
 fn sentence_set(vote: &Extraction) -> BTreeSet<&str> {
     match vote {
@@ -379,108 +237,6 @@ mod tests {
 
     fn pick(s: &[&str]) -> Extraction {
         Extraction::Sentences(s.iter().map(|x| x.to_string()).collect())
-    }
-
-    #[test]
-    fn sentences_split_on_terminators_and_lines() {
-        assert_eq!(
-            split_sentences(CONTEXT),
-            [
-                "Albert Einstein was born in Ulm.",
-                "He developed relativity.",
-                "He liked sailing!",
-                "Did he play violin?",
-                "Yes."
-            ]
-        );
-        assert_eq!(split_sentences("v1.2 is out"), ["v1.2 is out"]);
-    }
-
-    #[test]
-    fn abbreviations_initials_and_numbers_do_not_end_sentences() {
-        let cases: &[(&str, &[&str])] = &[
-            (
-                "Dr. Smith arrived. He sat.",
-                &["Dr. Smith arrived.", "He sat."],
-            ),
-            (
-                "Use a fruit, e.g. this one. Or not.",
-                &["Use a fruit, e.g. this one.", "Or not."],
-            ),
-            (
-                "Under U.S. law it is legal.",
-                &["Under U.S. law it is legal."],
-            ),
-            (
-                "He moved to the U.S. His wife stayed.",
-                &["He moved to the U.S.", "His wife stayed."],
-            ),
-            (
-                "We meet at 3 p.m. today. Bring tea.",
-                &["We meet at 3 p.m. today.", "Bring tea."],
-            ),
-            (
-                "J. R. R. Tolkien wrote it.",
-                &["J. R. R. Tolkien wrote it."],
-            ),
-            (
-                "Pi is 3.14159 roughly. It never ends.",
-                &["Pi is 3.14159 roughly.", "It never ends."],
-            ),
-            (
-                "It opened in 1889. It is tall.",
-                &["It opened in 1889.", "It is tall."],
-            ),
-            (
-                "1. Mix the flour.\n2. Bake it.",
-                &["1. Mix the flour.", "2. Bake it."],
-            ),
-            (
-                "Apples, pears etc. and plums. Fine.",
-                &["Apples, pears etc. and plums.", "Fine."],
-            ),
-            ("Smith et al. Found it.", &["Smith et al.", "Found it."]),
-            (
-                "It rose on Jan. 5 in Rome.",
-                &["It rose on Jan. 5 in Rome."],
-            ),
-            ("(See Fig. 2.) Then stop.", &["(See Fig. 2.)", "Then stop."]),
-        ];
-        for (text, expected) in cases {
-            assert_eq!(&split_sentences(text), expected, "{text}");
-        }
-    }
-
-    #[test]
-    fn quotes_brackets_and_ellipses_stay_with_their_sentence() {
-        let cases: &[(&str, &[&str])] = &[
-            (
-                "He said \"Stop.\" Then he left.",
-                &["He said \"Stop.\"", "Then he left."],
-            ),
-            (
-                "\u{201c}Why?\u{201d} she asked. No answer.",
-                &["\u{201c}Why?\u{201d} she asked.", "No answer."],
-            ),
-            ("Really?! Yes.", &["Really?!", "Yes."]),
-            (
-                "Wait... what was that? Nothing.",
-                &["Wait... what was that?", "Nothing."],
-            ),
-            (
-                "He paused... Then he spoke.",
-                &["He paused...", "Then he spoke."],
-            ),
-            (
-                "It trailed off\u{2026} and came back.",
-                &["It trailed off\u{2026} and came back."],
-            ),
-            ("Done (finally.) Next!", &["Done (finally.)", "Next!"]),
-            ("Ends without a stop", &["Ends without a stop"]),
-        ];
-        for (text, expected) in cases {
-            assert_eq!(&split_sentences(text), expected, "{text}");
-        }
     }
 
     #[test]

@@ -345,7 +345,8 @@ impl JudgedMetric {
     /// The signature: id, implementation version, every parameter, and the
     /// version and hash prefix of every prompt used (the per-item forms
     /// too under [`crate::judged::Protocol::PerItem`], the reply prompts
-    /// and the likelihood threshold under [`crate::judged::Protocol::Likelihood`]).
+    /// and the likelihood threshold under [`crate::judged::Protocol::Likelihood`],
+    /// the grounding model's identity under [`crate::judged::Protocol::Grounding`]).
     pub fn signature(&self, prompts: &PromptSet) -> Signature {
         let def = self.0.def();
         let mut sig = Signature::new(def.id.name(), def.signature_version);
@@ -373,6 +374,20 @@ impl JudgedMetric {
                     c.weight,
                     c.threshold,
                     likelihood::WIDTH
+                ),
+            );
+        }
+        if def
+            .prompts
+            .iter()
+            .any(|id| protocol.grounding_form(*id).is_some())
+        {
+            sig = sig.with(
+                "grounding",
+                format!(
+                    "{}/useful-from-{}",
+                    assay_grounding::Model::builtin_identity(),
+                    crate::judged::grounding::USEFUL_FROM
                 ),
             );
         }

@@ -30,6 +30,7 @@
 //! ```
 
 pub mod configure;
+pub mod grounding;
 pub mod likelihood;
 pub mod metric;
 pub mod plan;

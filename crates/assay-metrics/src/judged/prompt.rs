@@ -105,6 +105,13 @@ pub enum Protocol {
     /// (see [`crate::judged::likelihood`]). In-process judges only; the
     /// default for them.
     Likelihood,
+    /// As [`Protocol::PerItem`], except that closed grounding questions
+    /// (a statement supported by the contexts, a context useful or
+    /// contradicted, a statement matched by the reference) are answered by
+    /// the trained grounding model of `assay_grounding`, and nothing is
+    /// asked for them (see [`crate::judged::grounding`]). The default of
+    /// in-process judges.
+    Grounding,
 }
 
 impl Protocol {
@@ -113,6 +120,7 @@ impl Protocol {
             Protocol::Listed => "listed",
             Protocol::PerItem => "per-item",
             Protocol::Likelihood => "likelihood",
+            Protocol::Grounding => "grounding",
         }
     }
 
@@ -120,6 +128,11 @@ impl Protocol {
     /// answer list), if any.
     pub fn item_forms(self, id: PromptId) -> Option<&'static [ItemForm]> {
         id.per_item().filter(|_| self != Protocol::Listed)
+    }
+
+    /// How the grounding model answers `id` under this protocol, if it does.
+    pub fn grounding_form(self, id: PromptId) -> Option<crate::judged::grounding::Form> {
+        crate::judged::grounding::Form::of(id).filter(|_| self == Protocol::Grounding)
     }
 
     /// How `id`'s verdicts are read from likelihoods under this protocol,
@@ -142,8 +155,9 @@ impl FromStr for Protocol {
             "listed" => Ok(Protocol::Listed),
             "per-item" => Ok(Protocol::PerItem),
             "likelihood" => Ok(Protocol::Likelihood),
+            "grounding" => Ok(Protocol::Grounding),
             _ => Err(format!(
-                "unknown protocol '{s}' (listed, per-item, likelihood)"
+                "unknown protocol '{s}' (listed, per-item, likelihood, grounding)"
             )),
         }
     }

@@ -226,6 +226,9 @@ pub fn render(
         }
     }
     let id = unit.0.prompt();
+    if let Some(form) = prompts.protocol().grounding_form(id) {
+        return Ok(Request::Resolved(form.answer(&filled)));
+    }
     if let Some(form) = prompts.protocol().likelihood_form(id) {
         let reply = inputs.response()?;
         return Ok(Request::Items(likelihood::requests(

@@ -5,11 +5,11 @@
 //! not make), and each sentence is then judged with the question beside it.
 
 use super::{blank, filled, question, unit};
-use crate::judged::context_relevancy::split_sentences;
 use crate::judged::prompt::{PromptId, SlotValue};
 use crate::judged::render::{text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
 use crate::judged::validate::{field, texts, Problem};
+use assay_text::sentences::split_sentences;
 use serde_json::Value;
 
 /// Statements of the response.

@@ -1,0 +1,394 @@
+//! What a claim and the text that should support it have in common, as
+//! numbers: the features of [`crate::Model`].
+//!
+//! Words are runs of letters and digits, lower-cased; a claim's content
+//! words are its words less the stop words of `data/stopwords.txt`, and
+//! are compared by their Porter stems (`assay_text::porter`), so that
+//! "moons" finds "moon". Numbers are compared as written, less thousands
+//! separators ("1,000" is "1000").
+
+use assay_text::porter::stem;
+use assay_text::sentences::split_sentences;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::OnceLock;
+
+/// The features' names, in the order of [`Features::values`] and of the
+/// model's weights.
+pub const NAMES: [&str; 11] = [
+    "coverage",
+    "prefix_coverage",
+    "log_novel_words",
+    "bigram_coverage",
+    "number_missing",
+    "log_numbers_missing",
+    "log_names_missing",
+    "best_sentence_recall",
+    "best_sentence_bigrams",
+    "negation_mismatch",
+    "log_content_words",
+];
+
+/// Words whose presence turns a statement around.
+const NEGATIONS: &[&str] = &[
+    "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
+    "don", "doesn", "didn", "isn", "wasn", "aren", "weren", "won", "wouldn", "couldn", "shouldn",
+    "hasn", "haven", "hadn",
+];
+
+fn stop_words() -> &'static HashSet<&'static str> {
+    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        include_str!("../data/stopwords.txt")
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect()
+    })
+}
+
+/// The lower-cased words of `text`: runs of letters and digits.
+///
+/// ```
+/// use assay_grounding::features::words;
+/// assert_eq!(words("Brontë's 1813 novel"), ["brontë", "s", "1813", "novel"]);
+/// ```
+pub fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether a lower-cased word is a stop word.
+pub fn is_stop_word(word: &str) -> bool {
+    stop_words().contains(word)
+}
+
+/// The numbers written in `text`: digit runs with the `.` or `,` inside
+/// them, commas dropped.
+fn numbers(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let mut n = String::new();
+        while i < chars.len() {
+            let c = chars[i];
+            let inner = matches!(c, '.' | ',')
+                && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+                && !n.is_empty();
+            if c.is_ascii_digit() {
+                n.push(c);
+            } else if inner {
+                if c == '.' {
+                    n.push(c);
+                }
+            } else {
+                break;
+            }
+            i += 1;
+        }
+        out.insert(n);
+    }
+    out
+}
+
+/// Letters two words must share at the start to count as one word in
+/// [`NAMES`]' `prefix_coverage` ("germany" and "german-born"): a stem
+/// misses such pairs.
+pub const PREFIX: usize = 5;
+
+fn prefix(word: &str) -> Option<String> {
+    (word.chars().count() >= PREFIX).then(|| word.chars().take(PREFIX).collect())
+}
+
+/// One sentence of a supporting text.
+#[derive(Debug)]
+struct Sentence {
+    text: String,
+    stems: HashSet<String>,
+    bigrams: HashSet<(String, String)>,
+    negated: bool,
+}
+
+fn bigrams(stems: &[String]) -> HashSet<(String, String)> {
+    stems
+        .windows(2)
+        .map(|w| (w[0].clone(), w[1].clone()))
+        .collect()
+}
+
+fn negated(words: &[String]) -> bool {
+    words.iter().any(|w| NEGATIONS.contains(&w.as_str()))
+}
+
+/// A text prepared once to be asked about many claims: its words, stems,
+/// stem bigrams, numbers and sentences.
+#[derive(Debug)]
+pub struct Support {
+    words: HashSet<String>,
+    prefixes: HashSet<String>,
+    stems: HashSet<String>,
+    bigrams: HashSet<(String, String)>,
+    numbers: BTreeSet<String>,
+    sentences: Vec<Sentence>,
+}
+
+impl Support {
+    /// `texts` together (the question and the contexts, say).
+    pub fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Support {
+        let mut support = Support {
+            words: HashSet::new(),
+            prefixes: HashSet::new(),
+            stems: HashSet::new(),
+            bigrams: HashSet::new(),
+            numbers: BTreeSet::new(),
+            sentences: Vec::new(),
+        };
+        for text in texts {
+            let all: Vec<String> = words(text).iter().map(|w| stem(w)).collect();
+            support.bigrams.extend(bigrams(&all));
+            support.stems.extend(all);
+            let w = words(text);
+            support.prefixes.extend(w.iter().filter_map(|w| prefix(w)));
+            support.words.extend(w);
+            support.numbers.extend(numbers(text));
+            for s in split_sentences(text) {
+                let w = words(s);
+                let stems: Vec<String> = w.iter().map(|w| stem(w)).collect();
+                support.sentences.push(Sentence {
+                    text: s.to_string(),
+                    bigrams: bigrams(&stems),
+                    stems: stems.into_iter().collect(),
+                    negated: negated(&w),
+                });
+            }
+        }
+        support
+    }
+}
+
+/// A claim's features against a [`Support`], with the evidence a reason
+/// names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Features {
+    pub values: [f64; NAMES.len()],
+    /// The supporting text's sentence that holds most of the claim's
+    /// content words (none when the text has no sentence).
+    pub best_sentence: Option<String>,
+    /// The claim's content words (as written, lower-cased) that the text
+    /// does not hold, in the claim's order.
+    pub missing: Vec<String>,
+    /// The claim's numbers that the text does not hold.
+    pub missing_numbers: Vec<String>,
+}
+
+/// The position of `best_sentence_recall` in [`NAMES`].
+const BEST_SENTENCE_RECALL: usize = 7;
+
+impl Features {
+    /// The share of the claim's content words that its closest sentence
+    /// holds: how much that sentence speaks of the same thing.
+    pub fn best_sentence_recall(&self) -> f64 {
+        self.values[BEST_SENTENCE_RECALL]
+    }
+
+    /// The features of `claim` against `support`.
+    ///
+    /// ```
+    /// use assay_grounding::{Features, Support};
+    /// let support = Support::new(["Mars has two natural satellites, Phobos and Deimos."]);
+    /// let f = Features::of("Mars has two moons, Phobos and Deimos.", &support);
+    /// assert_eq!(f.missing, ["moons"]);
+    /// assert_eq!(f.values[0], 4.0 / 5.0); // coverage of mars, two, moons, phobos, deimos
+    /// ```
+    pub fn of(claim: &str, support: &Support) -> Features {
+        let all_words = words(claim);
+        let all_stems: Vec<String> = all_words.iter().map(|w| stem(w)).collect();
+        let content: Vec<(&String, &String)> = all_words
+            .iter()
+            .zip(&all_stems)
+            .filter(|(w, _)| !is_stop_word(w))
+            .collect();
+        let n = content.len();
+        let missing: Vec<String> = content
+            .iter()
+            .filter(|(_, s)| !support.stems.contains(*s))
+            .map(|(w, _)| (*w).clone())
+            .collect();
+        let share = |found: usize, of: usize| {
+            if of == 0 {
+                1.0
+            } else {
+                found as f64 / of as f64
+            }
+        };
+        let coverage = share(n - missing.len(), n);
+        let near = missing
+            .iter()
+            .filter(|w| prefix(w).is_some_and(|p| support.prefixes.contains(&p)))
+            .count();
+        let prefix_coverage = share(n - missing.len() + near, n);
+        let novel: BTreeSet<&String> = content
+            .iter()
+            .filter(|(_, s)| !support.stems.contains(*s))
+            .map(|(_, s)| *s)
+            .collect();
+        let claim_bigrams: Vec<(String, String)> = all_stems
+            .windows(2)
+            .map(|w| (w[0].clone(), w[1].clone()))
+            .collect();
+        let bigram_coverage = share(
+            claim_bigrams
+                .iter()
+                .filter(|b| support.bigrams.contains(*b))
+                .count(),
+            claim_bigrams.len(),
+        );
+        let missing_numbers: Vec<String> = numbers(claim)
+            .into_iter()
+            .filter(|x| !support.numbers.contains(x))
+            .collect();
+        let names_missing = claim
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .skip(1)
+            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+            .filter(|w| !support.words.contains(&w.to_lowercase()))
+            .count();
+        let claim_set: HashSet<&String> = content.iter().map(|(_, s)| *s).collect();
+        let mut best: Option<(f64, &Sentence)> = None;
+        for s in &support.sentences {
+            let recall = share(
+                claim_set.iter().filter(|c| s.stems.contains(**c)).count(),
+                claim_set.len(),
+            );
+            if best.is_none_or(|(r, _)| recall > r) {
+                best = Some((recall, s));
+            }
+        }
+        let (best_recall, best_bigrams, negation_mismatch, best_sentence) = match best {
+            Some((recall, s)) => (
+                recall,
+                share(
+                    claim_bigrams
+                        .iter()
+                        .filter(|b| s.bigrams.contains(*b))
+                        .count(),
+                    claim_bigrams.len(),
+                ),
+                negated(&all_words) != s.negated,
+                Some(s.text.clone()),
+            ),
+            None => (0.0, 0.0, negated(&all_words), None),
+        };
+        let ln = |k: usize| (k as f64).ln_1p();
+        Features {
+            values: [
+                coverage,
+                prefix_coverage,
+                ln(novel.len()),
+                bigram_coverage,
+                if missing_numbers.is_empty() { 0.0 } else { 1.0 },
+                ln(missing_numbers.len()),
+                ln(names_missing),
+                best_recall,
+                best_bigrams,
+                if negation_mismatch { 1.0 } else { 0.0 },
+                ln(n),
+            ],
+            best_sentence,
+            missing,
+            missing_numbers,
+        }
+    }
+}
+
+/// The share of `answer`'s content words (by stem) outside `question`
+/// that `context` holds; where every content word of the answer is in the
+/// question, the share of them all.
+///
+/// ```
+/// use assay_grounding::features::answer_coverage;
+/// let q = "When was Albert Einstein born?";
+/// let a = "Einstein was born on 14 March 1879 in Ulm.";
+/// assert_eq!(answer_coverage(q, a, "Albert Einstein (born 14 March 1879) was a physicist."), 0.75);
+/// assert_eq!(answer_coverage(q, a, "Paris is in France."), 0.0);
+/// ```
+pub fn answer_coverage(question: &str, answer: &str, context: &str) -> f64 {
+    let content = |t: &str| -> BTreeSet<String> {
+        words(t)
+            .iter()
+            .filter(|w| !is_stop_word(w))
+            .map(|w| stem(w))
+            .collect()
+    };
+    let asked = content(question);
+    let held = content(context);
+    let all = content(answer);
+    let own: BTreeSet<&String> = all.iter().filter(|w| !asked.contains(*w)).collect();
+    let own = if own.is_empty() {
+        all.iter().collect()
+    } else {
+        own
+    };
+    if own.is_empty() {
+        return 0.0;
+    }
+    own.iter().filter(|w| held.contains(**w)).count() as f64 / own.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_decimals_and_drop_thousands_separators() {
+        let got: Vec<String> = numbers("In 1,879 or 3.5, not 12. Then 7")
+            .into_iter()
+            .collect();
+        assert_eq!(got, ["12", "1879", "3.5", "7"]);
+    }
+
+    #[test]
+    fn a_claim_stated_by_the_text_has_full_coverage_and_no_missing_words() {
+        let support = Support::new([
+            "What is the capital of Australia?",
+            "Canberra is the capital city of Australia.",
+        ]);
+        let f = Features::of("The capital of Australia is Canberra.", &support);
+        assert_eq!(f.values[0], 1.0);
+        assert!(f.missing.is_empty());
+        assert_eq!(NAMES[BEST_SENTENCE_RECALL], "best_sentence_recall");
+        assert_eq!(f.best_sentence_recall(), 1.0);
+        assert_eq!(
+            f.best_sentence.as_deref(),
+            Some("What is the capital of Australia?")
+        );
+    }
+
+    #[test]
+    fn a_different_name_a_number_and_a_negation_are_seen() {
+        let support = Support::new(["Pride and Prejudice is an 1813 novel by Jane Austen."]);
+        let f = Features::of(
+            "Pride and Prejudice was not written by Charlotte Bronte in 1820.",
+            &support,
+        );
+        assert_eq!(f.missing, ["not", "written", "charlotte", "bronte", "1820"]);
+        assert_eq!(f.missing_numbers, ["1820"]);
+        assert_eq!(f.values[4], 1.0);
+        assert_eq!(f.values[6], 2f64.ln_1p()); // Prejudice is there; Charlotte, Bronte are not
+        assert_eq!(f.values[9], 1.0);
+    }
+
+    #[test]
+    fn an_empty_support_supports_nothing() {
+        let f = Features::of("Rome is in Italy.", &Support::new([]));
+        assert_eq!(f.values[0], 0.0);
+        assert_eq!(f.best_sentence, None);
+    }
+}

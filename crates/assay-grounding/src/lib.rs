@@ -1,0 +1,172 @@
+//! Is this claim supported by this text? A grounding verdict without a
+//! language model: [`Features`] of the claim against the text (coverage
+//! of its content words and their bigrams, numbers and names the text
+//! lacks, its best-matching sentence, negation) combined by a logistic
+//! [`Model`] trained on human labels (`../shared/data/train`: XSum
+//! hallucination spans, SummEdits, BEGIN, WiCE, HaluEval QA; see
+//! [`train`]). The model's weights are the versioned data file
+//! `model/grounding.json`, with the hashes of the files it was trained on
+//! and its cross-validated figures; `train-grounding` rebuilds it exactly.
+//!
+//! ```
+//! use assay_grounding::{Model, Support};
+//! let model = Model::builtin();
+//! let support = Support::new(["Canberra is the capital city of Australia."]);
+//! let yes = model.judge("The capital of Australia is Canberra.", &support);
+//! let no = model.judge("The capital of Australia is Sydney, since 1901.", &support);
+//! assert!(yes.probability > 0.5 && no.probability < 0.5);
+//! assert_eq!(no.features.missing, ["sydney", "since", "1901"]);
+//! ```
+
+pub mod features;
+pub mod fit;
+pub mod train;
+
+pub use features::{Features, Support, NAMES};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::sync::OnceLock;
+
+/// The committed model file.
+const BUILTIN: &str = include_str!("../model/grounding.json");
+
+/// A trained grounding model, as `model/grounding.json` holds it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    /// Bumped when the features or their meaning change.
+    pub version: u32,
+    /// The features' names, in order ([`NAMES`] for this version).
+    pub features: Vec<String>,
+    pub mean: Vec<f64>,
+    pub scale: Vec<f64>,
+    pub weights: Vec<f64>,
+    pub bias: f64,
+    /// A claim is supported from this probability: the one of best
+    /// balanced accuracy on the cross-validation's out-of-fold
+    /// predictions.
+    pub threshold: f64,
+    /// How it was trained: files and their hashes, rows, claims, folds.
+    pub provenance: train::Provenance,
+}
+
+/// A verdict on one claim.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judgement {
+    /// P(the text supports the claim).
+    pub probability: f64,
+    /// The model's [`Model::threshold`].
+    pub threshold: f64,
+    pub features: Features,
+}
+
+impl Judgement {
+    /// Whether the claim reads as supported (probability at least the
+    /// model's threshold).
+    pub fn supported(&self) -> bool {
+        self.probability >= self.threshold
+    }
+
+    /// A reason naming the evidence: the best-matching sentence and the
+    /// words the text lacks.
+    pub fn reason(&self) -> String {
+        let p = self.probability;
+        let evidence = match &self.features.best_sentence {
+            Some(s) => format!("closest sentence: \"{}\"", clip(s, 160)),
+            None => "the text has no sentence".to_string(),
+        };
+        let missing = if self.features.missing.is_empty() {
+            "every content word is in the text".to_string()
+        } else {
+            format!("not in the text: {}", self.features.missing.join(", "))
+        };
+        let t = self.threshold;
+        format!("P(supported) {p:.2} (supported from {t:.2}); {missing}; {evidence}")
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(max).collect();
+    format!("{cut}…")
+}
+
+impl Model {
+    /// The committed model.
+    pub fn builtin() -> &'static Model {
+        static MODEL: OnceLock<Model> = OnceLock::new();
+        // The file is checked by the crate's tests; a broken one cannot
+        // be built into a release.
+        MODEL.get_or_init(|| {
+            serde_json::from_str(BUILTIN).expect("model/grounding.json is a valid model")
+        })
+    }
+
+    /// What identifies the committed model in signatures and cache keys:
+    /// its version and the SHA-256 of its file.
+    pub fn builtin_identity() -> &'static str {
+        static ID: OnceLock<String> = OnceLock::new();
+        ID.get_or_init(|| {
+            let hash = Sha256::digest(BUILTIN.as_bytes());
+            let hex: String = hash.iter().take(8).map(|b| format!("{b:02x}")).collect();
+            format!("grounding-v{}@sha256:{hex}", Model::builtin().version)
+        })
+    }
+
+    /// P(supported) for raw features.
+    pub fn probability(&self, values: &[f64]) -> f64 {
+        let z = self.bias
+            + values
+                .iter()
+                .zip(&self.mean)
+                .zip(&self.scale)
+                .zip(&self.weights)
+                .map(|(((x, m), s), w)| w * (x - m) / s)
+                .sum::<f64>();
+        1.0 / (1.0 + (-z).exp())
+    }
+
+    /// The verdict on `claim` against `support`.
+    pub fn judge(&self, claim: &str, support: &Support) -> Judgement {
+        let features = Features::of(claim, support);
+        Judgement {
+            probability: self.probability(&features.values),
+            threshold: self.threshold,
+            features,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_model_names_the_features_it_was_trained_on() {
+        let m = Model::builtin();
+        assert_eq!(m.features, NAMES);
+        assert_eq!(m.weights.len(), NAMES.len());
+        assert!(Model::builtin_identity().starts_with("grounding-v1@sha256:"));
+    }
+
+    #[test]
+    fn the_reason_names_the_missing_words_and_the_closest_sentence() {
+        let support = Support::new(["Pride and Prejudice is an 1813 novel by Jane Austen."]);
+        let j = Model::builtin().judge(
+            "Pride and Prejudice was written by Charlotte Bronte.",
+            &support,
+        );
+        assert!(!j.supported(), "{}", j.reason());
+        let reason = j.reason();
+        assert!(
+            reason.contains("not in the text: written, charlotte, bronte"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("closest sentence: \"Pride and Prejudice is an 1813"),
+            "{reason}"
+        );
+    }
+}
