@@ -255,10 +255,13 @@ def evaluate(
     score only shard K of N (as `--shard`; `assay.ray` uses it).
     `protocol`: how closed verdicts are asked, `"listed"` (one call per
     list, a reason before each verdict), `"per-item"` (one call per
-    item, the verdict read with its probabilities) or `"likelihood"`
+    item, the verdict read with its probabilities), `"likelihood"`
     (per-item, with grounding read from how much likelier the contexts
-    make the response's words; local judges only); None: likelihood for
-    a local judge, listed for a remote one (as `--protocol`).
+    make the response's words; local judges only) or `"grounding"`
+    (per-item, with grounding, contradiction, usefulness and statement
+    matches answered by the trained grounding model, toxicity and bias
+    by a word screen, no judge asked for them); None: grounding for a
+    local judge, listed for a remote one (as `--protocol`).
 
     A bad row is a `failed` or `skipped` outcome naming the row and field,
     never an exception. A usage error (unknown metric, bad parameter or

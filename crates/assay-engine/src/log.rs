@@ -287,6 +287,12 @@ pub struct RunSummary {
     /// Runs with judged metrics only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ragas_score: Option<RagasSummary>,
+    /// Per judged metric of the run, its measured agreement with people
+    /// under the run's protocol, beside the best trivial baseline
+    /// (`assay_metrics::judged::measured`); an empty list when none was
+    /// measured. Runs with judged metrics only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<Vec<assay_metrics::judged::measured::Agreement>>,
     /// The prevalence corrected with a judge calibration (`assay eval
     /// --calibration`), added after the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -280,6 +280,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path, input: Option<&Path>) -> Result<Strin
             })).collect::<Vec<_>>()})
         }),
         ragas_score: None,
+        // The shards ran one configuration.
+        agreement: first.summary.agreement.clone(),
         calibrated: None,
         complete: true,
     };

@@ -31,7 +31,7 @@ use assay_core::{
     dataset, Accumulator, Failure, FailureKind, Format, Outcome, OutcomeRecord, Row, Sample, Source,
 };
 use assay_llm::{CallKind, ChatModel, Embedder, Latency, PriceTable, UsageLedger, UsageSummary};
-use assay_metrics::judged::PromptId;
+use assay_metrics::judged::{measured, PromptId};
 use assay_metrics::{Corpus, Metric, Scorer};
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -363,6 +363,13 @@ pub async fn run(
         corpus_note: None,
         usage: cfg.judged.as_ref().map(|j| usage_json(j, &ledger)),
         ragas_score: None,
+        agreement: cfg.judged.as_ref().map(|j| {
+            j.metrics
+                .iter()
+                .flat_map(|m| measured::of(m.id().name(), j.prompts.protocol()))
+                .cloned()
+                .collect()
+        }),
         calibrated: None,
         complete: stop.is_none(),
     };

@@ -367,7 +367,7 @@ mod tests {
         assert_eq!(f.best_sentence_recall(), 1.0);
         assert_eq!(
             f.best_sentence.as_deref(),
-            Some("What is the capital of Australia?")
+            Some("Canberra is the capital city of Australia.")
         );
     }
 

@@ -116,12 +116,14 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
         if p == 0.0 {
             continue;
         }
-        for row in col + 1..n {
-            let f = a[row][col] / p;
-            for k in col..n {
-                a[row][k] -= f * a[col][k];
+        let (top, rest) = a.split_at_mut(col + 1);
+        let pivot_row = &top[col];
+        for (r, row) in rest.iter_mut().enumerate() {
+            let f = row[col] / p;
+            for (x, y) in row[col..].iter_mut().zip(&pivot_row[col..]) {
+                *x -= f * y;
             }
-            b[row] -= f * b[col];
+            b[col + 1 + r] -= f * b[col];
         }
     }
     let mut x = vec![0.0; n];

@@ -287,8 +287,11 @@ pub struct JudgeArgs {
     /// whose verdict is read with its probabilities; `likelihood`, as
     /// per-item, but whether the response is grounded in its contexts
     /// (faithfulness, hallucination) is read from how much likelier the
-    /// contexts make its words, local judges only [default: likelihood
-    /// for a local judge, listed for a remote one].
+    /// contexts make its words, local judges only; `grounding`, as
+    /// per-item, but grounding, contradiction, usefulness and statement
+    /// matches are answered by the trained grounding model and toxicity
+    /// and bias by a word screen, no judge asked [default: grounding for
+    /// a local judge, listed for a remote one].
     #[arg(long, value_name = "HOW")]
     pub protocol: Option<Protocol>,
 }

@@ -3,6 +3,7 @@
 use crate::compare::{Comparison, Presence};
 use crate::gates::GateResult;
 use assay_engine::RunSummary;
+use assay_metrics::judged::measured::Agreement;
 use assay_metrics::{AnyId, Direction};
 use serde_json::Value;
 use std::fmt::Write;
@@ -10,6 +11,33 @@ use std::fmt::Write;
 /// The summary as an aligned text table (per output: direction, mean, 95%
 /// CI, coverage `scored/skipped/failed` with failures by kind, and judge
 /// tokens and cost for judged metrics), then usage and corpus-level scores.
+/// How far to trust each judged metric: its measured agreement with
+/// people beside the best trivial baseline, or that none was measured.
+fn agreement_lines(summary: &RunSummary, agreement: &[Agreement]) -> String {
+    let mut out =
+        String::from("\nagreement with people (assay calibrate on the labelled sets; README):\n");
+    let mut judged: Vec<&str> = Vec::new();
+    for o in &summary.outputs {
+        if o.usage.is_some() && !judged.contains(&o.metric.as_str()) {
+            judged.push(&o.metric);
+        }
+    }
+    for metric in judged {
+        let figures: Vec<String> = agreement
+            .iter()
+            .filter(|a| a.metric == metric)
+            .map(Agreement::describe)
+            .collect();
+        let line = if figures.is_empty() {
+            "not measured with this judge and protocol".to_string()
+        } else {
+            figures.join("; ")
+        };
+        let _ = writeln!(out, "  {metric:<19} {line}");
+    }
+    out
+}
+
 pub fn summary_table(summary: &RunSummary) -> String {
     let judged = summary.outputs.iter().any(|o| o.usage.is_some());
     let mut header = ["metric", "mean", "95% CI", "scored/skipped/failed"].to_vec();
@@ -62,6 +90,9 @@ pub fn summary_table(summary: &RunSummary) -> String {
                 let _ = writeln!(out, "ragas_score - ({})", r.reason.as_deref().unwrap_or(""));
             }
         }
+    }
+    if let Some(agreement) = &summary.agreement {
+        out.push_str(&agreement_lines(summary, agreement));
     }
     if let Some(usage) = &summary.usage {
         out.push_str(&usage_table("judge usage", usage, |u| u));

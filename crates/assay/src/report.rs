@@ -209,6 +209,8 @@ fn render(run: &Run) -> Result<String> {
             ("style", STYLE),
             ("header", &header(run)),
             ("charts", &charts(run, &outputs)),
+            ("agreement", &agreement(run.summary)),
+            ("signatures", &signatures(run.manifest)),
             ("corpus", &corpus(run.summary)),
             ("calibration", &calibration(run.calibration)),
             ("failures", &failures(run.results)),
@@ -376,6 +378,51 @@ fn header(run: &Run) -> String {
         );
     }
     html.push_str("</dl>");
+    html
+}
+
+/// Each judged metric's measured agreement with people, beside its
+/// baseline, so that a reader knows how far to trust the scores above.
+fn agreement(summary: Option<&Value>) -> String {
+    let Some(list) = summary.and_then(|s| s["agreement"].as_array()) else {
+        return String::new();
+    };
+    let rows: Vec<Vec<Value>> = list
+        .iter()
+        .map(|a| {
+            vec![
+                a["metric"].clone(),
+                a["set"].clone(),
+                Value::from(format!(
+                    "{} {:.2} [{:.2}, {:.2}]",
+                    a["figure"].as_str().unwrap_or(""),
+                    a["value"].as_f64().unwrap_or(f64::NAN),
+                    a["ci95"][0].as_f64().unwrap_or(f64::NAN),
+                    a["ci95"][1].as_f64().unwrap_or(f64::NAN)
+                )),
+                Value::from(format!(
+                    "{} {:.2}",
+                    a["baseline"].as_str().unwrap_or(""),
+                    a["baseline_value"].as_f64().unwrap_or(f64::NAN)
+                )),
+                a["rows"].clone(),
+            ]
+        })
+        .collect();
+    let mut html = String::from(
+        "<h3>Agreement with people</h3><p class=\"note\">Measured with <code>assay calibrate</code> \
+         on labelled sets, beside the best trivial baseline on the same rows; a judged metric \
+         not listed was not measured with this judge and protocol.</p>",
+    );
+    html.push_str(&table(
+        &["metric", "set", "figure", "baseline", "rows"],
+        &rows,
+    ));
+    html
+}
+
+/// The metrics with their outputs and signatures, after the scores.
+fn signatures(m: &Value) -> String {
     let metrics: Vec<Vec<Value>> = m["metrics"]
         .as_array()
         .into_iter()
@@ -388,8 +435,7 @@ fn header(run: &Run) -> String {
             ]
         })
         .collect();
-    html.push_str(&table(&["metric", "outputs", "signature"], &metrics));
-    html
+    table(&["metric", "outputs", "signature"], &metrics)
 }
 
 /// A JSON list as `a, b, c`.

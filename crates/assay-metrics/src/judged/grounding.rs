@@ -21,7 +21,7 @@
 //!   sentence of the response is unsupported by the question and all the
 //!   contexts, and shares its words with this context (probability: the
 //!   largest of P(unsupported) x min(1, 2 x the share of the sentence's
-//!   content words the context and question hold));
+//!   content words the context's closest sentence holds));
 //! - statement matches of answer_correctness: each response statement
 //!   against the reference's statements, each reference statement against
 //!   the response's.
@@ -105,13 +105,7 @@ impl Form {
                 StepOutput::Verdicts(
                     contexts
                         .iter()
-                        .map(|c| {
-                            contradiction(
-                                &sentences,
-                                &judged,
-                                &with_question(std::slice::from_ref(c)),
-                            )
-                        })
+                        .map(|c| contradiction(&sentences, &judged, &Support::new([c.as_str()])))
                         .collect(),
                 )
             }
@@ -208,5 +202,136 @@ fn contradiction(sentences: &[&str], judged: &[Judgement], context: &Support) ->
         verdict: if p >= 0.5 { Label::Yes } else { Label::No },
         reason,
         probabilities: Some(vec![(Label::Yes, p), (Label::No, 1.0 - p)]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judged::prompt::{PromptSet, Protocol};
+    use crate::judged::render::{render, Request};
+    use crate::judged::step::{Inputs, Outputs};
+    use crate::judged::steps;
+    use serde_json::json;
+
+    fn resolved(
+        step: &crate::judged::StepKey,
+        row: serde_json::Value,
+        outputs: &Outputs,
+    ) -> StepOutput {
+        let prompts = PromptSet::builtin()
+            .unwrap()
+            .with_protocol(Protocol::Grounding);
+        let s = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
+        match render(&prompts, step, &Inputs::new(&s, outputs)).unwrap() {
+            Request::Resolved(out) => out,
+            other => panic!("asked the judge: {other:?}"),
+        }
+    }
+
+    fn labels(out: &StepOutput) -> Vec<Label> {
+        match out {
+            StepOutput::Verdicts(v) => v.iter().map(|v| v.verdict).collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A stated sentence is supported; one that speaks of the same thing
+    /// with other words is contradicted (no); one about something else is
+    /// neither (idk). The probabilities of the three labels add to 1.
+    #[test]
+    fn statements_are_supported_contradicted_or_unknown() {
+        let row = json!({"user_input": "Who wrote Pride and Prejudice?", "response": "x", "retrieved_contexts": ["Pride and Prejudice is an 1813 novel by Jane Austen."]});
+        let mut outputs = Outputs::new();
+        let statements = [
+            "Pride and Prejudice is a novel by Jane Austen.",
+            "Pride and Prejudice was written by Charlotte Brontë in 1813.",
+            "Volcanoes erupt lava.",
+        ];
+        outputs.insert(
+            steps::response_statements(),
+            StepOutput::Texts(statements.map(String::from).to_vec()),
+        );
+        let out = resolved(&steps::statement_verdicts(), row, &outputs);
+        assert_eq!(labels(&out), [Label::Yes, Label::No, Label::Idk]);
+        let StepOutput::Verdicts(v) = out else {
+            unreachable!()
+        };
+        for verdict in &v {
+            let total: f64 = verdict
+                .probabilities
+                .as_ref()
+                .unwrap()
+                .iter()
+                .map(|(_, p)| p)
+                .sum();
+            assert!((total - 1.0).abs() < 1e-12);
+        }
+        assert!(
+            v[1].reason
+                .contains("not in the text: written, charlotte, brontë"),
+            "{}",
+            v[1].reason
+        );
+    }
+
+    /// Usefulness: the share of the answer's words outside the question
+    /// that a context holds, from 25%.
+    #[test]
+    fn a_context_is_useful_when_it_holds_the_answer_s_own_words() {
+        let row = json!({"user_input": "When was Einstein born?", "response": "In 1879 in Ulm.", "reference": "Einstein was born in 1879 in Ulm, Germany.",
+            "retrieved_contexts": ["Einstein was born in 1879.", "Ulm is a city.", "Paris is in France."]});
+        let out = resolved(
+            &steps::context_usefulness(crate::judged::UsefulFor::Reference(0)),
+            row,
+            &Outputs::new(),
+        );
+        // Own words: 1879, ulm, germany: 1/3, 1/3, 0.
+        assert_eq!(labels(&out), [Label::Yes, Label::Yes, Label::No]);
+    }
+
+    /// A context is contradicted when an unsupported sentence of the
+    /// response shares its words; a context about something else is not.
+    #[test]
+    fn only_a_context_an_unsupported_sentence_speaks_of_is_contradicted() {
+        let row = json!({"user_input": "Who wrote Pride and Prejudice?", "response": "Pride and Prejudice was written by Charlotte Brontë.",
+            "retrieved_contexts": ["Pride and Prejudice is an 1813 novel by Jane Austen.", "Volcanoes erupt lava."]});
+        let out = resolved(&steps::contradictions(), row, &Outputs::new());
+        assert_eq!(labels(&out), [Label::Yes, Label::No], "{out:?}");
+    }
+
+    /// Statement matches both ways: "Mars" is the reference "Mars"; a
+    /// reference statement the response leaves out is a false negative.
+    #[test]
+    fn correctness_matches_statements_both_ways() {
+        let row = json!({"user_input": "q", "response": "x", "reference": "y"});
+        let mut outputs = Outputs::new();
+        outputs.insert(
+            steps::response_statements(),
+            StepOutput::Texts(vec!["Mars has two moons, Phobos and Deimos.".into()]),
+        );
+        outputs.insert(
+            steps::reference_statements(0),
+            StepOutput::Texts(vec![
+                "Mars has two small moons: Phobos and Deimos.".into(),
+                "Olympus Mons is a volcano on Mars.".into(),
+            ]),
+        );
+        match resolved(&steps::correctness_classification(0), row, &outputs) {
+            StepOutput::Classification {
+                response,
+                reference,
+            } => {
+                assert_eq!(
+                    response.iter().map(|v| v.verdict).collect::<Vec<_>>(),
+                    [Label::Yes]
+                );
+                assert_eq!(
+                    reference.iter().map(|v| v.verdict).collect::<Vec<_>>(),
+                    [Label::Yes, Label::No]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -377,6 +377,9 @@ impl JudgedMetric {
                 ),
             );
         }
+        if def.prompts.iter().any(|id| protocol.screen(*id).is_some()) {
+            sig = sig.with("screen", "words-v1");
+        }
         if def
             .prompts
             .iter()

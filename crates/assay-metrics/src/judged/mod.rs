@@ -32,12 +32,14 @@
 pub mod configure;
 pub mod grounding;
 pub mod likelihood;
+pub mod measured;
 pub mod metric;
 pub mod plan;
 pub mod prompt;
 pub mod reason;
 pub mod render;
 pub mod schema;
+pub mod screen;
 pub mod step;
 pub mod steps;
 pub mod validate;

@@ -108,9 +108,10 @@ pub enum Protocol {
     /// As [`Protocol::PerItem`], except that closed grounding questions
     /// (a statement supported by the contexts, a context useful or
     /// contradicted, a statement matched by the reference) are answered by
-    /// the trained grounding model of `assay_grounding`, and nothing is
-    /// asked for them (see [`crate::judged::grounding`]). The default of
-    /// in-process judges.
+    /// the trained grounding model of `assay_grounding`, toxicity and bias
+    /// by a word screen, and nothing is asked for them (see
+    /// [`crate::judged::grounding`], [`crate::judged::screen`]). The
+    /// default of in-process judges.
     Grounding,
 }
 
@@ -133,6 +134,11 @@ impl Protocol {
     /// How the grounding model answers `id` under this protocol, if it does.
     pub fn grounding_form(self, id: PromptId) -> Option<crate::judged::grounding::Form> {
         crate::judged::grounding::Form::of(id).filter(|_| self == Protocol::Grounding)
+    }
+
+    /// How the screen answers `id` under this protocol, if it does.
+    pub fn screen(self, id: PromptId) -> Option<crate::judged::screen::Screen> {
+        crate::judged::screen::Screen::of(id).filter(|_| self == Protocol::Grounding)
     }
 
     /// How `id`'s verdicts are read from likelihoods under this protocol,

@@ -229,6 +229,9 @@ pub fn render(
     if let Some(form) = prompts.protocol().grounding_form(id) {
         return Ok(Request::Resolved(form.answer(&filled)));
     }
+    if let Some(screen) = prompts.protocol().screen(id) {
+        return Ok(Request::Resolved(screen.answer(&filled)));
+    }
     if let Some(form) = prompts.protocol().likelihood_form(id) {
         let reply = inputs.response()?;
         return Ok(Request::Items(likelihood::requests(

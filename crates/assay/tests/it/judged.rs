@@ -3,7 +3,7 @@
 //! content (`assay_test_server::judge`): scores, call counts, cache,
 //! secrets, and failures.
 
-use crate::common::{assay, output, read_json, results, stderr};
+use crate::common::{assay, output, read_json, repo, results, stderr};
 use assay_test_server::judge::{self, cosine, embed};
 use assay_test_server::{chat, chat_body, error, Recorded, Reply, Server};
 use serde_json::{json, Value};
@@ -680,16 +680,64 @@ fn the_local_judge_gives_summary_coherence_its_expected_rating_and_verdicts_thei
             "yes" => assert_eq!(chosen, yes, "{c}"),
             _ => assert!((chosen + yes - 1.0).abs() < 1e-9, "{c}"),
         }
-        // The local default reads each context's verdict from the mutual
-        // information of the response's words with it, which the reason
-        // gives.
+        // The local default reads each context's verdict with the
+        // grounding model, whose reason names the sentence it read.
         let reason = c["reason"].as_str().unwrap();
-        assert!(
-            reason.starts_with("with this context, the mutual information is"),
-            "{c}"
-        );
+        assert!(reason.starts_with("P(contradicted) "), "{c}");
+        assert!(reason.contains("from the sentence"), "{c}");
     }
     let manifest = read_json(&out.join("manifest.json"));
-    assert_eq!(manifest["judge"]["sampling"]["protocol"], "likelihood");
+    assert_eq!(manifest["judge"]["sampling"]["protocol"], "grounding");
+    assert_eq!(fx.server.count(), 0, "nothing went over the network");
+}
+
+/// The bundled example with the local default: the grounding questions
+/// are answered by the grounding model without one judge call, and its
+/// plain verdicts are right: each answer its contexts state is faithful
+/// (q5 names water and carbon dioxide, which they do not), Jane Austen's
+/// novel was not written by Charlotte Brontë, every context answers its
+/// question, and the references its contexts state are recalled. q6's
+/// "100 degrees Celsius" against "100 °C" is a paraphrase that words
+/// alone do not see (README, "Judges and calibration").
+#[test]
+fn the_local_default_answers_the_example_s_grounding_questions_rightly_without_a_call() {
+    let fx = Fixture::content_reading();
+    let out = fx.path("example-grounding");
+    let o = eval_with_small_local_judge(
+        &repo().join("examples/rag_qa.jsonl"),
+        "faithfulness,context_precision,context_recall,hallucination",
+        &out,
+    );
+    ok(&o);
+    let value = |id: &str, metric: &str| -> f64 {
+        let r = &by_metric(&out, id)[metric];
+        r["value"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{id} {metric}: {r}"))
+    };
+    for id in ["q1", "q2", "q4", "s1", "s2"] {
+        assert_eq!(value(id, "faithfulness"), 1.0, "{id}");
+    }
+    assert_eq!(value("q3", "faithfulness"), 0.0);
+    for id in ["q1", "q2", "q3", "q4", "q6", "s1", "s2"] {
+        assert_eq!(value(id, "context_precision"), 1.0, "{id}");
+    }
+    for id in ["q1", "q2", "q4"] {
+        assert_eq!(value(id, "context_recall"), 1.0, "{id}");
+    }
+    for id in ["q1", "q2", "q4"] {
+        assert_eq!(value(id, "hallucination"), 0.0, "{id}");
+    }
+    assert!(value("q3", "hallucination") > 0.0);
+    let reason = by_metric(&out, "q3")["faithfulness"]["details"]["statements"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        reason.contains("not in the text: written, charlotte, brontë"),
+        "{reason}"
+    );
+    let summary = read_json(&out.join("summary.json"));
+    assert_eq!(summary["usage"]["run"]["calls"], 0, "{summary}");
     assert_eq!(fx.server.count(), 0, "nothing went over the network");
 }
