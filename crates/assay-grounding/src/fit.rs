@@ -14,15 +14,21 @@ pub struct Fitted {
 impl Fitted {
     /// P(label = true) for one row of features.
     pub fn probability(&self, x: &[f64]) -> f64 {
-        let z = self.bias
-            + x.iter()
-                .zip(&self.mean)
-                .zip(&self.scale)
-                .zip(&self.weights)
-                .map(|(((x, m), s), w)| w * (x - m) / s)
-                .sum::<f64>();
-        1.0 / (1.0 + (-z).exp())
+        logistic(x, &self.mean, &self.scale, &self.weights, self.bias)
     }
+}
+
+/// The logistic model's probability for raw features `x`, standardised
+/// by `mean` and `scale`.
+pub(crate) fn logistic(x: &[f64], mean: &[f64], scale: &[f64], weights: &[f64], bias: f64) -> f64 {
+    let z = bias
+        + x.iter()
+            .zip(mean)
+            .zip(scale)
+            .zip(weights)
+            .map(|(((x, m), s), w)| w * (x - m) / s)
+            .sum::<f64>();
+    1.0 / (1.0 + (-z).exp())
 }
 
 /// Fits `rows` (features, label) with penalty `l2` on the weights (not

@@ -117,15 +117,7 @@ impl Model {
 
     /// P(supported) for raw features.
     pub fn probability(&self, values: &[f64]) -> f64 {
-        let z = self.bias
-            + values
-                .iter()
-                .zip(&self.mean)
-                .zip(&self.scale)
-                .zip(&self.weights)
-                .map(|(((x, m), s), w)| w * (x - m) / s)
-                .sum::<f64>();
-        1.0 / (1.0 + (-z).exp())
+        fit::logistic(values, &self.mean, &self.scale, &self.weights, self.bias)
     }
 
     /// The verdict on `claim` against `support`.

@@ -137,27 +137,22 @@ impl Transport {
     }
 
     /// POSTs `body` to `path` until it succeeds, fails for good, or the
-    /// retry budget is spent. Returns the response body; the estimate stays
-    /// debited from the tokens-per-minute bucket.
-    pub(crate) async fn post(
+    /// retry budget is spent; returns the response body read by `parse`
+    /// and the tokens-per-minute debit of the attempt that succeeded, to
+    /// settle against the usage the answer reports. Failed attempts keep
+    /// their estimate: what the provider counted for them is unknown.
+    ///
+    /// A success whose body `parse` finds unusable (cut JSON, an error
+    /// object, no choices: [`ErrorKind::InvalidResponse`]) is sent again
+    /// within the same retry budget as a 5xx: gateways and loaded servers
+    /// answer 200 with such bodies, and a second attempt is answered.
+    pub(crate) async fn post_metered<T>(
         &self,
         path: &str,
         body: Vec<u8>,
         estimated_tokens: u64,
-    ) -> Result<Vec<u8>, Error> {
-        Ok(self.post_metered(path, body, estimated_tokens).await?.0)
-    }
-
-    /// [`Transport::post`], also returning the tokens-per-minute debit of
-    /// the attempt that succeeded, to settle against the usage the answer
-    /// reports. Failed attempts keep their estimate: what the provider
-    /// counted for them is unknown.
-    pub(crate) async fn post_metered(
-        &self,
-        path: &str,
-        body: Vec<u8>,
-        estimated_tokens: u64,
-    ) -> Result<(Vec<u8>, Debit<'_>), Error> {
+        parse: impl Fn(Vec<u8>) -> Result<T, Error>,
+    ) -> Result<(T, Debit<'_>), Error> {
         let mut url = self.base.clone();
         url.set_path(&format!("{}{path}", self.base.path().trim_end_matches('/')));
         let mut retries = 0u32;
@@ -178,11 +173,18 @@ impl Transport {
                 };
                 (outcome, debit)
             };
-            let err = match outcome {
-                Ok(bytes) => return Ok((bytes, debit)),
-                Err(e) => e,
+            let (err, retryable) = match outcome.map(&parse) {
+                Ok(Ok(parsed)) => return Ok((parsed, debit)),
+                // An answer that ended on the token limit or in the
+                // provider's filter is an answer: it goes back as it is.
+                Ok(Err(e)) if e.kind() != ErrorKind::InvalidResponse => return Err(e),
+                Ok(Err(e)) => (e, true),
+                Err(e) => {
+                    let transient = e.kind().is_retryable();
+                    (e, transient)
+                }
             };
-            if !err.kind().is_retryable() || retries >= self.opts.max_retries {
+            if !retryable || retries >= self.opts.max_retries {
                 let detail = format!("{} (after {} attempt(s))", err.detail(), retries + 1);
                 return Err(Error::new(err.kind(), detail).with_retry_after(err.retry_after()));
             }
@@ -595,7 +597,11 @@ mod tests {
                 )
                 .unwrap()
             };
-            let body = t.post("/chat/completions", ask("hello"), 1).await.unwrap();
+            let body = t
+                .post_metered("/chat/completions", ask("hello"), 1, Ok)
+                .await
+                .unwrap()
+                .0;
             let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
             assert_eq!(
                 answer["choices"][0]["message"]["content"], "fine",
@@ -608,21 +614,114 @@ mod tests {
             assert_eq!(auth.as_deref(), Some("Bearer sk-route-test"), "{route:?}");
 
             let err = t
-                .post("/chat/completions", ask("busy"), 1)
+                .post_metered("/chat/completions", ask("busy"), 1, Ok)
                 .await
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::RateLimited, "{route:?}");
             assert_eq!(err.retry_after(), Some(Duration::from_secs(7)), "{route:?}");
             let err = t
-                .post("/chat/completions", ask("reset"), 1)
+                .post_metered("/chat/completions", ask("reset"), 1, Ok)
                 .await
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Connection, "{route:?}");
             let err = t
-                .post("/chat/completions", ask("big"), 1)
+                .post_metered("/chat/completions", ask("big"), 1, Ok)
                 .await
                 .unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidResponse, "{route:?}");
         }
+    }
+    /// A 200 whose body is not a usable completion (cut JSON, an error
+    /// object, no choices) is sent again within the retry budget; a body
+    /// over the size limit is not (the same request gets the same body),
+    /// and a budget of no retries gives the typed failure at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_unusable_success_is_retried_within_the_budget() {
+        use assay_test_server::{chat, Reply};
+        let cut = || Reply::Http {
+            status: 200,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: "{\"choices\": [{\"message\": {\"co".into(),
+            delay: Duration::ZERO,
+        };
+        let server =
+            assay_test_server::Server::start(move |request, n| match (request.last_message(), n) {
+                ("flaky", 0) => cut(),
+                ("flaky", 1) => Reply::json(
+                    200,
+                    serde_json::json!({"error": {"message": "upstream overloaded"}}),
+                ),
+                ("flaky", 2) => Reply::json(200, serde_json::json!({"choices": []})),
+                ("big", _) => chat(&"x".repeat(5000)),
+                ("cut", _) => cut(),
+                _ => chat("fine"),
+            })
+            .await;
+        let opts = ProviderOptions {
+            base_url: Some(server.base_url()),
+            max_retries: 3,
+            max_response_bytes: 4000,
+            backoff_base: Duration::from_millis(1),
+            backoff_max: Duration::from_millis(5),
+            ..ProviderOptions::default()
+        };
+        let limiter = Arc::new(Limiter::new(4, None, None));
+        let t = Transport::new(ProviderKind::Vllm, &opts, None, Arc::clone(&limiter)).unwrap();
+        let ask = |text: &str| {
+            serde_json::to_vec(
+                &serde_json::json!({"messages": [{"role": "user", "content": text}]}),
+            )
+            .unwrap()
+        };
+        let parse = |b: Vec<u8>| crate::openai::parse_chat_body(&b);
+        let (answer, _) = t
+            .post_metered("/chat/completions", ask("flaky"), 1, parse)
+            .await
+            .unwrap();
+        assert_eq!(answer.text, "fine");
+        assert_eq!(
+            server.count(),
+            4,
+            "three unusable answers, then the good one"
+        );
+
+        let err = t
+            .post_metered("/chat/completions", ask("big"), 1, parse)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+        assert_eq!(server.count(), 5, "an oversized body is not asked again");
+
+        let err = t
+            .post_metered("/chat/completions", ask("cut"), 1, parse)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+        assert!(
+            err.detail().contains("after 4 attempt(s)"),
+            "{}",
+            err.detail()
+        );
+        assert_eq!(
+            server.count(),
+            9,
+            "the budget: one attempt and three retries"
+        );
+
+        let none = ProviderOptions {
+            max_retries: 0,
+            ..opts
+        };
+        let t = Transport::new(ProviderKind::Vllm, &none, None, limiter).unwrap();
+        let err = t
+            .post_metered("/chat/completions", ask("cut"), 1, parse)
+            .await
+            .unwrap_err();
+        assert!(
+            err.detail().contains("after 1 attempt(s)"),
+            "{}",
+            err.detail()
+        );
+        assert_eq!(server.count(), 10);
     }
 }

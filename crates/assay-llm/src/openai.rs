@@ -347,11 +347,12 @@ impl ChatModel for OpenAiChat {
             })?;
             let estimate = estimate_tokens(request, body.len());
             let start = Instant::now();
-            let (bytes, debit) = self
+            let (mut resp, debit) = self
                 .transport
-                .post_metered("/chat/completions", body, estimate)
+                .post_metered("/chat/completions", body, estimate, |bytes| {
+                    parse_chat_body(&bytes)
+                })
                 .await?;
-            let mut resp = parse_chat_body(&bytes)?;
             resp.latency = start.elapsed();
             // A body without usage reads as zero tokens: keep the estimate then.
             let used = resp.usage.prompt_tokens + resp.usage.completion_tokens;
@@ -399,10 +400,14 @@ impl OpenAiEmbedder {
         let body = serde_json::to_vec(&json!({"model": self.model, "input": texts}))
             .map_err(|e| Error::new(ErrorKind::Config, format!("cannot encode request: {e}")))?;
         let estimate = texts.iter().map(|t| t.len() as u64 / 4 + 1).sum();
-        let bytes = self.transport.post("/embeddings", body, estimate).await?;
-        let v: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::new(ErrorKind::InvalidResponse, format!("body is not JSON: {e}"))
-        })?;
+        let (v, _) = self
+            .transport
+            .post_metered("/embeddings", body, estimate, |bytes| {
+                serde_json::from_slice::<Value>(&bytes).map_err(|e| {
+                    Error::new(ErrorKind::InvalidResponse, format!("body is not JSON: {e}"))
+                })
+            })
+            .await?;
         let data = v
             .get("data")
             .and_then(Value::as_array)

@@ -138,6 +138,36 @@ fn ragtruth_faithfulness_figures_follow_from_results_and_labels() {
         "length_roc_auc",
         by_length.max(1.0 - by_length),
     );
+    // The lexical baseline: the share of the response's content words
+    // that its question and contexts lack, in the better direction.
+    let novelty = |id: &&String| {
+        use assay_grounding::features::{is_stop_word, words};
+        let r = &rows[*id];
+        let contexts: Vec<&str> = r["retrieved_contexts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        let source = format!(
+            "{}\n{}",
+            r["user_input"].as_str().unwrap_or(""),
+            contexts.join("\n")
+        );
+        let known: std::collections::HashSet<String> = words(&source).into_iter().collect();
+        let content: Vec<String> = words(r["response"].as_str().unwrap())
+            .into_iter()
+            .filter(|w| !is_stop_word(w))
+            .collect();
+        content.iter().filter(|w| !known.contains(*w)).count() as f64 / content.len() as f64
+    };
+    let by_words = roc_auc(&ids.iter().map(novelty).collect::<Vec<_>>(), &y).unwrap();
+    assert_value(
+        &cal,
+        "overall",
+        "lexical_roc_auc",
+        by_words.max(1.0 - by_words),
+    );
     let half = |h: Half| -> (Vec<f64>, Vec<bool>) {
         ids.iter().filter(|id| half_of(id) == h).map(item).unzip()
     };
@@ -348,6 +378,14 @@ fn ragchecker_preferences_and_summeval_ratings() {
             "undefined because every score is the same"
         );
     }
+    // The lexical baseline sees the summaries, not the judge: its
+    // Spearman with the ratings is defined even where the judge's is not.
+    let lexical = figure(&cal, "overall", "lexical_spearman");
+    let rho = lexical["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{lexical}"));
+    assert!((-1.0..=1.0).contains(&rho), "{lexical}");
+    assert!(figure(&cal, "overall", "lexical_kendall_tau_b")["value"].is_f64());
     // With graded labels that vary, the numbers are scipy's definitions.
     let rated = scores(&fx.path("ratings"), "summary_coherence");
     assert!(rated.values().all(|v| *v == 0.75));
