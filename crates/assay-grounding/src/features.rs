@@ -150,10 +150,10 @@ impl Support {
             sentences: Vec::new(),
         };
         for text in texts {
-            let all: Vec<String> = words(text).iter().map(|w| stem(w)).collect();
+            let w = words(text);
+            let all: Vec<String> = w.iter().map(|w| stem(w)).collect();
             support.bigrams.extend(bigrams(&all));
             support.stems.extend(all);
-            let w = words(text);
             support.prefixes.extend(w.iter().filter_map(|w| prefix(w)));
             support.words.extend(w);
             support.numbers.extend(numbers(text));
@@ -215,11 +215,13 @@ impl Features {
             .filter(|(w, _)| !is_stop_word(w))
             .collect();
         let n = content.len();
-        let missing: Vec<String> = content
+        let absent: Vec<(&String, &String)> = content
             .iter()
             .filter(|(_, s)| !support.stems.contains(*s))
-            .map(|(w, _)| (*w).clone())
+            .copied()
             .collect();
+        let missing: Vec<String> = absent.iter().map(|(w, _)| (*w).clone()).collect();
+        let novel: BTreeSet<&String> = absent.iter().map(|(_, s)| *s).collect();
         let share = |found: usize, of: usize| {
             if of == 0 {
                 1.0
@@ -233,11 +235,6 @@ impl Features {
             .filter(|w| prefix(w).is_some_and(|p| support.prefixes.contains(&p)))
             .count();
         let prefix_coverage = share(n - missing.len() + near, n);
-        let novel: BTreeSet<&String> = content
-            .iter()
-            .filter(|(_, s)| !support.stems.contains(*s))
-            .map(|(_, s)| *s)
-            .collect();
         let claim_bigrams: Vec<(String, String)> = all_stems
             .windows(2)
             .map(|w| (w[0].clone(), w[1].clone()))

@@ -133,20 +133,26 @@ impl Form {
 fn statement(j: &Judgement, three: bool) -> Verdict {
     let p = j.probability;
     let (verdict, probabilities) = if three {
-        let aligned = j.features.best_sentence_recall();
-        let against = if aligned >= 0.5 { 1.0 } else { 0.0 };
-        let label = match (j.supported(), aligned >= 0.5) {
-            (true, _) => Label::Yes,
-            (false, true) => Label::No,
-            (false, false) => Label::Idk,
+        // Unsupported is `no` where the closest sentence speaks of the
+        // same thing, else `idk`: all of P(unsupported) goes to that one.
+        let unsupported = if j.features.best_sentence_recall() >= 0.5 {
+            Label::No
+        } else {
+            Label::Idk
+        };
+        let label = if j.supported() {
+            Label::Yes
+        } else {
+            unsupported
+        };
+        let other = if unsupported == Label::No {
+            Label::Idk
+        } else {
+            Label::No
         };
         (
             label,
-            vec![
-                (Label::Yes, p),
-                (Label::No, (1.0 - p) * against),
-                (Label::Idk, (1.0 - p) * (1.0 - against)),
-            ],
+            vec![(Label::Yes, p), (unsupported, 1.0 - p), (other, 0.0)],
         )
     } else {
         let label = if j.supported() { Label::Yes } else { Label::No };
