@@ -2,7 +2,9 @@
 
 `evaluate` scores RAG answers, summaries and QA with judged and lexical
 metrics, as `assay eval` does; `assert_scores` turns that into a pytest
-gate; `assay.ray.evaluate` spreads one evaluation over a Ray cluster (the
+gate (the command line's gates); `calibrate` measures a judge against
+human labels, `compare` sets two runs side by side and `report` writes a
+run's HTML report, each the command line's library call; `assay.ray.evaluate` spreads one evaluation over a Ray cluster (the
 extra `assay-eval[ray]`). The lexical scorers (`rouge`, `bleu`, `sacrebleu`, `chrf`, their
 corpus forms, and `RougeScorer`) match rouge-score, nltk and sacreBLEU to
 1e-9.
@@ -11,6 +13,7 @@ corpus forms, and `RougeScorer`) match rouge-score, nltk and sacreBLEU to
 from assay._assay import __version__
 from assay._evaluate import AuthError, Result, UsageError, aevaluate, evaluate
 from assay._gates import assert_scores
+from assay._review import calibrate, compare, report
 from assay._lexical import (
     BleuScore,
     RougeScorer,
@@ -31,7 +34,10 @@ __all__ = [
     "UsageError",
     "aevaluate",
     "assert_scores",
+    "calibrate",
+    "compare",
     "evaluate",
+    "report",
     "RougeScorer",
     "Score",
     "__version__",

@@ -1,5 +1,6 @@
 """The native module: list-in, list-out scorers (see assay._lexical)."""
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +41,38 @@ def evaluate(
     stop: threading.Event | None = None,
 ) -> str: ...
 def merge(dirs: list[str], out: str, input: str | None = None) -> str: ...
+def report(dir: str, input_format: str | None = None) -> os.PathLike[str]: ...
+def compare(a: str, b: str, top: int = 10) -> dict[str, Any]: ...
+def parse_gates(gates: list[tuple[str, str]]) -> None: ...
+def check_gates(
+    summary: str, gates: list[tuple[str, str]], max_failed_fraction: float | None = None
+) -> list[tuple[bool, str | None, str]]: ...
+def calibrate(
+    metric: str,
+    *,
+    set: str | None = None,
+    data: str | None = None,
+    labels: str | None = None,
+    high_score_means: bool | None = None,
+    task: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    out: str | None = None,
+    threads: int | None = None,
+    judge: str | None = None,
+    embedder: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    concurrency: int = 16,
+    max_retries: int | None = None,
+    timeout: float | None = None,
+    cache: str | None = None,
+    no_cache: bool = False,
+    prompts: str | None = None,
+    protocol: str | None = None,
+    progress: Callable[[str, Any], None] | None = None,
+    stop: threading.Event | None = None,
+) -> dict[str, Any]: ...
 
 Prf = tuple[float, float, float]
 SacreScore = tuple[float, list[int], list[int], list[float], float, int, int]

@@ -4,25 +4,15 @@ which samples."""
 
 from __future__ import annotations
 
-import operator
-import re
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from assay import _assay
 from assay._evaluate import Result, evaluate
-
-_OPS = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
-_GATE = re.compile(r"^\s*(>=|<=|>|<)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
 
 #: How many of the worst samples a failed gate lists.
 WORST = 5
-
-
-def _parse(output: str, gate: str) -> tuple[str, float]:
-    m = _GATE.match(gate)
-    if m is None:
-        raise ValueError(f"gate {output}: {gate!r}: expected '>= X', '> X', '<= X' or '< X'")
-    return m.group(1), float(m.group(2))
 
 
 def assert_scores(
@@ -39,38 +29,35 @@ def assert_scores(
     the coverage and the worst samples with their reasons. Returns the
     result when every gate holds.
     """
-    parsed = {name: _parse(name, gate) for name, gate in gates.items()}
+    conditions = [(name, gate) for name, gate in gates.items()]
+    # A typo fails here, before any judge call.
+    _assay.parse_gates(conditions)
     result = evaluate(data, metrics, **kwargs)
+    verdicts = _assay.check_gates(json.dumps(result.summary), conditions, max_failed_fraction)
     by_name = {o["name"]: o for o in result.summary["outputs"]}
-    unknown = [n for n in parsed if n not in by_name]
-    if unknown:
-        raise ValueError(f"gates on unknown outputs {unknown}: the run has {sorted(by_name)}")
+    written = dict(gates)
     failures = []
-    for name, (op, bound) in parsed.items():
-        summary = by_name[name]
-        mean = summary.get("mean")
-        if mean is not None and _OPS[op](mean, bound):
+    for passed, output, line in verdicts:
+        if passed:
             continue
-        failures.append(_explain(result, summary, op, bound))
-    if max_failed_fraction is not None:
-        for name, summary in by_name.items():
-            n = summary["n_scored"] + summary["n_skipped"] + summary["n_failed"]
-            share = summary["n_failed"] / n if n else 0.0
-            if share > max_failed_fraction:
-                failures.append(
-                    f"{name}: {summary['n_failed']} of {n} samples failed "
-                    f"({share:.1%} > {max_failed_fraction:.1%}): {summary['failed_by_kind']}"
-                )
+        if output is None:
+            failures.append(line)
+            continue
+        # The gate as written, under the output it resolved to.
+        gate = written.get(output) or next(
+            g for n, g in written.items() if by_name[output]["metric"] == n
+        )
+        failures.append(_explain(result, by_name[output], gate.strip()))
     if failures:
         raise AssertionError("assay gates failed:\n" + "\n".join(failures))
     return result
 
 
-def _explain(result: Result, summary: dict[str, Any], op: str, bound: float) -> str:
+def _explain(result: Result, summary: dict[str, Any], gate: str) -> str:
     name = summary["name"]
     mean = summary.get("mean")
     ci = summary.get("ci95")
-    head = f"{name} {op} {bound}: "
+    head = f"{name} {gate}: "
     if mean is None:
         head += "no sample was scored"
     else:
@@ -83,7 +70,7 @@ def _explain(result: Result, summary: dict[str, Any], op: str, bound: float) -> 
     )
     scored = [r for r in result.records if r["metric"] == name and r["status"] == "scored"]
     # The samples that pull the mean the wrong way first.
-    scored.sort(key=lambda r: r["value"], reverse=op in ("<=", "<"))
+    scored.sort(key=lambda r: r["value"], reverse=gate.startswith("<"))
     lines = [head]
     for r in scored[:WORST]:
         reason = r.get("reason") or ""

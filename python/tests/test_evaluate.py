@@ -183,11 +183,15 @@ def test_gates_pass_or_explain(tmp_path, judge):
     assert result.means()["rouge1"] > 0.1
     with pytest.raises(AssertionError) as failed:
         assay.assert_scores(
-            rows(), METRICS, {"rouge1": ">= 0.99", "answer_relevance": "<= 0.5"}, **kwargs
+            rows(),
+            METRICS,
+            {"rouge1": ">= 0.99", "answer_relevance": "> 0.6"},
+            **kwargs,
         )
     message = str(failed.value)
     assert "rouge1 >= 0.99: mean" in message and "95% CI" in message
-    assert "answer_relevance <= 0.5: mean 0.6000" in message
+    # Strict: a mean of exactly 0.6 fails "> 0.6".
+    assert "answer_relevance > 0.6: mean 0.6000" in message
     # The worst sample first, with its reason.
     worst = min(
         (r for r in result.records if r["metric"] == "rouge1" and r["status"] == "scored"),
@@ -195,8 +199,12 @@ def test_gates_pass_or_explain(tmp_path, judge):
     )
     first_row = message.split("rouge1 >= 0.99")[1].splitlines()[1]
     assert f"row {worst['row']} ({worst['sample_id']})" in first_row
-    with pytest.raises(ValueError, match="unknown outputs"):
+    with pytest.raises(assay.UsageError, match="has several outputs"):
         assay.assert_scores(rows(), ["rouge"], {"rouge": ">= 0.5"}, **kwargs)
+    with pytest.raises(assay.UsageError, match="is not an output of this run"):
+        assay.assert_scores(rows(), ["rouge"], {"bleu": ">= 0.5"}, **kwargs)
+    with pytest.raises(assay.UsageError, match="higher-is-better, so use '>= 0.5'"):
+        assay.assert_scores(rows(), ["rouge"], {"rouge1": "<= 0.5"}, **kwargs)
     with pytest.raises(ValueError, match="expected"):
         assay.assert_scores(rows(), ["rouge"], {"rouge1": "at least 0.5"}, **kwargs)
 

@@ -265,7 +265,7 @@ fn bootstrap(values: &[f64]) -> Interval {
 }
 
 /// numpy's default (linear) percentile of sorted values.
-pub(crate) fn percentile(sorted: &[f64], q: f64) -> f64 {
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     let pos = q / 100.0 * (sorted.len() - 1) as f64;
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
@@ -274,10 +274,10 @@ pub(crate) fn percentile(sorted: &[f64], q: f64) -> f64 {
 
 /// SplitMix64: tiny, fast, and fully specified, so intervals reproduce
 /// across platforms and versions.
-pub(crate) struct SplitMix64(pub(crate) u64);
+pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
-    pub(crate) fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -287,13 +287,13 @@ impl SplitMix64 {
 
     /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-40
     /// for any n a dataset can have).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        ((self.next() as u128 * n as u128) >> 64) as usize
+    pub fn below(&mut self, n: usize) -> usize {
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
     }
 
     /// Uniform in [0, 1): the top 53 bits as a double.
-    pub(crate) fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 }
 
@@ -308,8 +308,8 @@ mod tests {
     fn splitmix_matches_the_reference_sequence() {
         // First outputs of SplitMix64 seeded with 0, from Vigna's reference C code.
         let mut r = SplitMix64(0);
-        assert_eq!(r.next(), 0xE220_A839_7B1D_CDAF);
-        assert_eq!(r.next(), 0x6E78_9E6A_A1B9_65F4);
+        assert_eq!(r.next_u64(), 0xE220_A839_7B1D_CDAF);
+        assert_eq!(r.next_u64(), 0x6E78_9E6A_A1B9_65F4);
     }
 
     #[test]

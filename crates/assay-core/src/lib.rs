@@ -4,7 +4,6 @@
 //! No model code lives here: every other crate builds on these types.
 
 pub mod aggregate;
-pub mod agreement;
 pub mod dataset;
 pub mod hash;
 pub mod outcome;

@@ -91,7 +91,7 @@ impl Observer for Forward {
     }
 }
 
-fn engine_error(e: EngineError) -> PyErr {
+pub(crate) fn engine_error(e: EngineError) -> PyErr {
     match e {
         EngineError::Usage(_) | EngineError::Locked { .. } => UsageError::new_err(e.to_string()),
         EngineError::Auth(_) => AuthError::new_err(e.to_string()),
@@ -214,13 +214,31 @@ pub fn evaluate(
     let options = py
         .detach(|| assay_config::resolve(config))
         .map_err(|e| UsageError::new_err(e.to_string()))?;
+    let summary = drive(py, progress, stop, move |observer, cancel| {
+        assay_engine::run_blocking(&options, observer, cancel)
+    })?
+    .map_err(engine_error)?;
+    serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Runs `work` on its own thread with an observer that forwards progress
+/// and a cancel token, while this thread (the GIL released between ticks)
+/// hands progress to the Python callback and watches for Ctrl-C and the
+/// `stop` event, either of which cancels the work; returns the work's
+/// result once it has stopped, or the Python error that stopped it.
+pub(crate) fn drive<T: Send + 'static>(
+    py: Python<'_>,
+    progress: Option<Py<PyAny>>,
+    stop: Option<Py<PyAny>>,
+    work: impl FnOnce(&mut dyn Observer, &CancelToken) -> T + Send + 'static,
+) -> PyResult<T> {
     let cancel = CancelToken::new();
     let (events, received) = mpsc::channel();
     let worker = {
         let cancel = cancel.clone();
         std::thread::spawn(move || {
             let mut forward = Forward { events, last: None };
-            assay_engine::run_blocking(&options, &mut forward, &cancel)
+            work(&mut forward, &cancel)
         })
     };
     // Behind a lock only so that the closure run without the GIL may
@@ -270,11 +288,10 @@ pub fn evaluate(
     let ended = py
         .detach(|| worker.join())
         .map_err(|_| PyRuntimeError::new_err("internal: the run's thread panicked"))?;
-    if let Some(e) = stopped {
-        return Err(e);
+    match stopped {
+        Some(e) => Err(e),
+        None => Ok(ended),
     }
-    let summary = ended.map_err(engine_error)?;
-    serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
 /// Merges the run directories of the shards of one run into `out` (as

@@ -1,9 +1,10 @@
 //! The native part of the Python package `assay` (`assay._assay`): the
-//! lexical scorers (`lexical`) and `evaluate` over the engine
-//! (`evaluate`). The Rust crates it calls know nothing of Python.
+//! lexical scorers (`lexical`), `evaluate` over the engine (`evaluate`),
+//! and calibration, comparison, reports and gates (`review`). The Rust crates it calls know nothing of Python.
 
 mod evaluate;
 mod lexical;
+mod review;
 
 use pyo3::prelude::*;
 
@@ -27,6 +28,11 @@ fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lexical::corpus_chrf, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate::merge, m)?)?;
+    m.add_function(wrap_pyfunction!(review::report, m)?)?;
+    m.add_function(wrap_pyfunction!(review::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(review::check_gates, m)?)?;
+    m.add_function(wrap_pyfunction!(review::parse_gates, m)?)?;
+    m.add_function(wrap_pyfunction!(review::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("UsageError", m.py().get_type::<evaluate::UsageError>())?;
     m.add("AuthError", m.py().get_type::<evaluate::AuthError>())?;

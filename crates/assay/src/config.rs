@@ -9,7 +9,7 @@ use assay_engine::RunOptions;
 use assay_llm::CacheLocation;
 use assay_metrics::Setting;
 
-pub use assay_config::{cache, judged_run, threads, UsageError};
+pub use assay_config::{cache, UsageError};
 
 /// `eval`'s flags, resolved: the run's options and how to show it.
 pub struct Eval {

@@ -14,19 +14,21 @@
 //! finished without error or interruption. A run directory held by
 //! another assay process is a usage error (2).
 //!
-//! The run itself is the `assay-engine` library's; this binary parses
-//! flags, builds the models, calls the library and renders.
+//! The run itself is the `assay-engine` library's, calibration the
+//! `assay-calibrate` library's, reports, comparisons and gates the
+//! `assay-report` library's; this binary parses flags, calls them and
+//! renders.
 
-mod calibrate;
 mod cli;
-mod compare;
 mod config;
-mod correct;
-mod gates;
 mod interrupt;
 mod progress;
 mod render;
-mod report;
+
+use assay_calibrate::calibrate::{CalibrateOptions, Data};
+use assay_calibrate::correct;
+use assay_report::gates::{self, Condition};
+use assay_report::{compare, html as report};
 
 use clap::Parser;
 use cli::{BatchAction, CacheAction, Cli, Command, OutputFormat};
@@ -52,7 +54,11 @@ where
             eprintln!("error: {e:#}");
             let usage = e.downcast_ref::<config::UsageError>().is_some()
                 || e.downcast_ref::<assay_engine::EngineError>()
-                    .is_some_and(assay_engine::EngineError::is_usage);
+                    .is_some_and(assay_engine::EngineError::is_usage)
+                || e.downcast_ref::<assay_report::Error>()
+                    .is_some_and(assay_report::Error::is_usage)
+                || e.downcast_ref::<assay_calibrate::Error>()
+                    .is_some_and(assay_calibrate::Error::is_usage);
             if usage {
                 2
             } else {
@@ -105,7 +111,19 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 options: cfg,
                 format,
             } = config::resolve(*args)?;
-            let gates = gates::Gates::resolve(&gate_args, &cfg)?;
+            let conditions = gate_args
+                .fail_under
+                .iter()
+                .map(|raw| Condition::fail_under(raw))
+                .chain(
+                    gate_args
+                        .fail_over
+                        .iter()
+                        .map(|raw| Condition::fail_over(raw)),
+                )
+                .collect::<Result<Vec<_>, _>>()?;
+            let gates =
+                gates::Gates::resolve(&conditions, gate_args.max_failed_fraction, &cfg.outputs())?;
             let cancel = assay_engine::CancelToken::new();
             interrupt::cancel_on_ctrl_c(&cancel)?;
             let summary =
@@ -191,7 +209,45 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Calibrate(args) => {
-            print!("{}", calibrate::run(*args)?);
+            let data = match (args.set, args.data) {
+                (Some(name), None) => Data::Set(name),
+                (None, Some(path)) => Data::File(path),
+                _ => {
+                    return Err(
+                        config::UsageError("give one of --set NAME or --data FILE".into()).into(),
+                    )
+                }
+            };
+            let options = CalibrateOptions {
+                metric: args.metric,
+                data,
+                labels: args.labels,
+                high_score_means: args
+                    .high_score_means
+                    .map(|h| h == cli::HighScoreMeans::True),
+                task: args.task,
+                limit: args.limit,
+                offset: args.offset,
+                out: args.out,
+                judge: config::judge_config(&args.judge),
+                threads: args.threads,
+            };
+            let cancel = assay_engine::CancelToken::new();
+            interrupt::cancel_on_ctrl_c(&cancel)?;
+            let done = assay_calibrate::calibrate::calibrate(
+                &options,
+                &mut progress::Progress::new(),
+                &cancel,
+            )?;
+            eprintln!("run directory: {}", done.dir.display());
+            match args.format {
+                OutputFormat::Json => {
+                    println!("{}", serde_json::to_string_pretty(&done.doc)?)
+                }
+                OutputFormat::Table => {
+                    print!("{}{}", done.heading(), render::align(&done.table))
+                }
+            }
             Ok(0)
         }
     }

@@ -1,10 +1,10 @@
 //! What `eval` and `metrics` print on stdout.
 
-use crate::compare::{Comparison, Presence};
-use crate::gates::GateResult;
 use assay_engine::RunSummary;
 use assay_metrics::judged::measured::Agreement;
 use assay_metrics::{AnyId, Direction};
+use assay_report::compare::{Comparison, Presence};
+use assay_report::gates::GateResult;
 use serde_json::Value;
 use std::fmt::Write;
 

@@ -4,7 +4,7 @@
 
 use crate::common::{read_json, repo, results, stderr};
 use crate::judged::{ok, Fixture, KEY};
-use assay_core::agreement::{
+use assay_calibrate::agreement::{
     annotator_agreement, best_threshold, half_of, kendall_tau_b, preference_agreement, roc_auc,
     spearman, Confusion, Half, Preference,
 };
@@ -348,7 +348,7 @@ fn ragchecker_preferences_and_summeval_ratings() {
         })
         .collect();
     assert_eq!(pairs.len(), 6);
-    let check = |name: &str, want: assay_core::agreement::Stat| match want {
+    let check = |name: &str, want: assay_calibrate::agreement::Stat| match want {
         Ok(v) => assert_value(&cal, "overall", name, v),
         Err(why) => assert_eq!(figure(&cal, "overall", name)["undefined"], why.to_string()),
     };

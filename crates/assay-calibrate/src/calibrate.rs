@@ -1,4 +1,4 @@
-//! `assay calibrate`: runs a judged metric over human-labelled samples
+//! Calibration: runs a judged metric over human-labelled samples
 //! through the normal run machinery (cache, run directory, report), joins
 //! its scores with the labels and writes `calibration.json`: agreement per
 //! task and overall, each figure with a 95% bootstrap interval.
@@ -7,18 +7,16 @@
 //! binary (about 3.3 MB) so that an installed `assay` calibrates without
 //! the repository or a download.
 
-use crate::cli::{CalibrateArgs, HighScoreMeans, OutputFormat};
-use crate::config::UsageError;
-use crate::progress::Progress;
-use anyhow::{Context, Result};
-use assay_core::agreement::{
+use crate::agreement::{
     annotator_agreement, best_threshold, bootstrap, half_of, kendall_tau_b, preference_agreement,
     roc_auc, spearman, Confusion, Estimate, Half, Preference, Stat, Undefined,
 };
+use crate::{Error, Result};
+use assay_config::JudgeConfig;
 use assay_core::Source;
 use assay_core::{read_results, Status};
 use assay_engine::rundir::RESULTS;
-use assay_engine::{CancelToken, Existing, RunOptions, Strictness};
+use assay_engine::{CancelToken, Existing, Observer, RunOptions, Strictness};
 use assay_metrics::judged::{
     answer_correctness, faithfulness, hallucination, summarization_score, summary_coherence,
     JudgedId, JudgedMetric, PromptSet, SOFT_SCORE,
@@ -118,7 +116,7 @@ impl BuiltinSet {
 
 impl std::str::FromStr for BuiltinSet {
     type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
         SETS.into_iter().find(|set| set.name() == s).ok_or_else(|| {
             let names: Vec<&str> = SETS.iter().map(|s| s.name()).collect();
             format!("unknown set '{s}' (built-in: {})", names.join(", "))
@@ -262,8 +260,8 @@ impl Origin {
     }
 }
 
-fn usage(msg: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(UsageError(msg.to_string()))
+fn usage(msg: impl std::fmt::Display) -> Error {
+    Error::Usage(msg.to_string())
 }
 
 /// A dotted path (`meta.ragtruth_task`) into a row.
@@ -277,7 +275,7 @@ fn label_value<'a>(row: &'a Value, field: &str) -> Option<&'a Value> {
 }
 
 /// Reads the label of a row as `mapping` wants it.
-fn parse_label(value: &Value, mapping: &Mapping) -> Result<Label, String> {
+fn parse_label(value: &Value, mapping: &Mapping) -> std::result::Result<Label, String> {
     let number = |v: &Value| v.as_f64().filter(|x| x.is_finite());
     match mapping {
         Mapping::Binary { .. } => value
@@ -430,7 +428,7 @@ fn write_samples(rows: &[Labelled], path: &Path) -> Result<()> {
             text.push('\n');
         }
     }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    std::fs::write(path, text).map_err(Error::io("write", path))
 }
 
 /// What became of a row in the run.
@@ -726,30 +724,107 @@ fn estimate_cell(e: &Estimate) -> String {
     }
 }
 
-/// Runs `calibrate`; returns what to print.
-pub fn run(args: CalibrateArgs) -> Result<String> {
-    let metric: JudgedId = args.metric.parse().map_err(|_| {
+/// What to calibrate, on which labelled rows, with which judge.
+#[derive(Clone, Debug)]
+pub struct CalibrateOptions {
+    /// The judged metric, e.g. `faithfulness`.
+    pub metric: String,
+    pub data: Data,
+    /// The label field (under `labels`, else at the top level); none: the
+    /// built-in mapping of the metric on a built-in set.
+    pub labels: Option<String>,
+    /// For a yes/no label named by `labels`: the value a high score
+    /// predicts.
+    pub high_score_means: Option<bool>,
+    /// Only the rows of this task (RAGTruth: QA, Summary, Data2txt; others:
+    /// the `task` field).
+    pub task: Option<String>,
+    /// At most this many rows (pairs): a label-balanced subset chosen by
+    /// SHA-256 of the ids.
+    pub limit: Option<usize>,
+    /// Leave out the first rows of that label-balanced order.
+    pub offset: usize,
+    /// The run directory; none: `runs/calibrate-<unix time>`.
+    pub out: Option<PathBuf>,
+    pub judge: JudgeConfig,
+    /// Worker threads; none: all cores.
+    pub threads: Option<usize>,
+}
+
+/// The labelled rows to calibrate on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Data {
+    /// A built-in set by name: ragtruth, halueval-qa, halueval-general,
+    /// summeval, ragchecker.
+    Set(String),
+    /// Your own labelled JSONL (the schema of `data/calibration/README.md`).
+    File(PathBuf),
+}
+
+/// A finished calibration: what `calibration.json` holds, and where.
+#[derive(Clone, Debug)]
+pub struct Calibrated {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// The document written to `DIR/calibration.json`.
+    pub doc: Value,
+    /// The figures as a table: a header, then one row per task.
+    pub table: Vec<Vec<String>>,
+}
+
+impl Calibrated {
+    /// The lines above the table: what was compared, how many rows, and
+    /// the threshold where there is one.
+    pub fn heading(&self) -> String {
+        let d = &self.doc;
+        let counts = &d["counts"];
+        let mut s = format!(
+            "{} against {}: {}\nrows used {}, skipped {}, failed {}\n",
+            d["metric"].as_str().unwrap_or_default(),
+            d["data"].as_str().unwrap_or_default(),
+            d["label"]["definition"].as_str().unwrap_or_default(),
+            counts["used"],
+            counts["skipped"],
+            counts["failed"]
+        );
+        if let Some(t) = d.get("threshold") {
+            s.push_str(&format!(
+                "threshold {} (chosen on {} rows, evaluated on {})\n",
+                t["value"], t["n_tune"], t["n_evaluate"]
+            ));
+        }
+        s
+    }
+}
+
+/// Runs the judged metric over the labelled rows (resuming the run
+/// directory like any run), joins its scores with the labels, and writes
+/// `calibration.json`. A cancelled run is a usage [`Error`] that says the
+/// same call resumes it.
+pub fn calibrate(
+    options: &CalibrateOptions,
+    observer: &mut dyn Observer,
+    cancel: &CancelToken,
+) -> Result<Calibrated> {
+    let metric: JudgedId = options.metric.parse().map_err(|_| {
         usage(format!(
-            "--metric {}: not a judged metric (see `assay metrics`)",
-            args.metric
+            "metric {}: not a judged metric (see `assay metrics`)",
+            options.metric
         ))
     })?;
-    let (origin, text) = match (&args.set, &args.data) {
-        (Some(name), None) => {
+    let (origin, text) = match &options.data {
+        Data::Set(name) => {
             let set: BuiltinSet = name.parse().map_err(usage)?;
-            let text = std::str::from_utf8(set.bytes())
-                .context("a built-in calibration set is not UTF-8")?
-                .to_string();
+            let text = String::from_utf8_lossy(set.bytes()).into_owned();
             (Origin::Builtin(set), text)
         }
-        (None, Some(path)) => {
+        Data::File(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
             (Origin::File(path.clone()), text)
         }
-        _ => return Err(usage("give one of --set NAME or --data FILE")),
     };
-    let mapping = resolve_mapping(metric, &origin, &args, &text)?;
+    let mapping = resolve_mapping(metric, &origin, options, &text)?;
     let group_field = match &origin {
         Origin::Builtin(set) => set.group_field(),
         Origin::File(_) => "task",
@@ -760,7 +835,7 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
     };
     let mut rows = read_rows(&text, &origin, &mapping, group_field, pair_field)?;
     let n_rows = rows.len();
-    if let Some(task) = &args.task {
+    if let Some(task) = &options.task {
         let known: std::collections::BTreeSet<String> =
             rows.iter().map(|r| r.group.clone()).collect();
         rows.retain(|r| &r.group == task);
@@ -771,55 +846,48 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
             )));
         }
     }
-    if args.limit.is_some() || args.offset > 0 {
-        rows = balanced_subset(rows, args.offset, args.limit);
+    if options.limit.is_some() || options.offset > 0 {
+        rows = balanced_subset(rows, options.offset, options.limit);
     }
     if rows.is_empty() {
         return Err(usage("no labelled rows to calibrate on"));
     }
-    let out = match &args.out {
+    let out = match &options.out {
         Some(dir) => dir.clone(),
         None => PathBuf::from("runs").join(format!(
             "calibrate-{}",
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
-                .context("system clock")?
-                .as_secs()
+                .map_or(0, |d| d.as_secs())
         )),
     };
     // The samples file is the same for the same selection, so the run's
     // manifest is too: an interrupted calibration resumes like any run.
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("cannot create run directory {}", out.display()))?;
+    std::fs::create_dir_all(&out).map_err(Error::io("create run directory", &out))?;
     let samples = out.join(SAMPLES);
     write_samples(&rows, &samples)?;
-    let prompts = match &args.judge.prompts {
+    let prompts = match &options.judge.prompts {
         Some(dir) => PromptSet::load_dir(dir),
         None => PromptSet::builtin(),
     }
     .map_err(usage)?;
     let judged = JudgedMetric::configure(metric, &BTreeMap::new(), &prompts).map_err(usage)?;
-    let judged = crate::config::judged_run(
-        vec![judged],
-        prompts,
-        &crate::config::judge_config(&args.judge),
-    )?;
+    let judged =
+        assay_config::judged_run(vec![judged], prompts, &options.judge).map_err(|e| usage(e.0))?;
     // As the run's manifest names it: a local model file without its path.
     let judge_spec = judged.judge_spec.to_string();
-    let options = RunOptions {
+    let run = RunOptions {
         source: Source::Path(samples),
         input_format: None,
         metrics: Vec::new(),
         judged: Some(Arc::new(judged)),
         out: out.clone(),
         strict: Strictness::RecordAndContinue,
-        threads: crate::config::threads(args.threads)?,
+        threads: assay_config::threads(options.threads).map_err(|e| usage(e.0))?,
         existing: Existing::Resume,
         shard: None,
     };
-    let cancel = CancelToken::new();
-    crate::interrupt::cancel_on_ctrl_c(&cancel)?;
-    let summary = assay_engine::run_blocking(&options, &mut Progress::new(), &cancel)?;
+    let summary = assay_engine::run_blocking(&run, observer, cancel)?;
     if !summary.complete {
         return Err(usage(format!(
             "interrupted: what is done is in {}; the same command resumes it",
@@ -851,10 +919,10 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
             "definition": mapping.describe(),
         },
         "selection": {
-            "task": args.task,
+            "task": options.task,
             "group_field": group_field,
-            "limit": args.limit,
-            "offset": args.offset,
+            "limit": options.limit,
+            "offset": options.offset,
             "limit_method": "label-balanced: per label stratum (class, rounded rating, or sign of the mean preference) rows sorted by sha256(id), taken in turn; the first `offset` of that order left out",
         },
         "counts": {"rows_in_data": n_rows, "selected": rows.len(), "used": scored.len(), "skipped": skipped, "failed": failed},
@@ -956,31 +1024,14 @@ pub fn run(args: CalibrateArgs) -> Result<String> {
         "columns": table[0],
         "rows": table[1..],
     }]);
-    let text = serde_json::to_string_pretty(&doc)?;
-    std::fs::write(out.join(CALIBRATION), &text)
-        .with_context(|| format!("cannot write {}", out.join(CALIBRATION).display()))?;
-    eprintln!("run directory: {}", out.display());
-    Ok(match args.format {
-        OutputFormat::Json => text + "\n",
-        OutputFormat::Table => {
-            let mut s = format!(
-                "{} against {}: {}\nrows used {}, skipped {}, failed {}\n",
-                metric.name(),
-                origin.describe(),
-                mapping.describe(),
-                scored.len(),
-                skipped,
-                failed
-            );
-            if let Some(t) = doc.get("threshold") {
-                s.push_str(&format!(
-                    "threshold {} (chosen on {} rows, evaluated on {})\n",
-                    t["value"], t["n_tune"], t["n_evaluate"]
-                ));
-            }
-            s.push_str(&crate::render::align(&table));
-            s
-        }
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    let path = out.join(CALIBRATION);
+    std::fs::write(&path, &text).map_err(Error::io("write", &path))?;
+    Ok(Calibrated {
+        dir: out,
+        doc,
+        table,
     })
 }
 
@@ -1001,14 +1052,14 @@ fn table(groups: &[GroupFigures]) -> Vec<Vec<String>> {
 fn resolve_mapping(
     metric: JudgedId,
     origin: &Origin,
-    args: &CalibrateArgs,
+    options: &CalibrateOptions,
     text: &str,
 ) -> Result<Mapping> {
     let builtin = match origin {
         Origin::Builtin(set) => builtin_mapping(metric, *set),
         Origin::File(_) => None,
     };
-    let Some(field) = &args.labels else {
+    let Some(field) = &options.labels else {
         return builtin.ok_or_else(|| {
             usage(format!(
                 "no built-in mapping of {} on {}; name the label with --labels FIELD (built-in: {BUILTIN_LIST})",
@@ -1017,7 +1068,7 @@ fn resolve_mapping(
             ))
         });
     };
-    if let Some(m) = builtin.filter(|m| m.field() == field && args.high_score_means.is_none()) {
+    if let Some(m) = builtin.filter(|m| m.field() == field && options.high_score_means.is_none()) {
         return Ok(m);
     }
     // The kind follows the label's first value.
@@ -1034,15 +1085,12 @@ fn resolve_mapping(
         })?;
     match first {
         Value::Bool(_) => {
-            let high = match args.high_score_means.ok_or_else(|| {
+            let high = options.high_score_means.ok_or_else(|| {
                 usage(format!(
-                    "labels.{field} is yes/no: say which value a high score of {} predicts with --high-score-means true|false",
+                    "labels.{field} is yes/no: say which value a high score of {} predicts (--high-score-means true|false)",
                     metric.name()
                 ))
-            })? {
-                HighScoreMeans::True => true,
-                HighScoreMeans::False => false,
-            };
+            })?;
             Ok(Mapping::Binary {
                 field: field.clone(),
                 high,

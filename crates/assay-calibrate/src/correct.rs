@@ -1,12 +1,11 @@
-//! `assay eval --calibration FILE`: the prevalence behind a run's raw rate
+//! A run corrected by a calibration (`assay eval --calibration FILE`): the prevalence behind a run's raw rate
 //! of a binary judgement, corrected for the judge's sensitivity and
 //! specificity as `assay calibrate` measured them (Rogan-Gladen), with an
 //! interval that includes the calibration's own uncertainty.
 
+use crate::agreement::{corrected_prevalence, Confusion};
 use crate::calibrate::estimate_json;
-use crate::config::UsageError;
-use anyhow::Result;
-use assay_core::agreement::{corrected_prevalence, Confusion};
+use crate::{Error, Result};
 use assay_core::{read_results, Status};
 use assay_engine::rundir::{RESULTS, SUMMARY};
 use assay_engine::RunSummary;
@@ -30,8 +29,7 @@ impl Calibration {
     /// judgement or has no threshold.
     pub fn load(path: &Path) -> Result<Calibration> {
         let name = path.display();
-        let bad =
-            |what: &str| anyhow::Error::new(UsageError(format!("--calibration {name}: {what}")));
+        let bad = |what: &str| Error::Usage(format!("--calibration {name}: {what}"));
         let text = std::fs::read_to_string(path).map_err(|e| bad(&e.to_string()))?;
         let doc: Value = serde_json::from_str(&text).map_err(|e| bad(&format!("not JSON: {e}")))?;
         let string = |field: &str| {
@@ -71,12 +69,11 @@ impl Calibration {
         if metrics.iter().any(|m| m.trim() == self.metric) {
             Ok(())
         } else {
-            Err(UsageError(format!(
+            Err(Error::Usage(format!(
                 "--calibration {} calibrates {}, which is not in --metrics",
                 self.path.display(),
                 self.metric
-            ))
-            .into())
+            )))
         }
     }
 
@@ -127,7 +124,7 @@ impl Calibration {
     }
 }
 
-fn ratio_cell(s: assay_core::agreement::Stat) -> String {
+fn ratio_cell(s: crate::agreement::Stat) -> String {
     s.map_or_else(|why| why.to_string(), |v| format!("{v:.2}"))
 }
 

@@ -18,7 +18,7 @@
 //! A statistic that has no value (one class only, constant scores, a
 //! denominator of zero) is an [`Undefined`] saying why, never NaN.
 
-use crate::aggregate::{percentile, SplitMix64, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
+use assay_core::aggregate::{percentile, SplitMix64, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -454,7 +454,7 @@ pub struct Corrected {
 /// interval widens with a small calibration set as well as a small run.
 ///
 /// ```
-/// use assay_core::agreement::{corrected_prevalence, Confusion};
+/// use assay_calibrate::agreement::{corrected_prevalence, Confusion};
 /// let calibration = Confusion { tp: 90, fn_: 10, tn: 80, fp: 20 };
 /// let c = corrected_prevalence(60, 100, &calibration);
 /// // (0.6 + 0.8 - 1) / (0.9 + 0.8 - 1)

@@ -13,8 +13,7 @@
 //! the header, the charts, the statistics and the count of failures cover
 //! the whole run.
 
-use crate::config::UsageError;
-use anyhow::{Context, Result};
+use crate::{Error, Result};
 use assay_core::dataset::{self, Format, Source};
 use assay_core::{visit_results, Field, OutcomeRecord, Sample, Status};
 use assay_engine::rundir::{MANIFEST, RESULTS, SUMMARY};
@@ -49,21 +48,21 @@ const SCRIPT: &str = include_str!("../assets/report.js");
 pub fn write(dir: &Path, input_format: Option<Format>) -> Result<PathBuf> {
     let manifest_path = dir.join(MANIFEST);
     if !manifest_path.exists() {
-        return Err(UsageError(format!(
+        return Err(Error::Usage(format!(
             "{} is not a run directory: it has no {MANIFEST}",
             dir.display()
-        ))
-        .into());
+        )));
     }
     // Read as the run-log types, which check them, then shown as JSON.
     let typed: RunManifest = assay_engine::log::read_json(&manifest_path)?;
     let input_format = input_format.or(typed.input.format);
     let input = check_input(&typed);
-    let manifest = serde_json::to_value(&typed)?;
+    let manifest = serde_json::to_value(&typed).unwrap_or_default();
     let summary = match dir.join(SUMMARY) {
-        p if p.exists() => Some(serde_json::to_value(assay_engine::log::read_json::<
-            RunSummary,
-        >(&p)?)?),
+        p if p.exists() => Some(
+            serde_json::to_value(assay_engine::log::read_json::<RunSummary>(&p)?)
+                .unwrap_or_default(),
+        ),
         _ => None,
     };
     let calibration = match dir.join(CALIBRATION) {
@@ -82,15 +81,17 @@ pub fn write(dir: &Path, input_format: Option<Format>) -> Result<PathBuf> {
     })?;
     let path = dir.join(REPORT);
     let tmp = dir.join(format!(".{REPORT}.tmp"));
-    fs::write(&tmp, html).with_context(|| format!("cannot write {}", tmp.display()))?;
-    fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    fs::write(&tmp, html).map_err(Error::io("write", &tmp))?;
+    fs::rename(&tmp, &path).map_err(Error::io("write", &path))?;
     Ok(path)
 }
 
 fn read_json(path: &Path) -> Result<Value> {
-    let text =
-        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))
+    let text = fs::read_to_string(path).map_err(Error::io("read", path))?;
+    serde_json::from_str(&text).map_err(|source| Error::Json {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Escapes text for HTML element content and quoted attribute values:
@@ -757,7 +758,7 @@ fn input_fields<T>(
 ) -> Result<BTreeMap<u64, Value>> {
     let last = wanted.keys().next_back().copied().unwrap_or(0);
     let rows = dataset::open(&Source::Path(path.to_path_buf()), format)
-        .with_context(|| format!("cannot read the input {}", path.display()))?;
+        .map_err(|e| Error::Usage(format!("cannot read the input {}: {e}", path.display())))?;
     let mut fields = BTreeMap::new();
     for row in rows {
         let Ok((sample, _)) = row else { continue };

@@ -8,8 +8,7 @@
 //! agree (and which keys differ when not), and the samples whose value
 //! moved most.
 
-use crate::config::UsageError;
-use anyhow::Result;
+use crate::{Error, Result};
 use assay_core::{paired_difference, OutcomeRecord, PairedDifference, Status};
 use assay_engine::log::read_json;
 use assay_engine::rundir::{MANIFEST, RESULTS, SUMMARY};
@@ -92,7 +91,7 @@ struct Run {
 
 /// Reads both runs and compares them; `top` is how many most-changed
 /// samples to list per output. An unreadable or malformed file is a
-/// [`UsageError`] naming it.
+/// usage [`Error`] naming it.
 pub fn compare(a: &Path, b: &Path, top: usize) -> Result<Comparison> {
     let mut warnings = Vec::new();
     let run_a = Run::read(a, &mut warnings)?;
@@ -229,8 +228,8 @@ impl Run {
             }
         }
         let results_path = dir.join(RESULTS);
-        let log = assay_core::read_results(&results_path)
-            .map_err(|e| anyhow::Error::new(UsageError(e.to_string())))?;
+        let log =
+            assay_core::read_results(&results_path).map_err(|e| Error::Usage(e.to_string()))?;
         if log.torn_bytes > 0 {
             warnings.push(format!(
                 "{}: the last {} bytes are a torn line (a killed run?) and are left out",
@@ -272,8 +271,8 @@ impl Run {
     }
 }
 
-fn usage(file: &Path, why: &dyn std::fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(UsageError(format!("cannot read {}: {why}", file.display())))
+fn usage(file: &Path, why: &dyn std::fmt::Display) -> Error {
+    Error::Usage(format!("cannot read {}: {why}", file.display()))
 }
 
 #[cfg(test)]

@@ -1,0 +1,211 @@
+//! What follows a run, from Python: `calibrate`, `compare`, `report` and
+//! the gates of `assert_scores`, each the same library call the command
+//! line makes (`assay-calibrate`, `assay-report`), returning Python
+//! objects.
+
+use crate::evaluate::{drive, engine_error, UsageError};
+use assay_calibrate::calibrate::{CalibrateOptions, Data};
+use assay_config::JudgeConfig;
+use assay_engine::RunSummary;
+use assay_llm::{CacheLocation, Secret};
+use assay_metrics::judged::Protocol;
+use assay_report::gates::{Condition, Gates, Verdict};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3::IntoPyObjectExt;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// A JSON value as the Python object `json.loads` would give.
+pub(crate) fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
+    Ok(match value {
+        Value::Null => py.None(),
+        Value::Bool(b) => b.into_py_any(py)?,
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_py_any(py)?,
+            (None, Some(u)) => u.into_py_any(py)?,
+            _ => n.as_f64().unwrap_or(f64::NAN).into_py_any(py)?,
+        },
+        Value::String(s) => s.into_py_any(py)?,
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_python(py, item)?)?;
+            }
+            list.into_any().unbind()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, v) in map {
+                dict.set_item(k, to_python(py, v)?)?;
+            }
+            dict.into_any().unbind()
+        }
+    })
+}
+
+fn report_error(e: assay_report::Error) -> PyErr {
+    match e {
+        assay_report::Error::Engine(e) => engine_error(e),
+        e if e.is_usage() => UsageError::new_err(e.to_string()),
+        e => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+fn calibrate_error(e: assay_calibrate::Error) -> PyErr {
+    match e {
+        assay_calibrate::Error::Engine(e) => engine_error(e),
+        e if e.is_usage() => UsageError::new_err(e.to_string()),
+        e => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+/// Writes `DIR/report.html` for the run directory `dir` and returns its
+/// path.
+#[pyfunction]
+#[pyo3(signature = (dir, input_format=None))]
+pub fn report(py: Python<'_>, dir: PathBuf, input_format: Option<String>) -> PyResult<PathBuf> {
+    let format = input_format
+        .map(|f| f.parse::<assay_core::Format>())
+        .transpose()
+        .map_err(|e| UsageError::new_err(format!("input_format: {e}")))?;
+    py.detach(|| assay_report::html::write(&dir, format))
+        .map_err(report_error)
+}
+
+/// Compares the runs in `a` and `b` sample by sample (as `assay compare`)
+/// and returns the comparison as a dict.
+#[pyfunction]
+#[pyo3(signature = (a, b, top=10))]
+pub fn compare(py: Python<'_>, a: PathBuf, b: PathBuf, top: usize) -> PyResult<Py<PyAny>> {
+    let comparison = py
+        .detach(|| assay_report::compare::compare(&a, &b, top))
+        .map_err(report_error)?;
+    let value =
+        serde_json::to_value(&comparison).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    to_python(py, &value)
+}
+
+/// Checks `gates` (`[(OUTPUT, ">= 0.7"), ...]`) and the failed fraction
+/// against a run's `summary.json` text, with the command line's gates:
+/// a list of `(passed, output or None, line)`. A gate on an output the run
+/// lacks, or against its metric's direction, raises `UsageError`.
+#[pyfunction]
+#[pyo3(signature = (summary, gates, max_failed_fraction=None))]
+pub fn check_gates(
+    summary: &str,
+    gates: Vec<(String, String)>,
+    max_failed_fraction: Option<f64>,
+) -> PyResult<Vec<(bool, Option<String>, String)>> {
+    let summary: RunSummary =
+        serde_json::from_str(summary).map_err(|e| UsageError::new_err(e.to_string()))?;
+    let conditions = conditions(&gates)?;
+    let gates = Gates::resolve(
+        &conditions,
+        max_failed_fraction,
+        &Gates::outputs_of(&summary),
+    )
+    .map_err(report_error)?;
+    Ok(gates
+        .check(&summary)
+        .into_iter()
+        .map(|r| (r.verdict == Verdict::Passed, r.output, r.line))
+        .collect())
+}
+
+/// Parses gates without a run, so that a typo fails before any judge
+/// call.
+#[pyfunction]
+pub fn parse_gates(gates: Vec<(String, String)>) -> PyResult<()> {
+    conditions(&gates).map(drop)
+}
+
+fn conditions(gates: &[(String, String)]) -> PyResult<Vec<Condition>> {
+    gates
+        .iter()
+        .map(|(name, comparison)| Condition::parse(name, comparison))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(report_error)
+}
+
+/// Runs a judged metric over human-labelled rows (a built-in `set` or a
+/// `data` file with a `labels` field) and returns `calibration.json`'s
+/// content as a dict, as `assay calibrate` does.
+#[pyfunction]
+#[pyo3(signature = (
+    metric, *, set=None, data=None, labels=None, high_score_means=None, task=None,
+    limit=None, offset=0, out=None, threads=None, judge=None, embedder=None, base_url=None,
+    api_key=None, concurrency=16, max_retries=None, timeout=None, cache=None, no_cache=false,
+    prompts=None, protocol=None, progress=None, stop=None
+))]
+#[allow(clippy::too_many_arguments)]
+pub fn calibrate(
+    py: Python<'_>,
+    metric: String,
+    set: Option<String>,
+    data: Option<PathBuf>,
+    labels: Option<String>,
+    high_score_means: Option<bool>,
+    task: Option<String>,
+    limit: Option<usize>,
+    offset: usize,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    judge: Option<String>,
+    embedder: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    concurrency: usize,
+    max_retries: Option<u32>,
+    timeout: Option<f64>,
+    cache: Option<PathBuf>,
+    no_cache: bool,
+    prompts: Option<PathBuf>,
+    protocol: Option<&str>,
+    progress: Option<Py<PyAny>>,
+    stop: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let data = match (set, data) {
+        (Some(name), None) => Data::Set(name),
+        (None, Some(path)) => Data::File(path),
+        _ => return Err(UsageError::new_err("give one of set=NAME or data=FILE")),
+    };
+    let protocol = protocol
+        .map(|p| p.parse::<Protocol>())
+        .transpose()
+        .map_err(|e| UsageError::new_err(format!("protocol={e}")))?;
+    let options = CalibrateOptions {
+        metric,
+        data,
+        labels,
+        high_score_means,
+        task,
+        limit,
+        offset,
+        out,
+        threads,
+        judge: JudgeConfig {
+            judge,
+            embedder,
+            base_url,
+            api_key: api_key.map(Secret::new),
+            concurrency,
+            max_retries,
+            timeout,
+            cache: match (no_cache, cache) {
+                (true, _) => CacheLocation::Disabled,
+                (false, Some(path)) => CacheLocation::Path(path),
+                (false, None) => CacheLocation::Default,
+            },
+            prompts,
+            protocol,
+            ..JudgeConfig::default()
+        },
+    };
+    let done = drive(py, progress, stop, move |observer, cancel| {
+        assay_calibrate::calibrate::calibrate(&options, observer, cancel)
+    })?
+    .map_err(calibrate_error)?;
+    to_python(py, &done.doc)
+}

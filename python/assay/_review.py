@@ -1,0 +1,98 @@
+"""What follows a run, from Python: `calibrate` a judge against human
+labels, `compare` two runs, write a run's HTML `report`. Each is the same
+library call as the command line's `assay calibrate`, `assay compare` and
+`assay report`, with the same numbers."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from assay import _assay
+from assay._evaluate import PathLike, _Bar
+
+
+def calibrate(
+    metric: str,
+    *,
+    set: str | None = None,
+    data: PathLike | None = None,
+    labels: str | None = None,
+    high_score_means: bool | None = None,
+    task: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    out: PathLike | None = None,
+    threads: int | None = None,
+    judge: str = "local",
+    embedder: str | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    concurrency: int = 16,
+    max_retries: int | None = None,
+    timeout: float | None = None,
+    cache: bool | PathLike = True,
+    prompts: PathLike | None = None,
+    protocol: str | None = None,
+    progress: bool | Callable[[str, Any], None] = True,
+    stop: threading.Event | None = None,
+) -> dict[str, Any]:
+    """Runs the judged `metric` over human-labelled rows and returns what
+    `calibration.json` holds: agreement with the labels per task and
+    overall, each figure with its 95% bootstrap interval, beside the
+    length and lexical baselines (as `assay calibrate`).
+
+    `set`: a built-in labelled set (`ragtruth`, `halueval-qa`,
+    `halueval-general`, `summeval`, `ragchecker`), or `data`: your own
+    JSONL with a label field named by `labels` (for a yes/no label,
+    `high_score_means` says which value a high score predicts). `task`,
+    `limit` and `offset` select rows as `--task`, `--limit`, `--offset`.
+    `out`: the run directory (resumed by the same call); None:
+    `runs/calibrate-<unix time>`. The judge keywords are `evaluate`'s.
+    """
+    bar = _Bar() if progress is True else None
+    callback = bar if bar is not None else (progress if callable(progress) else None)
+    try:
+        return _assay.calibrate(
+            metric,
+            set=set,
+            data=None if data is None else os.fspath(data),
+            labels=labels,
+            high_score_means=high_score_means,
+            task=task,
+            limit=limit,
+            offset=offset,
+            out=None if out is None else os.fspath(out),
+            threads=threads,
+            judge=judge,
+            embedder=embedder,
+            base_url=base_url,
+            api_key=api_key,
+            concurrency=concurrency,
+            max_retries=max_retries,
+            timeout=timeout,
+            cache=None if isinstance(cache, bool) else os.fspath(cache),
+            no_cache=cache is False,
+            prompts=None if prompts is None else os.fspath(prompts),
+            protocol=protocol,
+            progress=callback,
+            stop=stop,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def compare(a: PathLike, b: PathLike, *, top: int = 10) -> dict[str, Any]:
+    """Compares the run directories `a` and `b` sample by sample (as
+    `assay compare`): per output, the mean of each, the paired difference
+    with its 95% interval, and the `top` most-changed samples."""
+    return _assay.compare(os.fspath(a), os.fspath(b), top)
+
+
+def report(run: PathLike, *, input_format: str | None = None) -> Path:
+    """Writes the run directory's self-contained `report.html` (as
+    `assay report`) and returns its path."""
+    return Path(_assay.report(os.fspath(run), input_format))

@@ -1,0 +1,92 @@
+"""`assay.calibrate`, `assay.compare` and `assay.report` against the
+command line on the same runs: the same library calls, the same numbers."""
+
+import json
+import os
+import subprocess
+
+import assay
+import pytest
+from conftest import EXAMPLE, KEY
+
+
+def rows():
+    return [json.loads(line) for line in EXAMPLE.open()]
+
+
+def cli(assay_command, *args):
+    done = subprocess.run(
+        [str(assay_command), *map(str, args)],
+        env={**os.environ, "OPENAI_API_KEY": KEY},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_compare_is_the_command_line_s(tmp_path, assay_command):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assay.evaluate(rows(), ["rouge", "bleu"], out=a, progress=False)
+    changed = rows()
+    changed[0]["response"] = "Something else entirely."
+    assay.evaluate(changed, ["rouge", "bleu"], out=b, progress=False)
+    mine = assay.compare(a, b, top=3)
+    theirs = json.loads(cli(assay_command, "compare", a, b, "--top", 3, "--format", "json"))
+    assert mine == theirs
+    rouge1 = next(o for o in mine["outputs"] if o["name"] == "rouge1")
+    # Only the first sample changed, so it heads the list of changes.
+    assert rouge1["most_changed"][0]["sample_id"] == changed[0]["id"]
+    with pytest.raises(assay.UsageError, match="not a run directory|cannot read"):
+        assay.compare(a, tmp_path / "missing")
+
+
+def test_report_writes_the_command_line_s_page(tmp_path, assay_command):
+    run = tmp_path / "run"
+    assay.evaluate(rows(), ["rouge"], out=run, progress=False)
+    path = assay.report(run)
+    assert path == run / "report.html"
+    mine = path.read_bytes()
+    path.unlink()
+    cli(assay_command, "report", run)
+    assert path.read_bytes() == mine
+    assert b"rouge1" in mine
+    with pytest.raises(assay.UsageError, match="is not a run directory"):
+        assay.report(tmp_path)
+
+
+def test_calibrate_gives_the_command_line_s_figures(tmp_path, judge, assay_command):
+    kwargs = judge.kwargs(tmp_path)
+    mine = assay.calibrate(
+        "faithfulness", set="halueval-qa", limit=12, out=tmp_path / "py", **kwargs
+    )
+    theirs = json.loads(
+        cli(
+            assay_command,
+            "calibrate",
+            "--set",
+            "halueval-qa",
+            "--metric",
+            "faithfulness",
+            "--limit",
+            12,
+            "--judge",
+            "openai:judge-model",
+            "--base-url",
+            judge.base_url,
+            "--cache",
+            kwargs["cache"],
+            "--out",
+            tmp_path / "cli",
+            "--format",
+            "json",
+        )
+    )
+    assert mine == theirs
+    assert mine["counts"]["selected"] == 12
+    overall = next(g for g in mine["groups"] if g["group"] == "overall")
+    assert "roc_auc" in overall["figures"] and "lexical_roc_auc" in overall["figures"]
+    with pytest.raises(assay.UsageError, match="give one of"):
+        assay.calibrate("faithfulness", **kwargs)
+    with pytest.raises(assay.UsageError, match="not a judged metric"):
+        assay.calibrate("rouge", set="halueval-qa", **kwargs)
