@@ -53,7 +53,9 @@ KINDS = [("lexical", "Lexical metrics"), ("judged", "Judged metrics")]
 def text(s: str) -> str:
     """Registry prose as Markdown that renders as written: its regexes and
     brackets are not markup."""
-    s = re.sub(r"([\\`*\[\]|])", r"\\\1", s)
+    s = re.sub(r"([\\`*|])", r"\\\1", s)
+    # Brackets are markup only as a link: `](` or `][`.
+    s = re.sub(r"\](?=[(\[])", r"\\]", s)
     s = s.replace("<", "&lt;")
     # An underscore inside a word (no_statements) is never emphasis.
     return re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\\_", s)
