@@ -2,7 +2,9 @@
 # The Python package's part of the test suite: a venv of pinned PyPI
 # packages (python/requirements-dev.txt) in ${ASSAY_VENV:-.venv}, the wheel
 # built by maturin in cargo's dev profile (sharing target/debug with
-# `cargo test`), installed into the venv, then ruff and pytest.
+# `cargo test`), installed into the venv, then ruff and pytest (whose
+# test_docs_examples.py runs the docs' examples with the local models of
+# scripts/fetch-models.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

