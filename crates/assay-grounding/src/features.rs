@@ -46,14 +46,33 @@ fn stop_words() -> &'static HashSet<&'static str> {
     })
 }
 
-/// The lower-cased words of `text`: runs of letters and digits.
+/// Unit symbols and the words they stand for: a text that writes "100 °C"
+/// states what "100 degrees Celsius" claims.
+const UNITS: [(&str, &str); 5] = [
+    ("°C", " degrees celsius"),
+    ("°F", " degrees fahrenheit"),
+    ("ºC", " degrees celsius"),
+    ("ºF", " degrees fahrenheit"),
+    ("%", " percent"),
+];
+
+/// The lower-cased words of `text`: runs of letters and digits, with unit
+/// symbols spelled out.
 ///
 /// ```
 /// use assay_grounding::features::words;
 /// assert_eq!(words("Brontë's 1813 novel"), ["brontë", "s", "1813", "novel"]);
+/// assert_eq!(words("100 °C"), ["100", "degrees", "celsius"]);
 /// ```
 pub fn words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
+    let mut spelled = std::borrow::Cow::Borrowed(text);
+    for (symbol, name) in UNITS {
+        if spelled.contains(symbol) {
+            spelled = spelled.replace(symbol, name).into();
+        }
+    }
+    spelled
+        .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect()
