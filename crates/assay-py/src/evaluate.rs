@@ -173,10 +173,7 @@ pub fn evaluate(
             )))
         }
     };
-    let protocol = protocol
-        .map(|p| p.parse::<Protocol>())
-        .transpose()
-        .map_err(|e| UsageError::new_err(format!("protocol={e}")))?;
+    let protocol = parse_protocol(protocol)?;
     let config = EvalConfig {
         data,
         metrics,
@@ -197,11 +194,7 @@ pub fn evaluate(
             tpm,
             max_retries,
             timeout,
-            cache: match (no_cache, cache) {
-                (true, _) => CacheLocation::Disabled,
-                (false, Some(path)) => CacheLocation::Path(path),
-                (false, None) => CacheLocation::Default,
-            },
+            cache: cache_location(cache, no_cache),
             prompts,
             prices,
             repeats,
@@ -219,6 +212,23 @@ pub fn evaluate(
     })?
     .map_err(engine_error)?;
     serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+/// `protocol=` as Python gives it.
+pub(crate) fn parse_protocol(protocol: Option<&str>) -> PyResult<Option<Protocol>> {
+    protocol
+        .map(|p| p.parse::<Protocol>())
+        .transpose()
+        .map_err(|e| UsageError::new_err(format!("protocol={e}")))
+}
+
+/// `cache=` and `no_cache=` as one location.
+pub(crate) fn cache_location(cache: Option<PathBuf>, no_cache: bool) -> CacheLocation {
+    match (no_cache, cache) {
+        (true, _) => CacheLocation::Disabled,
+        (false, Some(path)) => CacheLocation::Path(path),
+        (false, None) => CacheLocation::Default,
+    }
 }
 
 /// Runs `work` on its own thread with an observer that forwards progress

@@ -3,12 +3,11 @@
 //! line makes (`assay-calibrate`, `assay-report`), returning Python
 //! objects.
 
-use crate::evaluate::{drive, engine_error, UsageError};
+use crate::evaluate::{cache_location, drive, engine_error, parse_protocol, UsageError};
 use assay_calibrate::calibrate::{CalibrateOptions, Data};
 use assay_config::JudgeConfig;
 use assay_engine::RunSummary;
-use assay_llm::{CacheLocation, Secret};
-use assay_metrics::judged::Protocol;
+use assay_llm::Secret;
 use assay_report::gates::{Condition, Gates, Verdict};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -171,10 +170,7 @@ pub fn calibrate(
         (None, Some(path)) => Data::File(path),
         _ => return Err(UsageError::new_err("give one of set=NAME or data=FILE")),
     };
-    let protocol = protocol
-        .map(|p| p.parse::<Protocol>())
-        .transpose()
-        .map_err(|e| UsageError::new_err(format!("protocol={e}")))?;
+    let protocol = parse_protocol(protocol)?;
     let options = CalibrateOptions {
         metric,
         data,
@@ -193,11 +189,7 @@ pub fn calibrate(
             concurrency,
             max_retries,
             timeout,
-            cache: match (no_cache, cache) {
-                (true, _) => CacheLocation::Disabled,
-                (false, Some(path)) => CacheLocation::Path(path),
-                (false, None) => CacheLocation::Default,
-            },
+            cache: cache_location(cache, no_cache),
             prompts,
             protocol,
             ..JudgeConfig::default()
