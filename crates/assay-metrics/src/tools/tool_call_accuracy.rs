@@ -194,7 +194,7 @@ mod tests {
         assert_eq!(value(Order::Any, &[t.clone(), w.clone()], &both), 1.0);
         let half = call("weather_check", json!({"location": "Paris"}));
         assert_eq!(value(Order::Strict, &[half, t.clone()], &both), 0.5);
-        assert_eq!(value(Order::Strict, &[w.clone()], &both), 0.0);
+        assert_eq!(value(Order::Strict, std::slice::from_ref(&w), &both), 0.0);
         assert_eq!(value(Order::Strict, &[], &[]), 1.0);
         let float = call(
             "temperature_conversion",

@@ -116,9 +116,15 @@ mod tests {
     fn worked_examples() {
         let w = call("weather", json!({"city": "Oslo", "days": 1}));
         let s = call("search", json!({"q": "x"}));
-        assert_eq!(value(&[w.clone()], &[w.clone(), s.clone()]), 0.6667);
+        assert_eq!(
+            value(std::slice::from_ref(&w), &[w.clone(), s.clone()]),
+            0.6667
+        );
         assert_eq!(value(&[s.clone(), w.clone()], &[w.clone(), s.clone()]), 1.0);
-        assert_eq!(value(&[w.clone(), w.clone()], &[w.clone()]), 1.0);
+        assert_eq!(
+            value(&[w.clone(), w.clone()], std::slice::from_ref(&w)),
+            1.0
+        );
         assert_eq!(value(&[], &[]), 0.0);
         let float = call("weather", json!({"days": 1.0, "city": "Oslo"}));
         assert_eq!(value(&[float], &[w]), 1.0);
