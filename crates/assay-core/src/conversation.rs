@@ -233,22 +233,8 @@ pub fn reference_tool_calls(key: &str, value: &Value) -> Result<Vec<ToolCall>, P
 
 /// A `{"name", "args"}` call (ragas' `ToolCall`); errors are (field, detail).
 fn named_call(at: &str, item: &Value) -> Result<ToolCall, (String, String)> {
-    let Value::Object(call) = item else {
-        return Err((
-            at.to_string(),
-            format!("expected a tool call object, got {}", kind(item)),
-        ));
-    };
-    let name = match call.get("name") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err((
-                format!("{at}.name"),
-                format!("expected a string, got {}", kind(other)),
-            ))
-        }
-        None => return Err((format!("{at}.name"), "missing".to_string())),
-    };
+    let call = call_object(at, item)?;
+    let name = required_string(call, "name", at)?;
     let args = match call.get("args") {
         Some(Value::Object(args)) => args.clone(),
         Some(other) => {
@@ -478,14 +464,36 @@ impl<'k> Reader<'k> {
     }
 }
 
+/// The tool call at `at` as an object; errors are (field, detail).
+fn call_object<'v>(at: &str, item: &'v Value) -> Result<&'v Map<String, Value>, (String, String)> {
+    match item {
+        Value::Object(call) => Ok(call),
+        other => Err((
+            at.to_string(),
+            format!("expected a tool call object, got {}", kind(other)),
+        )),
+    }
+}
+
+/// `object[key]`, which must be a string; errors are (field, detail).
+fn required_string(
+    object: &Map<String, Value>,
+    key: &str,
+    at: &str,
+) -> Result<String, (String, String)> {
+    match object.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err((
+            format!("{at}.{key}"),
+            format!("expected a string, got {}", kind(other)),
+        )),
+        None => Err((format!("{at}.{key}"), "missing".to_string())),
+    }
+}
+
 /// An OpenAI `tool_calls[]` item; errors are (field, detail).
 fn openai_call(at: &str, item: &Value) -> Result<ToolCall, (String, String)> {
-    let Value::Object(call) = item else {
-        return Err((
-            at.to_string(),
-            format!("expected a tool call object, got {}", kind(item)),
-        ));
-    };
+    let call = call_object(at, item)?;
     let id = match call.get("id") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -513,16 +521,7 @@ fn openai_call(at: &str, item: &Value) -> Result<ToolCall, (String, String)> {
             format!("expected an object with name and arguments, got {got}"),
         ));
     };
-    let name = match function.get("name") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return Err((
-                format!("{at}.function.name"),
-                format!("expected a string, got {}", kind(other)),
-            ))
-        }
-        None => return Err((format!("{at}.function.name"), "missing".to_string())),
-    };
+    let name = required_string(function, "name", &format!("{at}.function"))?;
     let field = format!("{at}.function.arguments");
     let args = match function.get("arguments") {
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {

@@ -88,3 +88,13 @@ fn calls<'s>(
     let predicted = conversation.tool_calls().map_err(fail)?;
     Ok((predicted, reference))
 }
+
+/// A call for the worked examples.
+#[cfg(test)]
+fn call(name: &str, args: Value) -> ToolCall {
+    ToolCall {
+        id: None,
+        name: name.into(),
+        args: args.as_object().cloned().unwrap_or_default(),
+    }
+}

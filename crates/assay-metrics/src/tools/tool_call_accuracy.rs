@@ -164,14 +164,7 @@ fn arg_score(predicted: &Map<String, Value>, reference: &Map<String, Value>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn call(name: &str, args: Value) -> ToolCall {
-        ToolCall {
-            id: None,
-            name: name.into(),
-            args: args.as_object().unwrap().clone(),
-        }
-    }
+    use crate::tools::call;
 
     fn value(order: Order, p: &[ToolCall], r: &[ToolCall]) -> f64 {
         match (Params { order }).score(&p.iter().collect::<Vec<_>>(), r) {

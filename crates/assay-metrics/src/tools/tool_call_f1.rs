@@ -95,15 +95,7 @@ pub fn score(predicted: &[&ToolCall], reference: &[ToolCall]) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
-
-    fn call(name: &str, args: Value) -> ToolCall {
-        ToolCall {
-            id: None,
-            name: name.into(),
-            args: args.as_object().unwrap().clone(),
-        }
-    }
+    use crate::tools::call;
 
     fn value(p: &[ToolCall], r: &[ToolCall]) -> f64 {
         match score(&p.iter().collect::<Vec<_>>(), r) {

@@ -285,14 +285,7 @@ fn compare_dicts(a: &Map<String, Value>, b: &Map<String, Value>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn call(name: &str, args: Value) -> ToolCall {
-        ToolCall {
-            id: None,
-            name: name.into(),
-            args: args.as_object().unwrap().clone(),
-        }
-    }
+    use crate::tools::call;
 
     fn value(p: &Params, c: &[ToolCall], e: &[ToolCall]) -> f64 {
         match p.score(&c.iter().collect::<Vec<_>>(), e) {
