@@ -569,31 +569,32 @@ impl Read for LineBreaks {
 }
 
 /// A CSV record as a JSON object: empty cells are absent, list fields hold
-/// JSON arrays, every other cell is a string.
+/// JSON arrays, a conversation's cells (`messages`, `reference_tool_calls`)
+/// JSON (kept as text when they are not, so that only the metrics reading
+/// them fail), every other cell is a string.
 fn csv_object(
     headers: &[String],
     record: &csv::StringRecord,
 ) -> Result<Map<String, Value>, (String, String)> {
+    use crate::Field;
     let mut map = Map::new();
     for (name, cell) in headers.iter().zip(record.iter()) {
         if cell.is_empty() {
             continue;
         }
-        let is_list = matches!(
-            name.parse::<crate::Field>(),
-            Ok(crate::Field::RetrievedContexts
-                | crate::Field::References
-                | crate::Field::ReferenceContexts)
-        );
-        let value = if is_list {
-            serde_json::from_str(cell).map_err(|e| {
-                (
-                    name.clone(),
-                    format!("expected a JSON array of strings in the cell: {e}"),
-                )
-            })?
-        } else {
-            Value::String(cell.to_string())
+        let value = match name.parse::<Field>() {
+            Ok(Field::RetrievedContexts | Field::References | Field::ReferenceContexts) => {
+                serde_json::from_str(cell).map_err(|e| {
+                    (
+                        name.clone(),
+                        format!("expected a JSON array of strings in the cell: {e}"),
+                    )
+                })?
+            }
+            Ok(Field::Messages | Field::ReferenceToolCalls) => {
+                serde_json::from_str(cell).unwrap_or_else(|_| Value::String(cell.to_string()))
+            }
+            _ => Value::String(cell.to_string()),
         };
         map.insert(name.clone(), value);
     }

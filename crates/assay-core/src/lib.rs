@@ -4,6 +4,7 @@
 //! No model code lives here: every other crate builds on these types.
 
 pub mod aggregate;
+pub mod conversation;
 pub mod dataset;
 pub mod hash;
 pub mod outcome;
@@ -15,6 +16,7 @@ pub mod signature;
 pub use aggregate::{
     paired_difference, Accumulator, Coverage, IntervalMethod, PairedDifference, Summary,
 };
+pub use conversation::{Conversation, Message, Role, ToolCall};
 pub use dataset::{Format, Location, Position, Row, RowError, Rows, Source};
 pub use outcome::{Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status};
 pub use results::{read_results, visit_results, ResultsLog};

@@ -1,5 +1,6 @@
 //! The unit of evaluation: one dataset row, with its fields parsed once.
 
+use crate::conversation::{self, Conversation, Problem, ToolCall};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::str::FromStr;
@@ -19,11 +20,28 @@ pub enum Field {
     Reference,
     References,
     ReferenceContexts,
+    /// A conversation (see [`crate::conversation`]): OpenAI `messages`, or
+    /// ragas' `user_input` given as a list of messages.
+    Messages,
+    /// The tool calls a conversation should make, `[{"name", "args"}]`.
+    ReferenceToolCalls,
 }
 
 impl Field {
     /// Every field, in documentation order.
-    pub const ALL: [Field; 6] = [
+    pub const ALL: [Field; 8] = [
+        Field::UserInput,
+        Field::Response,
+        Field::RetrievedContexts,
+        Field::Reference,
+        Field::References,
+        Field::ReferenceContexts,
+        Field::Messages,
+        Field::ReferenceToolCalls,
+    ];
+
+    /// The fields that hold text or lists of text.
+    pub const TEXT: [Field; 6] = [
         Field::UserInput,
         Field::Response,
         Field::RetrievedContexts,
@@ -41,6 +59,8 @@ impl Field {
             Field::Reference => "reference",
             Field::References => "references",
             Field::ReferenceContexts => "reference_contexts",
+            Field::Messages => "messages",
+            Field::ReferenceToolCalls => "reference_tool_calls",
         }
     }
 
@@ -52,7 +72,7 @@ impl Field {
             Field::RetrievedContexts => &["contexts"],
             Field::Reference => &["ground_truth"],
             Field::References => &["ground_truths"],
-            Field::ReferenceContexts => &[],
+            Field::ReferenceContexts | Field::Messages | Field::ReferenceToolCalls => &[],
         }
     }
 
@@ -108,6 +128,11 @@ pub struct Sample {
     pub reference: Option<String>,
     pub references: Option<Vec<String>>,
     pub reference_contexts: Option<Vec<String>>,
+    /// The conversation, with the problems of its malformed parts kept for
+    /// the metrics that need those parts.
+    pub messages: Option<Conversation>,
+    /// The reference tool calls, or why they cannot be read.
+    pub reference_tool_calls: Option<Result<Vec<ToolCall>, Problem>>,
 }
 
 impl Sample {
@@ -127,7 +152,7 @@ impl Sample {
             row,
             ..Sample::default()
         };
-        let mut seen: [Option<&str>; 6] = [None; 6];
+        let mut seen: [Option<&str>; Field::ALL.len()] = [None; Field::ALL.len()];
         for (key, value) in object {
             if key == "id" {
                 sample.id = match value {
@@ -143,11 +168,15 @@ impl Sample {
                 };
                 continue;
             }
-            let Ok(field) = key.parse::<Field>() else {
+            let Ok(mut field) = key.parse::<Field>() else {
                 continue;
             };
             if value.is_null() {
                 continue;
+            }
+            // ragas' MultiTurnSample: the conversation is its `user_input`.
+            if field == Field::UserInput && value.is_array() {
+                field = Field::Messages;
             }
             let slot = &mut seen[field as usize];
             if let Some(previous) = slot {
@@ -163,7 +192,15 @@ impl Sample {
     }
 
     fn set(&mut self, field: Field, key: &str, value: &Value) -> Result<(), FieldError> {
-        if field.is_list() {
+        if field == Field::Messages {
+            self.messages = Some(if key == "messages" {
+                Conversation::from_openai(key, value)
+            } else {
+                Conversation::from_ragas(key, value)
+            });
+        } else if field == Field::ReferenceToolCalls {
+            self.reference_tool_calls = Some(conversation::reference_tool_calls(key, value));
+        } else if field.is_list() {
             let list = string_list(key, value)?;
             match field {
                 Field::RetrievedContexts => self.retrieved_contexts = Some(list),
@@ -197,6 +234,8 @@ impl Sample {
             Field::Reference => self.reference.is_some(),
             Field::References => self.reference_list().is_some(),
             Field::ReferenceContexts => self.reference_contexts.is_some(),
+            Field::Messages => self.messages.is_some(),
+            Field::ReferenceToolCalls => self.reference_tool_calls.is_some(),
         }
     }
 
@@ -267,6 +306,28 @@ mod tests {
             }
         }
         assert!("responses".parse::<Field>().is_err());
+    }
+
+    #[test]
+    fn conversations_are_read_not_rejected() {
+        let s = parse(json!({
+            "messages": [{"role": "assistant", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "f", "arguments": "[]"}}]}],
+            "reference_tool_calls": [{"name": "f", "args": {}}],
+            "response": "ok"}))
+        .unwrap();
+        let problem = s.messages.as_ref().unwrap().tool_calls().unwrap_err();
+        assert_eq!(
+            problem.field,
+            "messages[0].tool_calls[0].function.arguments"
+        );
+        assert!(s.has(Field::Messages) && s.has(Field::Response));
+        assert_eq!(s.reference_tool_calls.unwrap().unwrap()[0].name, "f");
+        // ragas' spelling: user_input as a list of messages.
+        let s = parse(json!({"user_input": [{"type": "human", "content": "hi"}]})).unwrap();
+        assert!(s.user_input.is_none() && s.messages.unwrap().problems.is_empty());
+        let e = parse(json!({"user_input": [], "messages": []})).unwrap_err();
+        assert!(e.message.contains("given twice"), "{e}");
     }
 
     #[test]

@@ -20,11 +20,14 @@ pub enum MetricId {
     ExactMatch,
     StringPresence,
     StringSimilarity,
+    ToolCallAccuracy,
+    ToolCallF1,
+    ToolCorrectness,
 }
 
 impl MetricId {
     /// Every metric, in the order `assay metrics` lists them.
-    pub const ALL: [MetricId; 8] = [
+    pub const ALL: [MetricId; 11] = [
         MetricId::Rouge,
         MetricId::Bleu,
         MetricId::Sacrebleu,
@@ -33,6 +36,9 @@ impl MetricId {
         MetricId::ExactMatch,
         MetricId::StringPresence,
         MetricId::StringSimilarity,
+        MetricId::ToolCallAccuracy,
+        MetricId::ToolCallF1,
+        MetricId::ToolCorrectness,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +51,9 @@ impl MetricId {
             MetricId::ExactMatch => "exact_match",
             MetricId::StringPresence => "string_presence",
             MetricId::StringSimilarity => "string_similarity",
+            MetricId::ToolCallAccuracy => "tool_call_accuracy",
+            MetricId::ToolCallF1 => "tool_call_f1",
+            MetricId::ToolCorrectness => "tool_correctness",
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::params::{parse_bool, parse_f64_list, ParamError, Values};
 use crate::spec::{spec, MetricSpec};
+use crate::tools::{self, ToolMetric};
 use crate::MetricId;
 use assay_core::{Failure, FailureKind, Outcome, Sample, Signature, SkipReason};
 use assay_text::bleu::{self, BleuStats, Smoothing};
@@ -45,6 +46,8 @@ enum Kind {
     StringSimilarity {
         distance: StringDistance,
     },
+    /// A tool-call metric, scored from the conversation (`crate::tools`).
+    Tool(ToolMetric),
 }
 
 impl Metric {
@@ -82,6 +85,13 @@ impl Metric {
             MetricId::StringSimilarity => Kind::StringSimilarity {
                 distance: values.get("distance", str::parse::<StringDistance>)?,
             },
+            MetricId::ToolCallAccuracy => Kind::Tool(ToolMetric::Accuracy(
+                tools::tool_call_accuracy::Params::configure(&values)?,
+            )),
+            MetricId::ToolCallF1 => Kind::Tool(ToolMetric::F1),
+            MetricId::ToolCorrectness => Kind::Tool(ToolMetric::Correctness(
+                tools::tool_correctness::Params::configure(&values)?,
+            )),
         };
         Ok(Metric { id, kind })
     }
@@ -126,6 +136,7 @@ impl Metric {
                 "weights": weights, "smoothing": smoothing.to_string(), "tokenizer": tokenizer.to_string(),
             }),
             Kind::StringSimilarity { distance } => json!({"distance": distance.to_string()}),
+            Kind::Tool(tool) => tool.params_json(),
             Kind::Sacrebleu | Kind::Chrf { .. } | Kind::ExactMatch | Kind::StringPresence => {
                 json!({})
             }
@@ -188,6 +199,7 @@ impl Metric {
             Kind::StringSimilarity { distance } => Signature::new(name, 1)
                 .with("distance", distance)
                 .with("multiref", "max"),
+            Kind::Tool(tool) => tool.signature(),
         }
     }
 
@@ -198,9 +210,10 @@ impl Metric {
             Kind::Bleu { .. } => State::Bleu(Summed::default()),
             Kind::Sacrebleu => State::Sacrebleu(Summed::default()),
             Kind::Chrf(_) => State::Chrf(Summed::default()),
-            Kind::ExactMatch | Kind::StringPresence | Kind::StringSimilarity { .. } => {
-                State::Stateless
-            }
+            Kind::ExactMatch
+            | Kind::StringPresence
+            | Kind::StringSimilarity { .. }
+            | Kind::Tool(_) => State::Stateless,
         };
         Scorer {
             metric: self.clone(),
@@ -286,6 +299,9 @@ impl Scorer {
             .find(|f| !sample.has(**f))
         {
             return vec![Outcome::Skipped(SkipReason::MissingField(*missing)); n];
+        }
+        if let Kind::Tool(tool) = &self.metric.kind {
+            return vec![tool.score(sample)];
         }
         let (Some(response), Some(references)) =
             (sample.response.as_deref(), sample.reference_list())

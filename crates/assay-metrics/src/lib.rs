@@ -20,6 +20,7 @@ pub mod lexical;
 pub mod params;
 pub mod registry;
 pub mod spec;
+pub mod tools;
 
 pub use id::{MetricId, UnknownMetric};
 pub use lexical::{Corpus, CorpusScore, Metric, Scorer};

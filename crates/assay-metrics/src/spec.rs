@@ -41,7 +41,7 @@ pub fn spec(id: MetricId) -> &'static MetricSpec {
 }
 
 /// Every metric's spec, in [`MetricId::ALL`] order.
-pub static SPECS: [MetricSpec; 8] = [
+pub static SPECS: [MetricSpec; 11] = [
     MetricSpec {
         id: MetricId::Rouge,
         summary: "n-gram and longest-common-subsequence overlap with the reference (F-measure)",
@@ -162,4 +162,7 @@ pub static SPECS: [MetricSpec; 8] = [
         empty_inputs: "1 when both are empty, 0 when exactly one is",
         outputs: "string_similarity",
     },
+    crate::tools::tool_call_accuracy::SPEC,
+    crate::tools::tool_call_f1::SPEC,
+    crate::tools::tool_correctness::SPEC,
 ];

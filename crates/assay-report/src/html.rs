@@ -772,6 +772,15 @@ fn input_fields<T>(
     Ok(fields)
 }
 
+/// Tool calls as `[{"name", "args"}]`.
+fn calls<'c>(calls: impl Iterator<Item = &'c assay_core::ToolCall>) -> Value {
+    Value::Array(
+        calls
+            .map(|c| json!({"name": c.name, "args": c.args}))
+            .collect(),
+    )
+}
+
 /// The sample's present fields, by canonical name, clipped.
 fn sample_fields(s: &Sample) -> Value {
     let text = |t: &Option<String>| t.as_ref().map(|t| json!(t));
@@ -786,6 +795,22 @@ fn sample_fields(s: &Sample) -> Value {
                 Field::Reference => text(&s.reference),
                 Field::References => list(&s.references),
                 Field::ReferenceContexts => list(&s.reference_contexts),
+                Field::Messages => s.messages.as_ref().map(|c| {
+                    let messages: Vec<Value> = c
+                        .messages
+                        .iter()
+                        .map(|m| {
+                            json!({"role": m.role.name(), "content": m.content,
+                                   "tool_calls": calls(m.tool_calls.iter())})
+                        })
+                        .collect();
+                    json!(messages)
+                }),
+                Field::ReferenceToolCalls => s
+                    .reference_tool_calls
+                    .as_ref()
+                    .and_then(|r| r.as_ref().ok())
+                    .map(|r| calls(r.iter())),
             }?;
             Some((field.name().to_string(), clip_value(&value)))
         })

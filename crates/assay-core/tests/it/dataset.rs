@@ -403,3 +403,60 @@ fn csv_rows_after_blank_lines_name_their_own_lines() {
         assert!(at(3).unwrap().contains("d.csv:11:"), "{:?}", at(3));
     }
 }
+
+#[test]
+fn conversations_read_in_every_format_and_a_malformed_one_reads_as_a_row() {
+    let good = r#"{"id": "ok", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}}]}, {"role": "tool", "tool_call_id": "a", "content": "done"}], "reference_tool_calls": [{"name": "f", "args": {"x": 1}}]}"#;
+    let bad = r#"{"id": "bad", "response": "r", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "x=1"}}]}], "reference_tool_calls": [{"name": "f", "args": {"x": 1}}]}"#;
+    let unknown = r#"{"id": "who", "messages": [{"role": "robot", "content": "beep"}], "reference_tool_calls": []}"#;
+    let check = |rows: &[Row]| {
+        assert_eq!(rows.len(), 3);
+        let (s, _) = rows[0].as_ref().unwrap();
+        let calls = s.messages.as_ref().unwrap().tool_calls().unwrap();
+        assert_eq!((calls.len(), calls[0].args["x"].as_i64()), (1, Some(1)));
+        let (s, _) = rows[1].as_ref().unwrap();
+        assert_eq!(
+            (s.id.as_str(), s.row, s.response.as_deref()),
+            ("bad", 2, Some("r"))
+        );
+        let p = s.messages.as_ref().unwrap().tool_calls().unwrap_err();
+        assert_eq!(p.message, Some(1));
+        assert_eq!(p.field, "messages[1].tool_calls[0].function.arguments");
+        assert!(p.detail.starts_with("not JSON"), "{p}");
+        let (s, _) = rows[2].as_ref().unwrap();
+        let p = s.messages.as_ref().unwrap().tool_calls().unwrap_err();
+        assert_eq!((p.message, p.field.as_str()), (Some(0), "messages[0].role"));
+        assert!(p.detail.starts_with("unknown role 'robot'"), "{p}");
+    };
+    let jsonl = format!("{good}\n{bad}\n{unknown}\n");
+    check(&rows_of("c.jsonl", jsonl.as_bytes(), None).1);
+    let array = format!("[{good},\n{bad},\n{unknown}]");
+    check(&rows_of("c.json", array.as_bytes(), None).1);
+    let mut csv = String::from("id,response,messages,reference_tool_calls\n");
+    for row in [good, bad, unknown] {
+        let v: serde_json::Value = serde_json::from_str(row).unwrap();
+        let cell = |k: &str| format!("\"{}\"", v[k].to_string().replace('"', "\"\""));
+        let response = v["response"].as_str().unwrap_or("");
+        csv.push_str(&format!(
+            "{},{response},{},{}\n",
+            v["id"].as_str().unwrap(),
+            cell("messages"),
+            cell("reference_tool_calls")
+        ));
+    }
+    check(&rows_of("c.csv", csv.as_bytes(), None).1);
+}
+
+#[test]
+fn the_agent_example_reads_whole() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agent.jsonl");
+    let rows: Vec<Row> = dataset::open(&Source::Path(path), None).unwrap().collect();
+    assert_eq!(rows.len(), 5);
+    for row in rows {
+        let (s, _) = row.unwrap();
+        let c = s.messages.unwrap();
+        assert!(c.problems.is_empty(), "{}: {:?}", s.id, c.problems);
+        assert!(!c.tool_calls().unwrap().is_empty());
+        assert_eq!(s.reference_tool_calls.unwrap().unwrap().len(), 2);
+    }
+}

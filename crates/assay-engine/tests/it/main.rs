@@ -4,3 +4,4 @@
 mod common;
 mod fixture;
 mod run;
+mod tool_calls;

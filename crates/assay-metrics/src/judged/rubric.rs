@@ -235,11 +235,11 @@ fn split_steps(raw: &str) -> Vec<String> {
 fn parse_fields(raw: &str) -> Result<Vec<Field>, String> {
     let mut fields = Vec::new();
     for name in raw.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let field = match Field::ALL.into_iter().find(|f| f.name() == name) {
+        let field = match Field::TEXT.into_iter().find(|f| f.name() == name) {
             Some(Field::Reference) => Field::References,
             Some(f) => f,
             None => {
-                let known: Vec<&str> = Field::ALL.iter().map(|f| f.name()).collect();
+                let known: Vec<&str> = Field::TEXT.iter().map(|f| f.name()).collect();
                 return Err(format!(
                     "unknown field '{name}' (known: {})",
                     known.join(", ")
@@ -592,6 +592,10 @@ impl StepUnit for Rate {
                         .as_deref()
                         .ok_or(InputError::MissingField(Field::ReferenceContexts))?,
                 )),
+                // `parse_fields` takes text fields only.
+                Field::Messages | Field::ReferenceToolCalls => {
+                    return Err(InputError::MissingField(*field))
+                }
             }
         }
         Ok(Filled {

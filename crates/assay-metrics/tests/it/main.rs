@@ -7,3 +7,5 @@ mod judged_params;
 mod judged_prompts;
 mod registry;
 mod scoring;
+mod tool_calls;
+mod tool_parity;

@@ -10,6 +10,10 @@ const ALTERNATIVES: &[(MetricId, &str, &str)] = &[
     (MetricId::Bleu, "smoothing", "method4"),
     (MetricId::Bleu, "tokenizer", "whitespace"),
     (MetricId::StringSimilarity, "distance", "jaro_winkler"),
+    (MetricId::ToolCallAccuracy, "strict_order", "false"),
+    (MetricId::ToolCorrectness, "consider_ordering", "true"),
+    (MetricId::ToolCorrectness, "exact_match", "true"),
+    (MetricId::ToolCorrectness, "input_parameters", "true"),
 ];
 
 /// Parameters that select outputs without changing any output's numbers.
@@ -125,6 +129,18 @@ fn signatures_are_golden() {
     assert_eq!(
         sig(MetricId::StringSimilarity),
         format!("string_similarity|v1|distance:levenshtein|multiref:max|assay:{v}")
+    );
+    assert_eq!(
+        sig(MetricId::ToolCallAccuracy),
+        format!("tool_call_accuracy|v1|order:strict|args:py-str|ref:ragas-0.4.3|assay:{v}")
+    );
+    assert_eq!(
+        sig(MetricId::ToolCallF1),
+        format!("tool_call_f1|v1|match:py-eq-set|round:4|ref:ragas-0.4.3|assay:{v}")
+    );
+    assert_eq!(
+        sig(MetricId::ToolCorrectness),
+        format!("tool_correctness|v1|pairing:any-order|args:ignored|ref:deepeval-4.3.1|assay:{v}")
     );
 }
 

@@ -21,6 +21,9 @@ fn metrics_lists_every_metric_with_params_and_fields() {
         "exact_match",
         "string_presence",
         "string_similarity",
+        "tool_call_accuracy",
+        "tool_call_f1",
+        "tool_correctness",
     ] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }

@@ -1,0 +1,705 @@
+//! Samples that are conversations: chat messages with tool calls, parsed
+//! once at the boundary into typed values.
+//!
+//! Two spellings are read:
+//!
+//! - `messages` in the OpenAI chat format: `role` is `system`, `user`,
+//!   `assistant` or `tool`; an assistant turn may carry `tool_calls`
+//!   (`id`, `type: "function"`, `function.name`, `function.arguments` as a
+//!   JSON string holding an object) and, for RAG agents, its own
+//!   `retrieved_contexts`; a tool turn names its call by `tool_call_id`.
+//! - ragas `MultiTurnSample` JSON: `user_input` as a list of messages whose
+//!   `type` is `human`, `ai` or `tool`, an `ai` turn's `tool_calls` being
+//!   `[{"name", "args"}]` with `args` an object.
+//!
+//! `reference_tool_calls` is `[{"name", "args"}]` in both.
+//!
+//! A malformed part does not make the row unreadable: it is kept as a
+//! [`Problem`] beside the parts that were read well, so a metric that needs
+//! it fails on that row (naming the message and the field) while a metric
+//! that reads only well-formed parts scores the row.
+
+use crate::sample::kind;
+use serde_json::{Map, Value};
+use std::fmt;
+use std::str::FromStr;
+
+/// Who speaks a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    /// The OpenAI name of the role.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The name is not a role in either spelling.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown role '{0}' (expected system, user, assistant or tool; or ragas' human, ai or tool)"
+)]
+pub struct UnknownRole(pub String);
+
+/// OpenAI names, and ragas' `human` and `ai` for user and assistant.
+///
+/// ```
+/// use assay_core::conversation::Role;
+/// assert_eq!("ai".parse::<Role>().unwrap(), Role::Assistant);
+/// assert_eq!(Role::Assistant.to_string(), "assistant");
+/// assert!("robot".parse::<Role>().is_err());
+/// ```
+impl FromStr for Role {
+    type Err = UnknownRole;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "system" => Ok(Role::System),
+            "user" | "human" => Ok(Role::User),
+            "assistant" | "ai" => Ok(Role::Assistant),
+            "tool" => Ok(Role::Tool),
+            other => Err(UnknownRole(other.to_string())),
+        }
+    }
+}
+
+/// One call of a tool: a name and its arguments, a JSON object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The call's id (OpenAI `tool_calls[].id`), which tool results name.
+    pub id: Option<String>,
+    pub name: String,
+    pub args: Map<String, Value>,
+}
+
+/// One message of a conversation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    /// 0-based position in the input's list, kept for messages.
+    pub index: usize,
+    pub role: Role,
+    /// `None` where the input has no content or `null`.
+    pub content: Option<String>,
+    /// The assistant's calls, in order; empty for other roles.
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool message answers.
+    pub tool_call_id: Option<String>,
+    /// Contexts retrieved for this assistant turn.
+    pub retrieved_contexts: Option<Vec<String>>,
+}
+
+/// What a [`Problem`] makes unreadable, so that only the metrics that need
+/// that part fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// The message itself (not an object, no role, an unknown role), or the
+    /// whole list: the message is left out, so the order of the rest is
+    /// uncertain.
+    Message,
+    /// An assistant's tool call (its list, name, type or arguments).
+    ToolCalls,
+    /// A tool result: no `tool_call_id`, or one no earlier call has.
+    ToolResult,
+    /// A tool result out of place: not right after an assistant message
+    /// that called tools or after another tool result (system messages
+    /// aside), the order ragas' `MultiTurnSample` insists on.
+    Order,
+    /// A message's content.
+    Content,
+    /// A message's retrieved contexts.
+    Contexts,
+    /// The reference tool calls.
+    Reference,
+}
+
+/// One malformed part of a row's conversation or reference calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// 0-based index of the message at fault; `None` for the list itself or
+    /// the reference calls.
+    pub message: Option<usize>,
+    /// The field, as a path in the input: `messages[2].tool_calls[0].function.arguments`.
+    pub field: String,
+    pub part: Part,
+    pub detail: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(i) = self.message {
+            write!(f, "message {i}, ")?;
+        }
+        write!(f, "field '{}': {}", self.field, self.detail)
+    }
+}
+
+/// A row's conversation: the messages read well, in input order, and the
+/// problems of the rest.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Conversation {
+    pub messages: Vec<Message>,
+    pub problems: Vec<Problem>,
+}
+
+impl Conversation {
+    /// The assistant's tool calls in message order, or the first problem
+    /// that makes them uncertain (a malformed call, or a message left out).
+    ///
+    /// ```
+    /// use assay_core::conversation::Conversation;
+    /// let v = serde_json::json!([
+    ///     {"role": "user", "content": "weather?"},
+    ///     {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+    ///         "function": {"name": "weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+    ///     {"role": "tool", "tool_call_id": "c1", "content": "rain"}]);
+    /// let c = Conversation::from_openai("messages", &v);
+    /// let calls = c.tool_calls().unwrap();
+    /// assert_eq!((calls[0].name.as_str(), &calls[0].args["city"]), ("weather", &serde_json::json!("Oslo")));
+    /// ```
+    pub fn tool_calls(&self) -> Result<Vec<&ToolCall>, &Problem> {
+        self.first_problem(&[Part::Message, Part::ToolCalls])?;
+        Ok(self.messages.iter().flat_map(|m| &m.tool_calls).collect())
+    }
+
+    /// The first problem in one of `parts`, as an error.
+    pub fn first_problem(&self, parts: &[Part]) -> Result<(), &Problem> {
+        match self.problems.iter().find(|p| parts.contains(&p.part)) {
+            Some(p) => Err(p),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads `messages` in the OpenAI chat format; `key` is the name the
+    /// input gave the list.
+    pub fn from_openai(key: &str, value: &Value) -> Conversation {
+        Reader::new(key, Spelling::OpenAi).read(value)
+    }
+
+    /// Reads ragas' `MultiTurnSample.user_input` (messages with `type`).
+    pub fn from_ragas(key: &str, value: &Value) -> Conversation {
+        Reader::new(key, Spelling::Ragas).read(value)
+    }
+}
+
+/// Reads `reference_tool_calls`: `[{"name", "args"}]`, `args` an object
+/// (`{}` for none; as in ragas' `ToolCall`, it cannot be left out).
+///
+/// ```
+/// let v = serde_json::json!([{"name": "weather", "args": {"city": "Oslo"}}]);
+/// let calls = assay_core::conversation::reference_tool_calls("reference_tool_calls", &v).unwrap();
+/// assert_eq!(calls[0].name, "weather");
+/// let bad = serde_json::json!([{"name": "weather", "args": "city=Oslo"}]);
+/// let e = assay_core::conversation::reference_tool_calls("reference_tool_calls", &bad).unwrap_err();
+/// assert_eq!(e.field, "reference_tool_calls[0].args");
+/// ```
+pub fn reference_tool_calls(key: &str, value: &Value) -> Result<Vec<ToolCall>, Problem> {
+    let problem = |field: String, detail: String| Problem {
+        message: None,
+        field,
+        part: Part::Reference,
+        detail,
+    };
+    let Value::Array(items) = value else {
+        return Err(problem(
+            key.to_string(),
+            format!("expected a list of tool calls, got {}", kind(value)),
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let at = format!("{key}[{i}]");
+            named_call(&at, item).map_err(|(field, detail)| problem(field, detail))
+        })
+        .collect()
+}
+
+/// A `{"name", "args"}` call (ragas' `ToolCall`); errors are (field, detail).
+fn named_call(at: &str, item: &Value) -> Result<ToolCall, (String, String)> {
+    let call = call_object(at, item)?;
+    let name = required_string(call, "name", at)?;
+    let args = match call.get("args") {
+        Some(Value::Object(args)) => args.clone(),
+        Some(other) => {
+            return Err((
+                format!("{at}.args"),
+                format!("expected an object, got {}", kind(other)),
+            ))
+        }
+        None => return Err((format!("{at}.args"), "missing".to_string())),
+    };
+    Ok(ToolCall {
+        id: None,
+        name,
+        args,
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    OpenAi,
+    Ragas,
+}
+
+struct Reader<'k> {
+    key: &'k str,
+    spelling: Spelling,
+    out: Conversation,
+}
+
+impl<'k> Reader<'k> {
+    fn new(key: &'k str, spelling: Spelling) -> Self {
+        Reader {
+            key,
+            spelling,
+            out: Conversation::default(),
+        }
+    }
+
+    fn problem(&mut self, message: Option<usize>, field: String, part: Part, detail: String) {
+        self.out.problems.push(Problem {
+            message,
+            field,
+            part,
+            detail,
+        });
+    }
+
+    fn read(mut self, value: &Value) -> Conversation {
+        let Value::Array(items) = value else {
+            let detail = format!("expected a list of messages, got {}", kind(value));
+            self.problem(None, self.key.to_string(), Part::Message, detail);
+            return self.out;
+        };
+        for (i, item) in items.iter().enumerate() {
+            if let Some(message) = self.message(i, item) {
+                self.out.messages.push(message);
+            }
+        }
+        if self.spelling == Spelling::OpenAi {
+            self.check_tool_results();
+        }
+        self.check_order();
+        self.out
+    }
+
+    fn message(&mut self, i: usize, item: &Value) -> Option<Message> {
+        let at = format!("{}[{i}]", self.key);
+        let Value::Object(m) = item else {
+            let detail = format!("expected a message object, got {}", kind(item));
+            self.problem(Some(i), at, Part::Message, detail);
+            return None;
+        };
+        let role_key = match self.spelling {
+            Spelling::OpenAi => "role",
+            Spelling::Ragas => "type",
+        };
+        let role = match m.get(role_key) {
+            Some(Value::String(s)) => match s.parse::<Role>() {
+                // ragas has no system message; `human`/`ai` are its own names.
+                Ok(Role::System) if self.spelling == Spelling::Ragas => {
+                    Err(UnknownRole(s.clone()).to_string())
+                }
+                Ok(role) => Ok(role),
+                Err(e) => Err(e.to_string()),
+            },
+            Some(other) => Err(format!("expected a string, got {}", kind(other))),
+            None => Err("missing".to_string()),
+        };
+        let role = match role {
+            Ok(role) => role,
+            Err(detail) => {
+                self.problem(Some(i), format!("{at}.{role_key}"), Part::Message, detail);
+                return None;
+            }
+        };
+        let mut message = Message {
+            index: i,
+            role,
+            content: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            retrieved_contexts: None,
+        };
+        match m.get("content") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => message.content = Some(s.clone()),
+            Some(other) => {
+                let detail = format!("expected a string or null, got {}", kind(other));
+                self.problem(Some(i), format!("{at}.content"), Part::Content, detail);
+            }
+        }
+        match m.get("retrieved_contexts") {
+            None | Some(Value::Null) => {}
+            Some(v) => match strings(v) {
+                Ok(list) => message.retrieved_contexts = Some(list),
+                Err(detail) => {
+                    let field = format!("{at}.retrieved_contexts");
+                    self.problem(Some(i), field, Part::Contexts, detail);
+                }
+            },
+        }
+        match m.get("tool_calls") {
+            None | Some(Value::Null) => {}
+            Some(_) if role != Role::Assistant => {
+                let detail = format!("only an assistant message calls tools, this is {role}");
+                self.problem(Some(i), format!("{at}.tool_calls"), Part::ToolCalls, detail);
+            }
+            Some(Value::Array(calls)) => {
+                for (j, call) in calls.iter().enumerate() {
+                    let call_at = format!("{at}.tool_calls[{j}]");
+                    let read = match self.spelling {
+                        Spelling::OpenAi => openai_call(&call_at, call),
+                        Spelling::Ragas => named_call(&call_at, call),
+                    };
+                    match read {
+                        Ok(call) => message.tool_calls.push(call),
+                        Err((field, detail)) => {
+                            self.problem(Some(i), field, Part::ToolCalls, detail)
+                        }
+                    }
+                }
+            }
+            Some(other) => {
+                let detail = format!("expected a list of tool calls, got {}", kind(other));
+                self.problem(Some(i), format!("{at}.tool_calls"), Part::ToolCalls, detail);
+            }
+        }
+        if self.spelling == Spelling::OpenAi && role == Role::Tool {
+            match m.get("tool_call_id") {
+                Some(Value::String(id)) => message.tool_call_id = Some(id.clone()),
+                Some(other) => {
+                    let detail = format!("expected a string, got {}", kind(other));
+                    self.problem(
+                        Some(i),
+                        format!("{at}.tool_call_id"),
+                        Part::ToolResult,
+                        detail,
+                    );
+                }
+                None => {
+                    let detail = "missing: a tool result names the call it answers".to_string();
+                    self.problem(
+                        Some(i),
+                        format!("{at}.tool_call_id"),
+                        Part::ToolResult,
+                        detail,
+                    );
+                }
+            }
+        }
+        Some(message)
+    }
+
+    /// Each tool result follows an assistant message with calls, or another
+    /// tool result.
+    fn check_order(&mut self) {
+        let mut previous: Option<&Message> = None;
+        let mut problems = Vec::new();
+        for m in self.out.messages.iter().filter(|m| m.role != Role::System) {
+            if m.role == Role::Tool {
+                let fits = previous.is_some_and(|p| {
+                    p.role == Role::Tool || (p.role == Role::Assistant && !p.tool_calls.is_empty())
+                });
+                if !fits {
+                    let after = match previous {
+                        None => "nothing".to_string(),
+                        Some(p) if p.role == Role::Assistant => {
+                            "an assistant message without tool calls".to_string()
+                        }
+                        Some(p) => format!("a {} message", p.role),
+                    };
+                    problems.push(Problem {
+                        message: Some(m.index),
+                        field: format!("{}[{}]", self.key, m.index),
+                        part: Part::Order,
+                        detail: format!(
+                            "a tool result must follow an assistant message with tool calls or \
+                             another tool result, not {after}"
+                        ),
+                    });
+                }
+            }
+            previous = Some(m);
+        }
+        self.out.problems.extend(problems);
+    }
+
+    /// Each tool result answers a call made before it.
+    fn check_tool_results(&mut self) {
+        let mut problems = Vec::new();
+        for (n, m) in self.out.messages.iter().enumerate() {
+            let Some(id) = &m.tool_call_id else { continue };
+            let called = self.out.messages[..n]
+                .iter()
+                .flat_map(|earlier| &earlier.tool_calls)
+                .any(|c| c.id.as_deref() == Some(id.as_str()));
+            if !called {
+                problems.push(Problem {
+                    message: Some(m.index),
+                    field: format!("{}[{}].tool_call_id", self.key, m.index),
+                    part: Part::ToolResult,
+                    detail: format!("'{id}' names no earlier tool call"),
+                });
+            }
+        }
+        self.out.problems.extend(problems);
+    }
+}
+
+/// The tool call at `at` as an object; errors are (field, detail).
+fn call_object<'v>(at: &str, item: &'v Value) -> Result<&'v Map<String, Value>, (String, String)> {
+    match item {
+        Value::Object(call) => Ok(call),
+        other => Err((
+            at.to_string(),
+            format!("expected a tool call object, got {}", kind(other)),
+        )),
+    }
+}
+
+/// `object[key]`, which must be a string; errors are (field, detail).
+fn required_string(
+    object: &Map<String, Value>,
+    key: &str,
+    at: &str,
+) -> Result<String, (String, String)> {
+    match object.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => Err((
+            format!("{at}.{key}"),
+            format!("expected a string, got {}", kind(other)),
+        )),
+        None => Err((format!("{at}.{key}"), "missing".to_string())),
+    }
+}
+
+/// An OpenAI `tool_calls[]` item; errors are (field, detail).
+fn openai_call(at: &str, item: &Value) -> Result<ToolCall, (String, String)> {
+    let call = call_object(at, item)?;
+    let id = match call.get("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err((
+                format!("{at}.id"),
+                format!("expected a string, got {}", kind(other)),
+            ))
+        }
+    };
+    match call.get("type") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(t)) if t == "function" => {}
+        Some(other) => {
+            return Err((
+                format!("{at}.type"),
+                format!("expected \"function\", got {other}"),
+            ))
+        }
+    }
+    let Some(Value::Object(function)) = call.get("function") else {
+        let got = call.get("function").map_or("nothing", kind);
+        return Err((
+            format!("{at}.function"),
+            format!("expected an object with name and arguments, got {got}"),
+        ));
+    };
+    let name = required_string(function, "name", &format!("{at}.function"))?;
+    let field = format!("{at}.function.arguments");
+    let args = match function.get("arguments") {
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(args)) => args,
+            Ok(other) => {
+                return Err((
+                    field,
+                    format!("expected a JSON object, got {}", kind(&other)),
+                ))
+            }
+            Err(e) => return Err((field, format!("not JSON: {e}"))),
+        },
+        // Some producers write the object itself; it means the same.
+        Some(Value::Object(args)) => args.clone(),
+        Some(other) => {
+            return Err((
+                field,
+                format!(
+                    "expected a JSON string holding an object, got {}",
+                    kind(other)
+                ),
+            ))
+        }
+        None => return Err((field, "missing".to_string())),
+    };
+    Ok(ToolCall { id, name, args })
+}
+
+fn strings(value: &Value) -> Result<Vec<String>, String> {
+    let Value::Array(items) = value else {
+        return Err(format!("expected a list of strings, got {}", kind(value)));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(format!("item {i}: expected a string, got {}", kind(other))),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(id: &str, name: &str, args: &str) -> Value {
+        json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}})
+    }
+
+    #[test]
+    fn a_well_formed_conversation_is_typed() {
+        let c = Conversation::from_openai(
+            "messages",
+            &json!([
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "weather in Oslo and Rome?"},
+                {"role": "assistant", "content": null, "retrieved_contexts": ["doc"],
+                 "tool_calls": [call("a", "weather", r#"{"city": "Oslo"}"#),
+                                call("b", "weather", r#"{"city": "Rome", "days": [1, 2]}"#)]},
+                {"role": "tool", "tool_call_id": "a", "content": "rain"},
+                {"role": "tool", "tool_call_id": "b", "content": "sun"},
+                {"role": "assistant", "content": "Rain in Oslo, sun in Rome."}
+            ]),
+        );
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        let roles: Vec<Role> = c.messages.iter().map(|m| m.role).collect();
+        use Role::*;
+        assert_eq!(roles, [System, User, Assistant, Tool, Tool, Assistant]);
+        let calls = c.tool_calls().unwrap();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].args["days"], json!([1, 2]));
+        assert_eq!(
+            c.messages[2].retrieved_contexts.as_deref(),
+            Some(&["doc".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn each_malformed_part_names_message_and_field() {
+        let cases = [
+            (json!({"role": "robot"}), "messages[0].role", Part::Message),
+            (json!("hi"), "messages[0]", Part::Message),
+            (
+                json!({"role": "assistant", "tool_calls": [call("a", "f", "[1]")]}),
+                "messages[0].tool_calls[0].function.arguments",
+                Part::ToolCalls,
+            ),
+            (
+                json!({"role": "assistant", "tool_calls": [call("a", "f", "{")]}),
+                "messages[0].tool_calls[0].function.arguments",
+                Part::ToolCalls,
+            ),
+            (
+                json!({"role": "assistant", "tool_calls": [{"type": "web", "function": {"name": "f", "arguments": "{}"}}]}),
+                "messages[0].tool_calls[0].type",
+                Part::ToolCalls,
+            ),
+            (
+                json!({"role": "assistant", "tool_calls": {"name": "f"}}),
+                "messages[0].tool_calls",
+                Part::ToolCalls,
+            ),
+            (
+                json!({"role": "tool", "tool_call_id": "zz", "content": "x"}),
+                "messages[0].tool_call_id",
+                Part::ToolResult,
+            ),
+            (
+                json!({"role": "tool", "content": "x"}),
+                "messages[0].tool_call_id",
+                Part::ToolResult,
+            ),
+            (
+                json!({"role": "user", "content": 3}),
+                "messages[0].content",
+                Part::Content,
+            ),
+        ];
+        for (message, field, part) in cases {
+            let c = Conversation::from_openai("messages", &json!([message]));
+            let p = c.problems.iter().find(|p| p.part == part);
+            let p = p.unwrap_or_else(|| panic!("{message}: {:?}", c.problems));
+            assert_eq!((p.message, p.field.as_str()), (Some(0), field), "{message}");
+        }
+        let c = Conversation::from_openai("messages", &json!({"role": "user"}));
+        assert_eq!(
+            c.problems[0].to_string(),
+            "field 'messages': expected a list of messages, got an object"
+        );
+    }
+
+    #[test]
+    fn an_orphan_tool_result_leaves_the_calls_readable() {
+        let c = Conversation::from_openai(
+            "messages",
+            &json!([
+                {"role": "tool", "tool_call_id": "a", "content": "early"},
+                {"role": "assistant", "tool_calls": [call("a", "f", "{}")]},
+            ]),
+        );
+        let orphan = c.first_problem(&[Part::ToolResult]).unwrap_err();
+        assert_eq!(
+            orphan.to_string(),
+            "message 0, field 'messages[0].tool_call_id': 'a' names no earlier tool call"
+        );
+        assert_eq!(
+            c.first_problem(&[Part::Order]).unwrap_err().field,
+            "messages[0]"
+        );
+        assert_eq!(c.tool_calls().unwrap().len(), 1);
+        // A result in its place but naming no call is out of order for no one.
+        let c = Conversation::from_openai(
+            "messages",
+            &json!([
+                {"role": "assistant", "tool_calls": [call("a", "f", "{}")]},
+                {"role": "system", "content": "note"},
+                {"role": "tool", "tool_call_id": "b", "content": "x"},
+            ]),
+        );
+        assert!(c.first_problem(&[Part::Order]).is_ok());
+        assert!(c.first_problem(&[Part::ToolResult]).is_err());
+    }
+
+    #[test]
+    fn ragas_multi_turn_messages() {
+        let c = Conversation::from_ragas(
+            "user_input",
+            &json!([
+                {"type": "human", "content": "weather?"},
+                {"type": "ai", "content": "", "tool_calls": [{"name": "weather", "args": {"city": "Oslo"}}]},
+                {"type": "tool", "content": "rain"},
+                {"type": "system", "content": "x"}
+            ]),
+        );
+        assert_eq!(c.messages.len(), 3);
+        assert_eq!(c.tool_calls().unwrap_err().field, "user_input[3].type");
+        assert_eq!(c.messages[1].tool_calls[0].args["city"], json!("Oslo"));
+    }
+}

@@ -1,0 +1,93 @@
+//! A run over conversations end to end: `examples/agent.jsonl` (a correct
+//! tool use, a wrong argument, a wrong order, a missing call, an extra
+//! call) plus a malformed row, scored by the tool-call metrics. The values
+//! are ragas 0.4.3's and DeepEval 4.3.1's on the same rows.
+
+use crate::common::{lexical, records};
+use assay_core::{FailureKind, Status};
+use assay_engine::{run_blocking, CancelToken, Silent};
+use assay_metrics::{Metric, MetricId};
+use std::collections::BTreeMap;
+
+#[test]
+fn the_agent_example_scores_as_the_references_and_a_bad_row_fails_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agent.jsonl");
+    let mut text = std::fs::read_to_string(example).unwrap();
+    text.push_str(
+        r#"{"id": "malformed", "messages": [{"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "search_flights", "arguments": "{\"from\": "}}]}], "reference_tool_calls": [{"name": "search_flights", "args": {}}]}"#,
+    );
+    let data = tmp.path().join("agent.jsonl");
+    std::fs::write(&data, text).unwrap();
+    let out = tmp.path().join("run");
+    let mut options = lexical(&data, &out);
+    let ordered_args = BTreeMap::from([
+        ("consider_ordering".to_string(), "true".to_string()),
+        ("input_parameters".to_string(), "true".to_string()),
+    ]);
+    options.metrics = vec![
+        Metric::configure(MetricId::ToolCallAccuracy, &BTreeMap::new()).unwrap(),
+        Metric::configure(MetricId::ToolCallF1, &BTreeMap::new()).unwrap(),
+        Metric::configure(MetricId::ToolCorrectness, &BTreeMap::new()).unwrap(),
+    ];
+    run_blocking(&options, &mut Silent, &CancelToken::new()).unwrap();
+    let mut got: BTreeMap<(String, String), Option<f64>> = BTreeMap::new();
+    for r in records(&out) {
+        if r.sample_id == "malformed" {
+            assert_eq!(r.status, Status::Failed, "{r:?}");
+            let e = r.error.unwrap();
+            assert_eq!(e.kind, FailureKind::Input);
+            assert!(
+                e.message.starts_with(
+                    "row 6: message 0, field 'messages[0].tool_calls[0].function.arguments': not JSON"
+                ),
+                "{}",
+                e.message
+            );
+            continue;
+        }
+        got.insert((r.sample_id, r.metric), r.value);
+    }
+    // (accuracy, f1, correctness) per row, from ragas and DeepEval.
+    let want = [
+        ("correct", 1.0, 1.0, 1.0),
+        ("wrong-argument", 0.75, 0.5, 1.0),
+        ("wrong-order", 0.0, 1.0, 1.0),
+        ("missing-call", 0.0, 0.6667, 0.5),
+        ("extra-call", 0.0, 0.8, 1.0),
+    ];
+    assert_eq!(got.len(), want.len() * 3);
+    for (id, accuracy, f1, correctness) in want {
+        for (metric, value) in [
+            ("tool_call_accuracy", accuracy),
+            ("tool_call_f1", f1),
+            ("tool_correctness", correctness),
+        ] {
+            assert_eq!(
+                got[&(id.to_string(), metric.to_string())],
+                Some(value),
+                "{id} {metric}"
+            );
+        }
+    }
+
+    // The same run with DeepEval's ordering and arguments switched on.
+    let out = tmp.path().join("ordered");
+    let mut options = lexical(&data, &out);
+    options.metrics = vec![Metric::configure(MetricId::ToolCorrectness, &ordered_args).unwrap()];
+    run_blocking(&options, &mut Silent, &CancelToken::new()).unwrap();
+    let values: BTreeMap<String, Option<f64>> = records(&out)
+        .into_iter()
+        .map(|r| (r.sample_id, r.value))
+        .collect();
+    for (id, value) in [
+        ("correct", 1.0),
+        ("wrong-argument", 0.75),
+        ("wrong-order", 0.5),
+        ("missing-call", 0.5),
+        ("extra-call", 1.0),
+    ] {
+        assert_eq!(values[id], Some(value), "{id}");
+    }
+}

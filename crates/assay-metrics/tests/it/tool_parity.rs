@@ -1,0 +1,88 @@
+//! The tool-call metrics against ragas 0.4.3 and DeepEval 4.3.1 on the
+//! parity set `tests/data/tool_calls/cases.jsonl` (made by `generate.py`
+//! beside it, whose provenance is `provenance.json`): every case, every
+//! parameter setting, within 1e-12.
+
+use assay_core::{Outcome, Sample};
+use assay_metrics::{Metric, MetricId};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+const TOL: f64 = 1e-12;
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/tool_calls")
+}
+
+/// `a=x,b=y` (as the generator names settings) as parameters.
+fn params(setting: &str) -> BTreeMap<String, String> {
+    setting
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn tool_call_metrics_equal_the_references() {
+    let text = std::fs::read_to_string(data().join("cases.jsonl")).unwrap();
+    let mut metrics: BTreeMap<(String, String), Metric> = BTreeMap::new();
+    let (mut compared, mut max_diff, mut cases) = (0usize, 0.0f64, 0usize);
+    let mut failures = Vec::new();
+    for (line, row) in text.lines().enumerate() {
+        let row: Value = serde_json::from_str(row).unwrap();
+        let sample = Sample::from_json(line as u64 + 1, row.as_object().unwrap()).unwrap();
+        cases += 1;
+        for (metric, settings) in row["expected"].as_object().unwrap() {
+            for (setting, want) in settings.as_object().unwrap() {
+                let m = metrics
+                    .entry((metric.clone(), setting.clone()))
+                    .or_insert_with(|| {
+                        let id: MetricId = metric.parse().unwrap();
+                        Metric::configure(id, &params(setting)).unwrap()
+                    });
+                let want = want.as_f64().unwrap();
+                let got = match &m.scorer().score(&sample)[..] {
+                    [Outcome::Scored { value, .. }] => *value,
+                    other => panic!("{} {metric} {setting}: {other:?}", row["id"]),
+                };
+                let diff = (got - want).abs();
+                max_diff = max_diff.max(diff);
+                compared += 1;
+                if diff > TOL {
+                    failures.push(format!(
+                        "{} {metric} [{setting}]: got {got}, want {want}",
+                        row["id"]
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("tool-call parity: {cases} cases, {compared} values, max |diff| {max_diff:e}");
+    assert!(
+        cases >= 400 && compared >= cases * 11,
+        "{cases} cases, {compared} values"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn provenance_names_the_references() {
+    let p: Value =
+        serde_json::from_str(&std::fs::read_to_string(data().join("provenance.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (p["ragas"].as_str(), p["deepeval"].as_str()),
+        (Some("0.4.3"), Some("4.3.1"))
+    );
+    assert!(p["seed"].is_u64() && p["command"].as_str().unwrap().contains("generate.py"));
+}
