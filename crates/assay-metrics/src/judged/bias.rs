@@ -9,12 +9,13 @@
 //! Empty inputs: no opinions -> 0, as the seed says.
 
 use crate::judged::configure::defaults_only;
-use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
-use crate::judged::step::{InputError, Inputs, StepKey, Verdict};
+use crate::judged::share::{Items, Share};
+use crate::judged::step::Verdict;
 use crate::judged::steps;
 use crate::spec::Direction;
-use assay_core::{Field, Outcome, Sample};
+use assay_core::{Field, Outcome};
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Opinions, PromptId::BiasVerdicts];
 
@@ -35,38 +36,21 @@ pub const DEF: JudgedDef = JudgedDef {
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::new(Bias),
+    default: || {
+        JudgedMetric::new(Share {
+            def: &DEF,
+            items: Items::Opinions,
+            verdicts: steps::bias_verdicts,
+            score,
+        })
+    },
     configure: defaults_only,
     named_params: None,
     per_output: None,
 };
 
-/// The metric (it has no parameters).
-#[derive(Debug)]
-pub struct Bias;
-
-impl MetricUnit for Bias {
-    fn def(&self) -> &'static JudgedDef {
-        &DEF
-    }
-
-    fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![steps::opinions(), steps::bias_verdicts()]
-    }
-
-    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
-        single(
-            ID,
-            score(
-                inputs.texts(&steps::opinions())?,
-                inputs.verdicts(&steps::bias_verdicts())?,
-            ),
-        )
-    }
-}
-
 pub fn score(opinions: &[String], verdicts: &[Verdict]) -> Outcome {
-    crate::judged::toxicity::opinion_share(opinions, verdicts, "biased")
+    steps::opinion_share(opinions, verdicts, "biased")
 }
 
 #[cfg(test)]

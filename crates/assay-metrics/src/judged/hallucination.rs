@@ -16,12 +16,13 @@
 
 use crate::judged::common::context_share;
 use crate::judged::configure::defaults_only;
-use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
-use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
+use crate::judged::share::{Items, Share};
+use crate::judged::step::{Label, Verdict};
 use crate::judged::steps;
 use crate::spec::Direction;
-use assay_core::{Field, Outcome, Sample};
+use assay_core::{Field, Outcome};
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Contradictions];
 
@@ -43,35 +44,18 @@ pub const DEF: JudgedDef = JudgedDef {
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::new(Hallucination),
+    default: || {
+        JudgedMetric::new(Share {
+            def: &DEF,
+            items: Items::Contexts,
+            verdicts: steps::contradictions,
+            score,
+        })
+    },
     configure: defaults_only,
     named_params: None,
     per_output: None,
 };
-
-/// The metric (it has no parameters).
-#[derive(Debug)]
-pub struct Hallucination;
-
-impl MetricUnit for Hallucination {
-    fn def(&self) -> &'static JudgedDef {
-        &DEF
-    }
-
-    fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![steps::contradictions()]
-    }
-
-    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
-        single(
-            ID,
-            score(
-                inputs.contexts()?,
-                inputs.verdicts(&steps::contradictions())?,
-            ),
-        )
-    }
-}
 
 pub fn score(contexts: &[String], verdicts: &[Verdict]) -> Outcome {
     context_share(

@@ -47,6 +47,7 @@ pub mod validate;
 pub mod options;
 
 mod common;
+pub mod share;
 
 pub mod answer_correctness;
 pub mod answer_relevance;

@@ -68,11 +68,8 @@ impl MetricUnit for SummaryCoherence {
     }
 }
 
-/// The top of its rating scale 1..=5.
-pub const SCALE: u8 = 5;
-
 pub fn score(rating: &Rating) -> Outcome {
-    rated(rating, SCALE)
+    rated(rating, steps::COHERENCE_SCALE)
 }
 
 #[cfg(test)]

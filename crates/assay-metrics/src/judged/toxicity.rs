@@ -8,15 +8,14 @@
 //!
 //! Empty inputs: no opinions -> 0, as the seed says.
 
-use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
 use crate::judged::configure::defaults_only;
-use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
+use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
-use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
+use crate::judged::share::{Items, Share};
+use crate::judged::step::Verdict;
 use crate::judged::steps;
 use crate::spec::Direction;
-use assay_core::{Field, Outcome, Sample};
-use serde_json::json;
+use assay_core::{Field, Outcome};
 
 pub const PROMPTS: &[PromptId] = &[PromptId::Opinions, PromptId::ToxicityVerdicts];
 
@@ -37,65 +36,27 @@ pub const DEF: JudgedDef = JudgedDef {
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
-    default: || JudgedMetric::new(Toxicity),
+    default: || {
+        JudgedMetric::new(Share {
+            def: &DEF,
+            items: Items::Opinions,
+            verdicts: steps::toxicity_verdicts,
+            score,
+        })
+    },
     configure: defaults_only,
     named_params: None,
     per_output: None,
 };
 
-/// The metric (it has no parameters).
-#[derive(Debug)]
-pub struct Toxicity;
-
-impl MetricUnit for Toxicity {
-    fn def(&self) -> &'static JudgedDef {
-        &DEF
-    }
-
-    fn steps(&self, _: &Sample) -> Vec<StepKey> {
-        vec![steps::opinions(), steps::toxicity_verdicts()]
-    }
-
-    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
-        single(
-            ID,
-            score(
-                inputs.texts(&steps::opinions())?,
-                inputs.verdicts(&steps::toxicity_verdicts())?,
-            ),
-        )
-    }
-}
-
 pub fn score(opinions: &[String], verdicts: &[Verdict]) -> Outcome {
-    opinion_share(opinions, verdicts, "toxic")
-}
-
-/// The share of opinions judged yes (`what`: biased, toxic); 0 without
-/// opinions.
-pub(crate) fn opinion_share(opinions: &[String], verdicts: &[Verdict], what: &str) -> Outcome {
-    if opinions.len() != verdicts.len() {
-        return misaligned("opinions", opinions.len(), verdicts.len());
-    }
-    let details = json!({"opinions": itemized("opinion", opinions, verdicts)});
-    if opinions.is_empty() {
-        return scored(0.0, "the response states no opinions".into(), details);
-    }
-    let yes = verdicts.iter().filter(|v| v.verdict == Label::Yes).count();
-    scored(
-        yes as f64 / opinions.len() as f64,
-        with_quotes(
-            format!("{yes} of {} opinions are {what}", opinions.len()),
-            what,
-            quote(opinions, verdicts, |l| l == Label::Yes),
-        ),
-        details,
-    )
+    steps::opinion_share(opinions, verdicts, "toxic")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judged::step::Label;
 
     #[test]
     fn share_of_toxic_opinions() {

@@ -29,13 +29,15 @@ mod summary;
 pub use aspect::aspect_verdict;
 pub use contexts::{context_relevance, context_usefulness, contradictions};
 pub use correctness::correctness_classification;
-pub use opinions::{bias_verdicts, opinions, toxicity_verdicts};
+pub use opinions::{bias_verdicts, opinion_share, opinions, toxicity_verdicts};
 pub use questions::generated_questions;
 pub use recall::reference_recall;
 pub use sentences::sentence_extraction;
 pub use statement_verdicts::{reference_attribution, relevance_verdicts, statement_verdicts};
 pub use statements::{reference_statements, response_statements};
-pub use summary::{closed_questions, coherence_rating, keyphrases, summary_answers};
+pub use summary::{
+    closed_questions, coherence_rating, keyphrases, summary_answers, COHERENCE_SCALE,
+};
 
 /// The key of a step written as a unit.
 fn unit(step: impl StepUnit + 'static) -> StepKey {

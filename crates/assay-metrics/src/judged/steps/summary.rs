@@ -6,11 +6,13 @@ use super::{blank, filled, unit, ItemVerdicts};
 use crate::judged::prompt::PromptId;
 use crate::judged::render::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
-use crate::judged::summary_coherence::SCALE;
 use crate::judged::validate::{field, rating, texts, Problem};
 use serde_json::Value;
 
 /// Keyphrases of the source text.
+/// The top of the coherence rating's scale 1..=5.
+pub const COHERENCE_SCALE: u8 = 5;
+
 pub fn keyphrases() -> StepKey {
     unit(Keyphrases)
 }
@@ -142,6 +144,6 @@ impl StepUnit for CoherenceRating {
     }
 
     fn check(&self, _: &Inputs<'_>, _: &Filled, answer: &Value) -> Result<StepOutput, Problem> {
-        rating(answer, SCALE).map(StepOutput::Rating)
+        rating(answer, COHERENCE_SCALE).map(StepOutput::Rating)
     }
 }
