@@ -195,3 +195,37 @@ fn the_whole_registry_is_unique_and_documented() {
         "{unknown}"
     );
 }
+
+/// A metric module is its definition, steps and score: what metrics share
+/// lives in a step (`judged/steps/`) or a shape (`judged/share.rs`), never
+/// in another metric, so that no metric module imports another.
+#[test]
+fn no_judged_metric_module_imports_another() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/judged");
+    let ids: Vec<String> = assay_metrics::judged::JudgedId::all()
+        .map(|id| id.name().to_string())
+        .collect();
+    let mut leaks = Vec::new();
+    for id in &ids {
+        let text = std::fs::read_to_string(dir.join(format!("{id}.rs"))).unwrap();
+        // Doc links name other metrics freely; code paths do not.
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for other in ids.iter().filter(|o| *o != id) {
+            for path in [
+                format!("judged::{other}::"),
+                format!("judged::{other};"),
+                format!("super::{other}::"),
+            ] {
+                if code.contains(&path) {
+                    leaks.push(format!("{id}.rs uses {path}"));
+                }
+            }
+        }
+    }
+    assert!(leaks.len() < ids.len(), "every metric module was read");
+    assert_eq!(leaks, Vec::<String>::new());
+}
