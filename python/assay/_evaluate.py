@@ -126,9 +126,16 @@ def _write_rows(rows: Iterable[Any], folder: Path) -> Path:
     digest = hashlib.sha256()
     with open(fd, "w", encoding="utf-8") as f:
         for i, row in enumerate(rows):
+            if isinstance(row, (list, tuple)):  # a conversation: its messages
+                row = {"messages": list(row)}
+            elif hasattr(row, "model_dump") and not isinstance(row, Mapping):  # ragas samples
+                row = row.model_dump(exclude_none=True)
             if not isinstance(row, Mapping):
                 partial.unlink()
-                raise TypeError(f"data row {i}: expected a mapping of field names to values")
+                raise TypeError(
+                    f"data row {i}: expected a mapping of field names to values, "
+                    "or a conversation's list of messages"
+                )
             line = json.dumps(_plain(row), ensure_ascii=False) + "\n"
             digest.update(line.encode())
             f.write(line)
@@ -244,7 +251,9 @@ def evaluate(
 
     `data`: a list of dicts, a pandas DataFrame, a pyarrow Table, a Hugging
     Face `datasets.Dataset`, a ragas `EvaluationDataset` (anything with
-    `to_list()`), or a path to a JSONL, JSON or CSV file. Field names and
+    `to_list()`) or list of ragas samples, a list of conversations (each
+    a list of OpenAI chat messages), or a path to a JSONL, JSON or CSV
+    file. Field names and
     aliases are the command line's. `params`: `{"METRIC.PARAM": value}`
     (`--set`). `judge`/`embedder`: `local` (in-process, no key, the
     default) or `openai:MODEL`, `ollama:`, `vllm:`, `llamacpp:`; the API key

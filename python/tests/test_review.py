@@ -90,3 +90,18 @@ def test_calibrate_gives_the_command_line_s_figures(tmp_path, judge, assay_comma
         assay.calibrate("faithfulness", **kwargs)
     with pytest.raises(assay.UsageError, match="not a judged metric"):
         assay.calibrate("rouge", set="halueval-qa", **kwargs)
+
+
+def test_conversations_in_memory_score_as_the_example_file(tmp_path):
+    agent = EXAMPLE.parent / "agent.jsonl"
+    metrics = ["tool_call_accuracy", "tool_call_f1", "tool_correctness"]
+    from_file = assay.evaluate(agent, metrics, progress=False)
+    rows = [json.loads(line) for line in agent.open()]
+    in_memory = assay.evaluate(rows, metrics, progress=False)
+    assert in_memory.means() == from_file.means()
+    # A bare list of messages is a conversation without references: the
+    # reference-based metrics say which field is missing.
+    bare = assay.evaluate([rows[0]["messages"]], ["tool_call_f1"], progress=False)
+    (record,) = bare.records
+    assert record["status"] == "skipped", record
+    assert "reference_tool_calls" in json.dumps(record)
