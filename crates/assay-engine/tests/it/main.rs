@@ -3,4 +3,5 @@
 
 mod common;
 mod fixture;
+mod props;
 mod run;
