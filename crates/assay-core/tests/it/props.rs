@@ -16,10 +16,7 @@ fn config(default_cases: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse().ok());
-    ProptestConfig {
-        cases: cases.unwrap_or(default_cases),
-        ..ProptestConfig::default()
-    }
+    ProptestConfig::with_cases(cases.unwrap_or(default_cases))
 }
 
 /// Every row of `content` read as `format` from a file named `name`, or the

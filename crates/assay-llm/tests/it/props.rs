@@ -22,10 +22,7 @@ fn config(default_cases: u32) -> ProptestConfig {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|n| n.parse().ok());
-    ProptestConfig {
-        cases: cases.unwrap_or(default_cases),
-        ..ProptestConfig::default()
-    }
+    ProptestConfig::with_cases(cases.unwrap_or(default_cases))
 }
 
 /// Text a judge might write inside strings: brackets, quotes, escapes.
