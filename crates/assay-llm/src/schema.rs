@@ -14,25 +14,42 @@ use serde_json::Value;
 /// assert_eq!(v, serde_json::json!({"a": [1, 2]}));
 /// ```
 pub fn extract_json(text: &str) -> Result<Value, String> {
-    if let Ok(v) = serde_json::from_str::<Value>(text.trim()) {
-        return Ok(v);
-    }
     let mut first_err = None;
-    // Try each opening bracket in turn: prose before the JSON may itself
-    // contain a stray `{` or `[`.
-    for (start, _) in text.char_indices().filter(|(_, c)| *c == '{' || *c == '[') {
-        let Some(end) = balanced_end(&text[start..]) else {
-            continue;
-        };
-        let candidate = strip_trailing_commas(&text[start..start + end]);
-        match serde_json::from_str::<Value>(&candidate) {
+    for candidate in candidates(text) {
+        match candidate {
             Ok(v) => return Ok(v),
             Err(e) => {
-                first_err.get_or_insert_with(|| e.to_string());
+                first_err.get_or_insert(e);
             }
         }
     }
     Err(first_err.unwrap_or_else(|| "no JSON object or array found in the answer".to_owned()))
+}
+
+/// The JSON values an answer may hold, in order: the whole answer, else
+/// each balanced `{...}` or `[...]` with trailing commas removed, an `Err`
+/// for one that does not parse. Prose before the JSON may itself hold a
+/// stray `{` or a citation such as `[1]`, so each opening bracket is tried
+/// in turn; those inside a value already found are parts of it, not
+/// answers, and are passed over.
+fn candidates(text: &str) -> impl Iterator<Item = Result<Value, String>> + '_ {
+    let whole = serde_json::from_str::<Value>(text.trim()).ok();
+    let mut found_until = if whole.is_some() { text.len() } else { 0 };
+    let brackets = text
+        .char_indices()
+        .filter(|(_, c)| *c == '{' || *c == '[')
+        .filter_map(move |(start, _)| {
+            if start < found_until {
+                return None;
+            }
+            let end = start + balanced_end(&text[start..])?;
+            let parsed = serde_json::from_str::<Value>(&strip_trailing_commas(&text[start..end]));
+            if parsed.is_ok() {
+                found_until = end;
+            }
+            Some(parsed.map_err(|e| e.to_string()))
+        });
+    whole.map(Ok).into_iter().chain(brackets)
 }
 
 /// Byte length of the balanced `{...}` or `[...]` at the start of `s`,
@@ -95,10 +112,31 @@ fn strip_trailing_commas(s: &str) -> String {
 
 /// The validated JSON value of an answer: [`extract_json`], then
 /// [`validate`]; the error says which step failed and why.
+///
+/// The first value in the answer that satisfies the schema is taken, so a
+/// citation like `[1]` in the prose before the answer does not hide it;
+/// when none does, the error is that of the first value found.
 pub fn parse_structured(text: &str, schema: &Value) -> Result<Value, String> {
-    let value = extract_json(text).map_err(|e| format!("no valid JSON found: {e}"))?;
-    validate(&value, schema).map_err(|e| format!("the JSON does not satisfy the schema: {e}"))?;
-    Ok(value)
+    let mut first_err: Option<String> = None;
+    let mut first_invalid: Option<String> = None;
+    for candidate in candidates(text) {
+        match candidate.map(|v| validate(&v, schema).map(|()| v)) {
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(e)) => {
+                first_invalid.get_or_insert(e);
+            }
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    Err(match (first_invalid, first_err) {
+        (Some(e), _) => format!("the JSON does not satisfy the schema: {e}"),
+        (None, e) => format!(
+            "no valid JSON found: {}",
+            e.unwrap_or_else(|| "no JSON object or array found in the answer".to_owned())
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -134,5 +172,22 @@ mod tests {
         assert!(parse_structured("{\"n\": 6}", &schema)
             .unwrap_err()
             .contains("above the maximum"));
+    }
+
+    /// Found by the property tests: a citation before the answer was taken
+    /// for the answer, which then failed the schema.
+    #[test]
+    fn a_citation_before_the_answer_does_not_hide_it() {
+        let schema = json!({"type": "object", "required": ["verdict"]});
+        assert_eq!(
+            parse_structured("As the context [1] says, {\"verdict\":0}", &schema),
+            Ok(json!({"verdict": 0}))
+        );
+        // A value inside the first one found is part of it, not an answer.
+        let nested =
+            json!({"type": "object", "required": ["verdict"], "additionalProperties": false});
+        assert!(parse_structured("{\"x\": {\"verdict\": 1}}", &nested)
+            .unwrap_err()
+            .contains("$: missing required property \"verdict\""));
     }
 }

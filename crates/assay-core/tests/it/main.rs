@@ -1,3 +1,4 @@
 //! Integration tests of assay-core: readers over real files.
 
 mod dataset;
+mod props;

@@ -3,5 +3,6 @@
 
 mod common;
 mod fixture;
+mod props;
 mod run;
 mod tool_calls;

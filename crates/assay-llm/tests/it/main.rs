@@ -5,6 +5,7 @@ mod cache;
 mod embeddings;
 mod faults;
 mod limits;
+mod props;
 mod structured;
 mod wire;
 
