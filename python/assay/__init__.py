@@ -11,7 +11,14 @@ corpus forms, and `RougeScorer`) match rouge-score, nltk and sacreBLEU to
 """
 
 from assay._assay import __version__
-from assay._evaluate import AuthError, Result, UsageError, aevaluate, evaluate
+from assay._evaluate import (
+    AuthError,
+    JudgeUnavailableError,
+    Result,
+    UsageError,
+    aevaluate,
+    evaluate,
+)
 from assay._gates import assert_scores
 from assay._review import calibrate, compare, report
 from assay._lexical import (
@@ -30,6 +37,7 @@ from assay._lexical import (
 __all__ = [
     "AuthError",
     "BleuScore",
+    "JudgeUnavailableError",
     "Result",
     "UsageError",
     "aevaluate",

@@ -24,6 +24,7 @@ from assay import _assay
 
 UsageError = _assay.UsageError
 AuthError = _assay.AuthError
+JudgeUnavailableError = _assay.JudgeUnavailableError
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -275,7 +276,11 @@ def evaluate(
     A bad row is a `failed` or `skipped` outcome naming the row and field,
     never an exception. A usage error (unknown metric, bad parameter or
     model spec) raises `assay.UsageError` (a `ValueError`) before any judge
-    call; refused credentials raise `assay.AuthError`. Ctrl-C raises
+    call. A judge that cannot serve the run raises
+    `assay.JudgeUnavailableError` at once: refused credentials (its
+    subclass `assay.AuthError`), or, before it answered anything, a
+    connection refused, an unknown host, a TLS failure or an unknown model;
+    what is done is kept in `out` and the same call resumes. Ctrl-C raises
     `KeyboardInterrupt` within a second, keeping what is done in `out`;
     so does setting `stop` (a `threading.Event`) from another thread.
     """

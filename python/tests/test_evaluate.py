@@ -6,6 +6,7 @@ import json
 import math
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -167,6 +168,27 @@ def test_refused_credentials_raise_auth_error(tmp_path):
             assay.evaluate(rows(), ["faithfulness"], **refusing.kwargs(tmp_path))
     finally:
         refusing.close()
+
+
+def test_a_judge_that_refuses_every_connection_raises_judge_unavailable(tmp_path):
+    # A port that was just free: nothing listens there.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(assay.JudgeUnavailableError) as raised:
+        assay.evaluate(
+            rows(),
+            ["faithfulness"],
+            judge="openai:judge-model",
+            base_url=f"http://127.0.0.1:{port}/v1",
+            api_key=KEY,
+            cache=tmp_path / "cache.sqlite",
+            progress=False,
+        )
+    assert not isinstance(raised.value, assay.AuthError)
+    message = str(raised.value)
+    assert f"http://127.0.0.1:{port}/v1" in message and "connection" in message, message
+    assert KEY not in message
 
 
 def test_the_key_is_never_written(tmp_path, judge):

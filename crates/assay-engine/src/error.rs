@@ -19,10 +19,20 @@ pub enum EngineError {
     /// The run directory or another output cannot be written.
     #[error("{0}")]
     Output(String),
-    /// The judge refused the credentials: every later call would fail the
-    /// same way, so the run stopped at once. What was done is kept.
-    #[error("{0}")]
-    Auth(String),
+    /// The judge cannot serve the run: it refused the credentials, or,
+    /// before answering anything, failed in a way no retry fixes (no
+    /// connection, unknown host, a TLS failure, an unknown model). Every
+    /// later call would fail the same way, so the run stopped at once;
+    /// what was done is kept and the same command resumes.
+    #[error("{message}")]
+    JudgeUnavailable {
+        /// The endpoint that failed (its base URL).
+        endpoint: String,
+        /// Why: `auth`, `connection` or `rejected`.
+        kind: assay_llm::ErrorKind,
+        /// One line naming the endpoint, the cause and what is kept.
+        message: String,
+    },
     /// Anything else that should not happen (a poisoned lock, a value
     /// that does not serialise).
     #[error("{0}")]

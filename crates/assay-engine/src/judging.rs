@@ -7,7 +7,9 @@
 //! a step that draws several votes, or asks one item at a time, has each
 //! vote or item checked and repaired on its own. Failures become outcomes
 //! of the metrics that needed the step; only a run-fatal judge error
-//! (`auth`) is returned as an error. Under
+//! ([`assay_llm::Error::is_run_fatal`]: refused credentials, or a judge
+//! that cannot be reached or used and has answered nothing yet) is
+//! returned as an error. Under
 //! `--batch export` a judge call missing from the cache defers its step
 //! (and the steps that read it), and the sample gives no judged outcome.
 //!
@@ -19,8 +21,8 @@ use crate::options::{JudgedRun, Reasons};
 use crate::EngineError;
 use assay_core::{Failure, FailureKind, Outcome, Sample};
 use assay_llm::{
-    CallKind, ChatModel, ChatRequest, ChatResponse, Error, ErrorKind, Message, PromptRef, Scope,
-    UsageLedger,
+    CallKind, ChatModel, ChatRequest, ChatResponse, Error, ErrorKind, Message, ModelIdentity,
+    PromptRef, Scope, UsageLedger,
 };
 use assay_metrics::judged::likelihood::reply_answer;
 use assay_metrics::judged::validate::{with_choice_probabilities, without_choice_probabilities};
@@ -46,7 +48,39 @@ enum State {
 
 /// A sample's judged outcomes (`None`: deferred to the batch file), or the
 /// run-fatal judge error that stops the run.
-pub type Judged = Result<Option<Vec<Outcome>>, Error>;
+pub type Judged = Result<Option<Vec<Outcome>>, Unavailable>;
+
+/// A judge failure that stops the run ([`Error::is_run_fatal`]), and the
+/// endpoint it came from.
+#[derive(Debug, Clone)]
+pub struct Unavailable {
+    /// The failing model's endpoint (its base URL).
+    pub endpoint: String,
+    pub error: Error,
+}
+
+impl Unavailable {
+    /// The engine's error for it: one line naming the endpoint and the
+    /// cause, and `kept`, what the run keeps.
+    pub(crate) fn into_engine_error(self, kept: &str) -> EngineError {
+        let (e, endpoint) = (&self.error, &self.endpoint);
+        let message = match e.kind() {
+            ErrorKind::Auth => format!(
+                "the judge at {endpoint} refused the credentials ({e}); check OPENAI_API_KEY / \
+                 ASSAY_API_KEY. The run stopped at once; {kept}"
+            ),
+            _ => format!(
+                "the judge at {endpoint} cannot be used ({e}) and answered nothing in this run. \
+                 The run stopped at once; {kept}; once it is up, the same command resumes"
+            ),
+        };
+        EngineError::JudgeUnavailable {
+            endpoint: self.endpoint,
+            kind: self.error.kind(),
+            message,
+        }
+    }
+}
 
 /// How a call ended, repairs included.
 enum Asked<T> {
@@ -54,8 +88,8 @@ enum Asked<T> {
     /// Missing from the cache under `--batch export`: in the batch file.
     Deferred,
     Failed(Failure),
-    /// A run-fatal judge error (`auth`).
-    Fatal(Error),
+    /// A run-fatal judge error.
+    Fatal(Unavailable),
 }
 
 impl<T> Asked<T> {
@@ -70,11 +104,15 @@ impl<T> Asked<T> {
     }
 }
 
-impl<T> From<Error> for Asked<T> {
-    /// A judge error: run-fatal, or the failure of the call's outcomes.
-    fn from(e: Error) -> Self {
-        if e.kind().is_run_fatal() {
-            Asked::Fatal(e)
+impl<T> Asked<T> {
+    /// A failed call of `model`: run-fatal given what it answered so far
+    /// in this run, or the failure of the call's outcomes.
+    fn failed(e: Error, ledger: &UsageLedger, model: &ModelIdentity) -> Self {
+        if e.is_run_fatal(ledger.history(&model.model)) {
+            Asked::Fatal(Unavailable {
+                endpoint: model.endpoint.clone(),
+                error: e,
+            })
         } else {
             Asked::Failed(judge_failure(&e))
         }
@@ -171,7 +209,13 @@ pub async fn judge_sample(
                                     )),
                                 }
                             }
-                            Err(e) => Asked::from(e),
+                            Err(e) => match &run.embedder {
+                                Some((embedder, _)) => {
+                                    use assay_llm::Embedder;
+                                    Asked::failed(e, &ledger, embedder.identity())
+                                }
+                                None => Asked::Failed(judge_failure(&e)),
+                            },
                         };
                         (i, asked)
                     });
@@ -336,8 +380,8 @@ pub(crate) async fn set_up(run: &JudgedRun, ledger: &UsageLedger) -> crate::Resu
                     metric.id()
                 )))
             }
-            Asked::Fatal(e) => {
-                return Err(EngineError::Auth(format!("the judge refused the run: {e}")))
+            Asked::Fatal(stop) => {
+                return Err(stop.into_engine_error("no sample was scored yet"));
             }
         }
     }
@@ -586,7 +630,7 @@ impl Asker<'_> {
             let answer = match self.ask(&chat).await {
                 Ok(Some(answer)) => answer,
                 Ok(None) => return Asked::Deferred,
-                Err(e) => return Asked::from(e),
+                Err(e) => return Asked::failed(e, self.ledger, self.run.judge.identity()),
             };
             match check(&answer) {
                 Ok(valid) => return Asked::Valid(valid),

@@ -382,9 +382,8 @@ pub async fn run(
             "{message}\n(stopped by --strict; {n_rows} rows before it are in {})",
             dir.path().display()
         ))),
-        Some(Stop::Fatal(e)) => Err(EngineError::Auth(format!(
-            "the judge refused the run: {e}\n(check OPENAI_API_KEY / ASSAY_API_KEY; the run stopped \
-             at once, {n_rows} finished rows are in {})",
+        Some(Stop::Fatal(stop)) => Err(stop.into_engine_error(&format!(
+            "{n_rows} finished rows are in {}",
             dir.path().display()
         ))),
         Some(Stop::Interrupted) | None => Ok(summary),
@@ -415,8 +414,8 @@ fn recall(judged: &JudgedRun, out: &std::path::Path) {
 enum Stop {
     /// A bad row under `--strict`.
     Strict(String),
-    /// A judge error that every later call would repeat (`auth`).
-    Fatal(assay_llm::Error),
+    /// A judge error that every later call would repeat.
+    Fatal(crate::judging::Unavailable),
     /// The run's [`CancelToken`] (Ctrl-C on the command line).
     Interrupted,
 }
@@ -484,7 +483,7 @@ fn row_id(row: &Row) -> (Cow<'_, str>, u64) {
 type RowJudged = (
     String,
     u64,
-    Result<Vec<(u32, Option<Vec<Outcome>>)>, assay_llm::Error>,
+    Result<Vec<(u32, Option<Vec<Outcome>>)>, crate::judging::Unavailable>,
 );
 
 /// The loop of a run with judged metrics.

@@ -14,7 +14,7 @@ pub enum ErrorKind {
     /// The provider refused the credentials (HTTP 401/403).
     ///
     /// Run-fatal: every later request would fail the same way, so a caller
-    /// should stop the whole run at once (see [`ErrorKind::is_run_fatal`]).
+    /// should stop the whole run at once (see [`Error::is_run_fatal`]).
     Auth,
     /// HTTP 429 after all retries, or a `Retry-After` longer than allowed.
     RateLimited,
@@ -86,11 +86,18 @@ impl ErrorKind {
             ErrorKind::RateLimited | ErrorKind::Timeout | ErrorKind::Server | ErrorKind::Connection
         )
     }
+}
 
-    /// Whether this failure should end the whole run rather than one sample.
-    pub fn is_run_fatal(self) -> bool {
-        matches!(self, ErrorKind::Auth)
-    }
+/// What a judge has done so far in a run: whether a failure of its
+/// endpoint is a wrong setting (nothing answered yet) or an outage in the
+/// middle of a run that worked (see [`Error::is_run_fatal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JudgeHistory {
+    /// No call of this run has been answered by the endpoint yet (answers
+    /// from the cache do not count).
+    NothingAnswered,
+    /// At least one call was answered.
+    Answered,
 }
 
 impl fmt::Display for ErrorKind {
@@ -126,6 +133,7 @@ pub struct Error {
     detail: String,
     raw_output: Option<String>,
     retry_after: Option<Duration>,
+    endpoint_fault: bool,
 }
 
 impl Error {
@@ -136,7 +144,34 @@ impl Error {
             detail: detail.into(),
             raw_output: None,
             retry_after: None,
+            endpoint_fault: false,
         }
+    }
+
+    /// Marks the failure as the endpoint's own (see [`Error::is_endpoint_fault`]).
+    pub(crate) fn at_endpoint(mut self) -> Self {
+        self.endpoint_fault = true;
+        self
+    }
+
+    /// Whether the failure says the endpoint fails every call the same
+    /// way, so that no retry fixes it: the credentials were refused
+    /// (401/403), no connection could be made (refused, unknown host, a
+    /// TLS failure, no answer to the connect), or the model or path is
+    /// unknown (404).
+    pub fn is_endpoint_fault(&self) -> bool {
+        self.kind == ErrorKind::Auth || self.endpoint_fault
+    }
+
+    /// Whether this failure should end the whole run rather than fail one
+    /// sample's outcomes: refused credentials always; any other fault of
+    /// the endpoint ([`Error::is_endpoint_fault`]) while the judge has
+    /// answered nothing yet, when it is a wrong URL, model or a server
+    /// that is not up. Once the judge has answered, the same failure is
+    /// an outage in the middle of the run, and fails the calls it hits.
+    pub fn is_run_fatal(&self, history: JudgeHistory) -> bool {
+        self.kind == ErrorKind::Auth
+            || (self.endpoint_fault && history == JudgeHistory::NothingAnswered)
     }
 
     /// Attaches the model's raw answer (kept as evidence for `parse` failures).
@@ -147,6 +182,12 @@ impl Error {
 
     pub(crate) fn with_retry_after(mut self, wait: Option<Duration>) -> Self {
         self.retry_after = wait;
+        self
+    }
+
+    /// The same failure with another detail, its evidence kept.
+    pub(crate) fn with_detail(mut self, detail: String) -> Self {
+        self.detail = detail;
         self
     }
 
@@ -190,7 +231,7 @@ mod tests {
     }
 
     #[test]
-    fn only_transient_kinds_are_retried_and_only_auth_is_fatal() {
+    fn only_transient_kinds_are_retried_and_only_auth_is_always_fatal() {
         let retried: Vec<_> = ErrorKind::ALL
             .into_iter()
             .filter(|k| k.is_retryable())
@@ -204,10 +245,23 @@ mod tests {
                 ErrorKind::Connection
             ]
         );
-        let fatal: Vec<_> = ErrorKind::ALL
-            .into_iter()
-            .filter(|k| k.is_run_fatal())
-            .collect();
-        assert_eq!(fatal, [ErrorKind::Auth]);
+        for history in [JudgeHistory::NothingAnswered, JudgeHistory::Answered] {
+            let fatal: Vec<_> = ErrorKind::ALL
+                .into_iter()
+                .filter(|k| Error::new(*k, "x").is_run_fatal(history))
+                .collect();
+            assert_eq!(fatal, [ErrorKind::Auth]);
+        }
+    }
+
+    #[test]
+    fn an_endpoint_fault_is_fatal_only_before_the_first_answer() {
+        let refused = Error::new(ErrorKind::Connection, "refused").at_endpoint();
+        assert!(refused.is_endpoint_fault());
+        assert!(refused.is_run_fatal(JudgeHistory::NothingAnswered));
+        assert!(!refused.is_run_fatal(JudgeHistory::Answered));
+        let reset = Error::new(ErrorKind::Connection, "reset");
+        assert!(!reset.is_endpoint_fault());
+        assert!(!reset.is_run_fatal(JudgeHistory::NothingAnswered));
     }
 }

@@ -3,7 +3,7 @@
 //! retries with exponential backoff, full jitter and `Retry-After`.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -32,6 +32,8 @@ pub(crate) struct Transport {
     limiter: Arc<Limiter>,
     opts: ProviderOptions,
     jitter: AtomicU64,
+    /// Whether the endpoint has sent an HTTP answer (any status) yet.
+    reached: AtomicBool,
 }
 
 /// Which HTTP client carries a transport's requests.
@@ -125,6 +127,7 @@ impl Transport {
             limiter,
             opts: opts.clone(),
             jitter: AtomicU64::new(seed | 1),
+            reached: AtomicBool::new(false),
         })
     }
 
@@ -146,6 +149,12 @@ impl Transport {
     /// object, no choices: [`ErrorKind::InvalidResponse`]) is sent again
     /// within the same retry budget as a 5xx: gateways and loaded servers
     /// answer 200 with such bodies, and a second attempt is answered.
+    ///
+    /// A connection that cannot be made at all (refused, unknown host,
+    /// TLS) is not retried until the endpoint has answered once: before
+    /// that it is a wrong URL or a server that is not up, and the caller
+    /// is told at once (see [`Error::is_run_fatal`]); after, it is a
+    /// restart or an outage, retried as any transient failure.
     pub(crate) async fn post_metered<T>(
         &self,
         path: &str,
@@ -179,6 +188,9 @@ impl Transport {
                 // provider's filter is an answer: it goes back as it is.
                 Ok(Err(e)) if e.kind() != ErrorKind::InvalidResponse => return Err(e),
                 Ok(Err(e)) => (e, true),
+                Err(e) if e.is_endpoint_fault() && !self.reached.load(Ordering::Relaxed) => {
+                    (e, false)
+                }
                 Err(e) => {
                     let transient = e.kind().is_retryable();
                     (e, transient)
@@ -186,7 +198,7 @@ impl Transport {
             };
             if !retryable || retries >= self.opts.max_retries {
                 let detail = format!("{} (after {} attempt(s))", err.detail(), retries + 1);
-                return Err(Error::new(err.kind(), detail).with_retry_after(err.retry_after()));
+                return Err(err.with_detail(detail));
             }
             let wait = match err.retry_after() {
                 Some(w) if w > self.opts.max_retry_after => {
@@ -194,7 +206,7 @@ impl Transport {
                         "{}; server asked to wait {w:?}, more than allowed",
                         err.detail()
                     );
-                    return Err(Error::new(err.kind(), detail).with_retry_after(Some(w)));
+                    return Err(err.with_detail(detail));
                 }
                 Some(w) => w,
                 None => self.backoff(retries),
@@ -225,6 +237,7 @@ impl Transport {
             Some(direct) => self.attempt_direct(direct, url, &body).await?,
             None => self.attempt_reqwest(url, body).await?,
         };
+        self.reached.store(true, Ordering::Relaxed);
         if (200..300).contains(&status) {
             return Ok(bytes);
         }
@@ -240,7 +253,13 @@ impl Transport {
             "HTTP {status} from {url}: {}",
             self.scrub(&error_message(&bytes))
         );
-        Err(Error::new(kind, detail).with_retry_after(retry_after))
+        let err = Error::new(kind, detail).with_retry_after(retry_after);
+        // An unknown model or path: every call of the run names the same.
+        Err(if status == 404 {
+            err.at_endpoint()
+        } else {
+            err
+        })
     }
 
     /// One exchange through the lean client: status, `Retry-After`, body.
@@ -274,6 +293,11 @@ impl Transport {
                 ErrorKind::Connection,
                 self.scrub(&format!("request to {url} failed: {detail}")),
             )),
+            Err(http1::Failure::Connect(detail)) => Err(Error::new(
+                ErrorKind::Connection,
+                self.scrub(&format!("request to {url} failed: {detail}")),
+            )
+            .at_endpoint()),
         }
     }
 
@@ -334,7 +358,13 @@ impl Transport {
             detail.push_str(&s.to_string());
             source = s.source();
         }
-        Error::new(kind, self.scrub(&detail))
+        let err = Error::new(kind, self.scrub(&detail));
+        // Refused, unknown host, TLS: reqwest's connector failed.
+        if e.is_connect() {
+            err.at_endpoint()
+        } else {
+            err
+        }
     }
 
     /// Masks the key should a server echo it back in an error message.

@@ -55,7 +55,10 @@ impl Response {
 /// Why an exchange failed.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Failure {
-    /// No connection, a broken one, or an answer that is not HTTP/1.x.
+    /// No connection could be made (refused, unknown host, no answer
+    /// within the connect timeout).
+    Connect(String),
+    /// A broken connection, or an answer that is not HTTP/1.x.
     Connection(String),
     /// The body is longer than the caller allows.
     TooLarge,
@@ -149,13 +152,13 @@ impl Http1 {
         let stream = match tokio::time::timeout(self.connect_timeout, connect).await {
             Ok(Ok(s)) => s,
             Ok(Err(e)) => {
-                return Err(Failure::Connection(format!(
+                return Err(Failure::Connect(format!(
                     "cannot connect to {}: {e}",
                     self.authority
                 )))
             }
             Err(_) => {
-                return Err(Failure::Connection(format!(
+                return Err(Failure::Connect(format!(
                     "cannot connect to {} within {:?}",
                     self.authority, self.connect_timeout
                 )))

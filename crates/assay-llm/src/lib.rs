@@ -26,8 +26,10 @@
 //! ```
 //!
 //! Errors are [`Error`] values with an [`ErrorKind`]; only `rate_limited`,
-//! `timeout`, `server` and `connection` are retried, and `auth` is
-//! run-fatal ([`ErrorKind::is_run_fatal`]).
+//! `timeout`, `server` and `connection` are retried (a connection that
+//! cannot be made at all only once the endpoint has answered), `auth` is
+//! run-fatal, and so is any fault of the endpoint itself before it has
+//! answered anything ([`Error::is_run_fatal`]).
 
 mod batch;
 mod cache;
@@ -46,7 +48,7 @@ mod usage;
 
 pub use batch::{export_batch, import_batch, ImportReport};
 pub use cache::{Cache, CacheStats, CACHE_FORMAT_VERSION, CATCH_UP_EVERY, FOLD_EVERY};
-pub use error::{Error, ErrorKind, UnknownErrorKind};
+pub use error::{Error, ErrorKind, JudgeHistory, UnknownErrorKind};
 pub use judge::{CachedEmbedder, Judge};
 pub use key::RequestKey;
 pub use limits::Limiter;

@@ -400,60 +400,72 @@ impl OpenAiEmbedder {
         let body = serde_json::to_vec(&json!({"model": self.model, "input": texts}))
             .map_err(|e| Error::new(ErrorKind::Config, format!("cannot encode request: {e}")))?;
         let estimate = texts.iter().map(|t| t.len() as u64 / 4 + 1).sum();
-        let (v, _) = self
+        // The whole answer is read inside the exchange, so that a 200 with
+        // an error object or the wrong vectors is asked again like a 5xx.
+        let n = texts.len();
+        let ((vectors, prompt_tokens), _) = self
             .transport
             .post_metered("/embeddings", body, estimate, |bytes| {
-                serde_json::from_slice::<Value>(&bytes).map_err(|e| {
-                    Error::new(ErrorKind::InvalidResponse, format!("body is not JSON: {e}"))
-                })
+                parse_embeddings_body(&bytes, n)
             })
             .await?;
-        let data = v
-            .get("data")
+        out.vectors.extend(vectors);
+        out.usage.prompt_tokens += prompt_tokens;
+        Ok(())
+    }
+}
+
+/// Reads an `/embeddings` response body holding `n` vectors: the vectors
+/// (normalised) in input order, and the prompt tokens it reports.
+fn parse_embeddings_body(bytes: &[u8], n: usize) -> Result<(Vec<Vec<f32>>, u64), Error> {
+    let v = serde_json::from_slice::<Value>(bytes)
+        .map_err(|e| Error::new(ErrorKind::InvalidResponse, format!("body is not JSON: {e}")))?;
+    let data = v
+        .get("data")
+        .and_then(Value::as_array)
+        .filter(|d| d.len() == n)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidResponse,
+                "embeddings response has the wrong number of vectors",
+            )
+        })?;
+    let mut vectors: Vec<Option<Vec<f32>>> = vec![None; n];
+    for (pos, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(pos, |i| i as usize);
+        let vector: Vec<f32> = item
+            .get("embedding")
             .and_then(Value::as_array)
-            .filter(|d| d.len() == texts.len())
+            .and_then(|xs| {
+                xs.iter()
+                    .map(|x| x.as_f64().map(|f| f as f32))
+                    .collect::<Option<Vec<_>>>()
+            })
             .ok_or_else(|| {
                 Error::new(
                     ErrorKind::InvalidResponse,
-                    "embeddings response has the wrong number of vectors",
+                    "an embedding is not an array of numbers",
                 )
             })?;
-        let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-        for (pos, item) in data.iter().enumerate() {
-            let index = item
-                .get("index")
-                .and_then(Value::as_u64)
-                .map_or(pos, |i| i as usize);
-            let vector: Vec<f32> = item
-                .get("embedding")
-                .and_then(Value::as_array)
-                .and_then(|xs| {
-                    xs.iter()
-                        .map(|x| x.as_f64().map(|f| f as f32))
-                        .collect::<Option<Vec<_>>>()
-                })
-                .ok_or_else(|| {
-                    Error::new(
-                        ErrorKind::InvalidResponse,
-                        "an embedding is not an array of numbers",
-                    )
-                })?;
-            let slot = vectors.get_mut(index).ok_or_else(|| {
-                Error::new(ErrorKind::InvalidResponse, "embedding index out of range")
-            })?;
-            *slot = Some(normalize(vector)?);
-        }
-        for v in vectors {
-            out.vectors.push(v.ok_or_else(|| {
-                Error::new(ErrorKind::InvalidResponse, "an embedding index is missing")
-            })?);
-        }
-        out.usage.prompt_tokens += v
-            .pointer("/usage/prompt_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        Ok(())
+        let slot = vectors.get_mut(index).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidResponse, "embedding index out of range")
+        })?;
+        *slot = Some(normalize(vector)?);
     }
+    let vectors = vectors
+        .into_iter()
+        .map(|v| {
+            v.ok_or_else(|| Error::new(ErrorKind::InvalidResponse, "an embedding index is missing"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let prompt_tokens = v
+        .pointer("/usage/prompt_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    Ok((vectors, prompt_tokens))
 }
 
 impl Embedder for OpenAiEmbedder {

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::model::{ChatResponse, Source, Usage};
-use crate::{Error, ErrorKind};
+use crate::{Error, ErrorKind, JudgeHistory};
 
 /// Prices of one model in currency units per million tokens.
 ///
@@ -263,6 +263,22 @@ impl UsageLedger {
         });
     }
 
+    /// Whether `model` has answered any call of this ledger's run
+    /// upstream (an answer shared with an identical call in flight
+    /// counts; one from the cache does not: it says nothing of the
+    /// endpoint now).
+    pub fn history(&self, model: &str) -> JudgeHistory {
+        let map = self.tallies.lock().unwrap_or_else(|p| p.into_inner());
+        let answered = map
+            .iter()
+            .any(|((_, m, _), t)| m == model && t.upstream + t.coalesced > 0);
+        if answered {
+            JudgeHistory::Answered
+        } else {
+            JudgeHistory::NothingAnswered
+        }
+    }
+
     /// Every call of `kind` that served `metric`, shared ones in full: the
     /// calls of the steps it read, as if it had run alone.
     pub fn alone(&self, metric: &str, kind: CallKind, prices: &PriceTable) -> UsageSummary {
@@ -380,6 +396,19 @@ mod tests {
             },
             latency: Duration::from_millis(ms),
         }
+    }
+
+    #[test]
+    fn a_model_has_answered_once_an_upstream_call_of_it_is_recorded() {
+        let ledger = UsageLedger::new();
+        let faith = Scope::new(["faithfulness"]);
+        let refused = Error::new(ErrorKind::Connection, "refused");
+        ledger.record_failure(&faith, "gpt", Chat, &refused);
+        ledger.record(&faith, "gpt", Chat, call(Source::Cache, 1, 1, 1));
+        ledger.record(&faith, "emb", Embedding, call(Source::Upstream, 1, 0, 1));
+        assert_eq!(ledger.history("gpt"), JudgeHistory::NothingAnswered);
+        ledger.record(&faith, "gpt", Chat, call(Source::Coalesced, 1, 1, 1));
+        assert_eq!(ledger.history("gpt"), JudgeHistory::Answered);
     }
 
     #[test]

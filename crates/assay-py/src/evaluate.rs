@@ -27,8 +27,16 @@ create_exception!(
 );
 create_exception!(
     assay,
-    AuthError,
+    JudgeUnavailableError,
     PyRuntimeError,
+    "The judge cannot serve the run: it refused the credentials, or it answered nothing and \
+     failed in a way no retry fixes (connection refused, unknown host, TLS, unknown model). \
+     The run stopped at once and kept what it had done; the same call resumes."
+);
+create_exception!(
+    assay,
+    AuthError,
+    JudgeUnavailableError,
     "The judge refused the credentials; the run stopped and kept what it had done."
 );
 
@@ -94,7 +102,11 @@ impl Observer for Forward {
 pub(crate) fn engine_error(e: EngineError) -> PyErr {
     match e {
         EngineError::Usage(_) | EngineError::Locked { .. } => UsageError::new_err(e.to_string()),
-        EngineError::Auth(_) => AuthError::new_err(e.to_string()),
+        EngineError::JudgeUnavailable {
+            kind: assay_llm::ErrorKind::Auth,
+            ..
+        } => AuthError::new_err(e.to_string()),
+        EngineError::JudgeUnavailable { .. } => JudgeUnavailableError::new_err(e.to_string()),
         EngineError::Output(_) | EngineError::Internal(_) => PyRuntimeError::new_err(e.to_string()),
     }
 }

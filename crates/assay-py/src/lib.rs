@@ -36,5 +36,9 @@ fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("UsageError", m.py().get_type::<evaluate::UsageError>())?;
     m.add("AuthError", m.py().get_type::<evaluate::AuthError>())?;
+    m.add(
+        "JudgeUnavailableError",
+        m.py().get_type::<evaluate::JudgeUnavailableError>(),
+    )?;
     Ok(())
 }

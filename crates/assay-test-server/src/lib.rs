@@ -4,8 +4,10 @@
 //! exactly what the wire carries.
 //!
 //! [`judge`] answers like a judge whose verdicts follow from the request's
-//! content, so a wrong prompt input shows as a wrong score.
+//! content, so a wrong prompt input shows as a wrong score; [`faults`]
+//! makes any handler misbehave as real servers do, on a seeded schedule.
 
+pub mod faults;
 pub mod judge;
 
 /// The value after `name` on a benchmark's command line, or `default`.
@@ -68,12 +70,24 @@ pub enum Reply {
     Reset,
     /// Send the head and half the body at once, the rest after `stall`.
     SlowBody { body: String, stall: Duration },
+    /// Send the head and half the body, then close the connection with a
+    /// TCP reset.
+    ResetMidBody { body: String },
     /// Write these bytes as they are (a whole HTTP answer, framed however
     /// the test wants), then close the connection.
-    Raw(String),
+    Raw(Vec<u8>),
+    /// Go away as a crashed server does: close this connection and every
+    /// other one, and stop listening, so that connections are refused
+    /// from then on.
+    Shutdown,
 }
 
 impl Reply {
+    /// [`Reply::Raw`] of text or bytes.
+    pub fn raw(bytes: impl Into<Vec<u8>>) -> Reply {
+        Reply::Raw(bytes.into())
+    }
+
     pub fn json(status: u16, body: Value) -> Reply {
         Reply::Http {
             status,
@@ -121,6 +135,9 @@ pub fn error(status: u16, message: &str) -> Reply {
 
 type Handler = dyn Fn(&Recorded, usize) -> Reply + Send + Sync;
 
+/// Set once a handler answered [`Reply::Shutdown`].
+type Closing = tokio::sync::watch::Receiver<bool>;
+
 pub struct Server {
     addr: SocketAddr,
     log: Arc<Mutex<Vec<Recorded>>>,
@@ -160,31 +177,51 @@ impl Server {
     pub async fn start(
         handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static,
     ) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind loopback");
+        Server::start_at("127.0.0.1:0", handler).await
+    }
+
+    /// [`Server::start`] listening at `addr` (a port a test saw refused
+    /// earlier, to bring the judge up where a run looked for it).
+    pub async fn start_at(
+        addr: &str,
+        handler: impl Fn(&Recorded, usize) -> Reply + Send + Sync + 'static,
+    ) -> Server {
+        let listener = TcpListener::bind(addr).await.expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
         let log = Arc::new(Mutex::new(Vec::new()));
         let handler: Arc<Handler> = Arc::new(handler);
         let counter = Arc::new(AtomicUsize::new(0));
         let connections = Arc::new(AtomicUsize::new(0));
         let in_flight = Arc::new(InFlight::default());
+        let (shut, closing) = tokio::sync::watch::channel(false);
+        let shut = Arc::new(shut);
         let task = {
             let (log, connections, in_flight) = (
                 Arc::clone(&log),
                 Arc::clone(&connections),
                 Arc::clone(&in_flight),
             );
+            let mut stop = closing.clone();
             tokio::spawn(async move {
-                while let Ok((stream, _)) = listener.accept().await {
+                loop {
+                    let stream = tokio::select! {
+                        accepted = listener.accept() => match accepted {
+                            Ok((stream, _)) => stream,
+                            Err(_) => break,
+                        },
+                        // Dropping the listener: connections are refused.
+                        _ = stop.wait_for(|shut| *shut) => break,
+                    };
                     connections.fetch_add(1, Ordering::SeqCst);
-                    let (log, handler, counter, in_flight) = (
-                        Arc::clone(&log),
-                        Arc::clone(&handler),
-                        Arc::clone(&counter),
-                        Arc::clone(&in_flight),
-                    );
-                    tokio::spawn(serve(stream, log, handler, counter, in_flight));
+                    let conn = Conn {
+                        log: Arc::clone(&log),
+                        handler: Arc::clone(&handler),
+                        counter: Arc::clone(&counter),
+                        in_flight: Arc::clone(&in_flight),
+                        shut: Arc::clone(&shut),
+                        closing: closing.clone(),
+                    };
+                    tokio::spawn(serve(stream, conn));
                 }
             })
         };
@@ -226,17 +263,33 @@ impl Drop for Server {
     }
 }
 
-async fn serve(
-    mut stream: TcpStream,
+/// What one connection's task shares with the server.
+struct Conn {
     log: Arc<Mutex<Vec<Recorded>>>,
     handler: Arc<Handler>,
     counter: Arc<AtomicUsize>,
     in_flight: Arc<InFlight>,
-) {
+    shut: Arc<tokio::sync::watch::Sender<bool>>,
+    closing: Closing,
+}
+
+async fn serve(mut stream: TcpStream, conn: Conn) {
+    let Conn {
+        log,
+        handler,
+        counter,
+        in_flight,
+        shut,
+        mut closing,
+    } = conn;
     let _ = stream.set_nodelay(true);
     let mut buf: Vec<u8> = Vec::with_capacity(8192);
     loop {
-        let Some(request) = read_request(&mut stream, &mut buf).await else {
+        let read = tokio::select! {
+            read = read_request(&mut stream, &mut buf) => read,
+            _ = closing.wait_for(|shut| *shut) => None,
+        };
+        let Some(request) = read else {
             return;
         };
         let _answering = Answering::start(&in_flight);
@@ -269,18 +322,25 @@ async fn serve(
                 let _ = stream.set_zero_linger();
                 return;
             }
+            Reply::Shutdown => {
+                let _ = shut.send(true);
+                let _ = stream.set_zero_linger();
+                return;
+            }
             Reply::Raw(bytes) => {
-                let _ = stream.write_all(bytes.as_bytes()).await;
+                let _ = stream.write_all(&bytes).await;
+                return;
+            }
+            Reply::ResetMidBody { body } => {
+                let _ = stream.write_all(&head_and_half(&body)).await;
+                let _ = stream.flush().await;
+                let _ = stream.set_zero_linger();
                 return;
             }
             Reply::SlowBody { body, stall } => {
+                // Bytes, not chars: half a UTF-8 character is what the wire carries.
                 let half = body.len() / 2;
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
-                    body.len(),
-                    &body[..half]
-                );
-                if stream.write_all(head.as_bytes()).await.is_err() {
+                if stream.write_all(&head_and_half(&body)).await.is_err() {
                     return;
                 }
                 tokio::time::sleep(stall).await;
@@ -290,6 +350,18 @@ async fn serve(
             }
         }
     }
+}
+
+/// A 200 head framing all of `body` by its length, and the first half of
+/// the body's bytes.
+fn head_and_half(body: &str) -> Vec<u8> {
+    let mut bytes = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    bytes.extend_from_slice(&body.as_bytes()[..body.len() / 2]);
+    bytes
 }
 
 async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Recorded> {

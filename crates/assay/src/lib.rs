@@ -5,12 +5,14 @@
 //! parameter, unreadable file, a bad row under `--strict`, judged metrics
 //! without `--judge`, a gate on an unknown output or in the wrong
 //! direction, an unreadable run directory given to `compare`); 3 an
-//! internal or output error (e.g. the run directory cannot be written), or
-//! a run stopped because the judge refused the credentials (`auth`: every
-//! later call would fail the same way); 1 a CI gate failed
-//! (`--fail-under`, `--fail-over`, `--max-failed-fraction`); 130 interrupted
-//! by Ctrl-C (what is done is kept: the same command resumes). The first
-//! that applies wins, in that order: gates are only checked on a run that
+//! internal or output error (e.g. the run directory cannot be written); 4
+//! the judge cannot serve the run, so it stopped at once: it refused the
+//! credentials, or it answered nothing and failed in a way no retry fixes
+//! (connection refused, unknown host, TLS, unknown model; what is done is
+//! kept: the same command resumes); 1 a CI gate failed (`--fail-under`,
+//! `--fail-over`, `--max-failed-fraction`); 130 interrupted by Ctrl-C
+//! (what is done is kept: the same command resumes). The first that
+//! applies wins, in that order: gates are only checked on a run that
 //! finished without error or interruption. A run directory held by
 //! another assay process is a usage error (2).
 //!
@@ -59,8 +61,14 @@ where
                     .is_some_and(assay_report::Error::is_usage)
                 || e.downcast_ref::<assay_calibrate::Error>()
                     .is_some_and(assay_calibrate::Error::is_usage);
+            let judge_unavailable = matches!(
+                e.downcast_ref::<assay_engine::EngineError>(),
+                Some(assay_engine::EngineError::JudgeUnavailable { .. })
+            );
             if usage {
                 2
+            } else if judge_unavailable {
+                4
             } else {
                 3
             }

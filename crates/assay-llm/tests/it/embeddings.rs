@@ -140,3 +140,23 @@ async fn concurrent_calls_share_texts_in_flight_and_duplicates_are_sent_once() {
         "bb was shared, not re-sent"
     );
 }
+
+/// A 200 that is not a usable embeddings answer (an error object, no
+/// vectors) is asked again within the retry budget, as for chat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unusable_success_is_retried_like_a_server_error() {
+    use crate::server::faults::Fault;
+    let healthy = embeddings_server();
+    let server = Server::start(move |r, n| match n {
+        0 => Fault::ErrorObject.reply("", std::time::Duration::ZERO, 0),
+        1 => Fault::NoChoices.reply("", std::time::Duration::ZERO, 0),
+        _ => healthy(r, n),
+    })
+    .await;
+    let out = embedder(&options(&server))
+        .embed(&texts(&["a", "bb"]))
+        .await
+        .unwrap();
+    assert_eq!(out.vectors.len(), 2);
+    assert_eq!(server.count(), 3, "two unusable answers, then the good one");
+}

@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
-use assay_llm::{ErrorKind, Source};
+use assay_llm::{ErrorKind, JudgeHistory, Source};
 
+use crate::server::faults::Fault;
 use crate::server::{chat, chat_body, error, Reply, Server};
 use crate::{judge, options, request, KEY};
 
@@ -91,7 +92,7 @@ async fn unauthorised_is_fatal_not_retried_and_never_shows_the_key() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Auth);
-    assert!(err.kind().is_run_fatal());
+    assert!(err.is_run_fatal(JudgeHistory::Answered));
     assert_eq!(server.count(), 1, "auth failures are not retried");
     assert_eq!(
         server.requests()[0].header("authorization"),
@@ -178,10 +179,12 @@ async fn other_client_errors_are_rejected_and_content_filter_is_typed() {
     })
     .await;
     let j = judge(&options(&server), None);
-    assert_eq!(
-        j.chat(&request("unknown model")).await.unwrap_err().kind(),
-        ErrorKind::Rejected
-    );
+    let unknown = j.chat(&request("unknown model")).await.unwrap_err();
+    assert_eq!(unknown.kind(), ErrorKind::Rejected);
+    // Every call names the same model: fatal to a run that has had no answer.
+    assert!(unknown.is_endpoint_fault());
+    assert!(unknown.is_run_fatal(JudgeHistory::NothingAnswered));
+    assert!(!unknown.is_run_fatal(JudgeHistory::Answered));
     assert_eq!(
         j.chat(&request("filtered")).await.unwrap_err().kind(),
         ErrorKind::ContentFilter
@@ -189,15 +192,19 @@ async fn other_client_errors_are_rejected_and_content_filter_is_typed() {
     assert_eq!(server.count(), 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refused_connection_is_a_connection_error_after_retries() {
-    // Bind then drop a listener so the port is (almost surely) closed.
+/// A base URL whose port was just free: nothing listens there.
+fn closed_port_url() -> String {
     let addr = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap();
+    format!("http://{addr}/v1")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_before_any_answer_is_not_retried_and_is_run_fatal() {
     let opts = assay_llm::ProviderOptions {
-        base_url: Some(format!("http://{addr}/v1")),
+        base_url: Some(closed_port_url()),
         backoff_base: Duration::from_millis(1),
         backoff_max: Duration::from_millis(2),
         max_retries: 2,
@@ -206,10 +213,113 @@ async fn a_refused_connection_is_a_connection_error_after_retries() {
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Connection);
     assert!(
-        err.detail().contains("after 3 attempt(s)"),
+        err.detail().contains("cannot connect") && err.detail().contains("after 1 attempt(s)"),
         "{}",
         err.detail()
     );
+    assert!(err.is_endpoint_fault());
+    assert!(err.is_run_fatal(JudgeHistory::NothingAnswered));
+}
+
+/// A server that answered, then went away (connections refused since),
+/// is an outage: retried, and no reason to stop a run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_connection_after_an_answer_is_retried_and_not_run_fatal() {
+    let server = Server::start(|_, n| match n {
+        0 => chat("first"),
+        _ => Reply::Shutdown,
+    })
+    .await;
+    let mut opts = options(&server);
+    opts.max_retries = 2;
+    let j = judge(&opts, None);
+    assert_eq!(j.chat(&request("one")).await.unwrap().text, "first");
+    let err = j.chat(&request("two")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Connection);
+    assert!(
+        err.detail().contains("cannot connect") && err.detail().contains("after 3 attempt(s)"),
+        "{}",
+        err.detail()
+    );
+    assert!(!err.is_run_fatal(JudgeHistory::Answered));
+    assert_eq!(
+        server.count(),
+        2,
+        "the answer, then the request it went away on"
+    );
+}
+
+/// The body a healthy server sends, that the faults below are made from.
+fn good_body() -> String {
+    chat_body("fine", "stop").to_string()
+}
+
+/// Options for the fault table: a short attempt timeout so that a stalled
+/// body times out, and a 16 KiB body limit so that a huge body is cheap.
+fn fault_options(server: &Server) -> assay_llm::ProviderOptions {
+    let mut opts = options(server);
+    opts.attempt_timeout = Duration::from_millis(500);
+    opts.max_response_bytes = 16 << 10;
+    opts.max_retries = 2;
+    opts
+}
+
+/// Each fault once, then a healthy answer: every fault but an answer
+/// naming another model costs exactly one retry, and the call succeeds.
+/// (A body over the size limit is the request's answer, not retried: see
+/// `an_oversized_body_is_an_invalid_response`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fault_once_costs_one_retry_then_the_answer() {
+    for fault in Fault::ALL.into_iter().filter(|f| *f != Fault::HugeBody) {
+        let server = Server::start(move |_, n| match n {
+            0 => fault.reply(&good_body(), Duration::from_secs(30), 64 << 10),
+            _ => chat("fine"),
+        })
+        .await;
+        let answer = judge(&fault_options(&server), None)
+            .chat(&request("q"))
+            .await
+            .unwrap_or_else(|e| panic!("{fault:?}: {e}"));
+        assert_eq!(answer.text, "fine", "{fault:?}");
+        let expected = if fault.is_failure() { 2 } else { 1 };
+        assert_eq!(server.count(), expected, "{fault:?}");
+    }
+}
+
+/// Each fault on every attempt: the retry budget is spent (no more), and
+/// the call fails with the fault's kind, never a panic or a hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fault_always_spends_the_budget_and_ends_typed() {
+    for fault in Fault::ALL.into_iter().filter(|f| f.is_failure()) {
+        let server =
+            Server::start(move |_, _| fault.reply(&good_body(), Duration::from_secs(30), 64 << 10))
+                .await;
+        let opts = fault_options(&server);
+        let err = judge(&opts, None)
+            .chat(&request("q"))
+            .await
+            .expect_err("a fault on every attempt");
+        let kind = match fault {
+            Fault::RateLimited | Fault::RateLimitedRetryAfter => ErrorKind::RateLimited,
+            Fault::Internal | Fault::BadGateway | Fault::Unavailable => ErrorKind::Server,
+            Fault::ResetBeforeHead | Fault::ResetMidBody | Fault::WrongContentLength => {
+                ErrorKind::Connection
+            }
+            Fault::Stall => ErrorKind::Timeout,
+            _ => ErrorKind::InvalidResponse,
+        };
+        assert_eq!(err.kind(), kind, "{fault:?}: {err}");
+        let attempts = if fault == Fault::HugeBody {
+            1
+        } else {
+            1 + opts.max_retries as usize
+        };
+        assert_eq!(server.count(), attempts, "{fault:?}");
+        assert!(
+            !err.is_run_fatal(JudgeHistory::NothingAnswered),
+            "{fault:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

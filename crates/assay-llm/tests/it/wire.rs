@@ -29,7 +29,7 @@ fn chunked(text: &str, size: usize) -> String {
 async fn a_chunked_answer_is_read_whole() {
     let body = completion("chunks joined");
     let server = Server::start(move |_, _| {
-        Reply::Raw(format!(
+        Reply::raw(format!(
             "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{}",
             chunked(&body, 7)
         ))
@@ -46,7 +46,7 @@ async fn a_chunked_answer_is_read_whole() {
 async fn an_answer_ended_by_closing_the_connection_is_read_whole_and_the_next_request_connects_again(
 ) {
     let server = Server::start(|_, n| {
-        Reply::Raw(format!(
+        Reply::raw(format!(
             "HTTP/1.0 200 OK\r\ncontent-type: application/json\r\n\r\n{}",
             completion(&format!("answer {n}"))
         ))
@@ -66,7 +66,7 @@ async fn an_answer_ended_by_closing_the_connection_is_read_whole_and_the_next_re
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_close_is_honoured_and_interim_answers_are_skipped() {
     let server = Server::start(|_, n| {
-        Reply::Raw({
+        Reply::raw({
             let body = completion(&format!("answer {n}"));
             format!(
                 "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nConnection: close\r\n\
@@ -103,7 +103,7 @@ async fn kept_alive_connections_carry_request_after_request() {
 async fn a_body_cut_short_is_a_connection_error_and_retried() {
     let full = completion("whole");
     let server = Server::start(move |_, n| match n {
-        0 => Reply::Raw(format!(
+        0 => Reply::raw(format!(
             "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{}",
             full.len(),
             &full[..full.len() / 2]
@@ -118,10 +118,9 @@ async fn a_body_cut_short_is_a_connection_error_and_retried() {
     assert_eq!(answer.text, "whole");
     assert_eq!(server.count(), 2);
 
-    let server = Server::start(|_, _| {
-        Reply::Raw("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort".into())
-    })
-    .await;
+    let server =
+        Server::start(|_, _| Reply::raw("HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort"))
+            .await;
     let mut opts = options(&server);
     opts.max_retries = 1;
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
@@ -135,7 +134,7 @@ async fn a_body_cut_short_is_a_connection_error_and_retried() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_that_are_not_http_or_too_long_fail_with_their_kind() {
-    let server = Server::start(|_, _| Reply::Raw("SSH-2.0-OpenSSH_9.6\r\n\r\n".into())).await;
+    let server = Server::start(|_, _| Reply::raw("SSH-2.0-OpenSSH_9.6\r\n\r\n")).await;
     let mut opts = options(&server);
     opts.max_retries = 0;
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
@@ -148,7 +147,7 @@ async fn answers_that_are_not_http_or_too_long_fail_with_their_kind() {
 
     let body = completion(&"x".repeat(2000));
     let server = Server::start(move |_, _| {
-        Reply::Raw(format!(
+        Reply::raw(format!(
             "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{}",
             chunked(&body, 100)
         ))

@@ -5,15 +5,24 @@
 //!
 //! `--latency-ms N` delays every reply by N ms; `--status N` answers every
 //! request with HTTP status N and an error body instead (401: refused
-//! credentials).
+//! credentials); `--faulty-per-1000 N` puts a fault in place of N attempts
+//! in a thousand, drawn from every kind of [`assay_test_server::faults`]
+//! with `--fault-seed S` (default 0), stalls lasting `--stall-ms` (default
+//! 60000). On exit it also prints `faults_injected N`.
 
+use assay_test_server::faults::Schedule;
 use assay_test_server::{arg, error, judge, Server};
 use std::io::{BufRead, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 fn main() {
     let latency = Duration::from_millis(arg("--latency-ms", 0));
     let status = arg("--status", 0);
+    let mut schedule = Schedule::new(arg("--fault-seed", 0), arg("--faulty-per-1000", 0), &[]);
+    schedule.stall = Duration::from_millis(arg("--stall-ms", 60_000));
+    let schedule = Arc::new(schedule);
+    let faults = Arc::clone(&schedule);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -22,7 +31,7 @@ fn main() {
     let server = rt.block_on(Server::start(move |req, _| {
         let reply = match u16::try_from(status) {
             Ok(code) if code > 0 => error(code, "injected by --status"),
-            _ => judge::reply(req),
+            _ => faults.answer(req, judge::reply(req)),
         };
         reply.after(latency)
     }));
@@ -36,4 +45,5 @@ fn main() {
         }
     }
     writeln!(stdout, "peak_in_flight {}", server.peak_in_flight()).expect("stdout");
+    writeln!(stdout, "faults_injected {}", schedule.injected_total()).expect("stdout");
 }

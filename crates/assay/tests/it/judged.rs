@@ -60,35 +60,11 @@ impl Fixture {
     /// The command of [`Fixture::eval`]: the key in the environment only,
     /// the cache in the scratch folder.
     pub(crate) fn command(&self, data: &Path, metrics: &str, out: &str, extra: &[&str]) -> Command {
-        let base_url = self.server.base_url();
-        let out = self.path(out);
-        let cache = self.path("cache.sqlite");
-        let mut args = vec![
-            "eval",
-            data.to_str().unwrap(),
-            "-m",
-            metrics,
-            "--judge",
-            "openai:judge-model",
-            "--embedder",
-            "openai:embed-model",
-            "--base-url",
-            &base_url,
-            "--out",
-            out.to_str().unwrap(),
-            "--cache",
-            cache.to_str().unwrap(),
-            "--format",
-            "json",
-            "--max-retries",
-            "0",
-        ];
-        args.extend_from_slice(extra);
-        let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+        let mut command = eval_command(data, metrics, &self.server.base_url(), self.dir.path());
         command
-            .args(&args)
-            .env("OPENAI_API_KEY", KEY)
-            .env("ASSAY_HOME", self.dir.path());
+            .args(["--out", self.path(out).to_str().unwrap()])
+            .args(["--max-retries", "0"])
+            .args(extra);
         command
     }
 
@@ -106,6 +82,24 @@ impl Fixture {
             .filter(|r| judge::prompt_name(r) == Some(prompt))
             .count()
     }
+}
+
+/// `assay eval DATA -m METRICS` against the judge at `base_url`, without
+/// `--out`: the key in the environment only, the cache and `ASSAY_HOME` in
+/// `dir`.
+pub(crate) fn eval_command(data: &Path, metrics: &str, base_url: &str, dir: &Path) -> Command {
+    let cache = dir.join("cache.sqlite");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_assay"));
+    command
+        .args(["eval", data.to_str().unwrap(), "-m", metrics])
+        .args(["--judge", "openai:judge-model"])
+        .args(["--embedder", "openai:embed-model"])
+        .args(["--base-url", base_url])
+        .args(["--cache", cache.to_str().unwrap()])
+        .args(["--format", "json"])
+        .env("OPENAI_API_KEY", KEY)
+        .env("ASSAY_HOME", dir);
+    command
 }
 
 pub(crate) fn rag_row() -> Value {
@@ -382,9 +376,9 @@ fn a_refused_key_stops_the_run_at_once() {
         .collect();
     let data = fx.data(&rows);
     let o = fx.eval(&data, "faithfulness", "run", &["--concurrency", "1"]);
-    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("the judge refused the run: auth"), "{err}");
+    assert!(err.contains("refused the credentials (auth:"), "{err}");
     // At most the samples in flight (4 x concurrency) asked before it stopped.
     assert!(fx.server.count() <= 4, "{} requests", fx.server.count());
     assert!(results(&fx.path("run"))

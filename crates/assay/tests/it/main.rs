@@ -5,6 +5,7 @@ mod calibrate;
 mod common;
 mod compare;
 mod eval;
+mod faults;
 mod gates;
 mod judged;
 mod metrics_cmd;
