@@ -53,7 +53,7 @@ enum Kind {
 impl Metric {
     /// Resolves `given` (param name -> value) against the metric's spec.
     pub fn configure(id: MetricId, given: &BTreeMap<String, String>) -> Result<Metric, ParamError> {
-        let values = Values::resolve(id, spec(id).params, given)?;
+        let values = Values::resolve(id, spec(id).params, None, given)?;
         let kind = match id {
             MetricId::Rouge => {
                 let types = values.get("types", parse_rouge_types)?;

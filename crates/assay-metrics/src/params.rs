@@ -1,8 +1,10 @@
 //! Metric parameters as users give them (`--set METRIC.PARAM=VALUE`),
-//! checked against each metric's declared parameters.
+//! checked against each metric's declared parameters: one [`Values`] and
+//! one [`ParamError`] for every metric, lexical, tool-call and judged.
 
-use crate::MetricId;
+use crate::AnyId;
 use std::collections::BTreeMap;
+use std::fmt::Display;
 use std::str::FromStr;
 
 /// A parameter a metric accepts, with its default as a user would type it.
@@ -13,7 +15,16 @@ pub struct ParamSpec {
     pub doc: &'static str,
 }
 
-/// A bad `--set`.
+/// The declaration of a parameter, for the metrics' specs.
+pub(crate) const fn param(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+) -> ParamSpec {
+    ParamSpec { name, default, doc }
+}
+
+/// A bad `--set`, or a bad parameter of a metric.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ParamError {
     #[error("--set {0}: expected METRIC.PARAM=VALUE")]
@@ -22,17 +33,19 @@ pub enum ParamError {
     Metric(#[from] crate::id::UnknownMetric),
     #[error("{metric}: unknown parameter '{param}' (known: {known})")]
     Unknown {
-        metric: MetricId,
+        metric: AnyId,
         param: String,
         known: String,
     },
     #[error("{metric}.{param}={value}: {message}")]
     Invalid {
-        metric: MetricId,
+        metric: AnyId,
         param: String,
         value: String,
         message: String,
     },
+    #[error("aspect_critique: no aspect selected (aspects=none and no aspect.NAME=DEFINITION)")]
+    NoAspects,
 }
 
 /// One `--set METRIC.PARAM=VALUE`, split.
@@ -81,63 +94,97 @@ impl FromStr for Setting {
 /// The values of one metric's parameters: given ones over defaults.
 #[derive(Clone, Debug)]
 pub struct Values {
-    metric: MetricId,
-    values: BTreeMap<&'static str, String>,
+    metric: AnyId,
+    specs: Vec<ParamSpec>,
+    /// Every parameter given, named ones included.
+    given: BTreeMap<String, String>,
 }
 
 impl Values {
-    /// Checks `given` (param -> value) against `specs` and fills defaults.
+    /// Checks `given` (param -> value) against `specs` and the `named`
+    /// prefix (names a metric takes besides `specs`, e.g. `aspect.`; an
+    /// empty prefix leaves every other name to the metric).
     pub fn resolve(
-        metric: MetricId,
+        metric: impl Into<AnyId>,
         specs: &[ParamSpec],
+        named: Option<&str>,
         given: &BTreeMap<String, String>,
     ) -> Result<Values, ParamError> {
+        let metric = metric.into();
+        let is_named = |k: &str| named.is_some_and(|prefix| k.starts_with(prefix));
         if let Some(unknown) = given
             .keys()
-            .find(|k| !specs.iter().any(|p| p.name == k.as_str()))
+            .find(|k| !specs.iter().any(|p| p.name == k.as_str()) && !is_named(k))
         {
+            let mut known: Vec<String> = specs.iter().map(|p| p.name.to_string()).collect();
+            known.extend(named.map(|prefix| format!("{prefix}NAME")));
             return Err(ParamError::Unknown {
                 metric,
                 param: unknown.clone(),
-                known: if specs.is_empty() {
+                known: if known.is_empty() {
                     "none".to_string()
                 } else {
-                    specs.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                    known.join(", ")
                 },
             });
         }
-        let values = specs
-            .iter()
-            .map(|p| {
-                (
-                    p.name,
-                    given
-                        .get(p.name)
-                        .cloned()
-                        .unwrap_or_else(|| p.default.to_string()),
-                )
+        Ok(Values {
+            metric,
+            specs: specs.to_vec(),
+            given: given.clone(),
+        })
+    }
+
+    /// The metric these values are for.
+    pub fn metric(&self) -> AnyId {
+        self.metric
+    }
+
+    /// Every parameter given, named ones included (no defaults).
+    pub fn given(&self) -> &BTreeMap<String, String> {
+        &self.given
+    }
+
+    /// A parameter's value as typed: given, else its default.
+    pub fn raw(&self, name: &str) -> &str {
+        self.given
+            .get(name)
+            .map(String::as_str)
+            .or_else(|| {
+                self.specs
+                    .iter()
+                    .find(|p| p.name == name)
+                    .map(|p| p.default)
             })
-            .collect();
-        Ok(Values { metric, values })
+            .unwrap_or_default()
     }
 
     /// Parses one parameter with `parse`, naming it in the error.
-    pub fn get<T, E: std::fmt::Display>(
+    pub fn get<T, E: Display>(
         &self,
-        name: &'static str,
+        name: &str,
         parse: impl FnOnce(&str) -> Result<T, E>,
     ) -> Result<T, ParamError> {
-        let raw = self
-            .values
-            .get(name)
-            .map(String::as_str)
-            .unwrap_or_default();
-        parse(raw).map_err(|e| ParamError::Invalid {
+        let raw = self.raw(name);
+        parse(raw).map_err(|e| self.invalid(name, raw, e))
+    }
+
+    /// Parses one parameter with its type's `FromStr`.
+    pub fn parse<T: FromStr>(&self, name: &str) -> Result<T, ParamError>
+    where
+        T::Err: Display,
+    {
+        self.get(name, str::parse)
+    }
+
+    /// The error for parameter `param` given as `value`.
+    pub fn invalid(&self, param: &str, value: &str, message: impl Display) -> ParamError {
+        ParamError::Invalid {
             metric: self.metric,
-            param: name.to_string(),
-            value: raw.to_string(),
-            message: e.to_string(),
-        })
+            param: param.to_string(),
+            value: value.to_string(),
+            message: message.to_string(),
+        }
     }
 }
 
@@ -166,6 +213,7 @@ pub fn parse_f64_list(s: &str) -> Result<Vec<f64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::MetricId;
 
     #[test]
     fn settings_parse_and_reject() {
@@ -193,13 +241,14 @@ mod tests {
             doc: "",
         }];
         let given = BTreeMap::from([("b".to_string(), "2".to_string())]);
-        let e = Values::resolve(MetricId::Bleu, &specs, &given).unwrap_err();
+        let e = Values::resolve(MetricId::Bleu, &specs, None, &given).unwrap_err();
         assert_eq!(e.to_string(), "bleu: unknown parameter 'b' (known: a)");
-        let v = Values::resolve(MetricId::Bleu, &specs, &BTreeMap::new()).unwrap();
+        let v = Values::resolve(MetricId::Bleu, &specs, None, &BTreeMap::new()).unwrap();
         assert_eq!(v.get("a", |s| s.parse::<u32>()).unwrap(), 1);
         let bad = Values::resolve(
             MetricId::Bleu,
             &specs,
+            None,
             &BTreeMap::from([("a".into(), "x".into())]),
         )
         .unwrap();

@@ -113,6 +113,18 @@ impl fmt::Display for AnyId {
     }
 }
 
+impl From<MetricId> for AnyId {
+    fn from(id: MetricId) -> AnyId {
+        AnyId::Lexical(id)
+    }
+}
+
+impl From<JudgedId> for AnyId {
+    fn from(id: JudgedId) -> AnyId {
+        AnyId::Judged(id)
+    }
+}
+
 impl FromStr for AnyId {
     type Err = UnknownMetric;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

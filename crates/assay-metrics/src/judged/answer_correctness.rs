@@ -29,14 +29,15 @@
 use crate::judged::common::{
     cosine, first, itemized, misaligned, n_refs, quote, scored, undefined, with_soft_score,
 };
-use crate::judged::configure::param;
-use crate::judged::configure::{optional_text, optional_unit, ConfigError, Values};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
+use crate::judged::options::{optional_text, optional_unit};
 use crate::judged::options::{Unit, Weights};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, InputError, Inputs, Label, StepKey, StepOutput, Verdict};
 use crate::judged::steps;
+use crate::params::param;
+use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -72,16 +73,16 @@ pub const DEF: JudgedDef = JudgedDef {
                 weights: Weights::DEFAULT,
                 threshold: None,
             }),
-    configure,
+    configure: Some(configure),
     named_params: None,
     per_output: None,
 };
 
 /// The metric from its parameters' values.
-fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+fn configure(values: &Values, _: &PromptSet) -> Result<JudgedMetric, ParamError> {
     Ok(JudgedMetric::new(AnswerCorrectness {
         weights: values.parse("weights")?,
-        threshold: values.with("threshold", optional_unit)?,
+        threshold: values.get("threshold", optional_unit)?,
     }))
 }
 

@@ -9,14 +9,14 @@
 //! Empty inputs: no statements -> skipped, `no_statements`.
 
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
-use crate::judged::configure::param;
-use crate::judged::configure::{ConfigError, Values};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::IdkCountsAs;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
 use crate::judged::steps;
+use crate::params::param;
+use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -49,13 +49,13 @@ pub const DEF: JudgedDef = JudgedDef {
             idk_counts_as: IdkCountsAs::Irrelevant,
         })
     },
-    configure,
+    configure: Some(configure),
     named_params: None,
     per_output: None,
 };
 
 /// The metric from its parameters' values.
-fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+fn configure(values: &Values, _: &PromptSet) -> Result<JudgedMetric, ParamError> {
     Ok(JudgedMetric::new(AnswerRelevance {
         idk_counts_as: values.parse("idk_counts_as")?,
     }))

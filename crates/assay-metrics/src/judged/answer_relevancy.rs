@@ -16,14 +16,14 @@
 //! noncommittal, hence 0); a zero embedding vector -> failed (undefined).
 
 use crate::judged::common::{cosine, first, misaligned, scored, undefined};
-use crate::judged::configure::param;
-use crate::judged::configure::{ConfigError, Values};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::{Noncommittal, Strictness};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, GeneratedQuestion, InputError, Inputs, StepKey};
 use crate::judged::steps;
+use crate::params::param;
+use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -59,13 +59,13 @@ pub const DEF: JudgedDef = JudgedDef {
                 strictness: Strictness::THREE,
                 noncommittal: Noncommittal::All,
             }),
-    configure,
+    configure: Some(configure),
     named_params: None,
     per_output: None,
 };
 
 /// The metric from its parameters' values.
-fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+fn configure(values: &Values, _: &PromptSet) -> Result<JudgedMetric, ParamError> {
     Ok(JudgedMetric::new(AnswerRelevancy {
         strictness: values.parse("strictness")?,
         noncommittal: values.parse("noncommittal")?,

@@ -15,13 +15,13 @@
 //! Empty inputs: an empty response is judged as it is.
 
 use crate::judged::common::{misaligned, scored};
-use crate::judged::configure::param;
-use crate::judged::configure::{ConfigError, Values, CUSTOM_ASPECT_PREFIX};
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, MetricUnit, PerOutput};
 use crate::judged::options::{BuiltinAspect, OptionError, Strictness};
 use crate::judged::prompt::{sha256_hex, PromptId, PromptSet};
 use crate::judged::step::{Aspect, InputError, Inputs, Label, StepKey, Verdict};
 use crate::judged::steps;
+use crate::params::param;
+use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 use serde_json::json;
@@ -29,6 +29,9 @@ use serde_json::json;
 pub const PROMPTS: &[PromptId] = &[PromptId::AspectVerdict];
 
 pub const EMPTY_INPUTS: &str = "an empty response is judged as it is";
+
+/// The prefix of a custom aspect's parameter: `aspect.NAME=DEFINITION`.
+pub const CUSTOM_ASPECT_PREFIX: &str = "aspect.";
 
 /// The id users type.
 pub const ID: JudgedId = JudgedId::new("aspect_critique");
@@ -62,7 +65,7 @@ pub const DEF: JudgedDef = JudgedDef {
             strictness: Strictness::ONE,
         })
     },
-    configure,
+    configure: Some(configure),
     named_params: Some(CUSTOM_ASPECT_PREFIX),
     per_output: Some(PerOutput {
         outputs: "aspect_critique/ASPECT, one per selected aspect",
@@ -72,8 +75,8 @@ pub const DEF: JudgedDef = JudgedDef {
 };
 
 /// The metric from its parameters' values.
-fn configure(values: &Values<'_>, prompts: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    let strictness = values.with("strictness", |s| {
+fn configure(values: &Values, prompts: &PromptSet) -> Result<JudgedMetric, ParamError> {
+    let strictness = values.get("strictness", |s| {
         Strictness::odd(s.parse::<Strictness>()?.get())
     })?;
     let names = values.raw("aspects");
@@ -82,17 +85,13 @@ fn configure(values: &Values<'_>, prompts: &PromptSet) -> Result<JudgedMetric, C
         for name in names.split(',').map(str::trim) {
             let which = name
                 .parse::<BuiltinAspect>()
-                .map_err(|e| ConfigError::Invalid {
-                    metric: ID,
-                    param: "aspects".into(),
-                    value: names.to_string(),
-                    message: e.to_string(),
-                })?;
-            let aspect = builtin(prompts, which).ok_or_else(|| ConfigError::Invalid {
-                metric: ID,
-                param: "aspects".into(),
-                value: names.to_string(),
-                message: format!("the aspect prompt file does not define '{which}'"),
+                .map_err(|e| values.invalid("aspects", names, e))?;
+            let aspect = builtin(prompts, which).ok_or_else(|| {
+                values.invalid(
+                    "aspects",
+                    names,
+                    format!("the aspect prompt file does not define '{which}'"),
+                )
             })?;
             if !aspects.contains(&aspect) {
                 aspects.push(aspect);
@@ -100,17 +99,12 @@ fn configure(values: &Values<'_>, prompts: &PromptSet) -> Result<JudgedMetric, C
         }
     }
     for (key, definition) in values
-        .given
+        .given()
         .iter()
         .filter(|(k, _)| k.starts_with(CUSTOM_ASPECT_PREFIX))
     {
         let name = &key[CUSTOM_ASPECT_PREFIX.len()..];
-        let invalid = |message: String| ConfigError::Invalid {
-            metric: ID,
-            param: key.clone(),
-            value: definition.clone(),
-            message,
-        };
+        let invalid = |message: String| values.invalid(key, definition, message);
         if aspects.iter().any(|a| a.name == name) {
             return Err(invalid(format!("aspect '{name}' is defined twice")));
         }
@@ -121,7 +115,7 @@ fn configure(values: &Values<'_>, prompts: &PromptSet) -> Result<JudgedMetric, C
         );
     }
     if aspects.is_empty() {
-        return Err(ConfigError::NoAspects);
+        return Err(ParamError::NoAspects);
     }
     Ok(JudgedMetric::new(AspectCritique {
         aspects,

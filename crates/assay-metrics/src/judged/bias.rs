@@ -8,7 +8,6 @@
 //!
 //! Empty inputs: no opinions -> 0, as the seed says.
 
-use crate::judged::configure::defaults_only;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::share::{Items, Share};
@@ -44,7 +43,7 @@ pub const DEF: JudgedDef = JudgedDef {
             score,
         })
     },
-    configure: defaults_only,
+    configure: None,
     named_params: None,
     per_output: None,
 };

@@ -15,14 +15,14 @@
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
 
 use crate::judged::common::{misaligned, n_refs, quote, scored, with_quotes};
-use crate::judged::configure::param;
-use crate::judged::configure::{ConfigError, Values};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::PrecisionAgainst;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, UsefulFor, Verdict};
 use crate::judged::steps;
+use crate::params::param;
+use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -60,13 +60,13 @@ pub const DEF: JudgedDef = JudgedDef {
             against: PrecisionAgainst::Reference,
         })
     },
-    configure,
+    configure: Some(configure),
     named_params: None,
     per_output: None,
 };
 
 /// The metric from its parameters' values.
-fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+fn configure(values: &Values, _: &PromptSet) -> Result<JudgedMetric, ParamError> {
     Ok(JudgedMetric::new(ContextPrecision {
         against: values.parse("against")?,
     }))

@@ -24,7 +24,6 @@
 use crate::judged::common::{
     itemized, misaligned, n_refs, quote, scored, soft_share, with_quotes, with_soft_score,
 };
-use crate::judged::configure::defaults_only;
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, StepOutput, Verdict};
@@ -58,7 +57,7 @@ pub const DEF: JudgedDef = JudgedDef {
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::new(ContextRecall),
-    configure: defaults_only,
+    configure: None,
     named_params: None,
     per_output: None,
 };

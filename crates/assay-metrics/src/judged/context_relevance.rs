@@ -7,7 +7,6 @@
 //! Empty inputs: no retrieved contexts -> skipped, `no_contexts`.
 
 use crate::judged::common::context_share;
-use crate::judged::configure::defaults_only;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::share::{Items, Share};
@@ -43,7 +42,7 @@ pub const DEF: JudgedDef = JudgedDef {
             score,
         })
     },
-    configure: defaults_only,
+    configure: None,
     named_params: None,
     per_output: None,
 };

@@ -24,14 +24,15 @@
 //! Empty inputs: contexts without any sentence -> skipped, `no_contexts`.
 
 use crate::judged::common::{cosine, misaligned, scored};
-use crate::judged::configure::{param, STRICTNESS_DOC};
-use crate::judged::configure::{ConfigError, Values};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
+use crate::judged::options::STRICTNESS_DOC;
 use crate::judged::options::{Agreement, Strictness};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, Extraction, InputError, Inputs, StepKey};
 use crate::judged::steps;
+use crate::params::param;
+use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use assay_text::sentences::split_sentences;
@@ -71,13 +72,13 @@ pub const DEF: JudgedDef = JudgedDef {
             agreement: Agreement::Jaccard,
         })
     },
-    configure,
+    configure: Some(configure),
     named_params: None,
     per_output: None,
 };
 
 /// The metric from its parameters' values.
-fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+fn configure(values: &Values, _: &PromptSet) -> Result<JudgedMetric, ParamError> {
     Ok(JudgedMetric::new(ContextRelevancy {
         strictness: values.parse("strictness")?,
         agreement: values.parse("agreement")?,

@@ -23,14 +23,14 @@
 use crate::judged::common::{
     itemized, misaligned, quote, scored, soft_share, with_quotes, with_soft_score,
 };
-use crate::judged::configure::param;
-use crate::judged::configure::{ConfigError, Values};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::FaithfulnessMode;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
 use crate::judged::steps;
+use crate::params::param;
+use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -66,13 +66,13 @@ pub const DEF: JudgedDef = JudgedDef {
             mode: FaithfulnessMode::Supported,
         })
     },
-    configure,
+    configure: Some(configure),
     named_params: None,
     per_output: None,
 };
 
 /// The metric from its parameters' values.
-fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+fn configure(values: &Values, _: &PromptSet) -> Result<JudgedMetric, ParamError> {
     Ok(JudgedMetric::new(Faithfulness {
         mode: values.parse("mode")?,
     }))

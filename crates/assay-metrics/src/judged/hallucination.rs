@@ -15,7 +15,6 @@
 //! response contradicts nothing (0).
 
 use crate::judged::common::context_share;
-use crate::judged::configure::defaults_only;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
 use crate::judged::prompt::PromptId;
 use crate::judged::share::{Items, Share};
@@ -52,7 +51,7 @@ pub const DEF: JudgedDef = JudgedDef {
             score,
         })
     },
-    configure: defaults_only,
+    configure: None,
     named_params: None,
     per_output: None,
 };

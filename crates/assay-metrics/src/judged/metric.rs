@@ -1,7 +1,6 @@
 //! The judged metrics by id, with their parameters: required fields,
 //! steps, outputs, directions, signatures, and scoring from step outputs.
 
-use crate::judged::configure::{ConfigError, Values};
 use crate::judged::likelihood;
 use crate::judged::prompt::{PromptDecl, PromptId, PromptSet, Protocol};
 use crate::judged::step::{InputError, Inputs, Outputs, StepKey, StepOutput};
@@ -11,6 +10,7 @@ use crate::judged::{
     hallucination, rubric, semantic_similarity, summarization_score, summary_coherence, toxicity,
 };
 use crate::params::ParamSpec;
+use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Failure, Field, Outcome, Sample, Signature, SkipReason};
 use std::collections::BTreeMap;
@@ -23,6 +23,9 @@ use std::sync::Arc;
 /// order as [`JUDGED`] lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct JudgedId(&'static str);
+
+/// How a judged metric is made from its parameters' values.
+pub type Configure = fn(&Values, &PromptSet) -> Result<JudgedMetric, ParamError>;
 
 /// What a judged metric is, whatever its parameters. Each metric's module
 /// defines its own (`DEF`); [`JUDGED`] lists them, and everything that
@@ -56,8 +59,9 @@ pub struct JudgedDef {
     /// The metric with every parameter at its default.
     pub default: fn() -> JudgedMetric,
     /// The metric from its parameters' values (given over the defaults),
-    /// already checked to be known.
-    pub configure: fn(&Values<'_>, &PromptSet) -> Result<JudgedMetric, ConfigError>,
+    /// already checked to be known; `None` for a metric without
+    /// parameters (its default).
+    pub configure: Option<Configure>,
     /// The prefix of free-form parameters `PREFIX.NAME=VALUE` the metric
     /// takes besides `params` (`aspect.` for custom aspects; an empty
     /// prefix leaves every other name to `configure`).
@@ -257,6 +261,29 @@ pub(crate) fn single(id: JudgedId, outcome: Outcome) -> Result<Vec<(String, Outc
 }
 
 impl JudgedMetric {
+    /// Resolves `given` (param -> value) over the defaults. Built-in aspect
+    /// definitions come from `prompts`.
+    ///
+    /// ```
+    /// use assay_metrics::judged::{answer_relevancy, JudgedMetric, PromptSet};
+    /// let prompts = PromptSet::builtin().unwrap();
+    /// let given = [("strictness".to_string(), "5".to_string())].into();
+    /// let m = JudgedMetric::configure(answer_relevancy::ID, &given, &prompts).unwrap();
+    /// assert_eq!(m.params()[0], ("strictness".to_string(), "5".to_string()));
+    /// ```
+    pub fn configure(
+        id: JudgedId,
+        given: &BTreeMap<String, String>,
+        prompts: &PromptSet,
+    ) -> Result<JudgedMetric, ParamError> {
+        let def = id.def();
+        let values = Values::resolve(id, def.params, def.named_params, given)?;
+        match def.configure {
+            Some(configure) => configure(&values, prompts),
+            None => Ok((def.default)()),
+        }
+    }
+
     /// The metric a unit defines.
     pub fn new(unit: impl MetricUnit + 'static) -> JudgedMetric {
         JudgedMetric(Arc::new(unit))

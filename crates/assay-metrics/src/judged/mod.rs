@@ -29,7 +29,6 @@
 //! assert_eq!(shared, 1);
 //! ```
 
-pub mod configure;
 pub mod grounding;
 pub mod likelihood;
 pub mod measured;
@@ -67,8 +66,8 @@ pub mod summarization_score;
 pub mod summary_coherence;
 pub mod toxicity;
 
+pub use aspect_critique::CUSTOM_ASPECT_PREFIX;
 pub use common::SOFT_SCORE;
-pub use configure::{ConfigError, CUSTOM_ASPECT_PREFIX};
 pub use metric::{JudgedId, JudgedMetric, UnknownJudged};
 pub use options::{
     Agreement, BuiltinAspect, FaithfulnessMode, IdkCountsAs, LengthPenalty, Noncommittal,

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 /// A parameter value that does not parse or is out of range.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("'{value}': {message}")]
+#[error("{message}")]
 pub struct OptionError {
     pub value: String,
     pub message: String,
@@ -285,6 +285,22 @@ impl FromStr for Weights {
             _ => Err(bad(s, "expected two numbers, e.g. 0.75,0.25")),
         }
     }
+}
+
+pub(crate) const STRICTNESS_DOC: &str = "number of judge draws (1 to 10)";
+
+/// `none` or a number in [0, 1].
+pub(crate) fn optional_unit(s: &str) -> Result<Option<Unit>, OptionError> {
+    if s.trim() == "none" {
+        Ok(None)
+    } else {
+        s.parse().map(Some)
+    }
+}
+
+/// The inverse of [`optional_unit`]: `none` or the number.
+pub(crate) fn optional_text(value: Option<Unit>) -> String {
+    value.map_or("none".to_string(), |u| u.to_string())
 }
 
 #[cfg(test)]

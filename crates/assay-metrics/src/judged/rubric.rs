@@ -28,12 +28,12 @@
 //! (`missing_field`); empty texts are rated as they are.
 
 use crate::judged::common::rated;
-use crate::judged::configure::{param, ConfigError, Values};
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, MetricUnit, PerOutput};
 use crate::judged::prompt::{sha256_hex, PromptDecl, PromptId, PromptSet, SlotKind};
 use crate::judged::render::{list, numbered, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit, UnitStep};
 use crate::judged::validate::{self, Problem};
+use crate::params::{param, ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Failure, FailureKind, Field, Outcome, Sample};
 use serde_json::Value;
@@ -106,7 +106,7 @@ pub const DEF: JudgedDef = JudgedDef {
         "skipped (missing_field) without a field it reads; empty texts are rated as they are",
     signature_version: 1,
     default: || unit(Vec::new()),
-    configure,
+    configure: Some(configure),
     named_params: Some(""),
     per_output: Some(PerOutput {
         outputs: "rubric for rubric.criteria, rubric/NAME for each rubric.NAME.criteria",
@@ -120,15 +120,10 @@ fn unit(rubrics: Vec<Rubric>) -> JudgedMetric {
 
 /// The rubrics from their parameters: the unnamed one when `criteria` is
 /// given, and one per `NAME.criteria`.
-fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
-    let invalid = |param: &str, value: &str, message: String| ConfigError::Invalid {
-        metric: ID,
-        param: param.to_string(),
-        value: value.to_string(),
-        message,
-    };
+fn configure(values: &Values, _: &PromptSet) -> Result<JudgedMetric, ParamError> {
+    let invalid = |param: &str, value: &str, message: String| values.invalid(param, value, message);
     let mut names: BTreeSet<&str> = BTreeSet::new();
-    for key in values.given.keys() {
+    for key in values.given().keys() {
         let known = match key.rsplit_once('.') {
             None => PER_RUBRIC.contains(&key.as_str()),
             Some((name, param)) => {
@@ -137,8 +132,8 @@ fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigE
             }
         };
         if !known {
-            return Err(ConfigError::Unknown {
-                metric: ID,
+            return Err(ParamError::Unknown {
+                metric: ID.into(),
                 param: key.clone(),
                 known: "criteria, steps, scale, fields, NAME.criteria, NAME.steps, NAME.scale, \
                         NAME.fields (NAME: lower-case letters, digits, _)"
@@ -150,7 +145,7 @@ fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigE
         match name {
             None => values.raw(param).to_string(),
             Some(n) => values
-                .given
+                .given()
                 .get(&format!("{n}.{param}"))
                 .cloned()
                 // A named rubric's steps are its own; its scale and fields
@@ -629,7 +624,7 @@ mod tests {
     use super::*;
     use crate::judged::step::Rating;
 
-    fn metric(given: &[(&str, &str)]) -> Result<JudgedMetric, ConfigError> {
+    fn metric(given: &[(&str, &str)]) -> Result<JudgedMetric, ParamError> {
         let given: BTreeMap<String, String> = given
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

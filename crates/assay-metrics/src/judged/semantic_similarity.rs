@@ -10,13 +10,14 @@
 //! -> failed (undefined).
 
 use crate::judged::common::{cosine, first, n_refs, scored, undefined};
-use crate::judged::configure::param;
-use crate::judged::configure::{optional_text, optional_unit, ConfigError, Values};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::Unit;
+use crate::judged::options::{optional_text, optional_unit};
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, InputError, Inputs, StepKey};
+use crate::params::param;
+use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
@@ -46,15 +47,15 @@ pub const DEF: JudgedDef = JudgedDef {
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::new(SemanticSimilarity { threshold: None }),
-    configure,
+    configure: Some(configure),
     named_params: None,
     per_output: None,
 };
 
 /// The metric from its parameters' values.
-fn configure(values: &Values<'_>, _: &PromptSet) -> Result<JudgedMetric, ConfigError> {
+fn configure(values: &Values, _: &PromptSet) -> Result<JudgedMetric, ParamError> {
     Ok(JudgedMetric::new(SemanticSimilarity {
-        threshold: values.with("threshold", optional_unit)?,
+        threshold: values.get("threshold", optional_unit)?,
     }))
 }
 

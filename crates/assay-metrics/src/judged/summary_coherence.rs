@@ -13,7 +13,6 @@
 //! summary is rated as it is.
 
 use crate::judged::common::rated;
-use crate::judged::configure::defaults_only;
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{InputError, Inputs, Rating, StepKey, StepOutput};
@@ -42,7 +41,7 @@ pub const DEF: JudgedDef = JudgedDef {
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::new(SummaryCoherence),
-    configure: defaults_only,
+    configure: None,
     named_params: None,
     per_output: None,
 };

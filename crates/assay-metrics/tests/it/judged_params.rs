@@ -4,8 +4,9 @@
 use assay_metrics::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
     context_precision, context_relevancy, faithfulness, rubric, semantic_similarity,
-    summarization_score, ConfigError, JudgedId, JudgedMetric, PromptSet,
+    summarization_score, JudgedId, JudgedMetric, PromptSet,
 };
+use assay_metrics::ParamError;
 use std::collections::BTreeMap;
 
 /// For every parameter, another valid value. A parameter missing here fails
@@ -140,7 +141,7 @@ fn bad_parameters_are_typed_errors() {
     )
     .unwrap_err();
     assert!(
-        matches!(&e, ConfigError::Invalid { param, .. } if param == "strictness"),
+        matches!(&e, ParamError::Invalid { param, .. } if param == "strictness"),
         "{e}"
     );
     let e = JudgedMetric::configure(
@@ -159,7 +160,7 @@ fn bad_parameters_are_typed_errors() {
         &prompts,
     )
     .unwrap_err();
-    assert_eq!(e, ConfigError::NoAspects);
+    assert_eq!(e, ParamError::NoAspects);
     let e = JudgedMetric::configure(
         aspect_critique::ID,
         &given(&[("aspects", "kindness")]),
