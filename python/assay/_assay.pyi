@@ -3,7 +3,31 @@
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
+
+# The names the extension lists in its `__all__` (PyO3 adds each function
+# and class it registers).
+__all__ = [
+    "__version__",
+    "rouge",
+    "sentence_bleu",
+    "corpus_bleu",
+    "sentence_sacrebleu",
+    "corpus_sacrebleu",
+    "sentence_chrf",
+    "corpus_chrf",
+    "evaluate",
+    "merge",
+    "report",
+    "compare",
+    "check_gates",
+    "parse_gates",
+    "calibrate",
+    "cli_main",
+    "UsageError",
+    "AuthError",
+    "JudgeUnavailableError",
+]
 
 __version__: str
 
@@ -75,20 +99,23 @@ def calibrate(
     stop: threading.Event | None = None,
 ) -> dict[str, Any]: ...
 
-Prf = tuple[float, float, float]
-SacreScore = tuple[float, list[int], list[int], list[float], float, int, int]
+# Stub-only aliases (private, as the extension has no such names).
+_Prf: TypeAlias = tuple[float, float, float]
+_SacreScore: TypeAlias = tuple[float, list[int], list[int], list[float], float, int, int]
 
 def rouge(
     predictions: list[str], references: list[list[str]], types: list[str], use_stemmer: bool
-) -> list[list[Prf]]: ...
+) -> list[list[_Prf]]: ...
 def sentence_bleu(
     predictions: list[str], references: list[list[str]], weights: list[float], smoothing: str
 ) -> list[float]: ...
 def corpus_bleu(
     predictions: list[str], references: list[list[str]], weights: list[float], smoothing: str
 ) -> float: ...
-def sentence_sacrebleu(predictions: list[str], references: list[list[str]]) -> list[SacreScore]: ...
-def corpus_sacrebleu(predictions: list[str], references: list[list[str]]) -> SacreScore: ...
+def sentence_sacrebleu(
+    predictions: list[str], references: list[list[str]]
+) -> list[_SacreScore]: ...
+def corpus_sacrebleu(predictions: list[str], references: list[list[str]]) -> _SacreScore: ...
 def sentence_chrf(
     predictions: list[str],
     references: list[list[str]],

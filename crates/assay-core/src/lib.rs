@@ -18,7 +18,9 @@ pub use aggregate::{
 };
 pub use conversation::{Conversation, Message, Role, ToolCall};
 pub use dataset::{Format, Location, Position, Row, RowError, Rows, Source};
-pub use outcome::{Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status};
+pub use outcome::{
+    Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status, UnknownFailureKind,
+};
 pub use results::{read_results, visit_results, ResultsLog};
 pub use sample::{Field, Sample};
 pub use signature::Signature;

@@ -4,6 +4,7 @@ use crate::Field;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
+use std::str::FromStr;
 
 /// The result of one metric on one sample. Never NaN: a number is either
 /// scored, or the outcome says why there is none.
@@ -81,6 +82,13 @@ pub struct Failure {
 }
 
 /// The kinds of failure, as reported in results and counted in summaries.
+///
+/// One type from the dataset readers to Python: the judge layer
+/// (`assay-llm`'s `Error::kind`) and the local models fail with these
+/// same kinds, so a judge error becomes an outcome without a map. Each
+/// kind has a stable snake_case id (`Display`/`FromStr` and serde
+/// round-trip through it), written in `results.jsonl` and counted in
+/// summaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
@@ -89,30 +97,34 @@ pub enum FailureKind {
     /// The metric's computation is undefined for this input (e.g. nltk's
     /// smoothing method 6 on a hypothesis without trigram matches).
     Undefined,
-    // The judge layer's kinds, named as assay-llm's `ErrorKind`.
-    /// The provider refused the credentials.
+    // The judge layer's kinds.
+    /// The provider refused the credentials (HTTP 401/403).
+    ///
+    /// Run-fatal: every later request would fail the same way, so a caller
+    /// should stop the whole run at once (`assay-llm`'s `Error::is_run_fatal`).
     Auth,
-    /// Rate limited after all retries.
+    /// HTTP 429 after all retries, or a `Retry-After` longer than allowed.
     RateLimited,
-    /// The per-call timeout elapsed after all retries.
+    /// The per-attempt timeout elapsed (or HTTP 408) after all retries.
     Timeout,
-    /// The provider answered 5xx after all retries.
+    /// HTTP 5xx after all retries.
     Server,
-    /// The connection failed after all retries.
+    /// The connection failed or was reset, after all retries.
     Connection,
-    /// The provider rejected the request (e.g. an unknown model).
+    /// The provider rejected the request itself (other 4xx, e.g. unknown model).
     Rejected,
-    /// The provider's body was not the protocol's JSON.
+    /// The body was not the protocol's JSON, was too large, or lacked fields.
     InvalidResponse,
-    /// The answer stopped at the token limit.
+    /// The model stopped at the token limit (`finish_reason: length`).
     Truncated,
     /// The provider's content filter withheld the answer.
     ContentFilter,
-    /// The answer was not JSON valid against the output schema, even after repair.
+    /// The answer did not yield JSON valid against the output schema, even
+    /// after the repair re-asks; the message carries the raw text.
     Parse,
     /// The response cache could not be read or written.
     Cache,
-    /// A model spec or option was not understood.
+    /// A model spec, option or batch file was not understood.
     Config,
     /// The answer was valid JSON but did not fit the question (wrong number
     /// of verdicts, a label outside the set), even after one repair.
@@ -120,6 +132,26 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [FailureKind; 15] = [
+        FailureKind::Input,
+        FailureKind::Undefined,
+        FailureKind::Auth,
+        FailureKind::RateLimited,
+        FailureKind::Timeout,
+        FailureKind::Server,
+        FailureKind::Connection,
+        FailureKind::Rejected,
+        FailureKind::InvalidResponse,
+        FailureKind::Truncated,
+        FailureKind::ContentFilter,
+        FailureKind::Parse,
+        FailureKind::Cache,
+        FailureKind::Config,
+        FailureKind::Mismatch,
+    ];
+
+    /// The stable snake_case id.
     pub fn name(self) -> &'static str {
         match self {
             FailureKind::Input => "input",
@@ -144,6 +176,22 @@ impl FailureKind {
 impl fmt::Display for FailureKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// The id names no [`FailureKind`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown failure kind {0:?}")]
+pub struct UnknownFailureKind(pub String);
+
+impl FromStr for FailureKind {
+    type Err = UnknownFailureKind;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        FailureKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| UnknownFailureKind(s.to_owned()))
     }
 }
 
@@ -284,6 +332,15 @@ mod tests {
         ] {
             assert!(why.to_string().starts_with(key), "{why}");
         }
+    }
+
+    #[test]
+    fn failure_kinds_round_trip_through_their_ids() {
+        for kind in FailureKind::ALL {
+            assert_eq!(kind.name().parse::<FailureKind>(), Ok(kind));
+            assert_eq!(serde_json::to_value(kind).unwrap(), json!(kind.name()));
+        }
+        assert!("nope".parse::<FailureKind>().is_err());
     }
 
     #[test]

@@ -278,7 +278,7 @@ pub fn import(file: &Path, out: &Path, cache: Option<PathBuf>) -> Result<String>
         text.push_str(&format!(
             "failed {}: {}: {} (exported again next round)\n",
             key.as_str(),
-            e.kind().as_str(),
+            e.kind(),
             e.detail()
         ));
     }

@@ -29,7 +29,7 @@ pub enum EngineError {
         /// The endpoint that failed (its base URL).
         endpoint: String,
         /// Why: `auth`, `connection` or `rejected`.
-        kind: assay_llm::ErrorKind,
+        kind: assay_core::FailureKind,
         /// One line naming the endpoint, the cause and what is kept.
         message: String,
     },

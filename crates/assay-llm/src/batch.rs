@@ -12,7 +12,7 @@ use crate::key::RequestKey;
 use crate::model::{ChatModel, ChatRequest};
 use crate::openai::{parse_chat_body, OpenAiChat};
 use crate::schema::parse_structured;
-use crate::{Error, ErrorKind};
+use crate::{Error, FailureKind};
 
 /// Writes one batch line per distinct request; returns how many were written.
 pub fn export_batch(
@@ -32,8 +32,9 @@ pub fn export_batch(
             "url": "/v1/chat/completions",
             "body": model.request_body(request),
         });
-        writeln!(out, "{line}")
-            .map_err(|e| Error::new(ErrorKind::Config, format!("cannot write batch file: {e}")))?;
+        writeln!(out, "{line}").map_err(|e| {
+            Error::new(FailureKind::Config, format!("cannot write batch file: {e}"))
+        })?;
     }
     Ok(seen.len())
 }
@@ -52,7 +53,7 @@ pub struct ImportReport {
 
 /// Reads a batch output file and caches every answer that belongs to one of
 /// `requests` and validates against its schema. A malformed line is a
-/// [`ErrorKind::Config`] error naming its line number.
+/// [`FailureKind::Config`] error naming its line number.
 pub fn import_batch(
     model: &OpenAiChat,
     cache: &Cache,
@@ -67,7 +68,7 @@ pub fn import_batch(
     for (n, line) in input.lines().enumerate() {
         let bad = |what: String| {
             Error::new(
-                ErrorKind::Config,
+                FailureKind::Config,
                 format!("batch output line {}: {what}", n + 1),
             )
         };
@@ -100,7 +101,7 @@ pub fn import_batch(
 fn answer(line: &Value, request: &ChatRequest) -> Result<crate::ChatResponse, Error> {
     if let Some(err) = line.get("error").filter(|e| !e.is_null()) {
         return Err(Error::new(
-            ErrorKind::Rejected,
+            FailureKind::Rejected,
             format!("batch error: {err}"),
         ));
     }
@@ -110,22 +111,22 @@ fn answer(line: &Value, request: &ChatRequest) -> Result<crate::ChatResponse, Er
         .unwrap_or(0);
     let body = line.pointer("/response/body").ok_or_else(|| {
         Error::new(
-            ErrorKind::InvalidResponse,
+            FailureKind::InvalidResponse,
             "batch line has no response body",
         )
     })?;
     if status != 200 {
         return Err(Error::new(
-            ErrorKind::Rejected,
+            FailureKind::Rejected,
             format!("batch answer has status {status}"),
         ));
     }
     let bytes = serde_json::to_vec(body)
-        .map_err(|e| Error::new(ErrorKind::InvalidResponse, e.to_string()))?;
+        .map_err(|e| Error::new(FailureKind::InvalidResponse, e.to_string()))?;
     let mut resp = parse_chat_body(&bytes)?;
     if let Some(schema) = &request.schema {
         let value = parse_structured(&resp.text, schema)
-            .map_err(|e| Error::new(ErrorKind::Parse, e).with_raw_output(resp.text.clone()))?;
+            .map_err(|e| Error::new(FailureKind::Parse, e).with_raw_output(resp.text.clone()))?;
         resp.json = Some(value);
     }
     Ok(resp)

@@ -46,7 +46,7 @@ use sha2::{Digest, Sha256};
 use crate::key::RequestKey;
 use crate::model::{ChatResponse, Source};
 use crate::spec::CacheLocation;
-use crate::{Error, ErrorKind};
+use crate::{Error, FailureKind};
 
 /// Version of the table layout, stored in the file's `meta` table.
 /// Version 1 files (chat keyed by hex text) are converted on open.
@@ -170,7 +170,7 @@ impl Cache {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| {
                 Error::new(
-                    ErrorKind::Cache,
+                    FailureKind::Cache,
                     format!("cannot create {}: {e}", parent.display()),
                 )
             })?;
@@ -212,7 +212,12 @@ impl Cache {
         let folder = std::thread::Builder::new()
             .name("assay-cache-fold".into())
             .spawn(move || folder.run(&queue))
-            .map_err(|e| Error::new(ErrorKind::Cache, format!("cannot start cache folder: {e}")))?;
+            .map_err(|e| {
+                Error::new(
+                    FailureKind::Cache,
+                    format!("cannot start cache folder: {e}"),
+                )
+            })?;
         Ok(Cache {
             path,
             writer,
@@ -496,7 +501,7 @@ struct ChatRow {
 impl ChatRow {
     fn new(key: &RequestKey, model: &str, response: &ChatResponse) -> Result<Self, Error> {
         let json = serde_json::to_string(response)
-            .map_err(|e| Error::new(ErrorKind::Cache, format!("cannot encode answer: {e}")))?;
+            .map_err(|e| Error::new(FailureKind::Cache, format!("cannot encode answer: {e}")))?;
         Ok(ChatRow {
             key: key.digest(),
             model: model.to_owned(),
@@ -630,7 +635,7 @@ fn sibling(cache: &Path, tag: &str, suffix: &str) -> PathBuf {
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
     Error::new(
-        ErrorKind::Cache,
+        FailureKind::Cache,
         format!("cannot {what} {}: {e}", path.display()),
     )
 }
@@ -817,7 +822,7 @@ fn prepare_tables(conn: &Connection, path: &Path) -> Result<(), Error> {
         Some(v) if v == CACHE_FORMAT_VERSION.to_string() => return Ok(()),
         Some(v) => {
             return Err(Error::new(
-                ErrorKind::Cache,
+                FailureKind::Cache,
                 format!(
                     "{} has cache format {v}, this build reads {CACHE_FORMAT_VERSION}; clear it",
                     path.display()
@@ -1001,11 +1006,11 @@ fn commit_rows<'a>(
 }
 
 fn poisoned() -> Error {
-    Error::new(ErrorKind::Cache, "cache lock poisoned")
+    Error::new(FailureKind::Cache, "cache lock poisoned")
 }
 
 fn stopped() -> Error {
-    Error::new(ErrorKind::Cache, "the cache's folder thread has stopped")
+    Error::new(FailureKind::Cache, "the cache's folder thread has stopped")
 }
 
 fn clamp_i64(v: u64) -> i64 {

@@ -1,92 +1,12 @@
 //! Typed errors of the judge layer.
 //!
-//! Every failure is an [`Error`] value carrying an [`ErrorKind`]; the kinds
-//! map one to one onto the `Failed { kind }` outcomes of a metric, so a
+//! Every failure is an [`Error`] value carrying a [`FailureKind`], the
+//! same kind that a metric's `Failed { kind }` outcome records, so a
 //! timeout or an unparseable judge answer is recorded, never turned into NaN.
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
-/// What went wrong, as a stable snake_case id (`Display`/`FromStr` round-trip).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    /// The provider refused the credentials (HTTP 401/403).
-    ///
-    /// Run-fatal: every later request would fail the same way, so a caller
-    /// should stop the whole run at once (see [`Error::is_run_fatal`]).
-    Auth,
-    /// HTTP 429 after all retries, or a `Retry-After` longer than allowed.
-    RateLimited,
-    /// The per-attempt timeout elapsed (or HTTP 408) after all retries.
-    Timeout,
-    /// HTTP 5xx after all retries.
-    Server,
-    /// The connection failed or was reset, after all retries.
-    Connection,
-    /// The provider rejected the request itself (other 4xx, e.g. unknown model).
-    Rejected,
-    /// The body was not the protocol's JSON, was too large, or lacked fields.
-    InvalidResponse,
-    /// The model stopped at the token limit (`finish_reason: length`).
-    Truncated,
-    /// The provider's content filter withheld the answer.
-    ContentFilter,
-    /// The answer did not yield JSON valid against the output schema, even
-    /// after the repair re-asks; the error carries the raw text.
-    Parse,
-    /// The response cache could not be read or written.
-    Cache,
-    /// A model spec, option or batch file was not understood.
-    Config,
-}
-
-impl ErrorKind {
-    /// Every kind, in declaration order.
-    pub const ALL: [ErrorKind; 12] = [
-        ErrorKind::Auth,
-        ErrorKind::RateLimited,
-        ErrorKind::Timeout,
-        ErrorKind::Server,
-        ErrorKind::Connection,
-        ErrorKind::Rejected,
-        ErrorKind::InvalidResponse,
-        ErrorKind::Truncated,
-        ErrorKind::ContentFilter,
-        ErrorKind::Parse,
-        ErrorKind::Cache,
-        ErrorKind::Config,
-    ];
-
-    /// The stable snake_case id.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Auth => "auth",
-            ErrorKind::RateLimited => "rate_limited",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Server => "server",
-            ErrorKind::Connection => "connection",
-            ErrorKind::Rejected => "rejected",
-            ErrorKind::InvalidResponse => "invalid_response",
-            ErrorKind::Truncated => "truncated",
-            ErrorKind::ContentFilter => "content_filter",
-            ErrorKind::Parse => "parse",
-            ErrorKind::Cache => "cache",
-            ErrorKind::Config => "config",
-        }
-    }
-
-    /// Whether a request failing this way is worth sending again.
-    ///
-    /// Only transient conditions are: retrying a bad key, a refused request
-    /// or a content-filtered answer would just spend money.
-    pub fn is_retryable(self) -> bool {
-        matches!(
-            self,
-            ErrorKind::RateLimited | ErrorKind::Timeout | ErrorKind::Server | ErrorKind::Connection
-        )
-    }
-}
+use assay_core::FailureKind;
 
 /// What a judge has done so far in a run: whether a failure of its
 /// endpoint is a wrong setting (nothing answered yet) or an outage in the
@@ -100,28 +20,6 @@ pub enum JudgeHistory {
     Answered,
 }
 
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// An unknown error-kind id was given to [`ErrorKind::from_str`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown error kind {0:?}")]
-pub struct UnknownErrorKind(pub String);
-
-impl FromStr for ErrorKind {
-    type Err = UnknownErrorKind;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        ErrorKind::ALL
-            .into_iter()
-            .find(|k| k.as_str() == s)
-            .ok_or_else(|| UnknownErrorKind(s.to_owned()))
-    }
-}
-
 /// A failed judge call, cache access or configuration step.
 ///
 /// Cloneable because one upstream failure is shared by every caller that
@@ -129,7 +27,7 @@ impl FromStr for ErrorKind {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{kind}: {detail}")]
 pub struct Error {
-    kind: ErrorKind,
+    kind: FailureKind,
     detail: String,
     raw_output: Option<String>,
     retry_after: Option<Duration>,
@@ -138,7 +36,7 @@ pub struct Error {
 
 impl Error {
     /// A new error of `kind` with a human-readable detail.
-    pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Self {
+    pub fn new(kind: FailureKind, detail: impl Into<String>) -> Self {
         Error {
             kind,
             detail: detail.into(),
@@ -160,7 +58,21 @@ impl Error {
     /// TLS failure, no answer to the connect), or the model or path is
     /// unknown (404).
     pub fn is_endpoint_fault(&self) -> bool {
-        self.kind == ErrorKind::Auth || self.endpoint_fault
+        self.kind == FailureKind::Auth || self.endpoint_fault
+    }
+
+    /// Whether a request failing this way is worth sending again: only
+    /// transient conditions (`rate_limited`, `timeout`, `server`,
+    /// `connection`) are. Retrying a bad key, a refused request or a
+    /// content-filtered answer would just spend money.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.kind,
+            FailureKind::RateLimited
+                | FailureKind::Timeout
+                | FailureKind::Server
+                | FailureKind::Connection
+        )
     }
 
     /// Whether this failure should end the whole run rather than fail one
@@ -170,7 +82,7 @@ impl Error {
     /// that is not up. Once the judge has answered, the same failure is
     /// an outage in the middle of the run, and fails the calls it hits.
     pub fn is_run_fatal(&self, history: JudgeHistory) -> bool {
-        self.kind == ErrorKind::Auth
+        self.kind == FailureKind::Auth
             || (self.endpoint_fault && history == JudgeHistory::NothingAnswered)
     }
 
@@ -192,7 +104,7 @@ impl Error {
     }
 
     /// The kind of failure.
-    pub fn kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> FailureKind {
         self.kind
     }
 
@@ -214,7 +126,7 @@ impl Error {
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        Error::new(ErrorKind::Cache, e.to_string())
+        Error::new(FailureKind::Cache, e.to_string())
     }
 }
 
@@ -223,44 +135,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kinds_round_trip_through_their_ids() {
-        for kind in ErrorKind::ALL {
-            assert_eq!(kind.as_str().parse::<ErrorKind>(), Ok(kind));
-        }
-        assert!("nope".parse::<ErrorKind>().is_err());
-    }
-
-    #[test]
     fn only_transient_kinds_are_retried_and_only_auth_is_always_fatal() {
-        let retried: Vec<_> = ErrorKind::ALL
+        let retried: Vec<_> = FailureKind::ALL
             .into_iter()
-            .filter(|k| k.is_retryable())
+            .filter(|k| Error::new(*k, "x").is_retryable())
             .collect();
         assert_eq!(
             retried,
             [
-                ErrorKind::RateLimited,
-                ErrorKind::Timeout,
-                ErrorKind::Server,
-                ErrorKind::Connection
+                FailureKind::RateLimited,
+                FailureKind::Timeout,
+                FailureKind::Server,
+                FailureKind::Connection
             ]
         );
         for history in [JudgeHistory::NothingAnswered, JudgeHistory::Answered] {
-            let fatal: Vec<_> = ErrorKind::ALL
+            let fatal: Vec<_> = FailureKind::ALL
                 .into_iter()
                 .filter(|k| Error::new(*k, "x").is_run_fatal(history))
                 .collect();
-            assert_eq!(fatal, [ErrorKind::Auth]);
+            assert_eq!(fatal, [FailureKind::Auth]);
         }
     }
 
     #[test]
     fn an_endpoint_fault_is_fatal_only_before_the_first_answer() {
-        let refused = Error::new(ErrorKind::Connection, "refused").at_endpoint();
+        let refused = Error::new(FailureKind::Connection, "refused").at_endpoint();
         assert!(refused.is_endpoint_fault());
         assert!(refused.is_run_fatal(JudgeHistory::NothingAnswered));
         assert!(!refused.is_run_fatal(JudgeHistory::Answered));
-        let reset = Error::new(ErrorKind::Connection, "reset");
+        let reset = Error::new(FailureKind::Connection, "reset");
         assert!(!reset.is_endpoint_fault());
         assert!(!reset.is_run_fatal(JudgeHistory::NothingAnswered));
     }

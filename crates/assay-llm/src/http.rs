@@ -12,7 +12,7 @@ use reqwest::header::{HeaderMap, CONTENT_TYPE};
 use crate::http1::{self, Http1};
 use crate::limits::{Debit, Limiter};
 use crate::spec::{ProviderKind, ProviderOptions};
-use crate::{Error, ErrorKind, Secret};
+use crate::{Error, FailureKind, Secret};
 
 /// Longest error body excerpt kept in an error's detail.
 const DETAIL_CHARS: usize = 400;
@@ -79,7 +79,7 @@ impl Transport {
     ) -> Result<Self, Error> {
         if key.is_none() && provider.requires_key() {
             return Err(Error::new(
-                ErrorKind::Auth,
+                FailureKind::Auth,
                 format!(
                     "no API key for {provider}: set one of {}",
                     opts.api_key_env.join(", ")
@@ -94,7 +94,12 @@ impl Transport {
             // redirects also spares the per-request policy check.
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| Error::new(ErrorKind::Config, format!("cannot build HTTP client: {e}")))?;
+            .map_err(|e| {
+                Error::new(
+                    FailureKind::Config,
+                    format!("cannot build HTTP client: {e}"),
+                )
+            })?;
         let base_url = opts
             .base_url
             .as_deref()
@@ -108,7 +113,10 @@ impl Transport {
                 _ => Err("the scheme must be http or https".to_owned()),
             })
             .map_err(|e| {
-                Error::new(ErrorKind::Config, format!("bad base URL {base_url:?}: {e}"))
+                Error::new(
+                    FailureKind::Config,
+                    format!("bad base URL {base_url:?}: {e}"),
+                )
             })?;
         let seed = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -146,7 +154,7 @@ impl Transport {
     /// their estimate: what the provider counted for them is unknown.
     ///
     /// A success whose body `parse` finds unusable (cut JSON, an error
-    /// object, no choices: [`ErrorKind::InvalidResponse`]) is sent again
+    /// object, no choices: [`FailureKind::InvalidResponse`]) is sent again
     /// within the same retry budget as a 5xx: gateways and loaded servers
     /// answer 200 with such bodies, and a second attempt is answered.
     ///
@@ -176,7 +184,7 @@ impl Transport {
                 {
                     Ok(r) => r,
                     Err(_) => Err(Error::new(
-                        ErrorKind::Timeout,
+                        FailureKind::Timeout,
                         format!("no complete answer within {:?}", self.opts.attempt_timeout),
                     )),
                 };
@@ -186,13 +194,13 @@ impl Transport {
                 Ok(Ok(parsed)) => return Ok((parsed, debit)),
                 // An answer that ended on the token limit or in the
                 // provider's filter is an answer: it goes back as it is.
-                Ok(Err(e)) if e.kind() != ErrorKind::InvalidResponse => return Err(e),
+                Ok(Err(e)) if e.kind() != FailureKind::InvalidResponse => return Err(e),
                 Ok(Err(e)) => (e, true),
                 Err(e) if e.is_endpoint_fault() && !self.reached.load(Ordering::Relaxed) => {
                     (e, false)
                 }
                 Err(e) => {
-                    let transient = e.kind().is_retryable();
+                    let transient = e.is_retryable();
                     (e, transient)
                 }
             };
@@ -242,12 +250,12 @@ impl Transport {
             return Ok(bytes);
         }
         let kind = match status {
-            401 | 403 => ErrorKind::Auth,
-            429 => ErrorKind::RateLimited,
-            408 => ErrorKind::Timeout,
-            500..=599 => ErrorKind::Server,
-            _ if is_content_filter(&bytes) => ErrorKind::ContentFilter,
-            _ => ErrorKind::Rejected,
+            401 | 403 => FailureKind::Auth,
+            429 => FailureKind::RateLimited,
+            408 => FailureKind::Timeout,
+            500..=599 => FailureKind::Server,
+            _ if is_content_filter(&bytes) => FailureKind::ContentFilter,
+            _ => FailureKind::Rejected,
         };
         let detail = format!(
             "HTTP {status} from {url}: {}",
@@ -290,11 +298,11 @@ impl Transport {
             }
             Err(http1::Failure::TooLarge) => Err(self.too_large()),
             Err(http1::Failure::Connection(detail)) => Err(Error::new(
-                ErrorKind::Connection,
+                FailureKind::Connection,
                 self.scrub(&format!("request to {url} failed: {detail}")),
             )),
             Err(http1::Failure::Connect(detail)) => Err(Error::new(
-                ErrorKind::Connection,
+                FailureKind::Connection,
                 self.scrub(&format!("request to {url} failed: {detail}")),
             )
             .at_endpoint()),
@@ -336,7 +344,7 @@ impl Transport {
 
     fn too_large(&self) -> Error {
         Error::new(
-            ErrorKind::InvalidResponse,
+            FailureKind::InvalidResponse,
             format!(
                 "response larger than {} bytes",
                 self.opts.max_response_bytes
@@ -346,9 +354,9 @@ impl Transport {
 
     fn transport_error(&self, e: &reqwest::Error) -> Error {
         let kind = if e.is_timeout() {
-            ErrorKind::Timeout
+            FailureKind::Timeout
         } else {
-            ErrorKind::Connection
+            FailureKind::Connection
         };
         // The source chain says what actually happened (reset, refused ...).
         let mut detail = e.to_string();
@@ -570,7 +578,7 @@ mod tests {
         let limiter = Arc::new(Limiter::new(1, None, None));
         let err =
             Transport::new(ProviderKind::OpenAi, &opts, None, Arc::clone(&limiter)).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Auth);
+        assert_eq!(err.kind(), FailureKind::Auth);
         assert!(err.detail().contains("OPENAI_API_KEY"), "{}", err.detail());
         for local in [
             ProviderKind::Ollama,
@@ -593,7 +601,7 @@ mod tests {
             };
             let err =
                 Transport::new(ProviderKind::Vllm, &opts, None, Arc::clone(&limiter)).unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::Config);
+            assert_eq!(err.kind(), FailureKind::Config);
             assert!(err.detail().contains(bad), "{}", err.detail());
         }
     }
@@ -647,18 +655,18 @@ mod tests {
                 .post_metered("/chat/completions", ask("busy"), 1, Ok)
                 .await
                 .unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::RateLimited, "{route:?}");
+            assert_eq!(err.kind(), FailureKind::RateLimited, "{route:?}");
             assert_eq!(err.retry_after(), Some(Duration::from_secs(7)), "{route:?}");
             let err = t
                 .post_metered("/chat/completions", ask("reset"), 1, Ok)
                 .await
                 .unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::Connection, "{route:?}");
+            assert_eq!(err.kind(), FailureKind::Connection, "{route:?}");
             let err = t
                 .post_metered("/chat/completions", ask("big"), 1, Ok)
                 .await
                 .unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::InvalidResponse, "{route:?}");
+            assert_eq!(err.kind(), FailureKind::InvalidResponse, "{route:?}");
         }
     }
     /// A 200 whose body is not a usable completion (cut JSON, an error
@@ -719,14 +727,14 @@ mod tests {
             .post_metered("/chat/completions", ask("big"), 1, parse)
             .await
             .unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+        assert_eq!(err.kind(), FailureKind::InvalidResponse);
         assert_eq!(server.count(), 5, "an oversized body is not asked again");
 
         let err = t
             .post_metered("/chat/completions", ask("cut"), 1, parse)
             .await
             .unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+        assert_eq!(err.kind(), FailureKind::InvalidResponse);
         assert!(
             err.detail().contains("after 4 attempt(s)"),
             "{}",

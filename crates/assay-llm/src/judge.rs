@@ -19,7 +19,7 @@ use crate::openai::{OpenAiChat, OpenAiEmbedder};
 use crate::schema::parse_structured;
 use crate::spec::{EmbedderSpec, JudgeSpec, ProviderOptions};
 use crate::usage::Call;
-use crate::{Error, ErrorKind};
+use crate::{Error, FailureKind};
 
 type Shared = Arc<OnceCell<Result<ChatResponse, Error>>>;
 
@@ -27,7 +27,7 @@ type Shared = Arc<OnceCell<Result<ChatResponse, Error>>>;
 ///
 /// Every answer to a request with a schema is validated; an invalid one is
 /// shown back to the model with the validation error up to
-/// `repair_attempts` times, then fails with [`ErrorKind::Parse`] carrying
+/// `repair_attempts` times, then fails with [`FailureKind::Parse`] carrying
 /// the raw text. Only validated answers are cached, and they are in the
 /// cache before `chat` returns them.
 pub struct Judge {
@@ -102,7 +102,7 @@ impl Judge {
             let mut map = self
                 .in_flight
                 .lock()
-                .map_err(|_| Error::new(ErrorKind::Cache, "in-flight table poisoned"))?;
+                .map_err(|_| Error::new(FailureKind::Cache, "in-flight table poisoned"))?;
             Arc::clone(map.entry(key.clone()).or_default())
         };
         let mut initialised_here = false;
@@ -152,7 +152,7 @@ impl Judge {
                     Err(e) => e,
                 };
                 if repairs >= self.repair_attempts {
-                    return Err(Error::new(ErrorKind::Parse, failure).with_raw_output(resp.text));
+                    return Err(Error::new(FailureKind::Parse, failure).with_raw_output(resp.text));
                 }
                 repairs += 1;
                 let conversation = conversation.get_or_insert_with(|| request.clone());
@@ -185,7 +185,7 @@ impl Judge {
 fn whole(resp: ChatResponse) -> Result<ChatResponse, Error> {
     if resp.finish_reason == FinishReason::Length {
         return Err(
-            Error::new(ErrorKind::Truncated, "the answer hit the token limit")
+            Error::new(FailureKind::Truncated, "the answer hit the token limit")
                 .with_raw_output(resp.text),
         );
     }
@@ -282,7 +282,7 @@ impl CachedEmbedder {
             let mut map = self
                 .in_flight
                 .lock()
-                .map_err(|_| Error::new(ErrorKind::Cache, "in-flight table poisoned"))?;
+                .map_err(|_| Error::new(FailureKind::Cache, "in-flight table poisoned"))?;
             let mut fresh = EmbedFlight {
                 texts: Vec::new(),
                 keys: Vec::new(),
@@ -354,7 +354,7 @@ impl CachedEmbedder {
         let vectors = vectors
             .into_iter()
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| Error::new(ErrorKind::InvalidResponse, "an embedding is missing"))?;
+            .ok_or_else(|| Error::new(FailureKind::InvalidResponse, "an embedding is missing"))?;
         let usage = call.usage;
         Ok((Embeddings { vectors, usage }, call))
     }
@@ -370,7 +370,7 @@ impl CachedEmbedder {
                 let latency = start.elapsed();
                 if out.vectors.len() != flight.texts.len() {
                     return Err(Error::new(
-                        ErrorKind::InvalidResponse,
+                        FailureKind::InvalidResponse,
                         "embedder returned the wrong number of vectors",
                     ));
                 }

@@ -25,7 +25,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Errors are [`Error`] values with an [`ErrorKind`]; only `rate_limited`,
+//! Errors are [`Error`] values with a [`FailureKind`] (assay-core's, the
+//! kind a failed outcome records, re-exported here); only `rate_limited`,
 //! `timeout`, `server` and `connection` are retried (a connection that
 //! cannot be made at all only once the endpoint has answered), `auth` is
 //! run-fatal, and so is any fault of the endpoint itself before it has
@@ -46,9 +47,10 @@ mod secret;
 mod spec;
 mod usage;
 
+pub use assay_core::FailureKind;
 pub use batch::{export_batch, import_batch, ImportReport};
 pub use cache::{Cache, CacheStats, CACHE_FORMAT_VERSION, CATCH_UP_EVERY, FOLD_EVERY};
-pub use error::{Error, ErrorKind, JudgeHistory, UnknownErrorKind};
+pub use error::{Error, JudgeHistory};
 pub use judge::{CachedEmbedder, Judge};
 pub use key::RequestKey;
 pub use limits::Limiter;

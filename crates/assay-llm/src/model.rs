@@ -234,7 +234,7 @@ impl FromStr for Source {
             "coalesced" => Ok(Source::Coalesced),
             "cache" => Ok(Source::Cache),
             other => Err(Error::new(
-                crate::ErrorKind::Config,
+                crate::FailureKind::Config,
                 format!("unknown source {other:?}"),
             )),
         }
@@ -337,7 +337,7 @@ pub fn normalize(mut v: Vec<f32>) -> Result<Vec<f32>, Error> {
         .sqrt();
     if !norm.is_finite() || norm == 0.0 {
         return Err(Error::new(
-            crate::ErrorKind::InvalidResponse,
+            crate::FailureKind::InvalidResponse,
             "embedding has zero or non-finite norm",
         ));
     }

@@ -14,7 +14,7 @@ use crate::model::{
     ModelIdentity, Role, Source, TokenLogprob, Usage,
 };
 use crate::spec::{ModelSpec, ProviderOptions, StructuredMode};
-use crate::{Error, ErrorKind, Secret};
+use crate::{Error, FailureKind, Secret};
 
 /// A chat model behind an OpenAI-compatible HTTP API.
 #[derive(Debug)]
@@ -42,7 +42,7 @@ impl OpenAiChat {
     /// A client for `spec`, with the API key `opts.api_key` or else from
     /// `opts.api_key_env`.
     ///
-    /// Fails with [`ErrorKind::Auth`] when the provider needs a key and none is set.
+    /// Fails with [`FailureKind::Auth`] when the provider needs a key and none is set.
     pub fn new(
         spec: &ModelSpec,
         opts: &ProviderOptions,
@@ -267,7 +267,7 @@ struct WireAlternative {
 pub fn parse_chat_body(body: &[u8]) -> Result<ChatResponse, Error> {
     let completion: Completion = serde_json::from_slice(body).map_err(|e| {
         Error::new(
-            ErrorKind::InvalidResponse,
+            FailureKind::InvalidResponse,
             format!("body is not a chat completion: {e}"),
         )
     })?;
@@ -275,20 +275,20 @@ pub fn parse_chat_body(body: &[u8]) -> Result<ChatResponse, Error> {
         .choices
         .into_iter()
         .next()
-        .ok_or_else(|| Error::new(ErrorKind::InvalidResponse, "response has no choices"))?;
+        .ok_or_else(|| Error::new(FailureKind::InvalidResponse, "response has no choices"))?;
     let text = choice.message.and_then(|m| m.content).unwrap_or_default();
     let finish_reason =
         FinishReason::from_protocol(choice.finish_reason.as_deref().unwrap_or("stop"));
     match finish_reason {
         FinishReason::Length => {
             return Err(
-                Error::new(ErrorKind::Truncated, "the answer hit the token limit")
+                Error::new(FailureKind::Truncated, "the answer hit the token limit")
                     .with_raw_output(text),
             )
         }
         FinishReason::ContentFilter => {
             return Err(Error::new(
-                ErrorKind::ContentFilter,
+                FailureKind::ContentFilter,
                 "the provider's filter withheld the answer",
             )
             .with_raw_output(text))
@@ -337,13 +337,13 @@ impl ChatModel for OpenAiChat {
         Box::pin(async move {
             if request.continuation.is_some() {
                 return Err(Error::new(
-                    ErrorKind::Config,
+                    FailureKind::Config,
                     "scoring a given reply needs an in-process judge; \
                      the chat completions protocol cannot",
                 ));
             }
             let body = serde_json::to_vec(&self.body(request)).map_err(|e| {
-                Error::new(ErrorKind::Config, format!("cannot encode request: {e}"))
+                Error::new(FailureKind::Config, format!("cannot encode request: {e}"))
             })?;
             let estimate = estimate_tokens(request, body.len());
             let start = Instant::now();
@@ -398,7 +398,7 @@ impl OpenAiEmbedder {
 
     async fn embed_chunk(&self, texts: &[String], out: &mut Embeddings) -> Result<(), Error> {
         let body = serde_json::to_vec(&json!({"model": self.model, "input": texts}))
-            .map_err(|e| Error::new(ErrorKind::Config, format!("cannot encode request: {e}")))?;
+            .map_err(|e| Error::new(FailureKind::Config, format!("cannot encode request: {e}")))?;
         let estimate = texts.iter().map(|t| t.len() as u64 / 4 + 1).sum();
         // The whole answer is read inside the exchange, so that a 200 with
         // an error object or the wrong vectors is asked again like a 5xx.
@@ -418,15 +418,19 @@ impl OpenAiEmbedder {
 /// Reads an `/embeddings` response body holding `n` vectors: the vectors
 /// (normalised) in input order, and the prompt tokens it reports.
 fn parse_embeddings_body(bytes: &[u8], n: usize) -> Result<(Vec<Vec<f32>>, u64), Error> {
-    let v = serde_json::from_slice::<Value>(bytes)
-        .map_err(|e| Error::new(ErrorKind::InvalidResponse, format!("body is not JSON: {e}")))?;
+    let v = serde_json::from_slice::<Value>(bytes).map_err(|e| {
+        Error::new(
+            FailureKind::InvalidResponse,
+            format!("body is not JSON: {e}"),
+        )
+    })?;
     let data = v
         .get("data")
         .and_then(Value::as_array)
         .filter(|d| d.len() == n)
         .ok_or_else(|| {
             Error::new(
-                ErrorKind::InvalidResponse,
+                FailureKind::InvalidResponse,
                 "embeddings response has the wrong number of vectors",
             )
         })?;
@@ -446,19 +450,24 @@ fn parse_embeddings_body(bytes: &[u8], n: usize) -> Result<(Vec<Vec<f32>>, u64),
             })
             .ok_or_else(|| {
                 Error::new(
-                    ErrorKind::InvalidResponse,
+                    FailureKind::InvalidResponse,
                     "an embedding is not an array of numbers",
                 )
             })?;
         let slot = vectors.get_mut(index).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidResponse, "embedding index out of range")
+            Error::new(FailureKind::InvalidResponse, "embedding index out of range")
         })?;
         *slot = Some(normalize(vector)?);
     }
     let vectors = vectors
         .into_iter()
         .map(|v| {
-            v.ok_or_else(|| Error::new(ErrorKind::InvalidResponse, "an embedding index is missing"))
+            v.ok_or_else(|| {
+                Error::new(
+                    FailureKind::InvalidResponse,
+                    "an embedding index is missing",
+                )
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let prompt_tokens = v

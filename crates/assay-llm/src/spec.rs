@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::{Error, ErrorKind};
+use crate::{Error, FailureKind};
 
 /// An OpenAI-compatible provider. All speak the same protocol; the presets
 /// differ only in their default base URL and structured-output mode.
@@ -82,7 +82,7 @@ impl FromStr for ProviderKind {
             .find(|p| p.as_str() == s)
             .ok_or_else(|| {
                 Error::new(
-                    ErrorKind::Config,
+                    FailureKind::Config,
                     format!("unknown provider {s:?} (expected openai, ollama, vllm or llamacpp)"),
                 )
             })
@@ -122,13 +122,13 @@ impl FromStr for ModelSpec {
     fn from_str(s: &str) -> Result<Self, Error> {
         let (provider, model) = s.split_once(':').ok_or_else(|| {
             Error::new(
-                ErrorKind::Config,
+                FailureKind::Config,
                 format!("model spec {s:?} must look like PROVIDER:MODEL"),
             )
         })?;
         if model.trim().is_empty() {
             return Err(Error::new(
-                ErrorKind::Config,
+                FailureKind::Config,
                 format!("model spec {s:?} names no model"),
             ));
         }
@@ -179,7 +179,7 @@ impl FromStr for StructuredMode {
     fn from_str(s: &str) -> Result<Self, Error> {
         StructuredMode::ALL.into_iter().find(|m| m.as_str() == s).ok_or_else(|| {
             Error::new(
-                ErrorKind::Config,
+                FailureKind::Config,
                 format!("unknown structured-output mode {s:?} (expected json_schema, json_object or prompt)"),
             )
         })
@@ -217,7 +217,7 @@ pub fn default_cache_path() -> Result<PathBuf, Error> {
         .filter(|v| !v.is_empty())
         .ok_or_else(|| {
             Error::new(
-                ErrorKind::Config,
+                FailureKind::Config,
                 "neither ASSAY_HOME nor HOME is set; pass a cache path",
             )
         })?;
@@ -318,7 +318,7 @@ mod tests {
     fn bad_specs_are_config_errors() {
         for s in ["gpt-4o", "openai:", "anthropic:claude", ""] {
             let err = s.parse::<ModelSpec>().unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::Config, "{s}");
+            assert_eq!(err.kind(), FailureKind::Config, "{s}");
         }
     }
 

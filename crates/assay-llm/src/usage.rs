@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::model::{ChatResponse, Source, Usage};
-use crate::{Error, ErrorKind, JudgeHistory};
+use crate::{Error, FailureKind, JudgeHistory};
 
 /// Prices of one model in currency units per million tokens.
 ///
@@ -37,7 +37,7 @@ impl FromStr for Price {
     fn from_str(s: &str) -> Result<Self, Error> {
         let bad = || {
             Error::new(
-                ErrorKind::Config,
+                FailureKind::Config,
                 format!("price {s:?} must be INPUT/OUTPUT per million tokens"),
             )
         };
@@ -402,7 +402,7 @@ mod tests {
     fn a_model_has_answered_once_an_upstream_call_of_it_is_recorded() {
         let ledger = UsageLedger::new();
         let faith = Scope::new(["faithfulness"]);
-        let refused = Error::new(ErrorKind::Connection, "refused");
+        let refused = Error::new(FailureKind::Connection, "refused");
         ledger.record_failure(&faith, "gpt", Chat, &refused);
         ledger.record(&faith, "gpt", Chat, call(Source::Cache, 1, 1, 1));
         ledger.record(&faith, "emb", Embedding, call(Source::Upstream, 1, 0, 1));
@@ -421,7 +421,12 @@ mod tests {
         ledger.record(&faith, "gpt", Chat, call(Source::Cache, 10, 2, 5));
         ledger.record(&bias, "gpt", Chat, call(Source::Coalesced, 10, 2, 5));
         ledger.record(&bias, "gpt", Chat, call(Source::Upstream, 1000, 500, 1000));
-        ledger.record_failure(&bias, "gpt", Chat, &Error::new(ErrorKind::Timeout, "slow"));
+        ledger.record_failure(
+            &bias,
+            "gpt",
+            Chat,
+            &Error::new(FailureKind::Timeout, "slow"),
+        );
         ledger.record(&bias, "emb", Embedding, call(Source::Upstream, 7, 0, 3));
 
         let mut prices = PriceTable::default();

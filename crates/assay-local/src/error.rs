@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use assay_llm::ErrorKind;
+use assay_llm::FailureKind;
 
 /// Why a local model could not be loaded or could not answer.
 #[derive(Debug, thiserror::Error)]
@@ -49,14 +49,14 @@ pub enum Error {
 }
 
 impl Error {
-    /// The `assay-llm` error kind this maps to.
-    pub fn kind(&self) -> ErrorKind {
+    /// The failure kind this maps to (assay-core's, as `assay-llm` re-exports it).
+    pub fn kind(&self) -> FailureKind {
         match self {
             Error::ModelMissing { .. } | Error::ModelInvalid { .. } | Error::Spec { .. } => {
-                ErrorKind::Config
+                FailureKind::Config
             }
-            Error::Schema(_) | Error::PromptTooLong { .. } => ErrorKind::Rejected,
-            Error::Engine(_) => ErrorKind::Server,
+            Error::Schema(_) | Error::PromptTooLong { .. } => FailureKind::Rejected,
+            Error::Engine(_) => FailureKind::Server,
         }
     }
 }

@@ -19,7 +19,7 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 
 use assay_llm::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, Embedder, Embeddings, ErrorKind,
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, Embedder, Embeddings, FailureKind,
     ModelIdentity, Usage,
 };
 
@@ -70,7 +70,7 @@ impl<M: Send + Sync + 'static> Offloaded<M> {
         work: impl FnOnce(&M) -> Result<T, assay_llm::Error> + Send + 'static,
     ) -> Result<T, assay_llm::Error> {
         let stopped = |e: &dyn std::fmt::Display| {
-            assay_llm::Error::new(ErrorKind::Server, format!("the local model stopped: {e}"))
+            assay_llm::Error::new(FailureKind::Server, format!("the local model stopped: {e}"))
         };
         // The semaphore is never closed, so acquiring only waits.
         let permit = Arc::clone(&self.turn)

@@ -103,7 +103,7 @@ pub(crate) fn engine_error(e: EngineError) -> PyErr {
     match e {
         EngineError::Usage(_) | EngineError::Locked { .. } => UsageError::new_err(e.to_string()),
         EngineError::JudgeUnavailable {
-            kind: assay_llm::ErrorKind::Auth,
+            kind: assay_core::FailureKind::Auth,
             ..
         } => AuthError::new_err(e.to_string()),
         EngineError::JudgeUnavailable { .. } => JudgeUnavailableError::new_err(e.to_string()),

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use assay_llm::{export_batch, import_batch, Cache, ErrorKind, Judge, Source};
+use assay_llm::{export_batch, import_batch, Cache, FailureKind, Judge, Source};
 use serde_json::{json, Value};
 
 use crate::server::{chat_body, Server};
@@ -65,7 +65,7 @@ async fn exported_requests_come_back_through_the_cache() {
         (1, 1, 1)
     );
     assert_eq!(report.failed[0].0, judge.key(&requests[1]));
-    assert_eq!(report.failed[0].1.kind(), ErrorKind::Parse);
+    assert_eq!(report.failed[0].1.kind(), FailureKind::Parse);
 
     let answer = judge.chat(&requests[0]).await.unwrap();
     assert_eq!(answer.source, Source::Cache);
@@ -89,7 +89,7 @@ fn a_malformed_batch_line_names_its_line() {
         "\n{\"custom_id\": \"x\"}\nnot json\n".as_bytes(),
     )
     .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Config);
+    assert_eq!(err.kind(), FailureKind::Config);
     assert!(
         err.detail().starts_with("batch output line 3:"),
         "{}",

@@ -388,7 +388,7 @@ fn a_cache_of_another_format_version_is_refused() {
     .unwrap();
     drop(conn);
     let err = Cache::open(&path).unwrap_err();
-    assert_eq!(err.kind(), assay_llm::ErrorKind::Cache);
+    assert_eq!(err.kind(), assay_llm::FailureKind::Cache);
     assert!(err.detail().contains("format 99"), "{}", err.detail());
 }
 

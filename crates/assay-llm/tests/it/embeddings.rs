@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use assay_llm::{Cache, CachedEmbedder, Embedder, ErrorKind, Limiter, OpenAiEmbedder, Secret};
+use assay_llm::{Cache, CachedEmbedder, Embedder, FailureKind, Limiter, OpenAiEmbedder, Secret};
 use serde_json::json;
 
 use crate::server::{Reply, Server};
@@ -95,11 +95,11 @@ async fn a_zero_vector_or_wrong_count_is_invalid() {
     let e = embedder(&options(&server));
     assert_eq!(
         e.embed(&texts(&["zero"])).await.unwrap_err().kind(),
-        ErrorKind::InvalidResponse
+        FailureKind::InvalidResponse
     );
     assert_eq!(
         e.embed(&texts(&["other"])).await.unwrap_err().kind(),
-        ErrorKind::InvalidResponse
+        FailureKind::InvalidResponse
     );
 }
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use assay_llm::{ErrorKind, JudgeHistory, Source};
+use assay_llm::{FailureKind, JudgeHistory, Source};
 
 use crate::server::faults::Fault;
 use crate::server::{chat, chat_body, error, Reply, Server};
@@ -32,7 +32,7 @@ async fn retries_stop_at_max_retries_with_the_last_kind() {
     let mut opts = options(&server);
     opts.max_retries = 3;
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::RateLimited);
+    assert_eq!(err.kind(), FailureKind::RateLimited);
     assert!(
         err.detail().contains("after 4 attempt(s)"),
         "{}",
@@ -69,7 +69,7 @@ async fn a_retry_after_beyond_the_allowed_wait_fails_at_once() {
         .chat(&request("q"))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::RateLimited);
+    assert_eq!(err.kind(), FailureKind::RateLimited);
     assert_eq!(err.retry_after(), Some(Duration::from_secs(86400)));
     assert_eq!(server.count(), 1);
 }
@@ -91,7 +91,7 @@ async fn unauthorised_is_fatal_not_retried_and_never_shows_the_key() {
         .chat(&request("q"))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Auth);
+    assert_eq!(err.kind(), FailureKind::Auth);
     assert!(err.is_run_fatal(JudgeHistory::Answered));
     assert_eq!(server.count(), 1, "auth failures are not retried");
     assert_eq!(
@@ -114,7 +114,7 @@ async fn a_body_slower_than_the_timeout_is_a_retried_timeout() {
     opts.attempt_timeout = Duration::from_millis(300);
     opts.max_retries = 2;
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Timeout);
+    assert_eq!(err.kind(), FailureKind::Timeout);
     assert_eq!(server.count(), 3);
 }
 
@@ -148,7 +148,7 @@ async fn malformed_json_is_retried_then_an_invalid_response() {
         .chat(&request("q"))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+    assert_eq!(err.kind(), FailureKind::InvalidResponse);
     let budget = options(&server).max_retries as usize;
     assert_eq!(server.count(), 1 + budget);
 }
@@ -163,7 +163,7 @@ async fn finish_reason_length_is_truncated_with_the_raw_text() {
         .chat(&request("q"))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Truncated);
+    assert_eq!(err.kind(), FailureKind::Truncated);
     assert_eq!(err.raw_output(), Some("{\"verdict\": "));
     assert_eq!(server.count(), 1);
 }
@@ -180,14 +180,14 @@ async fn other_client_errors_are_rejected_and_content_filter_is_typed() {
     .await;
     let j = judge(&options(&server), None);
     let unknown = j.chat(&request("unknown model")).await.unwrap_err();
-    assert_eq!(unknown.kind(), ErrorKind::Rejected);
+    assert_eq!(unknown.kind(), FailureKind::Rejected);
     // Every call names the same model: fatal to a run that has had no answer.
     assert!(unknown.is_endpoint_fault());
     assert!(unknown.is_run_fatal(JudgeHistory::NothingAnswered));
     assert!(!unknown.is_run_fatal(JudgeHistory::Answered));
     assert_eq!(
         j.chat(&request("filtered")).await.unwrap_err().kind(),
-        ErrorKind::ContentFilter
+        FailureKind::ContentFilter
     );
     assert_eq!(server.count(), 2);
 }
@@ -211,7 +211,7 @@ async fn a_refused_connection_before_any_answer_is_not_retried_and_is_run_fatal(
         ..Default::default()
     };
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Connection);
+    assert_eq!(err.kind(), FailureKind::Connection);
     assert!(
         err.detail().contains("cannot connect") && err.detail().contains("after 1 attempt(s)"),
         "{}",
@@ -235,7 +235,7 @@ async fn a_refused_connection_after_an_answer_is_retried_and_not_run_fatal() {
     let j = judge(&opts, None);
     assert_eq!(j.chat(&request("one")).await.unwrap().text, "first");
     let err = j.chat(&request("two")).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Connection);
+    assert_eq!(err.kind(), FailureKind::Connection);
     assert!(
         err.detail().contains("cannot connect") && err.detail().contains("after 3 attempt(s)"),
         "{}",
@@ -300,13 +300,13 @@ async fn every_fault_always_spends_the_budget_and_ends_typed() {
             .await
             .expect_err("a fault on every attempt");
         let kind = match fault {
-            Fault::RateLimited | Fault::RateLimitedRetryAfter => ErrorKind::RateLimited,
-            Fault::Internal | Fault::BadGateway | Fault::Unavailable => ErrorKind::Server,
+            Fault::RateLimited | Fault::RateLimitedRetryAfter => FailureKind::RateLimited,
+            Fault::Internal | Fault::BadGateway | Fault::Unavailable => FailureKind::Server,
             Fault::ResetBeforeHead | Fault::ResetMidBody | Fault::WrongContentLength => {
-                ErrorKind::Connection
+                FailureKind::Connection
             }
-            Fault::Stall => ErrorKind::Timeout,
-            _ => ErrorKind::InvalidResponse,
+            Fault::Stall => FailureKind::Timeout,
+            _ => FailureKind::InvalidResponse,
         };
         assert_eq!(err.kind(), kind, "{fault:?}: {err}");
         let attempts = if fault == Fault::HugeBody {
@@ -329,7 +329,7 @@ async fn an_oversized_body_is_an_invalid_response() {
     let mut opts = options(&server);
     opts.max_response_bytes = 16 * 1024;
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+    assert_eq!(err.kind(), FailureKind::InvalidResponse);
     assert!(
         err.detail().contains("larger than 16384 bytes"),
         "{}",

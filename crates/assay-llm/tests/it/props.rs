@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use assay_llm::schema::{parse_structured, validate};
 use assay_llm::{
-    BoxFuture, ChatModel, ChatRequest, ChatResponse, Error, ErrorKind, FinishReason, Judge,
+    BoxFuture, ChatModel, ChatRequest, ChatResponse, Error, FailureKind, FinishReason, Judge,
     ModelIdentity, Source, Usage,
 };
 use proptest::prelude::*;
@@ -233,7 +233,7 @@ proptest! {
                 prop_assert_eq!(model.calls.load(Ordering::SeqCst), i + 1);
             }
             (Err(e), None) => {
-                prop_assert_eq!(e.kind(), ErrorKind::Parse);
+                prop_assert_eq!(e.kind(), FailureKind::Parse);
                 prop_assert_eq!(e.raw_output(), Some(answers[repairs as usize].as_str()));
                 prop_assert_eq!(model.calls.load(Ordering::SeqCst), answers.len());
             }

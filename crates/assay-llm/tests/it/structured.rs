@@ -1,6 +1,6 @@
 //! Structured output: request formats per mode, validation and repair.
 
-use assay_llm::{ErrorKind, StructuredMode};
+use assay_llm::{FailureKind, StructuredMode};
 use serde_json::json;
 
 use crate::server::{chat, Server};
@@ -40,7 +40,7 @@ async fn exhausted_repairs_fail_as_parse_with_the_raw_text() {
         .chat(&request("q").with_schema(verdict_schema()))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Parse);
+    assert_eq!(err.kind(), FailureKind::Parse);
     assert_eq!(err.raw_output(), Some("I cannot answer that."));
     assert_eq!(server.count(), 3, "the first ask and two repairs");
 }

@@ -1,7 +1,7 @@
 //! HTTP/1.1 framing and connection handling of plain-http endpoints, with
 //! answers written byte for byte by the server.
 
-use assay_llm::{ErrorKind, Source};
+use assay_llm::{FailureKind, Source};
 
 use crate::server::{chat, chat_body, Reply, Server};
 use crate::{judge, options, request};
@@ -124,7 +124,7 @@ async fn a_body_cut_short_is_a_connection_error_and_retried() {
     let mut opts = options(&server);
     opts.max_retries = 1;
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Connection);
+    assert_eq!(err.kind(), FailureKind::Connection);
     assert!(
         err.detail().contains("after 5 of 10 body bytes") && err.detail().contains("2 attempt"),
         "{}",
@@ -138,7 +138,7 @@ async fn answers_that_are_not_http_or_too_long_fail_with_their_kind() {
     let mut opts = options(&server);
     opts.max_retries = 0;
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Connection);
+    assert_eq!(err.kind(), FailureKind::Connection);
     assert!(
         err.detail().contains("not a valid HTTP/1.1 answer"),
         "{}",
@@ -156,7 +156,7 @@ async fn answers_that_are_not_http_or_too_long_fail_with_their_kind() {
     let mut opts = options(&server);
     opts.max_response_bytes = 1000;
     let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidResponse);
+    assert_eq!(err.kind(), FailureKind::InvalidResponse);
     assert!(
         err.detail().contains("larger than 1000 bytes"),
         "{}",

@@ -1,7 +1,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use assay_llm::{ChatModel, ChatRequest, ErrorKind, FinishReason, Judge, Message, PromptRef};
+use assay_llm::{ChatModel, ChatRequest, FailureKind, FinishReason, Judge, Message, PromptRef};
 use assay_local::{
     Error, JudgeOptions, KnownJudge, LocalAnswer, LocalJudge, LocalSpec, Offloaded, PrefixCaching,
 };
@@ -510,7 +510,7 @@ fn a_schema_answer_cut_at_the_budget_is_truncated() {
     let e = current_thread()
         .block_on(judge.complete(&r))
         .expect_err("six tokens cannot close the object");
-    assert_eq!(e.kind(), ErrorKind::Truncated, "{e}");
+    assert_eq!(e.kind(), FailureKind::Truncated, "{e}");
     let raw = e.raw_output().unwrap_or_default();
     assert!(raw.starts_with("{\"reason\""), "{raw}");
 }
