@@ -233,7 +233,7 @@ pub struct ProviderOptions {
     /// `--base-url`; `None` uses the provider's default.
     pub base_url: Option<String>,
     /// An API key given explicitly (Python's `api_key=`); tried before
-    /// `api_key_env`. Never written anywhere: [`Secret`] prints `****`.
+    /// `api_key_env`. Never written anywhere: [`Secret`](crate::Secret) prints `****`.
     pub api_key: Option<crate::Secret>,
     /// Environment variables tried in order for the API key.
     pub api_key_env: Vec<String>,
