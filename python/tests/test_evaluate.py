@@ -162,12 +162,15 @@ def test_protocol_per_item_scores_each_statement_alone(tmp_path, judge):
 
 
 def test_refused_credentials_raise_auth_error(tmp_path):
+    # The judge's 401 quotes the key it was given, as OpenAI's does.
     refusing = Judge("--status", "401")
     try:
-        with pytest.raises(assay.AuthError):
+        with pytest.raises(assay.AuthError) as raised:
             assay.evaluate(rows(), ["faithfulness"], **refusing.kwargs(tmp_path))
     finally:
         refusing.close()
+    message = str(raised.value)
+    assert "Incorrect API key provided" in message and KEY not in message, message
 
 
 def test_a_judge_that_refuses_every_connection_raises_judge_unavailable(tmp_path):

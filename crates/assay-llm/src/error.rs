@@ -103,6 +103,19 @@ impl Error {
         self
     }
 
+    /// The same failure with `secret` masked in its detail and raw answer.
+    pub(crate) fn redacted(mut self, secret: &crate::Secret) -> Self {
+        if let std::borrow::Cow::Owned(detail) = secret.redact(&self.detail) {
+            self.detail = detail;
+        }
+        if let Some(std::borrow::Cow::Owned(raw)) =
+            self.raw_output.as_deref().map(|raw| secret.redact(raw))
+        {
+            self.raw_output = Some(raw);
+        }
+        self
+    }
+
     /// The kind of failure.
     pub fn kind(&self) -> FailureKind {
         self.kind

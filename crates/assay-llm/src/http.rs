@@ -163,7 +163,23 @@ impl Transport {
     /// that it is a wrong URL or a server that is not up, and the caller
     /// is told at once (see [`Error::is_run_fatal`]); after, it is a
     /// restart or an outage, retried as any transient failure.
+    ///
+    /// Whatever a server sends is read with the key masked (see
+    /// [`Transport::redact`]): a body before it is parsed, and the detail
+    /// and raw answer of every error this returns.
     pub(crate) async fn post_metered<T>(
+        &self,
+        path: &str,
+        body: Vec<u8>,
+        estimated_tokens: u64,
+        parse: impl Fn(Vec<u8>) -> Result<T, Error>,
+    ) -> Result<(T, Debit<'_>), Error> {
+        self.post_retried(path, body, estimated_tokens, parse)
+            .await
+            .map_err(|e| self.redact_error(e))
+    }
+
+    async fn post_retried<T>(
         &self,
         path: &str,
         body: Vec<u8>,
@@ -246,6 +262,10 @@ impl Transport {
             None => self.attempt_reqwest(url, body).await?,
         };
         self.reached.store(true, Ordering::Relaxed);
+        let bytes = match &self.key {
+            Some(key) => key.redact_bytes(bytes),
+            None => bytes,
+        };
         if (200..300).contains(&status) {
             return Ok(bytes);
         }
@@ -257,10 +277,12 @@ impl Transport {
             _ if is_content_filter(&bytes) => FailureKind::ContentFilter,
             _ => FailureKind::Rejected,
         };
-        let detail = format!(
-            "HTTP {status} from {url}: {}",
-            self.scrub(&error_message(&bytes))
-        );
+        // Masked before it is cut, so that no part of the key is left
+        // at the cut (the body's bytes are masked already; the message may
+        // have spelt the key with JSON escapes).
+        let message = error_message(&bytes);
+        let message = self.redact(&message);
+        let detail = format!("HTTP {status} from {url}: {}", excerpt(&message));
         let err = Error::new(kind, detail).with_retry_after(retry_after);
         // An unknown model or path: every call of the run names the same.
         Err(if status == 404 {
@@ -299,11 +321,11 @@ impl Transport {
             Err(http1::Failure::TooLarge) => Err(self.too_large()),
             Err(http1::Failure::Connection(detail)) => Err(Error::new(
                 FailureKind::Connection,
-                self.scrub(&format!("request to {url} failed: {detail}")),
+                format!("request to {url} failed: {detail}"),
             )),
             Err(http1::Failure::Connect(detail)) => Err(Error::new(
                 FailureKind::Connection,
-                self.scrub(&format!("request to {url} failed: {detail}")),
+                format!("request to {url} failed: {detail}"),
             )
             .at_endpoint()),
         }
@@ -366,7 +388,7 @@ impl Transport {
             detail.push_str(&s.to_string());
             source = s.source();
         }
-        let err = Error::new(kind, self.scrub(&detail));
+        let err = Error::new(kind, detail);
         // Refused, unknown host, TLS: reqwest's connector failed.
         if e.is_connect() {
             err.at_endpoint()
@@ -375,11 +397,20 @@ impl Transport {
         }
     }
 
-    /// Masks the key should a server echo it back in an error message.
-    fn scrub(&self, text: &str) -> String {
+    /// `text` with the key masked, should a server quote it back (as
+    /// OpenAI's 401 and proxies echoing the `Authorization` header do).
+    pub(crate) fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         match &self.key {
-            Some(k) if !k.expose().is_empty() => text.replace(k.expose(), "****"),
-            _ => text.to_owned(),
+            Some(key) => key.redact(text),
+            None => Cow::Borrowed(text),
+        }
+    }
+
+    /// `e` with the key masked in its detail and raw answer.
+    fn redact_error(&self, e: Error) -> Error {
+        match &self.key {
+            Some(key) => e.redacted(key),
+            None => e,
         }
     }
 }
@@ -472,8 +503,15 @@ fn error_message(body: &[u8]) -> String {
                 .or_else(|| v.get("message"))
         })
         .map(|m| m.as_str().map_or_else(|| m.to_string(), str::to_owned));
-    let text = message.unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
-    text.chars().take(DETAIL_CHARS).collect()
+    message.unwrap_or_else(|| String::from_utf8_lossy(body).into_owned())
+}
+
+/// The first `DETAIL_CHARS` characters of an error message.
+fn excerpt(message: &str) -> &str {
+    match message.char_indices().nth(DETAIL_CHARS) {
+        Some((cut, _)) => &message[..cut],
+        None => message,
+    }
 }
 
 fn is_content_filter(body: &[u8]) -> bool {

@@ -353,6 +353,11 @@ impl ChatModel for OpenAiChat {
                     parse_chat_body(&bytes)
                 })
                 .await?;
+            // The body's bytes were masked; a key spelt with JSON escapes
+            // is masked once parsed.
+            if let Cow::Owned(text) = self.transport.redact(&resp.text) {
+                resp.text = text;
+            }
             resp.latency = start.elapsed();
             // A body without usage reads as zero tokens: keep the estimate then.
             let used = resp.usage.prompt_tokens + resp.usage.completion_tokens;

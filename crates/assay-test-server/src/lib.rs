@@ -46,6 +46,16 @@ impl Recorded {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The credential the request presented: the bearer token of its
+    /// `Authorization` header, else its `api-key` header (Azure's), else
+    /// nothing.
+    pub fn credential(&self) -> &str {
+        self.header("authorization")
+            .map(|h| h.strip_prefix("Bearer ").unwrap_or(h))
+            .or_else(|| self.header("api-key"))
+            .unwrap_or("")
+    }
+
     /// The content of the last message of a chat request.
     pub fn last_message(&self) -> &str {
         self.body["messages"]
@@ -130,6 +140,26 @@ pub fn error(status: u16, message: &str) -> Reply {
     Reply::json(
         status,
         json!({"error": {"message": message, "type": "error", "code": null}}),
+    )
+}
+
+/// An error answer of `status` that quotes the credential `req`
+/// presented, as OpenAI's 401 does (`Incorrect API key provided: sk-...`)
+/// and as proxies that echo the request's `Authorization` header back do:
+/// what a client stores or prints of it must not show the key.
+pub fn echo_credential(req: &Recorded, status: u16) -> Reply {
+    Reply::json(
+        status,
+        json!({"error": {
+            "message": format!(
+                "Incorrect API key provided: {}. You can find your API key at \
+                 https://platform.openai.com/account/api-keys.",
+                req.credential()
+            ),
+            "type": "invalid_request_error",
+            "code": "invalid_api_key",
+            "received": {"authorization": req.header("authorization")},
+        }}),
     )
 }
 

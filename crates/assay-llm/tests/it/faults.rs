@@ -103,6 +103,73 @@ async fn unauthorised_is_fatal_not_retried_and_never_shows_the_key() {
     assert!(shown.contains("Incorrect API key provided"), "{shown}");
 }
 
+/// Whether `text` holds 8 or more characters of the key in a row.
+fn shows_the_key(text: &str) -> bool {
+    KEY.as_bytes()
+        .windows(8)
+        .any(|part| text.contains(std::str::from_utf8(part).unwrap()))
+}
+
+/// The key as JSON spells it with every character escaped (`\u0073...`).
+fn escaped_key() -> String {
+    KEY.chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect()
+}
+
+fn raw_json(status: u16, body: String) -> Reply {
+    Reply::Http {
+        status,
+        headers: Vec::new(),
+        body,
+        delay: Duration::ZERO,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_quoted_back_is_masked_even_at_the_excerpts_end_or_json_escaped() {
+    // Quoted where the excerpt of the message kept in a detail ends: no
+    // part of it is left at the cut.
+    let server = Server::start(|r, _| {
+        let key = r
+            .header("authorization")
+            .unwrap_or("")
+            .replace("Bearer ", "");
+        error(500, &format!("{}{key}", ".".repeat(390)))
+    })
+    .await;
+    let mut opts = options(&server);
+    opts.max_retries = 0;
+    let err = judge(&opts, None).chat(&request("q")).await.unwrap_err();
+    assert_eq!(err.kind(), FailureKind::Server);
+    assert!(err.detail().contains(".........."), "{}", err.detail());
+    assert!(!shows_the_key(&format!("{err} {err:?}")), "{err}");
+
+    // Spelt with JSON escapes in an error message, and in an answer.
+    let server = Server::start(|r, _| {
+        let body = |message: &str| format!(r#"{{"error": {{"message": "bad key {message}"}}}}"#);
+        if r.last_message() == "refuse" {
+            raw_json(401, body(&escaped_key()))
+        } else {
+            let answer = chat_body("KEY", "stop").to_string();
+            raw_json(
+                200,
+                answer.replace("KEY", &format!("your key: {}", escaped_key())),
+            )
+        }
+    })
+    .await;
+    let opts = options(&server);
+    let err = judge(&opts, None)
+        .chat(&request("refuse"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), FailureKind::Auth);
+    assert!(err.detail().contains("bad key ****"), "{}", err.detail());
+    let answer = judge(&opts, None).chat(&request("q")).await.unwrap();
+    assert_eq!(answer.text, "your key: ****");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_slower_than_the_timeout_is_a_retried_timeout() {
     let server = Server::start(|_, _| Reply::SlowBody {

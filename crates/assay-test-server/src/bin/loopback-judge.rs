@@ -4,14 +4,14 @@
 //! `peak_in_flight N`: the most requests it was answering at once.
 //!
 //! `--latency-ms N` delays every reply by N ms; `--status N` answers every
-//! request with HTTP status N and an error body instead (401: refused
-//! credentials); `--faulty-per-1000 N` puts a fault in place of N attempts
+//! request with HTTP status N and an error body instead, which quotes
+//! the key it was given as OpenAI's 401 does (401: refused credentials); `--faulty-per-1000 N` puts a fault in place of N attempts
 //! in a thousand, drawn from every kind of [`assay_test_server::faults`]
 //! with `--fault-seed S` (default 0), stalls lasting `--stall-ms` (default
 //! 60000). On exit it also prints `faults_injected N`.
 
 use assay_test_server::faults::Schedule;
-use assay_test_server::{arg, error, judge, Server};
+use assay_test_server::{arg, echo_credential, judge, Server};
 use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +30,7 @@ fn main() {
         .expect("runtime");
     let server = rt.block_on(Server::start(move |req, _| {
         let reply = match u16::try_from(status) {
-            Ok(code) if code > 0 => error(code, "injected by --status"),
+            Ok(code) if code > 0 => echo_credential(req, code),
             _ => faults.answer(req, judge::reply(req)),
         };
         reply.after(latency)

@@ -81,3 +81,17 @@ pub fn output<'a>(summary: &'a Value, name: &str) -> &'a Value {
         .and_then(|o| o.iter().find(|x| x["name"] == name))
         .unwrap_or_else(|| panic!("no output {name} in {summary}"))
 }
+
+/// Every file under `dir`, symbolic links included (not followed).
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if std::fs::symlink_metadata(&path).unwrap().is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}

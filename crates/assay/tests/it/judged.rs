@@ -3,7 +3,7 @@
 //! content (`assay_test_server::judge`): scores, call counts, cache,
 //! secrets, and failures.
 
-use crate::common::{assay, output, read_json, repo, results, stderr};
+use crate::common::{assay, output, read_json, repo, results, stderr, walk};
 use assay_test_server::judge::{self, cosine, embed};
 use assay_test_server::{chat, chat_body, error, Recorded, Reply, Server};
 use serde_json::{json, Value};
@@ -347,19 +347,6 @@ fn a_rerun_comes_from_the_cache_and_the_key_is_nowhere() {
             entry.display()
         );
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

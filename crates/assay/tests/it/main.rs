@@ -15,5 +15,6 @@ mod reasons;
 mod report;
 mod resume;
 mod rubric;
+mod secrets;
 mod shard;
 mod usage;
