@@ -3,11 +3,24 @@
 //!
 //! Two spellings are read:
 //!
-//! - `messages` in the OpenAI chat format: `role` is `system`, `user`,
-//!   `assistant` or `tool`; an assistant turn may carry `tool_calls`
-//!   (`id`, `type: "function"`, `function.name`, `function.arguments` as a
-//!   JSON string holding an object) and, for RAG agents, its own
-//!   `retrieved_contexts`; a tool turn names its call by `tool_call_id`.
+//! - `messages` in the OpenAI chat format: `role` is `system` (or
+//!   `developer`), `user`, `assistant` or `tool`; an assistant turn may
+//!   carry `tool_calls` (`id`, `type: "function"`, `function.name`,
+//!   `function.arguments` as a JSON string holding an object) and, for RAG
+//!   agents, its own `retrieved_contexts`; a tool turn names its call by
+//!   `tool_call_id`. The same list also reads as traces of two other APIs
+//!   write it:
+//!   - content given as a list of blocks: text blocks (`text`,
+//!     `input_text`, `output_text`, `refusal`) are the message's text;
+//!     Anthropic's `tool_use` blocks (`id`, `name`, `input`) are an
+//!     assistant's tool calls and its `tool_result` blocks (`tool_use_id`,
+//!     `content`) tool results, each read as its own tool message; images,
+//!     audio, files and reasoning carry no text to judge and are passed
+//!     over;
+//!   - OpenAI Responses items: a `function_call` (`call_id`, `name`,
+//!     `arguments`) is a call of the assistant turn it follows, a
+//!     `function_call_output` (`call_id`, `output`) a tool result, and a
+//!     `reasoning` item is passed over.
 //! - ragas `MultiTurnSample` JSON: `user_input` as a list of messages whose
 //!   `type` is `human`, `ai` or `tool`, an `ai` turn's `tool_calls` being
 //!   `[{"name", "args"}]` with `args` an object.
@@ -54,11 +67,12 @@ impl fmt::Display for Role {
 /// The name is not a role in either spelling.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown role '{0}' (expected system, user, assistant or tool; or ragas' human, ai or tool)"
+    "unknown role '{0}' (expected system, developer, user, assistant or tool; or ragas' human, ai or tool)"
 )]
 pub struct UnknownRole(pub String);
 
-/// OpenAI names, and ragas' `human` and `ai` for user and assistant.
+/// OpenAI names (`developer` is a system message), and ragas' `human`
+/// and `ai` for user and assistant.
 ///
 /// ```
 /// use assay_core::conversation::Role;
@@ -70,7 +84,7 @@ impl FromStr for Role {
     type Err = UnknownRole;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "system" => Ok(Role::System),
+            "system" | "developer" => Ok(Role::System),
             "user" | "human" => Ok(Role::User),
             "assistant" | "ai" => Ok(Role::Assistant),
             "tool" => Ok(Role::Tool),
@@ -289,6 +303,12 @@ impl<'k> Reader<'k> {
             return self.out;
         };
         for (i, item) in items.iter().enumerate() {
+            if self.spelling == Spelling::OpenAi {
+                if let Some(kind) = responses_item(item) {
+                    self.responses_item(i, item, kind);
+                    continue;
+                }
+            }
             if let Some(message) = self.message(i, item) {
                 self.out.messages.push(message);
             }
@@ -338,11 +358,21 @@ impl<'k> Reader<'k> {
             tool_call_id: None,
             retrieved_contexts: None,
         };
+        let mut results = Vec::new();
         match m.get("content") {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => message.content = Some(s.clone()),
+            Some(Value::Array(blocks)) => {
+                let read = self.blocks(i, &format!("{at}.content"), role, blocks);
+                message.content = read.text;
+                message.tool_calls = read.calls;
+                results = read.results;
+            }
             Some(other) => {
-                let detail = format!("expected a string or null, got {}", kind(other));
+                let detail = format!(
+                    "expected a string, a list of content blocks or null, got {}",
+                    kind(other)
+                );
                 self.problem(Some(i), format!("{at}.content"), Part::Content, detail);
             }
         }
@@ -405,7 +435,129 @@ impl<'k> Reader<'k> {
                 }
             }
         }
-        Some(message)
+        // Anthropic's tool results come in a user message: each is read as
+        // a tool message, and the user's own text, if any, follows them.
+        if results.is_empty() {
+            return Some(message);
+        }
+        for (tool_call_id, content) in results {
+            self.out.messages.push(Message {
+                index: i,
+                role: Role::Tool,
+                content,
+                tool_calls: Vec::new(),
+                tool_call_id: Some(tool_call_id),
+                retrieved_contexts: None,
+            });
+        }
+        message.content.is_some().then_some(message)
+    }
+
+    /// A list of content blocks at `at`, of message `i` spoken by `role`.
+    fn blocks(&mut self, i: usize, at: &str, role: Role, blocks: &[Value]) -> Blocks {
+        let mut read = Blocks::default();
+        let mut texts: Vec<String> = Vec::new();
+        for (j, block) in blocks.iter().enumerate() {
+            let at = format!("{at}[{j}]");
+            let Value::Object(b) = block else {
+                let detail = format!("expected a content block object, got {}", kind(block));
+                self.problem(Some(i), at, Part::Content, detail);
+                continue;
+            };
+            let kind_of = match required_string(b, "type", &at) {
+                Ok(t) => t,
+                Err((field, detail)) => {
+                    self.problem(Some(i), field, Part::Content, detail);
+                    continue;
+                }
+            };
+            match kind_of.as_str() {
+                "text" | "input_text" | "output_text" | "refusal" => {
+                    let key = if kind_of == "refusal" {
+                        "refusal"
+                    } else {
+                        "text"
+                    };
+                    match required_string(b, key, &at) {
+                        Ok(t) => texts.push(t),
+                        Err((field, detail)) => self.problem(Some(i), field, Part::Content, detail),
+                    }
+                }
+                "tool_use" if role != Role::Assistant => {
+                    let detail = format!("only an assistant message calls tools, this is {role}");
+                    self.problem(Some(i), at, Part::ToolCalls, detail);
+                }
+                "tool_use" => match anthropic_call(&at, b) {
+                    Ok(call) => read.calls.push(call),
+                    Err((field, detail)) => self.problem(Some(i), field, Part::ToolCalls, detail),
+                },
+                "tool_result" if role != Role::User => {
+                    let detail = format!("a tool result comes in a user message, this is {role}");
+                    self.problem(Some(i), at, Part::ToolResult, detail);
+                }
+                "tool_result" => match anthropic_result(&at, b) {
+                    Ok(result) => read.results.push(result),
+                    Err((field, detail)) => self.problem(Some(i), field, Part::ToolResult, detail),
+                },
+                "image" | "image_url" | "input_image" | "input_audio" | "file" | "input_file"
+                | "document" | "thinking" | "redacted_thinking" => {}
+                other => {
+                    let detail = format!("unknown content block type '{other}'");
+                    self.problem(Some(i), format!("{at}.type"), Part::Content, detail);
+                }
+            }
+        }
+        read.text = (!texts.is_empty()).then(|| texts.join("\n"));
+        read
+    }
+
+    /// An OpenAI Responses item of kind `kind` at position `i`.
+    fn responses_item(&mut self, i: usize, item: &Value, item_kind: ResponsesItem) {
+        let at = format!("{}[{i}]", self.key);
+        let Value::Object(m) = item else { return };
+        match item_kind {
+            ResponsesItem::Reasoning => {}
+            ResponsesItem::FunctionCall => match responses_call(&at, m) {
+                Ok(call) => match self.out.messages.last_mut() {
+                    Some(last) if last.role == Role::Assistant => last.tool_calls.push(call),
+                    _ => self.out.messages.push(Message {
+                        index: i,
+                        role: Role::Assistant,
+                        content: None,
+                        tool_calls: vec![call],
+                        tool_call_id: None,
+                        retrieved_contexts: None,
+                    }),
+                },
+                Err((field, detail)) => self.problem(Some(i), field, Part::ToolCalls, detail),
+            },
+            ResponsesItem::FunctionCallOutput => {
+                let read = required_string(m, "call_id", &at).and_then(|id| {
+                    let output = match m.get("output") {
+                        None | Some(Value::Null) => None,
+                        Some(Value::String(s)) => Some(s.clone()),
+                        Some(other) => {
+                            return Err((
+                                format!("{at}.output"),
+                                format!("expected a string, got {}", kind(other)),
+                            ))
+                        }
+                    };
+                    Ok((id, output))
+                });
+                match read {
+                    Ok((id, content)) => self.out.messages.push(Message {
+                        index: i,
+                        role: Role::Tool,
+                        content,
+                        tool_calls: Vec::new(),
+                        tool_call_id: Some(id),
+                        retrieved_contexts: None,
+                    }),
+                    Err((field, detail)) => self.problem(Some(i), field, Part::ToolResult, detail),
+                }
+            }
+        }
     }
 
     /// Each tool result follows an assistant message with calls, or another
@@ -522,32 +674,141 @@ fn openai_call(at: &str, item: &Value) -> Result<ToolCall, (String, String)> {
         ));
     };
     let name = required_string(function, "name", &format!("{at}.function"))?;
-    let field = format!("{at}.function.arguments");
-    let args = match function.get("arguments") {
+    let args = arguments(
+        format!("{at}.function.arguments"),
+        function.get("arguments"),
+    )?;
+    Ok(ToolCall { id, name, args })
+}
+
+/// A call's `arguments`: a JSON string holding an object; errors are
+/// (field, detail).
+fn arguments(field: String, value: Option<&Value>) -> Result<Map<String, Value>, (String, String)> {
+    match value {
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(args)) => args,
-            Ok(other) => {
-                return Err((
-                    field,
-                    format!("expected a JSON object, got {}", kind(&other)),
-                ))
-            }
-            Err(e) => return Err((field, format!("not JSON: {e}"))),
+            Ok(Value::Object(args)) => Ok(args),
+            Ok(other) => Err((
+                field,
+                format!("expected a JSON object, got {}", kind(&other)),
+            )),
+            Err(e) => Err((field, format!("not JSON: {e}"))),
         },
         // Some producers write the object itself; it means the same.
-        Some(Value::Object(args)) => args.clone(),
+        Some(Value::Object(args)) => Ok(args.clone()),
+        Some(other) => Err((
+            field,
+            format!(
+                "expected a JSON string holding an object, got {}",
+                kind(other)
+            ),
+        )),
+        None => Err((field, "missing".to_string())),
+    }
+}
+
+/// What a list of content blocks holds.
+#[derive(Default)]
+struct Blocks {
+    /// The text blocks, joined by newlines; `None` when there is none.
+    text: Option<String>,
+    /// Anthropic `tool_use` blocks.
+    calls: Vec<ToolCall>,
+    /// Anthropic `tool_result` blocks: the call answered, and the result's
+    /// text.
+    results: Vec<(String, Option<String>)>,
+}
+
+/// An Anthropic `tool_use` block; errors are (field, detail).
+fn anthropic_call(at: &str, block: &Map<String, Value>) -> Result<ToolCall, (String, String)> {
+    let id = required_string(block, "id", at)?;
+    let name = required_string(block, "name", at)?;
+    let args = match block.get("input") {
+        Some(Value::Object(input)) => input.clone(),
         Some(other) => {
             return Err((
-                field,
-                format!(
-                    "expected a JSON string holding an object, got {}",
-                    kind(other)
-                ),
+                format!("{at}.input"),
+                format!("expected an object, got {}", kind(other)),
             ))
         }
-        None => return Err((field, "missing".to_string())),
+        None => return Err((format!("{at}.input"), "missing".to_string())),
     };
-    Ok(ToolCall { id, name, args })
+    Ok(ToolCall {
+        id: Some(id),
+        name,
+        args,
+    })
+}
+
+/// An Anthropic `tool_result` block: the call it answers and its text
+/// (a string, or text blocks); errors are (field, detail).
+fn anthropic_result(
+    at: &str,
+    block: &Map<String, Value>,
+) -> Result<(String, Option<String>), (String, String)> {
+    let id = required_string(block, "tool_use_id", at)?;
+    let content = match block.get("content") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut texts = Vec::new();
+            for (j, part) in parts.iter().enumerate() {
+                let part_at = format!("{at}.content[{j}]");
+                let Value::Object(p) = part else {
+                    return Err((
+                        part_at,
+                        format!("expected a block object, got {}", kind(part)),
+                    ));
+                };
+                // Images in a result carry no text to judge.
+                if p.get("type").and_then(Value::as_str) == Some("text") {
+                    texts.push(required_string(p, "text", &part_at)?);
+                }
+            }
+            (!texts.is_empty()).then(|| texts.join("\n"))
+        }
+        Some(other) => {
+            return Err((
+                format!("{at}.content"),
+                format!("expected a string or a list of blocks, got {}", kind(other)),
+            ))
+        }
+    };
+    Ok((id, content))
+}
+
+/// The OpenAI Responses items read besides messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ResponsesItem {
+    FunctionCall,
+    FunctionCallOutput,
+    Reasoning,
+}
+
+/// The Responses item `item` is, if it is one that is not a message (it
+/// has no `role`).
+fn responses_item(item: &Value) -> Option<ResponsesItem> {
+    let m = item.as_object()?;
+    if m.contains_key("role") {
+        return None;
+    }
+    match m.get("type")?.as_str()? {
+        "function_call" => Some(ResponsesItem::FunctionCall),
+        "function_call_output" => Some(ResponsesItem::FunctionCallOutput),
+        "reasoning" => Some(ResponsesItem::Reasoning),
+        _ => None,
+    }
+}
+
+/// A Responses `function_call` item; errors are (field, detail).
+fn responses_call(at: &str, item: &Map<String, Value>) -> Result<ToolCall, (String, String)> {
+    let id = required_string(item, "call_id", at)?;
+    let name = required_string(item, "name", at)?;
+    let args = arguments(format!("{at}.arguments"), item.get("arguments"))?;
+    Ok(ToolCall {
+        id: Some(id),
+        name,
+        args,
+    })
 }
 
 fn strings(value: &Value) -> Result<Vec<String>, String> {
@@ -701,5 +962,179 @@ mod tests {
         assert_eq!(c.messages.len(), 3);
         assert_eq!(c.tool_calls().unwrap_err().field, "user_input[3].type");
         assert_eq!(c.messages[1].tool_calls[0].args["city"], json!("Oslo"));
+    }
+
+    #[test]
+    fn anthropic_blocks_read_as_the_same_conversation_as_openai_messages() {
+        let openai = Conversation::from_openai(
+            "messages",
+            &json!([
+                {"role": "user", "content": "weather in Oslo?"},
+                {"role": "assistant", "content": "Let me look.",
+                 "tool_calls": [call("toolu_1", "weather", r#"{"city": "Oslo"}"#)]},
+                {"role": "tool", "tool_call_id": "toolu_1", "content": "rain"},
+                {"role": "assistant", "content": "Rain in Oslo."}
+            ]),
+        );
+        let anthropic = Conversation::from_openai(
+            "messages",
+            &json!([
+                {"role": "user", "content": [{"type": "text", "text": "weather in Oslo?"}]},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "they want the weather", "signature": "x"},
+                    {"type": "text", "text": "Let me look."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1",
+                     "content": [{"type": "text", "text": "rain"}]}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "Rain in Oslo."}]}
+            ]),
+        );
+        assert!(openai.problems.is_empty(), "{:?}", openai.problems);
+        assert_eq!(anthropic, openai);
+    }
+
+    #[test]
+    fn a_user_message_with_tool_results_and_text_reads_as_results_then_the_text() {
+        let c = Conversation::from_openai(
+            "messages",
+            &json!([
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "a", "name": "f", "input": {}},
+                    {"type": "tool_use", "id": "b", "name": "g", "input": {"x": 1}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "a", "content": "one"},
+                    {"type": "tool_result", "tool_use_id": "b", "is_error": true},
+                    {"type": "image", "source": {"type": "base64", "data": ""}},
+                    {"type": "text", "text": "and now?"}]}
+            ]),
+        );
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        let read: Vec<(Role, Option<&str>, Option<&str>)> = c
+            .messages
+            .iter()
+            .map(|m| (m.role, m.content.as_deref(), m.tool_call_id.as_deref()))
+            .collect();
+        use Role::*;
+        assert_eq!(
+            read,
+            [
+                (Assistant, None, None),
+                (Tool, Some("one"), Some("a")),
+                (Tool, None, Some("b")),
+                (User, Some("and now?"), None)
+            ]
+        );
+        let names: Vec<&str> = c
+            .tool_calls()
+            .unwrap()
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["f", "g"]);
+    }
+
+    #[test]
+    fn responses_items_read_as_calls_of_the_turn_they_follow_and_results() {
+        let items = |answer_first: bool| {
+            let mut list = vec![
+                json!({"type": "message", "role": "developer",
+                       "content": [{"type": "input_text", "text": "be brief"}]}),
+                json!({"type": "message", "role": "user",
+                       "content": [{"type": "input_text", "text": "weather in Oslo?"}]}),
+                json!({"type": "reasoning", "id": "rs_1", "summary": []}),
+            ];
+            if answer_first {
+                list.push(json!({"type": "message", "role": "assistant",
+                                 "content": [{"type": "output_text", "text": "Let me look."}]}));
+            }
+            list.extend([
+                json!({"type": "function_call", "call_id": "call_1", "name": "weather",
+                       "arguments": "{\"city\": \"Oslo\"}"}),
+                json!({"type": "function_call_output", "call_id": "call_1", "output": "rain"}),
+                json!({"type": "message", "role": "assistant",
+                       "content": [{"type": "output_text", "text": "Rain in Oslo."}]}),
+            ]);
+            Conversation::from_openai("messages", &Value::Array(list))
+        };
+        for answer_first in [false, true] {
+            let c = items(answer_first);
+            assert!(c.problems.is_empty(), "{:?}", c.problems);
+            use Role::*;
+            let roles: Vec<Role> = c.messages.iter().map(|m| m.role).collect();
+            assert_eq!(roles, [System, User, Assistant, Tool, Assistant]);
+            let expected = answer_first.then_some("Let me look.");
+            assert_eq!(c.messages[2].content.as_deref(), expected);
+            let calls = c.tool_calls().unwrap();
+            assert_eq!(calls.len(), 1);
+            assert_eq!(calls[0].id.as_deref(), Some("call_1"));
+            assert_eq!(calls[0].args["city"], json!("Oslo"));
+            assert_eq!(c.messages[3].content.as_deref(), Some("rain"));
+        }
+    }
+
+    #[test]
+    fn malformed_blocks_and_items_name_their_field() {
+        let cases = [
+            (
+                json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": "x"}]}),
+                "messages[0].content[0].input",
+                Part::ToolCalls,
+            ),
+            (
+                json!({"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}),
+                "messages[0].content[0]",
+                Part::ToolCalls,
+            ),
+            (
+                json!({"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "t"}]}),
+                "messages[0].content[0]",
+                Part::ToolResult,
+            ),
+            (
+                json!({"role": "user", "content": [{"type": "tool_result", "content": "x"}]}),
+                "messages[0].content[0].tool_use_id",
+                Part::ToolResult,
+            ),
+            (
+                json!({"role": "user", "content": [{"type": "video"}]}),
+                "messages[0].content[0].type",
+                Part::Content,
+            ),
+            (
+                json!({"role": "user", "content": [{"text": "no type"}]}),
+                "messages[0].content[0].type",
+                Part::Content,
+            ),
+            (
+                json!({"role": "user", "content": [7]}),
+                "messages[0].content[0]",
+                Part::Content,
+            ),
+            (
+                json!({"role": "user", "content": [{"type": "text", "text": 7}]}),
+                "messages[0].content[0].text",
+                Part::Content,
+            ),
+            (
+                json!({"type": "function_call", "call_id": "c", "name": "f", "arguments": "{"}),
+                "messages[0].arguments",
+                Part::ToolCalls,
+            ),
+            (
+                json!({"type": "function_call_output", "output": "x"}),
+                "messages[0].call_id",
+                Part::ToolResult,
+            ),
+        ];
+        for (message, field, part) in cases {
+            let c = Conversation::from_openai("messages", &json!([message]));
+            let p = c
+                .problems
+                .iter()
+                .find(|p| p.part == part)
+                .unwrap_or_else(|| panic!("{field}: {:?}", c.problems));
+            assert_eq!((p.field.as_str(), p.message), (field, Some(0)));
+        }
     }
 }

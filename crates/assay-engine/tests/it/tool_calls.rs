@@ -7,6 +7,7 @@ use crate::common::{lexical, records};
 use assay_core::{FailureKind, Status};
 use assay_engine::{run_blocking, CancelToken, Silent};
 use assay_metrics::{Metric, MetricId};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 #[test]
@@ -90,4 +91,126 @@ fn the_agent_example_scores_as_the_references_and_a_bad_row_fails_alone() {
     ] {
         assert_eq!(values[id], Some(value), "{id}");
     }
+}
+
+/// The agent example written as Anthropic Messages and as OpenAI Responses
+/// items scores exactly as the chat spelling, row by row and metric by
+/// metric.
+#[test]
+fn anthropic_and_responses_traces_score_as_the_chat_spelling() {
+    let tmp = tempfile::tempdir().unwrap();
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agent.jsonl");
+    let rows: Vec<Value> = std::fs::read_to_string(example)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let params = BTreeMap::from([
+        ("consider_ordering".to_string(), "true".to_string()),
+        ("input_parameters".to_string(), "true".to_string()),
+    ]);
+    let score = |name: &str, rows: &[Value]| {
+        let data = tmp.path().join(format!("{name}.jsonl"));
+        let text: Vec<String> = rows.iter().map(Value::to_string).collect();
+        std::fs::write(&data, text.join("\n")).unwrap();
+        let out = tmp.path().join(name);
+        let mut options = lexical(&data, &out);
+        options.metrics = vec![
+            Metric::configure(MetricId::ToolCallAccuracy, &BTreeMap::new()).unwrap(),
+            Metric::configure(MetricId::ToolCallF1, &BTreeMap::new()).unwrap(),
+            Metric::configure(MetricId::ToolCorrectness, &params).unwrap(),
+        ];
+        run_blocking(&options, &mut Silent, &CancelToken::new()).unwrap();
+        let got: BTreeMap<(String, String), (Status, Option<f64>)> = records(&out)
+            .into_iter()
+            .map(|r| ((r.sample_id, r.metric), (r.status, r.value)))
+            .collect();
+        got
+    };
+    let chat = score("chat", &rows);
+    assert_eq!(chat.len(), rows.len() * 3);
+    assert!(chat.values().all(|(s, _)| *s == Status::Scored), "{chat:?}");
+    let respelled = |to: fn(&[Value]) -> Vec<Value>| -> Vec<Value> {
+        rows.iter()
+            .map(|row| {
+                let mut row = row.clone();
+                let messages = row["messages"].as_array().unwrap().clone();
+                row["messages"] = Value::Array(to(&messages));
+                row
+            })
+            .collect()
+    };
+    assert_eq!(score("anthropic", &respelled(anthropic)), chat);
+    assert_eq!(score("responses", &respelled(responses)), chat);
+}
+
+/// Chat messages as Anthropic writes them: content blocks, `tool_use` in
+/// the assistant's message, `tool_result`s in one user message.
+fn anthropic(messages: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for m in messages {
+        let text = m["content"]
+            .as_str()
+            .map(|t| json!({"type": "text", "text": t}));
+        match m["role"].as_str().unwrap() {
+            "tool" => {
+                let result = json!({"type": "tool_result", "tool_use_id": m["tool_call_id"],
+                                    "content": [{"type": "text", "text": m["content"]}]});
+                match out.last_mut() {
+                    Some(last)
+                        if last["role"] == "user"
+                            && last["content"][0]["type"] == "tool_result" =>
+                    {
+                        last["content"].as_array_mut().unwrap().push(result)
+                    }
+                    _ => out.push(json!({"role": "user", "content": [result]})),
+                }
+            }
+            "assistant" => {
+                let mut blocks: Vec<Value> = text.into_iter().collect();
+                for call in m["tool_calls"].as_array().into_iter().flatten() {
+                    let input: Value =
+                        serde_json::from_str(call["function"]["arguments"].as_str().unwrap())
+                            .unwrap();
+                    blocks.push(json!({"type": "tool_use", "id": call["id"],
+                                       "name": call["function"]["name"], "input": input}));
+                }
+                out.push(json!({"role": "assistant", "content": blocks}));
+            }
+            role => out.push(json!({"role": role, "content": [text]})),
+        }
+    }
+    out
+}
+
+/// Chat messages as OpenAI Responses items.
+fn responses(messages: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for m in messages {
+        let role = m["role"].as_str().unwrap();
+        if role == "tool" {
+            out.push(
+                json!({"type": "function_call_output", "call_id": m["tool_call_id"],
+                            "output": m["content"]}),
+            );
+            continue;
+        }
+        if let Some(t) = m["content"].as_str() {
+            let kind = if role == "assistant" {
+                "output_text"
+            } else {
+                "input_text"
+            };
+            let role = if role == "system" { "developer" } else { role };
+            out.push(json!({"type": "message", "role": role,
+                            "content": [{"type": kind, "text": t}]}));
+        }
+        for call in m["tool_calls"].as_array().into_iter().flatten() {
+            out.push(json!({"type": "function_call", "call_id": call["id"],
+                            "name": call["function"]["name"],
+                            "arguments": call["function"]["arguments"]}));
+        }
+    }
+    out
 }
