@@ -115,16 +115,26 @@ impl Transport {
             .map_err(|e| {
                 Error::new(
                     FailureKind::Config,
-                    format!("bad base URL {base_url:?}: {e}"),
+                    format!("bad base URL {:?}: {e}", masked_authority(&base_url)),
                 )
             })?;
+        // Credentials in the URL are sent, never shown: the URL that
+        // identities, errors and logs name has them masked.
+        let base_url = if has_userinfo(&base) {
+            shown(&base).trim_end_matches('/').to_owned()
+        } else {
+            base_url
+        };
         let seed = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1);
         let direct = match route {
-            Route::Lean => Http1::new(&base, opts.concurrency, opts.connect_timeout),
-            Route::Reqwest => None,
+            // Userinfo is basic auth, which only reqwest sends.
+            Route::Lean if !has_userinfo(&base) => {
+                Http1::new(&base, opts.concurrency, opts.connect_timeout)
+            }
+            Route::Lean | Route::Reqwest => None,
         };
         Ok(Transport {
             client,
@@ -282,7 +292,7 @@ impl Transport {
         // have spelt the key with JSON escapes).
         let message = error_message(&bytes);
         let message = self.redact(&message);
-        let detail = format!("HTTP {status} from {url}: {}", excerpt(&message));
+        let detail = format!("HTTP {status} from {}: {}", shown(url), excerpt(&message));
         let err = Error::new(kind, detail).with_retry_after(retry_after);
         // An unknown model or path: every call of the run names the same.
         Err(if status == 404 {
@@ -321,11 +331,11 @@ impl Transport {
             Err(http1::Failure::TooLarge) => Err(self.too_large()),
             Err(http1::Failure::Connection(detail)) => Err(Error::new(
                 FailureKind::Connection,
-                format!("request to {url} failed: {detail}"),
+                format!("request to {} failed: {detail}", shown(url)),
             )),
             Err(http1::Failure::Connect(detail)) => Err(Error::new(
                 FailureKind::Connection,
-                format!("request to {url} failed: {detail}"),
+                format!("request to {} failed: {detail}", shown(url)),
             )
             .at_endpoint()),
         }
@@ -388,6 +398,9 @@ impl Transport {
             detail.push_str(&s.to_string());
             source = s.source();
         }
+        if let Some(url) = e.url().filter(|u| has_userinfo(u)) {
+            detail = detail.replace(url.as_str(), &shown(url));
+        }
         let err = Error::new(kind, detail);
         // Refused, unknown host, TLS: reqwest's connector failed.
         if e.is_connect() {
@@ -412,6 +425,37 @@ impl Transport {
             Some(key) => e.redacted(key),
             None => e,
         }
+    }
+}
+
+/// Whether `url` carries a user name or password.
+fn has_userinfo(url: &reqwest::Url) -> bool {
+    !url.username().is_empty() || url.password().is_some()
+}
+
+/// `url` as errors and identities show it: a user name and password
+/// masked as `****`.
+fn shown(url: &reqwest::Url) -> Cow<'_, str> {
+    if !has_userinfo(url) {
+        return Cow::Borrowed(url.as_str());
+    }
+    let mut masked = url.clone();
+    // Both succeed on the http(s) URLs a transport holds.
+    let _ = masked.set_username("****");
+    let _ = masked.set_password(url.password().map(|_| "****"));
+    Cow::Owned(masked.to_string())
+}
+
+/// A URL that did not parse, with whatever sits before an `@` in its
+/// authority masked.
+fn masked_authority(text: &str) -> Cow<'_, str> {
+    let start = text.find("://").map_or(0, |i| i + 3);
+    let authority_end = text[start..]
+        .find(['/', '?', '#'])
+        .map_or(text.len(), |i| start + i);
+    match text[start..authority_end].rfind('@') {
+        Some(at) => Cow::Owned(format!("{}****{}", &text[..start], &text[start + at..])),
+        None => Cow::Borrowed(text),
     }
 }
 
@@ -641,6 +685,67 @@ mod tests {
                 Transport::new(ProviderKind::Vllm, &opts, None, Arc::clone(&limiter)).unwrap_err();
             assert_eq!(err.kind(), FailureKind::Config);
             assert!(err.detail().contains(bad), "{}", err.detail());
+        }
+    }
+
+    /// Credentials in the base URL are sent as basic auth and shown
+    /// nowhere: not in the URL the transport names, nor in its errors,
+    /// whether the server answers, the port is closed or the URL is bad.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn credentials_in_the_base_url_are_sent_and_never_shown() {
+        use assay_test_server::{error, Server};
+        const PASSWORD: &str = "pw-in-the-url-42";
+        let server = Server::start(|_, _| error(500, "down")).await;
+        let limiter = Arc::new(Limiter::new(1, None, None));
+        let transport = |base: String| {
+            let opts = ProviderOptions {
+                base_url: Some(base),
+                max_retries: 0,
+                ..ProviderOptions::default()
+            };
+            Transport::new(ProviderKind::Vllm, &opts, None, Arc::clone(&limiter))
+        };
+        let with_userinfo =
+            |url: &str| url.replacen("http://", &format!("http://alice:{PASSWORD}@"), 1);
+
+        let t = transport(with_userinfo(&server.base_url())).unwrap();
+        assert!(t.direct.is_none(), "basic auth goes through reqwest");
+        let shown = server
+            .base_url()
+            .replacen("http://", "http://****:****@", 1);
+        assert_eq!(t.base_url(), shown);
+        let err = t
+            .post_metered("/chat/completions", b"{}".to_vec(), 1, Ok)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), FailureKind::Server);
+        assert!(
+            err.detail().contains("from http://****:****@"),
+            "{}",
+            err.detail()
+        );
+        let seen = server.requests().last().unwrap().clone();
+        assert_eq!(
+            seen.header("authorization"),
+            Some("Basic YWxpY2U6cHctaW4tdGhlLXVybC00Mg==")
+        );
+
+        let closed = transport(with_userinfo("http://127.0.0.1:1/v1")).unwrap();
+        let err = closed
+            .post_metered("/chat/completions", b"{}".to_vec(), 1, Ok)
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), FailureKind::Connection);
+
+        let bad = transport(format!("http://alice:{PASSWORD}@/v1")).unwrap_err();
+        assert_eq!(bad.kind(), FailureKind::Config);
+        assert!(bad.detail().contains("http://****@/v1"), "{}", bad.detail());
+
+        for detail in [err.detail(), bad.detail()] {
+            assert!(
+                !detail.contains(PASSWORD) && !detail.contains("alice"),
+                "{detail}"
+            );
         }
     }
 
