@@ -16,7 +16,8 @@ KEY = "sk-python-test-7f3a9c1e5b2d8046"
 
 
 def _loopback_binary() -> Path:
-    path = Path(os.environ.get("ASSAY_LOOPBACK_JUDGE", REPO / "target/debug/loopback-judge"))
+    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
+    path = Path(os.environ.get("ASSAY_LOOPBACK_JUDGE", target / "debug/loopback-judge"))
     if not path.exists():
         pytest.fail(f"{path} is missing: run scripts/python-test.sh (it builds it)")
     return path

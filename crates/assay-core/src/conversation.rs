@@ -34,6 +34,7 @@
 
 use crate::sample::kind;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -276,6 +277,10 @@ struct Reader<'k> {
     key: &'k str,
     spelling: Spelling,
     out: Conversation,
+    /// Where a tool message read from a block or an item names its call,
+    /// by its position in `out.messages` (the input has no `tool_call_id`
+    /// there to name).
+    id_fields: BTreeMap<usize, String>,
 }
 
 impl<'k> Reader<'k> {
@@ -284,7 +289,14 @@ impl<'k> Reader<'k> {
             key,
             spelling,
             out: Conversation::default(),
+            id_fields: BTreeMap::new(),
         }
+    }
+
+    /// Adds tool message `m`, whose call id is read from `id_field`.
+    fn push_result(&mut self, m: Message, id_field: String) {
+        self.id_fields.insert(self.out.messages.len(), id_field);
+        self.out.messages.push(m);
     }
 
     fn problem(&mut self, message: Option<usize>, field: String, part: Part, detail: String) {
@@ -440,15 +452,16 @@ impl<'k> Reader<'k> {
         if results.is_empty() {
             return Some(message);
         }
-        for (tool_call_id, content) in results {
-            self.out.messages.push(Message {
+        for (tool_call_id, content, id_field) in results {
+            let result = Message {
                 index: i,
                 role: Role::Tool,
                 content,
                 tool_calls: Vec::new(),
                 tool_call_id: Some(tool_call_id),
                 retrieved_contexts: None,
-            });
+            };
+            self.push_result(result, id_field);
         }
         message.content.is_some().then_some(message)
     }
@@ -496,7 +509,10 @@ impl<'k> Reader<'k> {
                     self.problem(Some(i), at, Part::ToolResult, detail);
                 }
                 "tool_result" => match anthropic_result(&at, b) {
-                    Ok(result) => read.results.push(result),
+                    Ok((id, content)) => {
+                        read.results
+                            .push((id, content, format!("{at}.tool_use_id")))
+                    }
                     Err((field, detail)) => self.problem(Some(i), field, Part::ToolResult, detail),
                 },
                 "image" | "image_url" | "input_image" | "input_audio" | "file" | "input_file"
@@ -546,14 +562,17 @@ impl<'k> Reader<'k> {
                     Ok((id, output))
                 });
                 match read {
-                    Ok((id, content)) => self.out.messages.push(Message {
-                        index: i,
-                        role: Role::Tool,
-                        content,
-                        tool_calls: Vec::new(),
-                        tool_call_id: Some(id),
-                        retrieved_contexts: None,
-                    }),
+                    Ok((id, content)) => {
+                        let result = Message {
+                            index: i,
+                            role: Role::Tool,
+                            content,
+                            tool_calls: Vec::new(),
+                            tool_call_id: Some(id),
+                            retrieved_contexts: None,
+                        };
+                        self.push_result(result, format!("{at}.call_id"));
+                    }
                     Err((field, detail)) => self.problem(Some(i), field, Part::ToolResult, detail),
                 }
             }
@@ -604,9 +623,11 @@ impl<'k> Reader<'k> {
                 .flat_map(|earlier| &earlier.tool_calls)
                 .any(|c| c.id.as_deref() == Some(id.as_str()));
             if !called {
+                let field = self.id_fields.get(&n).cloned();
                 problems.push(Problem {
                     message: Some(m.index),
-                    field: format!("{}[{}].tool_call_id", self.key, m.index),
+                    field: field
+                        .unwrap_or_else(|| format!("{}[{}].tool_call_id", self.key, m.index)),
                     part: Part::ToolResult,
                     detail: format!("'{id}' names no earlier tool call"),
                 });
@@ -713,9 +734,9 @@ struct Blocks {
     text: Option<String>,
     /// Anthropic `tool_use` blocks.
     calls: Vec<ToolCall>,
-    /// Anthropic `tool_result` blocks: the call answered, and the result's
-    /// text.
-    results: Vec<(String, Option<String>)>,
+    /// Anthropic `tool_result` blocks: the call answered, the result's
+    /// text, and the field naming the call.
+    results: Vec<(String, Option<String>, String)>,
 }
 
 /// An Anthropic `tool_use` block; errors are (field, detail).
@@ -1123,6 +1144,17 @@ mod tests {
             ),
             (
                 json!({"type": "function_call_output", "output": "x"}),
+                "messages[0].call_id",
+                Part::ToolResult,
+            ),
+            (
+                json!({"role": "user", "content": [{"type": "text", "text": "hi"},
+                    {"type": "tool_result", "tool_use_id": "nobody", "content": "x"}]}),
+                "messages[0].content[1].tool_use_id",
+                Part::ToolResult,
+            ),
+            (
+                json!({"type": "function_call_output", "call_id": "nobody", "output": "x"}),
                 "messages[0].call_id",
                 Part::ToolResult,
             ),
