@@ -293,10 +293,18 @@ impl<'k> Reader<'k> {
         }
     }
 
-    /// Adds tool message `m`, whose call id is read from `id_field`.
-    fn push_result(&mut self, m: Message, id_field: String) {
+    /// Adds the tool message of input item `index` answering call `id`,
+    /// read from `id_field`.
+    fn push_result(&mut self, index: usize, id: String, content: Option<String>, id_field: String) {
         self.id_fields.insert(self.out.messages.len(), id_field);
-        self.out.messages.push(m);
+        self.out.messages.push(Message {
+            index,
+            role: Role::Tool,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: Some(id),
+            retrieved_contexts: None,
+        });
     }
 
     fn problem(&mut self, message: Option<usize>, field: String, part: Part, detail: String) {
@@ -453,15 +461,7 @@ impl<'k> Reader<'k> {
             return Some(message);
         }
         for (tool_call_id, content, id_field) in results {
-            let result = Message {
-                index: i,
-                role: Role::Tool,
-                content,
-                tool_calls: Vec::new(),
-                tool_call_id: Some(tool_call_id),
-                retrieved_contexts: None,
-            };
-            self.push_result(result, id_field);
+            self.push_result(i, tool_call_id, content, id_field);
         }
         message.content.is_some().then_some(message)
     }
@@ -562,17 +562,7 @@ impl<'k> Reader<'k> {
                     Ok((id, output))
                 });
                 match read {
-                    Ok((id, content)) => {
-                        let result = Message {
-                            index: i,
-                            role: Role::Tool,
-                            content,
-                            tool_calls: Vec::new(),
-                            tool_call_id: Some(id),
-                            retrieved_contexts: None,
-                        };
-                        self.push_result(result, format!("{at}.call_id"));
-                    }
+                    Ok((id, content)) => self.push_result(i, id, content, format!("{at}.call_id")),
                     Err((field, detail)) => self.problem(Some(i), field, Part::ToolResult, detail),
                 }
             }
