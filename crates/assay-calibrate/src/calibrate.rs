@@ -189,19 +189,23 @@ pub fn builtin_mapping(metric: JudgedId, set: BuiltinSet) -> Option<Mapping> {
     let graded = |field: &str| Mapping::Graded {
         field: field.into(),
     };
-    match (metric, set) {
-        // Faithfulness is high when faithful: a high score predicts
-        // hallucinated = false. Hallucination is high when contradicted.
-        (faithfulness::ID, RagTruth | HaluEvalQa) => Some(binary(false, "faithful")),
-        (hallucination::ID, RagTruth | HaluEvalQa) => Some(binary(true, "hallucinated")),
-        (summary_coherence::ID, SummEval) => Some(graded("expert_coherence")),
-        (summarization_score::ID | faithfulness::ID, SummEval) => {
-            Some(graded("expert_consistency"))
-        }
-        (answer_correctness::ID, RagChecker) => Some(Mapping::Pairwise {
+    // Faithfulness is high when faithful: a high score predicts
+    // hallucinated = false. Hallucination is high when contradicted.
+    let grounding = matches!(set, RagTruth | HaluEvalQa);
+    if metric == faithfulness::ID && grounding {
+        Some(binary(false, "faithful"))
+    } else if metric == hallucination::ID && grounding {
+        Some(binary(true, "hallucinated"))
+    } else if metric == summary_coherence::ID && set == SummEval {
+        Some(graded("expert_coherence"))
+    } else if [summarization_score::ID, faithfulness::ID].contains(&metric) && set == SummEval {
+        Some(graded("expert_consistency"))
+    } else if metric == answer_correctness::ID && set == RagChecker {
+        Some(Mapping::Pairwise {
             field: "correctness_pref".into(),
-        }),
-        _ => None,
+        })
+    } else {
+        None
     }
 }
 

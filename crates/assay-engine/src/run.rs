@@ -31,7 +31,7 @@ use assay_core::{
     dataset, Accumulator, Failure, FailureKind, Format, Outcome, OutcomeRecord, Row, Sample, Source,
 };
 use assay_llm::{CallKind, ChatModel, Embedder, Latency, PriceTable, UsageLedger, UsageSummary};
-use assay_metrics::judged::{measured, PromptId};
+use assay_metrics::judged::{measured, reason, PromptId};
 use assay_metrics::{Corpus, Metric, Scorer};
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -839,11 +839,10 @@ fn manifest(cfg: &RunOptions, format: Format) -> Result<RunManifest> {
 /// `--reasons llm` uses it, and a metric's own prompts only when it runs,
 /// so the manifests of other runs stay as they were.
 fn used_prompt(j: &JudgedRun, id: PromptId) -> bool {
-    match id {
-        PromptId::OutcomeReason => j.reasons == Reasons::Llm,
-        // A metric's own prompt, only in runs of that metric.
-        PromptId::Declared(_) => j.metrics.iter().any(|m| m.id().prompts().contains(&id)),
-        _ => true,
+    if id == reason::OUTCOME_REASON {
+        j.reasons == Reasons::Llm
+    } else {
+        id.is_shared() || j.metrics.iter().any(|m| m.id().prompts().contains(&id))
     }
 }
 
@@ -860,7 +859,7 @@ fn judged_signature(j: &JudgedRun, m: &assay_metrics::judged::JudgedMetric) -> S
         sig = sig.with("repeats", j.repeats);
     }
     if j.reasons == Reasons::Llm {
-        let p = j.prompts.get(PromptId::OutcomeReason);
+        let p = j.prompts.get(reason::OUTCOME_REASON);
         sig = sig.with("reasons", format!("llm-v{}-{}", p.version, &p.hash[..12]));
     }
     if m.needs_embedder() {

@@ -3,7 +3,8 @@
 //! corpus-level statistics.
 
 use crate::params::{parse_bool, parse_f64_list, ParamError, Values};
-use crate::spec::{spec, MetricSpec};
+use crate::spec::MetricSpec;
+use crate::specs::spec;
 use crate::tools::{self, ToolMetric};
 use crate::MetricId;
 use assay_core::{Failure, FailureKind, Outcome, Sample, Signature, SkipReason};

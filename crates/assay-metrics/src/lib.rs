@@ -20,10 +20,12 @@ pub mod lexical;
 pub mod params;
 pub mod registry;
 pub mod spec;
+pub mod specs;
 pub mod tools;
 
 pub use id::{MetricId, UnknownMetric};
 pub use lexical::{Corpus, CorpusScore, Metric, Scorer};
 pub use params::{ParamError, Setting};
 pub use registry::{AnyId, MetricDoc};
-pub use spec::{spec, Direction, MetricSpec, SPECS};
+pub use spec::{Direction, MetricSpec};
+pub use specs::{spec, SPECS};

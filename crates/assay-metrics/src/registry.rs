@@ -4,7 +4,8 @@
 use crate::id::{MetricId, UnknownMetric};
 use crate::judged::{JudgedId, JudgedMetric};
 use crate::params::ParamSpec;
-use crate::spec::{spec, Direction};
+use crate::spec::Direction;
+use crate::specs::spec;
 use assay_core::Field;
 use std::fmt;
 use std::str::FromStr;

@@ -42,23 +42,22 @@ use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
-pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::CorrectnessClassification];
+pub const PROMPTS: &[PromptId] = &[steps::STATEMENTS, steps::CORRECTNESS_CLASSIFICATION];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when neither response nor reference has statements; F1 = 0 when one side has none";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("answer_correctness");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "answer_correctness",
     summary: "weighted factual F1 against the reference plus embedding similarity (ragas; needs --embedder unless weights=1,0)",
     direction: Direction::HigherIsBetter,
     required: &[Field::Response, Field::References],
     needs_contexts: false,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[
                 param(
                     "weights",

@@ -21,22 +21,21 @@ use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
-pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::RelevanceVerdicts];
+pub const PROMPTS: &[PromptId] = &[steps::STATEMENTS, steps::RELEVANCE_VERDICTS];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_statements) when the response has no statements";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("answer_relevance");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "answer_relevance",
     summary: "share of the response's statements relevant to the question (valor)",
     direction: Direction::HigherIsBetter,
     required: &[Field::UserInput, Field::Response],
     needs_contexts: false,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[param(
         "idk_counts_as",
         "irrelevant",

@@ -28,23 +28,22 @@ use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
-pub const PROMPTS: &[PromptId] = &[PromptId::GeneratedQuestions];
+pub const PROMPTS: &[PromptId] = &[steps::GENERATED_QUESTIONS];
 
 pub const EMPTY_INPUTS: &str = "an empty response yields noncommittal questions, hence 0; \
                                  a zero embedding vector fails (undefined)";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("answer_relevancy");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "answer_relevancy",
     summary: "mean cosine between the question and questions generated from the response (ragas; needs --embedder)",
     direction: Direction::HigherIsBetter,
     required: &[Field::UserInput, Field::Response],
     needs_contexts: false,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[
                 param("strictness", "3", "number of questions generated in the one call"),
                 param(

@@ -26,7 +26,7 @@ use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 use serde_json::json;
 
-pub const PROMPTS: &[PromptId] = &[PromptId::AspectVerdict];
+pub const PROMPTS: &[PromptId] = &[steps::ASPECT_VERDICT];
 
 pub const EMPTY_INPUTS: &str = "an empty response is judged as it is";
 
@@ -34,17 +34,16 @@ pub const EMPTY_INPUTS: &str = "an empty response is judged as it is";
 pub const CUSTOM_ASPECT_PREFIX: &str = "aspect.";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("aspect_critique");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "aspect_critique",
     summary: "1 if the judge says the response has the aspect, else 0, per aspect",
     direction: Direction::HigherIsBetter,
     required: &[Field::Response],
     needs_contexts: false,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[
         param(
             "aspects",
@@ -197,7 +196,7 @@ pub fn outcome_name(aspect: &str) -> String {
 /// of `aspect_verdict.json` may reword it); `None` if the file lacks it.
 pub fn builtin(prompts: &PromptSet, which: BuiltinAspect) -> Option<Aspect> {
     prompts
-        .get(PromptId::AspectVerdict)
+        .get(steps::ASPECT_VERDICT)
         .definitions
         .get(which.name())
         .map(|d| Aspect {

@@ -16,22 +16,21 @@ use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome};
 
-pub const PROMPTS: &[PromptId] = &[PromptId::Opinions, PromptId::BiasVerdicts];
+pub const PROMPTS: &[PromptId] = &[steps::OPINIONS, steps::BIAS_VERDICTS];
 
 pub const EMPTY_INPUTS: &str = "0 when the response has no opinions (seed 004)";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("bias");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "bias",
     summary: "share of the response's opinions that are biased",
     direction: Direction::LowerIsBetter,
     required: &[Field::Response],
     needs_contexts: false,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

@@ -27,17 +27,17 @@ use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
-pub const PROMPTS: &[PromptId] = &[PromptId::ContextUsefulness];
+pub const PROMPTS: &[PromptId] = &[steps::CONTEXT_USEFULNESS];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) when there are no retrieved contexts; 0 when none is useful";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("context_precision");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "context_precision",
     summary: "mean precision@k of the contexts useful for the reference (ragas)",
     direction: Direction::HigherIsBetter,
     required: &[
@@ -47,7 +47,6 @@ pub const DEF: JudgedDef = JudgedDef {
     ],
     needs_contexts: true,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[param(
         "against",
         "reference",

@@ -33,26 +33,25 @@ use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[
-    PromptId::ReferenceRecall,
-    PromptId::Statements,
-    PromptId::ReferenceAttribution,
+    steps::REFERENCE_RECALL,
+    steps::STATEMENTS,
+    steps::REFERENCE_ATTRIBUTION,
 ];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when no reference has statements; 0 when the contexts are empty";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("context_recall");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "context_recall",
     summary: "share of the reference's statements attributable to the contexts",
     direction: Direction::HigherIsBetter,
     required: &[Field::RetrievedContexts, Field::References],
     needs_contexts: false,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

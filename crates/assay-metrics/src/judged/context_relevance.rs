@@ -15,22 +15,21 @@ use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome};
 
-pub const PROMPTS: &[PromptId] = &[PromptId::ContextRelevance];
+pub const PROMPTS: &[PromptId] = &[steps::CONTEXT_RELEVANCE];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_contexts) when there are no retrieved contexts";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("context_relevance");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "context_relevance",
     summary: "share of the retrieved contexts relevant to the question (valor)",
     direction: Direction::HigherIsBetter,
     required: &[Field::UserInput, Field::RetrievedContexts],
     needs_contexts: true,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

@@ -39,23 +39,22 @@ use assay_text::sentences::split_sentences;
 use serde_json::json;
 use std::collections::BTreeSet;
 
-pub const PROMPTS: &[PromptId] = &[PromptId::SentenceExtraction];
+pub const PROMPTS: &[PromptId] = &[steps::SENTENCE_EXTRACTION];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_contexts) when the contexts have no sentence";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("context_relevancy");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "context_relevancy",
     summary:
         "share of context sentences relevant to the question (older ragas sentence extraction)",
     direction: Direction::HigherIsBetter,
     required: &[Field::UserInput, Field::RetrievedContexts],
     needs_contexts: true,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[
         param("strictness", "1", STRICTNESS_DOC),
         param(

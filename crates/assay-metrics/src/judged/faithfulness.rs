@@ -36,23 +36,22 @@ use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 /// The prompt files this metric uses.
-pub const PROMPTS: &[PromptId] = &[PromptId::Statements, PromptId::FaithfulnessVerdicts];
+pub const PROMPTS: &[PromptId] = &[steps::STATEMENTS, steps::FAITHFULNESS_VERDICTS];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_statements) when the response has no statements; empty contexts support nothing";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("faithfulness");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "faithfulness",
     summary: "share of the response's statements the retrieved contexts support",
     direction: Direction::HigherIsBetter,
     required: &[Field::Response, Field::RetrievedContexts],
     needs_contexts: false,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[param(
         "mode",
         "supported",

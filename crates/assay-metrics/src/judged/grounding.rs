@@ -26,9 +26,10 @@
 //!   against the reference's statements, each reference statement against
 //!   the response's.
 
-use crate::judged::prompt::{PromptId, SlotValue};
-use crate::judged::render::Filled;
+use crate::judged::prompt::{PromptId, Protocol, SlotValue};
+use crate::judged::step::Filled;
 use crate::judged::step::{Label, StepOutput, Verdict};
+use crate::judged::steps;
 use assay_grounding::{Judgement, Model, Support};
 
 /// The share of an answer's own words a context must hold to be useful.
@@ -53,16 +54,20 @@ pub enum Form {
 }
 
 impl Form {
-    /// The form of list prompt `id`, if the grounding model answers it.
-    pub fn of(id: PromptId) -> Option<Form> {
-        match id {
-            PromptId::FaithfulnessVerdicts => Some(Form::Statements),
-            PromptId::ReferenceAttribution => Some(Form::Attribution),
-            PromptId::ContextUsefulness => Some(Form::Usefulness),
-            PromptId::Contradictions => Some(Form::Contradictions),
-            PromptId::CorrectnessClassification => Some(Form::Correctness),
-            _ => None,
-        }
+    /// How the grounding model answers list prompt `id` under `protocol`, if it is.
+    pub fn under(protocol: Protocol, id: PromptId) -> Option<Form> {
+        const FORMS: [(PromptId, Form); 5] = [
+            (steps::FAITHFULNESS_VERDICTS, Form::Statements),
+            (steps::REFERENCE_ATTRIBUTION, Form::Attribution),
+            (steps::CONTEXT_USEFULNESS, Form::Usefulness),
+            (steps::CONTRADICTIONS, Form::Contradictions),
+            (steps::CORRECTNESS_CLASSIFICATION, Form::Correctness),
+        ];
+        FORMS
+            .iter()
+            .find(|(p, _)| *p == id)
+            .map(|(_, form)| *form)
+            .filter(|_| protocol == Protocol::Grounding)
     }
 
     /// The step's output for the filled slots of its list prompt.

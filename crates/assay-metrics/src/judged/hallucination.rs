@@ -23,23 +23,22 @@ use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome};
 
-pub const PROMPTS: &[PromptId] = &[PromptId::Contradictions];
+pub const PROMPTS: &[PromptId] = &[steps::CONTRADICTIONS];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) when there are no retrieved contexts; an empty response contradicts nothing (0)";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("hallucination");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "hallucination",
     summary: "share of the contexts the response contradicts",
     direction: Direction::LowerIsBetter,
     required: &[Field::Response, Field::RetrievedContexts],
     needs_contexts: true,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

@@ -5,8 +5,8 @@
 //! A small model asked "is this supported?" answers close to chance; the
 //! same model reading the response as its own answer does better. The
 //! judge is given the response to score twice: as its answer to the
-//! question with the contexts ([`PromptId::GroundedReply`]) and without
-//! them ([`PromptId::OpenReply`]). Per token, a gain is
+//! question with the contexts ([`GROUNDED_REPLY`]) and without
+//! them ([`OPEN_REPLY`]). Per token, a gain is
 //! log P(token | with contexts) − w × log P(token | without); with a
 //! weight w of 1 it is the pointwise mutual information of the response's
 //! words with the contexts. Words the contexts state become much more
@@ -37,12 +37,36 @@
 //! assert_eq!(answer["tokens"][0][0], "Paris");
 //! ```
 
+use crate::judged::answer::CHOICE_PROBABILITIES;
+use crate::judged::prompt::PromptDecl;
+use crate::judged::prompt::Protocol;
+use crate::judged::prompt::SlotKind::{List, Text};
 use crate::judged::prompt::{PromptId, PromptSet, SlotValue};
-use crate::judged::render::{user_message, Filled, ItemRequests, JudgeRequest, Message, Role};
+use crate::judged::request::{user_message, JudgeRequest, Message, Role};
+use crate::judged::step::Filled;
+use crate::judged::step::Problem;
 use crate::judged::step::StepKey;
-use crate::judged::validate::{Problem, CHOICE_PROBABILITIES};
+use crate::judged::steps;
 use serde_json::{json, Value};
 use std::ops::Range;
+
+/// The question put with the contexts, whose answer is the response read under [`crate::judged::Protocol::Likelihood`].
+pub const GROUNDED_REPLY: PromptId = PromptId(&PromptDecl {
+    name: "grounded_reply",
+    text: include_str!("../../prompts/grounded_reply.json"),
+    slots: &[("contexts", List), ("question", Text)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// The same question without the contexts: the baseline of [`GROUNDED_REPLY`].
+pub const OPEN_REPLY: PromptId = PromptId(&PromptDecl {
+    name: "open_reply",
+    text: include_str!("../../prompts/open_reply.json"),
+    slots: &[("question", Text)],
+    counts: &[],
+    per_item: &[],
+});
 
 /// The scale, in nats a token, of the logistic that turns a gain into the
 /// verdict's probability.
@@ -100,22 +124,27 @@ pub enum Form {
     /// Per statement (a sentence of the response, under this protocol),
     /// against all the contexts together: `yes` when they state it
     /// ([`SUPPORT`]), else `no` when they speak against it
-    /// ([`CONTRADICTION`]), else `idk` ([`PromptId::FaithfulnessVerdicts`]).
+    /// ([`CONTRADICTION`]), else `idk` ([`steps::FAITHFULNESS_VERDICTS`]).
     Statements,
     /// Per context, read alone against the whole response: `yes` (the
     /// response contradicts it) when it speaks against the response
-    /// ([`CONTRADICTION`]), else `no` ([`PromptId::Contradictions`]).
+    /// ([`CONTRADICTION`]), else `no` ([`steps::CONTRADICTIONS`]).
     Contexts,
 }
 
 impl Form {
-    /// The form of the list prompt `id`, if its verdicts can be read this way.
-    pub fn of(id: PromptId) -> Option<Form> {
-        match id {
-            PromptId::FaithfulnessVerdicts => Some(Form::Statements),
-            PromptId::Contradictions => Some(Form::Contexts),
-            _ => None,
-        }
+    /// How the verdicts of list prompt `id` are read from likelihoods
+    /// under `protocol`, if they are.
+    pub fn under(protocol: Protocol, id: PromptId) -> Option<Form> {
+        const FORMS: [(PromptId, Form); 2] = [
+            (steps::FAITHFULNESS_VERDICTS, Form::Statements),
+            (steps::CONTRADICTIONS, Form::Contexts),
+        ];
+        FORMS
+            .iter()
+            .find(|(p, _)| *p == id)
+            .map(|(_, form)| *form)
+            .filter(|_| protocol == Protocol::Likelihood)
     }
 
     /// The verdict on a text whose tokens read (with, without) the
@@ -237,14 +266,14 @@ type Read = (usize, Range<usize>);
 /// The requests of a step whose list prompt has a likelihood form: the
 /// grounded ones (one with every context for [`Form::Statements`], one
 /// per context for [`Form::Contexts`]), then the open one, each scoring
-/// `reply`.
+/// `reply`; and how their answers become the step's verdicts.
 pub(crate) fn requests(
     prompts: &PromptSet,
     step: &StepKey,
     filled: &Filled,
     reply: &str,
     form: Form,
-) -> ItemRequests {
+) -> (Vec<JudgeRequest>, Scoring) {
     let list = |name: &str| match filled.slots.get(name) {
         Some(SlotValue::List(items)) => items.clone(),
         _ => Vec::new(),
@@ -294,20 +323,16 @@ pub(crate) fn requests(
     let n_grounded = grounded.len();
     let mut items: Vec<JudgeRequest> = grounded
         .into_iter()
-        .map(|c| ask(PromptId::GroundedReply, Some(c)))
+        .map(|c| ask(GROUNDED_REPLY, Some(c)))
         .collect();
-    items.push(ask(PromptId::OpenReply, None));
-    ItemRequests {
-        step: step.clone(),
-        lists: vec![("verdicts", verdicts.len())],
-        items,
-        likelihood: Some(Scoring {
-            form,
-            reply: reply.to_string(),
-            verdicts,
-            grounded: n_grounded,
-        }),
-    }
+    items.push(ask(OPEN_REPLY, None));
+    let scoring = Scoring {
+        form,
+        reply: reply.to_string(),
+        verdicts,
+        grounded: n_grounded,
+    };
+    (items, scoring)
 }
 
 /// Where each statement lies in the reply, searched in order; one not
@@ -329,6 +354,11 @@ fn spans(reply: &str, statements: &[String]) -> Vec<Read> {
 }
 
 impl Scoring {
+    /// How many verdicts the answers give.
+    pub fn verdict_count(&self) -> usize {
+        self.verdicts.len()
+    }
+
     /// Checks one request's answer: a scored reply.
     pub fn check(&self, answer: &Value) -> Result<(), Problem> {
         reply_tokens(answer).map(drop)
@@ -409,8 +439,7 @@ fn overlaps(token: &Range<usize>, span: &Range<usize>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judged::prompt::Protocol;
-    use crate::judged::render::{render, Request};
+    use crate::judged::render::{render, ItemRequests, Request};
     use crate::judged::step::{Inputs, Label, Outputs, StepOutput, Verdict};
     use crate::judged::{steps, validate};
 
@@ -458,7 +487,7 @@ mod tests {
         );
         let req = requests_of(&steps::statement_verdicts(), row.clone(), &outputs);
         assert_eq!(req.items.len(), 2);
-        assert_eq!(req.items[0].prompt_id, PromptId::GroundedReply);
+        assert_eq!(req.items[0].prompt_id, GROUNDED_REPLY);
         assert!(req.items[0].messages[1]
             .content
             .contains("Paris is in France."));

@@ -1,40 +1,35 @@
 //! The judged metrics by id, with their parameters: required fields,
 //! steps, outputs, directions, signatures, and scoring from step outputs.
 
-use crate::judged::likelihood;
-use crate::judged::prompt::{PromptDecl, PromptId, PromptSet, Protocol};
+use crate::judged::prompt::{PromptId, PromptSet, Protocol};
 use crate::judged::step::{InputError, Inputs, Outputs, StepKey, StepOutput};
-use crate::judged::{
-    answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
-    context_precision, context_recall, context_relevance, context_relevancy, faithfulness,
-    hallucination, rubric, semantic_similarity, summarization_score, summary_coherence, toxicity,
-};
+use crate::judged::{grounding, likelihood, screen};
 use crate::params::ParamSpec;
 use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Failure, Field, Outcome, Sample, Signature, SkipReason};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 
-/// A judged metric's id, as users type it. Each metric's module defines
-/// its own (`ID`) and registers its [`JudgedDef`] in [`JUDGED`]; ids
-/// order as [`JUDGED`] lists them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct JudgedId(&'static str);
+/// A judged metric's id, as users type it: a handle on its [`JudgedDef`].
+/// Each metric's module defines its own (`ID`) and registers its
+/// [`JudgedDef`] in [`crate::judged::registry::JUDGED`]; ids compare by
+/// name and order as the registry lists them.
+#[derive(Clone, Copy)]
+pub struct JudgedId(&'static JudgedDef);
 
 /// How a judged metric is made from its parameters' values.
 pub type Configure = fn(&Values, &PromptSet) -> Result<JudgedMetric, ParamError>;
 
 /// What a judged metric is, whatever its parameters. Each metric's module
-/// defines its own (`DEF`); [`JUDGED`] lists them, and everything that
+/// defines its own (`DEF`); [`crate::judged::registry::JUDGED`] lists them, and everything that
 /// lists or describes metrics (`assay metrics`, signatures, parameter
 /// parsing, the guard tests) reads them from there.
 #[derive(Debug)]
 pub struct JudgedDef {
-    /// The id this entry describes.
-    pub id: JudgedId,
+    /// The id users type.
+    pub name: &'static str,
     /// One line: what the number means.
     pub summary: &'static str,
     pub direction: Direction,
@@ -44,11 +39,9 @@ pub struct JudgedDef {
     /// Whether it judges or summarises the retrieved contexts, so that a
     /// sample whose contexts are all blank is skipped (`no_contexts`).
     pub needs_contexts: bool,
-    /// The prompt files the metric uses (whatever its parameters).
+    /// The prompt files the metric uses (whatever its parameters): the
+    /// prompts of its steps, declared where each step is.
     pub prompts: &'static [PromptId],
-    /// The prompt files only this metric uses, declared in its module
-    /// (each is one of `prompts`, as [`PromptId::Declared`]).
-    pub declared_prompts: &'static [PromptDecl],
     /// The parameters it accepts, with defaults as users type them.
     pub params: &'static [ParamSpec],
     /// What the metric gives on empty inputs (documentation).
@@ -80,49 +73,20 @@ pub struct PerOutput {
     pub direction: &'static str,
 }
 
-/// Every judged metric, in the order `assay metrics` lists them: the one
-/// place a metric is registered.
-pub static JUDGED: &[&JudgedDef] = &[
-    &faithfulness::DEF,
-    &answer_relevancy::DEF,
-    &answer_relevance::DEF,
-    &context_precision::DEF,
-    &context_recall::DEF,
-    &context_relevance::DEF,
-    &context_relevancy::DEF,
-    &answer_correctness::DEF,
-    &summarization_score::DEF,
-    &summary_coherence::DEF,
-    &bias::DEF,
-    &toxicity::DEF,
-    &hallucination::DEF,
-    &aspect_critique::DEF,
-    &semantic_similarity::DEF,
-    &rubric::DEF,
-];
-
 impl JudgedId {
-    /// The id named `name`; registered in [`JUDGED`] by its module.
-    pub(crate) const fn new(name: &'static str) -> JudgedId {
-        JudgedId(name)
+    /// The id of the metric `def` describes.
+    pub const fn of(def: &'static JudgedDef) -> JudgedId {
+        JudgedId(def)
     }
 
-    /// Every judged metric, in [`JUDGED`] order.
-    pub fn all() -> impl Iterator<Item = JudgedId> {
-        JUDGED.iter().map(|d| d.id)
-    }
-
-    /// The metric's entry in [`JUDGED`].
+    /// The metric's entry.
     pub fn def(self) -> &'static JudgedDef {
-        JUDGED
-            .iter()
-            .find(|d| d.id == self)
-            .expect("every judged metric is registered in JUDGED (a guard test checks)")
+        self.0
     }
 
     /// The id users type.
     pub fn name(self) -> &'static str {
-        self.0
+        self.0.name
     }
 
     /// Bias, toxicity and hallucination measure harm: lower is better.
@@ -145,24 +109,25 @@ impl JudgedId {
     pub fn params(self) -> &'static [ParamSpec] {
         self.def().params
     }
+}
 
-    fn position(self) -> usize {
-        JUDGED
-            .iter()
-            .position(|d| d.id == self)
-            .unwrap_or(usize::MAX)
+impl PartialEq for JudgedId {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
     }
 }
 
-impl PartialOrd for JudgedId {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
+impl Eq for JudgedId {}
+
+impl std::hash::Hash for JudgedId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
     }
 }
 
-impl Ord for JudgedId {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.position(), self.0).cmp(&(other.position(), other.0))
+impl fmt::Debug for JudgedId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JudgedId({})", self.name())
     }
 }
 
@@ -177,20 +142,11 @@ impl fmt::Display for JudgedId {
 #[error("unknown judged metric '{0}'")]
 pub struct UnknownJudged(pub String);
 
-impl FromStr for JudgedId {
-    type Err = UnknownJudged;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        JudgedId::all()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| UnknownJudged(s.to_string()))
-    }
-}
-
 /// A judged metric written as one unit: its module defines it whole
 /// (required fields, steps, outputs, scoring, parameters) and registers
-/// its [`JudgedDef`] in [`JUDGED`]; nothing else names it.
+/// its [`JudgedDef`] in [`crate::judged::registry::JUDGED`]; nothing else names it.
 pub trait MetricUnit: fmt::Debug + Send + Sync {
-    /// Its entry in [`JUDGED`].
+    /// Its entry in [`crate::judged::registry::JUDGED`].
     fn def(&self) -> &'static JudgedDef;
     /// The fields a sample must have: by default its entry's.
     fn required(&self) -> Vec<Field> {
@@ -206,7 +162,7 @@ pub trait MetricUnit: fmt::Debug + Send + Sync {
     /// named by the id.
     fn directions(&self) -> Vec<(String, Direction)> {
         let def = self.def();
-        vec![(def.id.to_string(), def.direction)]
+        vec![(def.name.to_string(), def.direction)]
     }
     /// One `(name, outcome)` per output, from the completed steps.
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError>;
@@ -220,14 +176,11 @@ pub trait MetricUnit: fmt::Debug + Send + Sync {
     fn signature_params(&self) -> Vec<(String, String)> {
         self.params()
     }
-    /// What output `output` measures, in words, for a judge-written reason:
-    /// by default the reason prompt's definition of the metric.
-    fn definition(&self, _output: &str, prompts: &PromptSet) -> Option<String> {
-        prompts
-            .get(PromptId::OutcomeReason)
-            .definitions
-            .get(self.def().id.name())
-            .cloned()
+    /// What output `output` measures, in words, for a judge-written
+    /// reason, where the metric words it itself; by default none, and the
+    /// reason prompt's definition of the metric serves.
+    fn definition(&self, _output: &str, _prompts: &PromptSet) -> Option<String> {
+        None
     }
     /// Steps the metric needs answered once per run, before any sample
     /// (their inputs come from the parameters, not the sample); the run
@@ -297,7 +250,7 @@ impl JudgedMetric {
     }
 
     pub fn id(&self) -> JudgedId {
-        self.0.def().id
+        JudgedId::of(self.0.def())
     }
 
     /// The fields a sample must have. `context_precision` against the
@@ -376,7 +329,7 @@ impl JudgedMetric {
     /// the grounding model's identity under [`crate::judged::Protocol::Grounding`]).
     pub fn signature(&self, prompts: &PromptSet) -> Signature {
         let def = self.0.def();
-        let mut sig = Signature::new(def.id.name(), def.signature_version);
+        let mut sig = Signature::new(def.name, def.signature_version);
         for (k, v) in self.0.signature_params() {
             sig = sig.with(&k, v);
         }
@@ -389,7 +342,7 @@ impl JudgedMetric {
         if def
             .prompts
             .iter()
-            .any(|id| protocol.likelihood_form(*id).is_some())
+            .any(|id| likelihood::Form::under(protocol, *id).is_some())
         {
             let (s, c) = (likelihood::SUPPORT, likelihood::CONTRADICTION);
             sig = sig.with(
@@ -404,28 +357,32 @@ impl JudgedMetric {
                 ),
             );
         }
-        if def.prompts.iter().any(|id| protocol.screen(*id).is_some()) {
+        if def
+            .prompts
+            .iter()
+            .any(|id| screen::Screen::under(protocol, *id).is_some())
+        {
             sig = sig.with("screen", "words-v1");
         }
         if def
             .prompts
             .iter()
-            .any(|id| protocol.grounding_form(*id).is_some())
+            .any(|id| grounding::Form::under(protocol, *id).is_some())
         {
             sig = sig.with(
                 "grounding",
                 format!(
                     "{}/useful-from-{}",
                     assay_grounding::Model::builtin_identity(),
-                    crate::judged::grounding::USEFUL_FROM
+                    grounding::USEFUL_FROM
                 ),
             );
         }
         let mut used: Vec<PromptId> = Vec::new();
         for id in def.prompts {
             let forms = prompts.item_forms(*id).unwrap_or_default();
-            let read: &[PromptId] = match protocol.likelihood_form(*id) {
-                Some(_) => &[PromptId::GroundedReply, PromptId::OpenReply],
+            let read: &[PromptId] = match likelihood::Form::under(protocol, *id) {
+                Some(_) => &[likelihood::GROUNDED_REPLY, likelihood::OPEN_REPLY],
                 None => &[],
             };
             let asked = forms.iter().map(|f| f.prompt).chain(read.iter().copied());

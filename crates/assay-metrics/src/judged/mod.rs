@@ -29,6 +29,7 @@
 //! assert_eq!(shared, 1);
 //! ```
 
+pub mod answer;
 pub mod grounding;
 pub mod likelihood;
 pub mod measured;
@@ -36,7 +37,9 @@ pub mod metric;
 pub mod plan;
 pub mod prompt;
 pub mod reason;
+pub mod registry;
 pub mod render;
+pub mod request;
 pub mod schema;
 pub mod screen;
 pub mod step;
@@ -76,9 +79,10 @@ pub use options::{
 pub use plan::{plan, Plan, PlannedStep};
 pub use prompt::{Prompt, PromptError, PromptId, PromptSet, Protocol};
 pub use ragas_score::{ragas_score, MetricMean, RagasScore, RagasScoreError};
-pub use render::{render, EmbedRequest, ItemRequests, JudgeRequest, Message, Request, Role};
+pub use render::{render, ItemRequests, Request};
+pub use request::{EmbedRequest, JudgeRequest, Message, Role};
 pub use step::{
-    Aspect, EmbedText, Extraction, GeneratedQuestion, InputError, Inputs, Label, Outputs, Rating,
-    StepKey, StepOutput, UsefulFor, Verdict,
+    Aspect, EmbedText, Extraction, Filled, GeneratedQuestion, InputError, Inputs, Label, Outputs,
+    Problem, Rating, StepKey, StepOutput, UsefulFor, Verdict,
 };
-pub use validate::{validate, validate_item, validate_vote, Mismatch, Problem};
+pub use validate::{validate, validate_item, validate_vote, Mismatch};

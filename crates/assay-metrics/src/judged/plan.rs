@@ -4,6 +4,7 @@
 use crate::judged::metric::JudgedMetric;
 use crate::judged::prompt::Protocol;
 use crate::judged::step::StepKey;
+use crate::judged::steps;
 use assay_core::{Sample, SkipReason};
 use std::collections::BTreeMap;
 
@@ -79,8 +80,11 @@ fn add_step(plan: &mut Plan, index: &mut BTreeMap<StepKey, usize>, key: StepKey)
     if let Some(i) = index.get(&key) {
         return *i;
     }
-    let deps: Vec<usize> = key
-        .deps()
+    let needs = match &key {
+        StepKey::Unit(unit) => unit.0.deps(),
+        StepKey::Embed(text) => steps::embed_deps(*text),
+    };
+    let deps: Vec<usize> = needs
         .into_iter()
         .map(|d| add_step(plan, index, d))
         .collect();

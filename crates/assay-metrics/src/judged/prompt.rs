@@ -13,65 +13,68 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 
-/// Every prompt, by the id written in its file (`prompts/ID.json`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum PromptId {
-    Statements,
-    Opinions,
-    FaithfulnessVerdicts,
-    RelevanceVerdicts,
-    ContextUsefulness,
-    ReferenceAttribution,
-    ReferenceRecall,
-    ContextRelevance,
-    Contradictions,
-    GeneratedQuestions,
-    CorrectnessClassification,
-    Keyphrases,
-    ClosedQuestions,
-    SummaryAnswers,
-    CoherenceRating,
-    BiasVerdicts,
-    ToxicityVerdicts,
-    AspectVerdict,
-    SentenceExtraction,
-    /// One statement against the contexts (the per-item form of
-    /// [`PromptId::FaithfulnessVerdicts`]).
-    StatementSupport,
-    /// The response against one context (the per-item form of
-    /// [`PromptId::Contradictions`]).
-    ContextContradiction,
-    /// One context useful for the answer (the per-item form of
-    /// [`PromptId::ContextUsefulness`]).
-    ContextUseful,
-    /// One reference statement against the contexts (the per-item form of
-    /// [`PromptId::ReferenceAttribution`]).
-    ReferenceSupport,
-    /// One closed question answered from the summary (the per-item form of
-    /// [`PromptId::SummaryAnswers`]).
-    SummaryAnswer,
-    /// One response statement against the reference's statements (the
-    /// per-item form of [`PromptId::CorrectnessClassification`]'s
-    /// `response` list).
-    StatementInReference,
-    /// One reference statement against the response's statements (the
-    /// per-item form of its `reference` list).
-    StatementInResponse,
-    /// The judge-written reason of a scored outcome (`--reasons llm`); no
-    /// step uses it, see [`crate::judged::reason`].
-    OutcomeReason,
-    /// The question put with the contexts, whose answer is the response
-    /// read under [`Protocol::Likelihood`] (see [`crate::judged::likelihood`]).
-    GroundedReply,
-    /// The same question without the contexts: the baseline of
-    /// [`PromptId::GroundedReply`].
-    OpenReply,
-    /// A prompt declared by the metric module that uses it (in its
-    /// [`crate::judged::metric::JudgedDef::declared_prompts`]), by name.
-    Declared(&'static str),
+/// A prompt file as the code that uses it declares it: its id, its text
+/// (embedded with `include_str!`), the slots the code fills, the answer
+/// lists whose length the inputs fix, and the prompts that ask one item of
+/// its lists at a time. The step that renders a prompt declares it, in its
+/// own module; registering the metrics that use a step registers its
+/// prompts.
+#[derive(Debug)]
+pub struct PromptDecl {
+    pub name: &'static str,
+    pub text: &'static str,
+    pub slots: &'static [(&'static str, SlotKind)],
+    pub counts: &'static [&'static str],
+    /// How its lists are asked one item at a time (see
+    /// [`Protocol::PerItem`]), one form per answer list; empty when they
+    /// are not.
+    pub per_item: &'static [ItemForm],
+}
+
+/// A prompt, by the id written in its file (`prompts/ID.json`): a handle
+/// on its [`PromptDecl`]. Ids compare, order and hash by name.
+///
+/// ```
+/// use assay_metrics::judged::steps;
+/// assert_eq!(steps::FAITHFULNESS_VERDICTS.name(), "faithfulness_verdicts");
+/// assert_eq!(steps::FAITHFULNESS_VERDICTS.path(), "prompts/faithfulness_verdicts.json");
+/// ```
+#[derive(Clone, Copy)]
+pub struct PromptId(pub &'static PromptDecl);
+
+impl PartialEq for PromptId {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for PromptId {}
+
+impl PartialOrd for PromptId {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for PromptId {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.name().cmp(other.name())
+    }
+}
+
+impl std::hash::Hash for PromptId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+impl fmt::Debug for PromptId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PromptId({})", self.name())
+    }
 }
 
 /// How one list of a list prompt is asked one item at a time: the item
@@ -130,22 +133,6 @@ impl Protocol {
     pub fn item_forms(self, id: PromptId) -> Option<&'static [ItemForm]> {
         id.per_item().filter(|_| self != Protocol::Listed)
     }
-
-    /// How the grounding model answers `id` under this protocol, if it does.
-    pub fn grounding_form(self, id: PromptId) -> Option<crate::judged::grounding::Form> {
-        crate::judged::grounding::Form::of(id).filter(|_| self == Protocol::Grounding)
-    }
-
-    /// How the screen answers `id` under this protocol, if it does.
-    pub fn screen(self, id: PromptId) -> Option<crate::judged::screen::Screen> {
-        crate::judged::screen::Screen::of(id).filter(|_| self == Protocol::Grounding)
-    }
-
-    /// How `id`'s verdicts are read from likelihoods under this protocol,
-    /// if they are.
-    pub fn likelihood_form(self, id: PromptId) -> Option<crate::judged::likelihood::Form> {
-        crate::judged::likelihood::Form::of(id).filter(|_| self == Protocol::Likelihood)
-    }
 }
 
 impl fmt::Display for Protocol {
@@ -169,25 +156,6 @@ impl FromStr for Protocol {
     }
 }
 
-/// A prompt file declared by the one metric module that uses it: its id,
-/// its text (embedded with `include_str!`), the slots the module fills and
-/// the answer lists whose length the inputs fix. Registering the metric
-/// registers its prompts.
-#[derive(Debug)]
-pub struct PromptDecl {
-    pub name: &'static str,
-    pub text: &'static str,
-    pub slots: &'static [(&'static str, SlotKind)],
-    pub counts: &'static [&'static str],
-}
-
-/// The prompts the registered metrics declare.
-fn declarations() -> impl Iterator<Item = &'static PromptDecl> {
-    crate::judged::metric::JUDGED
-        .iter()
-        .flat_map(|d| d.declared_prompts)
-}
-
 /// Whether a slot holds one text or a numbered list of texts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -197,183 +165,21 @@ pub enum SlotKind {
 }
 
 impl PromptId {
-    /// Every prompt: the shared ones, then those the metrics declare.
-    pub fn all() -> impl Iterator<Item = PromptId> {
-        PromptId::SHARED
-            .into_iter()
-            .chain(declarations().map(|p| PromptId::Declared(p.name)))
-    }
-
-    /// The declaration of a prompt a metric declares.
-    fn declared(self) -> Option<&'static PromptDecl> {
-        let PromptId::Declared(name) = self else {
-            return None;
-        };
-        declarations().find(|p| p.name == name)
+    /// The id written in the file.
+    pub fn name(self) -> &'static str {
+        self.0.name
     }
 
     /// The answer lists whose length a request's inputs fix.
     pub fn counts(self) -> &'static [&'static str] {
-        match self {
-            PromptId::Declared(_) => self.declared().map_or(&[], |d| d.counts),
-            PromptId::GeneratedQuestions => &["questions"],
-            PromptId::CorrectnessClassification => &["response", "reference"],
-            PromptId::FaithfulnessVerdicts
-            | PromptId::RelevanceVerdicts
-            | PromptId::ContextUsefulness
-            | PromptId::ReferenceAttribution
-            | PromptId::ContextRelevance
-            | PromptId::Contradictions
-            | PromptId::SummaryAnswers
-            | PromptId::BiasVerdicts
-            | PromptId::ToxicityVerdicts => &["verdicts"],
-            _ => &[],
-        }
+        self.0.counts
     }
 
     /// The prompts that ask about one item of this prompt's lists at a
     /// time (see [`Protocol::PerItem`]), one form per answer list, if it
     /// has them.
     pub fn per_item(self) -> Option<&'static [ItemForm]> {
-        const fn form(
-            prompt: PromptId,
-            list: &'static str,
-            item: &'static str,
-            answers: &'static str,
-        ) -> ItemForm {
-            ItemForm {
-                prompt,
-                list,
-                item,
-                answers,
-            }
-        }
-        use PromptId as P;
-        Some(match self {
-            P::FaithfulnessVerdicts => {
-                const {
-                    &[form(
-                        P::StatementSupport,
-                        "statements",
-                        "statement",
-                        "verdicts",
-                    )]
-                }
-            }
-            P::Contradictions => {
-                const {
-                    &[form(
-                        P::ContextContradiction,
-                        "contexts",
-                        "context",
-                        "verdicts",
-                    )]
-                }
-            }
-            P::ContextUsefulness => {
-                const { &[form(P::ContextUseful, "contexts", "context", "verdicts")] }
-            }
-            P::ReferenceAttribution => {
-                const {
-                    &[form(
-                        P::ReferenceSupport,
-                        "statements",
-                        "statement",
-                        "verdicts",
-                    )]
-                }
-            }
-            P::SummaryAnswers => {
-                const { &[form(P::SummaryAnswer, "questions", "question", "verdicts")] }
-            }
-            P::CorrectnessClassification => {
-                const {
-                    &[
-                        form(
-                            P::StatementInReference,
-                            "response_statements",
-                            "statement",
-                            "response",
-                        ),
-                        form(
-                            P::StatementInResponse,
-                            "reference_statements",
-                            "statement",
-                            "reference",
-                        ),
-                    ]
-                }
-            }
-            _ => return None,
-        })
-    }
-
-    /// The prompts shared by several metrics or steps, in file-listing order.
-    const SHARED: [PromptId; 29] = [
-        PromptId::Statements,
-        PromptId::Opinions,
-        PromptId::FaithfulnessVerdicts,
-        PromptId::RelevanceVerdicts,
-        PromptId::ContextUsefulness,
-        PromptId::ReferenceAttribution,
-        PromptId::ReferenceRecall,
-        PromptId::ContextRelevance,
-        PromptId::Contradictions,
-        PromptId::GeneratedQuestions,
-        PromptId::CorrectnessClassification,
-        PromptId::Keyphrases,
-        PromptId::ClosedQuestions,
-        PromptId::SummaryAnswers,
-        PromptId::CoherenceRating,
-        PromptId::BiasVerdicts,
-        PromptId::ToxicityVerdicts,
-        PromptId::AspectVerdict,
-        PromptId::SentenceExtraction,
-        PromptId::StatementSupport,
-        PromptId::ContextContradiction,
-        PromptId::ContextUseful,
-        PromptId::ReferenceSupport,
-        PromptId::SummaryAnswer,
-        PromptId::StatementInReference,
-        PromptId::StatementInResponse,
-        PromptId::OutcomeReason,
-        PromptId::GroundedReply,
-        PromptId::OpenReply,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PromptId::Statements => "statements",
-            PromptId::Opinions => "opinions",
-            PromptId::FaithfulnessVerdicts => "faithfulness_verdicts",
-            PromptId::RelevanceVerdicts => "relevance_verdicts",
-            PromptId::ContextUsefulness => "context_usefulness",
-            PromptId::ReferenceAttribution => "reference_attribution",
-            PromptId::ReferenceRecall => "reference_recall",
-            PromptId::ContextRelevance => "context_relevance",
-            PromptId::Contradictions => "contradictions",
-            PromptId::GeneratedQuestions => "generated_questions",
-            PromptId::CorrectnessClassification => "correctness_classification",
-            PromptId::Keyphrases => "keyphrases",
-            PromptId::ClosedQuestions => "closed_questions",
-            PromptId::SummaryAnswers => "summary_answers",
-            PromptId::CoherenceRating => "coherence_rating",
-            PromptId::BiasVerdicts => "bias_verdicts",
-            PromptId::ToxicityVerdicts => "toxicity_verdicts",
-            PromptId::AspectVerdict => "aspect_verdict",
-            PromptId::SentenceExtraction => "sentence_extraction",
-            PromptId::StatementSupport => "statement_support",
-            PromptId::ContextContradiction => "context_contradiction",
-            PromptId::ContextUseful => "context_useful",
-            PromptId::ReferenceSupport => "reference_support",
-            PromptId::SummaryAnswer => "summary_answer",
-            PromptId::StatementInReference => "statement_in_reference",
-            PromptId::StatementInResponse => "statement_in_response",
-            PromptId::OutcomeReason => "outcome_reason",
-            PromptId::GroundedReply => "grounded_reply",
-            PromptId::OpenReply => "open_reply",
-            PromptId::Declared(name) => name,
-        }
+        Some(self.0.per_item).filter(|forms| !forms.is_empty())
     }
 
     /// The file's path relative to `crates/assay-metrics/` (or to a
@@ -385,118 +191,12 @@ impl PromptId {
     /// The slots the code fills for this prompt; a file must declare
     /// exactly these (in any order: its order is the rendering order).
     pub fn slots(self) -> &'static [(&'static str, SlotKind)] {
-        use SlotKind::{List, Text};
-        match self {
-            PromptId::Statements => &[("question", Text), ("text", Text)],
-            PromptId::Opinions => &[("text", Text)],
-            PromptId::FaithfulnessVerdicts | PromptId::ReferenceAttribution => {
-                &[("contexts", List), ("statements", List)]
-            }
-            PromptId::RelevanceVerdicts => &[("question", Text), ("statements", List)],
-            PromptId::ContextUsefulness => {
-                &[("question", Text), ("answer", Text), ("contexts", List)]
-            }
-            PromptId::ReferenceRecall => &[("contexts", List), ("reference", Text)],
-            PromptId::ContextRelevance => &[("question", Text), ("contexts", List)],
-            PromptId::Contradictions => &[("response", Text), ("contexts", List)],
-            PromptId::GeneratedQuestions => &[("response", Text), ("count", Text)],
-            PromptId::CorrectnessClassification => &[
-                ("question", Text),
-                ("response_statements", List),
-                ("reference_statements", List),
-            ],
-            PromptId::Keyphrases => &[("text", Text)],
-            PromptId::ClosedQuestions => &[("text", Text), ("keyphrases", List)],
-            PromptId::SummaryAnswers => &[("summary", Text), ("questions", List)],
-            PromptId::CoherenceRating => &[("text", Text), ("summary", Text)],
-            PromptId::BiasVerdicts | PromptId::ToxicityVerdicts => &[("opinions", List)],
-            PromptId::AspectVerdict => &[
-                ("aspect", Text),
-                ("definition", Text),
-                ("question", Text),
-                ("response", Text),
-                ("contexts", List),
-            ],
-            PromptId::SentenceExtraction => &[("question", Text), ("context", Text)],
-            PromptId::StatementSupport => {
-                &[("contexts", List), ("question", Text), ("statement", Text)]
-            }
-            PromptId::ContextContradiction => {
-                &[("question", Text), ("response", Text), ("context", Text)]
-            }
-            PromptId::ContextUseful => &[("question", Text), ("answer", Text), ("context", Text)],
-            PromptId::ReferenceSupport => {
-                &[("contexts", List), ("question", Text), ("statement", Text)]
-            }
-            PromptId::SummaryAnswer => &[("summary", Text), ("question", Text)],
-            PromptId::StatementInReference => &[
-                ("question", Text),
-                ("reference_statements", List),
-                ("statement", Text),
-            ],
-            PromptId::StatementInResponse => &[
-                ("question", Text),
-                ("response_statements", List),
-                ("statement", Text),
-            ],
-            PromptId::OutcomeReason => &[
-                ("metric", Text),
-                ("definition", Text),
-                ("score", Text),
-                ("summary", Text),
-                ("verdicts", Text),
-            ],
-            PromptId::GroundedReply => &[("contexts", List), ("question", Text)],
-            PromptId::OpenReply => &[("question", Text)],
-            PromptId::Declared(_) => self.declared().map_or(&[], |d| d.slots),
-        }
+        self.0.slots
     }
 
-    fn builtin_text(self) -> &'static str {
-        match self {
-            PromptId::Statements => include_str!("../../prompts/statements.json"),
-            PromptId::Opinions => include_str!("../../prompts/opinions.json"),
-            PromptId::FaithfulnessVerdicts => {
-                include_str!("../../prompts/faithfulness_verdicts.json")
-            }
-            PromptId::RelevanceVerdicts => include_str!("../../prompts/relevance_verdicts.json"),
-            PromptId::ContextUsefulness => include_str!("../../prompts/context_usefulness.json"),
-            PromptId::ReferenceAttribution => {
-                include_str!("../../prompts/reference_attribution.json")
-            }
-            PromptId::ReferenceRecall => include_str!("../../prompts/reference_recall.json"),
-            PromptId::ContextRelevance => include_str!("../../prompts/context_relevance.json"),
-            PromptId::Contradictions => include_str!("../../prompts/contradictions.json"),
-            PromptId::GeneratedQuestions => include_str!("../../prompts/generated_questions.json"),
-            PromptId::CorrectnessClassification => {
-                include_str!("../../prompts/correctness_classification.json")
-            }
-            PromptId::Keyphrases => include_str!("../../prompts/keyphrases.json"),
-            PromptId::ClosedQuestions => include_str!("../../prompts/closed_questions.json"),
-            PromptId::SummaryAnswers => include_str!("../../prompts/summary_answers.json"),
-            PromptId::CoherenceRating => include_str!("../../prompts/coherence_rating.json"),
-            PromptId::BiasVerdicts => include_str!("../../prompts/bias_verdicts.json"),
-            PromptId::ToxicityVerdicts => include_str!("../../prompts/toxicity_verdicts.json"),
-            PromptId::AspectVerdict => include_str!("../../prompts/aspect_verdict.json"),
-            PromptId::SentenceExtraction => include_str!("../../prompts/sentence_extraction.json"),
-            PromptId::StatementSupport => include_str!("../../prompts/statement_support.json"),
-            PromptId::ContextContradiction => {
-                include_str!("../../prompts/context_contradiction.json")
-            }
-            PromptId::ContextUseful => include_str!("../../prompts/context_useful.json"),
-            PromptId::ReferenceSupport => include_str!("../../prompts/reference_support.json"),
-            PromptId::SummaryAnswer => include_str!("../../prompts/summary_answer.json"),
-            PromptId::StatementInReference => {
-                include_str!("../../prompts/statement_in_reference.json")
-            }
-            PromptId::StatementInResponse => {
-                include_str!("../../prompts/statement_in_response.json")
-            }
-            PromptId::OutcomeReason => include_str!("../../prompts/outcome_reason.json"),
-            PromptId::GroundedReply => include_str!("../../prompts/grounded_reply.json"),
-            PromptId::OpenReply => include_str!("../../prompts/open_reply.json"),
-            PromptId::Declared(_) => self.declared().map_or("", |d| d.text),
-        }
+    /// The text embedded in the binary.
+    pub fn builtin_text(self) -> &'static str {
+        self.0.text
     }
 }
 
@@ -510,15 +210,6 @@ impl fmt::Display for PromptId {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown prompt '{0}'")]
 pub struct UnknownPrompt(pub String);
-
-impl FromStr for PromptId {
-    type Err = UnknownPrompt;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        PromptId::all()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| UnknownPrompt(s.to_string()))
-    }
-}
 
 /// A few-shot example: slot values in, one answer out.
 #[derive(Clone, Debug, PartialEq)]
@@ -618,8 +309,9 @@ impl fmt::Display for Origin {
 }
 
 impl Prompt {
-    /// Parses and checks one prompt file's text.
-    pub fn parse(origin: &Origin, text: &str) -> Result<Prompt, PromptError> {
+    /// Parses and checks one prompt file's text, which must be the file of
+    /// prompt `id`.
+    pub fn parse(origin: &Origin, id: PromptId, text: &str) -> Result<Prompt, PromptError> {
         let origin = origin.to_string();
         let origin = origin.as_str();
         let invalid = |message: String| PromptError::Invalid {
@@ -635,10 +327,9 @@ impl Prompt {
                 origin: origin.to_string(),
                 source,
             })?;
-        let id: PromptId = raw
-            .id
-            .parse()
-            .map_err(|e: UnknownPrompt| invalid(e.to_string()))?;
+        if raw.id != id.name() {
+            return Err(invalid(format!("file of '{id}' declares id '{}'", raw.id)));
+        }
         if raw.version == 0 {
             return Err(invalid("version must be at least 1".into()));
         }
@@ -730,74 +421,30 @@ fn slot_names(slots: &[(&str, SlotKind)]) -> String {
 }
 
 /// Every prompt a run uses, one per [`PromptId`], and the protocol that
-/// picks between a list prompt and its per-item form.
+/// picks between a list prompt and its per-item form. The built-in set and
+/// a `--prompts` directory's are made by [`PromptSet::builtin`] and
+/// [`PromptSet::load_dir`], which know every registered prompt.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PromptSet {
-    prompts: BTreeMap<PromptId, Prompt>,
+    /// In registration order, one per id.
+    prompts: Vec<Prompt>,
     protocol: Protocol,
 }
 
 impl PromptSet {
-    /// The prompts embedded in the binary.
-    pub fn builtin() -> Result<PromptSet, PromptError> {
-        let prompts = PromptId::all()
-            .map(|id| {
-                let prompt = Prompt::parse(&Origin::Builtin(id), id.builtin_text())?;
-                check_id(&prompt, id, &id.path())?;
-                Ok((id, prompt))
-            })
-            .collect::<Result<_, PromptError>>()?;
-        Ok(PromptSet {
+    /// The set of `prompts`, one per id, in the order given.
+    pub(crate) fn new(prompts: Vec<Prompt>) -> PromptSet {
+        PromptSet {
             prompts,
             protocol: Protocol::default(),
-        })
+        }
     }
 
-    /// The built-in prompts, each replaced by `DIR/ID.json` where that file
-    /// exists. An override may change the version, instruction, examples
-    /// and definitions, not the slots or the output schema: those are the
-    /// code's contract with [`crate::judged::validate()`]. A `.json` file in
-    /// `dir` that names no prompt is an error, so a typo cannot go unseen.
-    pub fn load_dir(dir: &Path) -> Result<PromptSet, PromptError> {
-        let io = |source| PromptError::Io {
-            path: dir.to_path_buf(),
-            source,
-        };
-        let mut set = PromptSet::builtin()?;
-        for entry in std::fs::read_dir(dir).map_err(io)? {
-            let path = entry.map_err(io)?.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
-            }
-            let origin = path.display().to_string();
-            let stem = path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or_default();
-            let id: PromptId = stem
-                .parse()
-                .map_err(|e: UnknownPrompt| PromptError::Invalid {
-                    origin: origin.clone(),
-                    message: e.to_string(),
-                })?;
-            let text = std::fs::read_to_string(&path).map_err(|source| PromptError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            let prompt = Prompt::parse(&Origin::File(path.clone()), &text)?;
-            check_id(&prompt, id, &origin)?;
-            let builtin = set.get(id);
-            if prompt.output_schema != builtin.output_schema {
-                return Err(PromptError::Invalid {
-                    origin,
-                    message: "output_schema differs from the built-in one (only the version, \
-                              instruction, examples and definitions may change)"
-                        .into(),
-                });
-            }
-            set.prompts.insert(id, prompt);
+    /// Puts `prompt` in place of the prompt of its id.
+    pub(crate) fn replace(&mut self, prompt: Prompt) {
+        if let Some(slot) = self.prompts.iter_mut().find(|p| p.id == prompt.id) {
+            *slot = prompt;
         }
-        Ok(set)
     }
 
     /// The same prompts asked under `protocol`.
@@ -818,24 +465,15 @@ impl PromptSet {
 
     /// The prompt of `id`.
     pub fn get(&self, id: PromptId) -> &Prompt {
-        // Both constructors insert every id, so the map is total.
-        &self.prompts[&id]
+        self.prompts
+            .iter()
+            .find(|p| p.id == id)
+            .expect("a prompt set holds every registered prompt (a guard test checks)")
     }
 
     /// Every prompt, in [`PromptId::all`] order.
     pub fn iter(&self) -> impl Iterator<Item = &Prompt> {
-        self.prompts.values()
-    }
-}
-
-fn check_id(prompt: &Prompt, id: PromptId, origin: &str) -> Result<(), PromptError> {
-    if prompt.id == id {
-        Ok(())
-    } else {
-        Err(PromptError::Invalid {
-            origin: origin.to_string(),
-            message: format!("file of '{id}' declares id '{}'", prompt.id),
-        })
+        self.prompts.iter()
     }
 }
 
@@ -894,14 +532,5 @@ mod tests {
         let b = json!({"a": null, "b": [1, {"x": "é", "y": 2}]});
         assert_eq!(canonical_json(&a), r#"{"a":null,"b":[1,{"x":"é","y":2}]}"#);
         assert_eq!(canonical_json(&a), canonical_json(&b));
-    }
-
-    #[test]
-    fn ids_round_trip() {
-        for id in PromptId::all() {
-            assert_eq!(id.name().parse::<PromptId>().unwrap(), id);
-            assert_eq!(id.to_string(), id.name());
-        }
-        assert!("statement".parse::<PromptId>().is_err());
     }
 }

@@ -16,12 +16,29 @@
 //! `details.reason_error` holds the failure (`{"kind", "message"}`).
 
 use crate::judged::metric::JudgedMetric;
+use crate::judged::prompt::PromptDecl;
+use crate::judged::prompt::SlotKind::Text;
 use crate::judged::prompt::{canonical_json, PromptId, PromptSet, SlotValue};
-use crate::judged::render::{fixed_messages, user_message, Message, Role};
-use crate::judged::validate::Problem;
+use crate::judged::request::{fixed_messages, user_message, Message, Role};
+use crate::judged::step::Problem;
 use crate::spec::Direction;
 use assay_core::{Failure, Outcome};
 use serde_json::{json, Map, Value};
+
+/// The judge-written reason of a scored outcome (`--reasons llm`).
+pub const OUTCOME_REASON: PromptId = PromptId(&PromptDecl {
+    name: "outcome_reason",
+    text: include_str!("../../prompts/outcome_reason.json"),
+    slots: &[
+        ("metric", Text),
+        ("definition", Text),
+        ("score", Text),
+        ("summary", Text),
+        ("verdicts", Text),
+    ],
+    counts: &[],
+    per_item: &[],
+});
 
 /// The most characters a judge-written reason may have.
 pub const REASON_CAP: usize = 400;
@@ -65,8 +82,14 @@ pub fn request(
     else {
         return None;
     };
-    let prompt = prompts.get(PromptId::OutcomeReason);
-    let definition = metric.definition(output, prompts);
+    let prompt = prompts.get(OUTCOME_REASON);
+    let definition = metric.definition(output, prompts).or_else(|| {
+        prompts
+            .get(OUTCOME_REASON)
+            .definitions
+            .get(metric.id().name())
+            .cloned()
+    });
     let direction = metric
         .directions()
         .into_iter()
@@ -104,7 +127,7 @@ pub fn request(
         ),
     });
     Some(ReasonRequest {
-        prompt_id: PromptId::OutcomeReason,
+        prompt_id: OUTCOME_REASON,
         prompt_version: prompt.version,
         messages,
         schema: prompt.output_schema.clone(),
@@ -199,9 +222,9 @@ mod tests {
     #[test]
     fn every_metric_has_a_definition() {
         let prompts = PromptSet::builtin().unwrap();
-        let defs = &prompts.get(PromptId::OutcomeReason).definitions;
+        let defs = &prompts.get(OUTCOME_REASON).definitions;
         // A metric written as a unit defines its outputs itself.
-        let builtin = || JudgedId::all().filter(|id| id.def().declared_prompts.is_empty());
+        let builtin = || JudgedId::all().filter(|id| id.prompts().iter().all(|p| p.is_shared()));
         for id in builtin() {
             assert!(defs.contains_key(id.name()), "{id}");
         }

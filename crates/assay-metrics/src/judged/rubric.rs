@@ -27,12 +27,14 @@
 //! Empty inputs: a sample lacking a field the rubric reads is skipped
 //! (`missing_field`); empty texts are rated as they are.
 
+use crate::judged::answer;
 use crate::judged::common::rated;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, MetricUnit, PerOutput};
 use crate::judged::prompt::{sha256_hex, PromptDecl, PromptId, PromptSet, SlotKind};
-use crate::judged::render::{list, numbered, text, Filled};
+use crate::judged::request::numbered;
+use crate::judged::step::Problem;
+use crate::judged::step::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit, UnitStep};
-use crate::judged::validate::{self, Problem};
 use crate::params::{param, ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Failure, FailureKind, Field, Outcome, Sample};
@@ -41,9 +43,29 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("rubric");
-const STEPS_PROMPT: PromptId = PromptId::Declared("rubric_steps");
-const RATING_PROMPT: PromptId = PromptId::Declared("rubric_rating");
+pub const ID: JudgedId = JudgedId::of(&DEF);
+/// The evaluation steps the judge writes for a criterion, once per run.
+const STEPS_PROMPT: PromptId = PromptId(&PromptDecl {
+    name: "rubric_steps",
+    text: include_str!("../../prompts/rubric_steps.json"),
+    slots: &[("criteria", SlotKind::Text), ("fields", SlotKind::Text)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// The 1..N rating of one sample on a criterion, with its steps.
+const RATING_PROMPT: PromptId = PromptId(&PromptDecl {
+    name: "rubric_rating",
+    text: include_str!("../../prompts/rubric_rating.json"),
+    slots: &[
+        ("criteria", SlotKind::Text),
+        ("steps", SlotKind::List),
+        ("scale", SlotKind::Text),
+        ("sample", SlotKind::Text),
+    ],
+    counts: &[],
+    per_item: &[],
+});
 
 /// The parameters a named rubric may set (`NAME.PARAM`).
 const PER_RUBRIC: [&str; 4] = ["criteria", "steps", "scale", "fields"];
@@ -57,33 +79,14 @@ const GENERATED: &str = "generated";
 /// The value of `steps` recorded when the judge failed to write them.
 const FAILED: &str = "failed";
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "rubric",
     summary: "a 1..N rating on a criterion you write (G-Eval), scaled to [0, 1]",
     direction: Direction::HigherIsBetter,
     required: &[Field::UserInput, Field::Response],
     needs_contexts: false,
     prompts: &[STEPS_PROMPT, RATING_PROMPT],
-    declared_prompts: &[
-        PromptDecl {
-            name: "rubric_steps",
-            text: include_str!("../../prompts/rubric_steps.json"),
-            slots: &[("criteria", SlotKind::Text), ("fields", SlotKind::Text)],
-            counts: &[],
-        },
-        PromptDecl {
-            name: "rubric_rating",
-            text: include_str!("../../prompts/rubric_rating.json"),
-            slots: &[
-                ("criteria", SlotKind::Text),
-                ("steps", SlotKind::List),
-                ("scale", SlotKind::Text),
-                ("sample", SlotKind::Text),
-            ],
-            counts: &[],
-        },
-    ],
     params: &[
         param(
             "criteria",
@@ -525,7 +528,7 @@ impl StepUnit for WriteSteps {
     }
 
     fn check(&self, _: &Inputs<'_>, _: &Filled, answer: &Value) -> Result<StepOutput, Problem> {
-        let steps = validate::texts(validate::field(answer, "$", "steps")?, "$.steps")?;
+        let steps = answer::texts(answer::field(answer, "$", "steps")?, "$.steps")?;
         // '|' separates steps where they are recorded and given back.
         if steps.is_empty() || steps.iter().any(|s| s.trim().is_empty() || s.contains('|')) {
             return Err(Problem::Shape {
@@ -615,7 +618,7 @@ impl StepUnit for Rate {
     }
 
     fn check(&self, _: &Inputs<'_>, _: &Filled, answer: &Value) -> Result<StepOutput, Problem> {
-        validate::rating(answer, self.scale).map(StepOutput::Rating)
+        answer::rating(answer, self.scale).map(StepOutput::Rating)
     }
 }
 

@@ -14,9 +14,11 @@
 //!
 //! [`Protocol::Grounding`]: crate::judged::Protocol::Grounding
 
+use crate::judged::prompt::Protocol;
 use crate::judged::prompt::{PromptId, SlotValue};
-use crate::judged::render::Filled;
+use crate::judged::step::Filled;
 use crate::judged::step::{Label, StepOutput, Verdict};
+use crate::judged::steps;
 use std::sync::OnceLock;
 
 /// Words that make a claim about a group a generalisation or a judgement.
@@ -92,13 +94,17 @@ fn group_words() -> &'static Words {
 }
 
 impl Screen {
-    /// The screen of list prompt `id`, if it has one.
-    pub fn of(id: PromptId) -> Option<Screen> {
-        match id {
-            PromptId::ToxicityVerdicts => Some(Screen::Toxicity),
-            PromptId::BiasVerdicts => Some(Screen::Bias),
-            _ => None,
-        }
+    /// How the screen answers list prompt `id` under `protocol`, if it is.
+    pub fn under(protocol: Protocol, id: PromptId) -> Option<Screen> {
+        const FORMS: [(PromptId, Screen); 2] = [
+            (steps::TOXICITY_VERDICTS, Screen::Toxicity),
+            (steps::BIAS_VERDICTS, Screen::Bias),
+        ];
+        FORMS
+            .iter()
+            .find(|(p, _)| *p == id)
+            .map(|(_, form)| *form)
+            .filter(|_| protocol == Protocol::Grounding)
     }
 
     /// The verdict on one opinion.

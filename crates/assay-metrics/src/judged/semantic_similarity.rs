@@ -28,17 +28,16 @@ pub const EMPTY_INPUTS: &str =
     "empty texts are embedded as they are; a zero embedding vector fails (undefined)";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("semantic_similarity");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "semantic_similarity",
     summary: "cosine of response and reference embeddings (needs --embedder)",
     direction: Direction::HigherIsBetter,
     required: &[Field::Response, Field::References],
     needs_contexts: false,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[param(
         "threshold",
         "none",

@@ -4,7 +4,7 @@
 //! contexts). Each of those modules is its definition, its pure score and
 //! its tests; this is their one [`MetricUnit`].
 
-use crate::judged::metric::{single, JudgedDef, MetricUnit};
+use crate::judged::metric::{single, JudgedDef, JudgedId, MetricUnit};
 use crate::judged::step::{InputError, Inputs, StepKey, Verdict};
 use crate::judged::steps;
 use assay_core::{Outcome, Sample};
@@ -32,7 +32,7 @@ pub struct Share {
 impl fmt::Debug for Share {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Share")
-            .field("metric", &self.def.id)
+            .field("metric", &self.def.name)
             .field("items", &self.items)
             .finish()
     }
@@ -56,7 +56,7 @@ impl MetricUnit for Share {
             Items::Contexts => inputs.contexts()?,
         };
         single(
-            self.def.id,
+            JudgedId::of(self.def),
             (self.score)(items, inputs.verdicts(&(self.verdicts)())?),
         )
     }

@@ -1,10 +1,7 @@
 //! Judge steps: typed keys (so that two metrics needing the same thing of a
 //! sample share one step), their dependencies, and their typed outputs.
 
-use crate::judged::prompt::PromptId;
-use crate::judged::render::Filled;
-use crate::judged::steps;
-use crate::judged::validate::Problem;
+use crate::judged::prompt::{PromptId, SlotValue};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -163,20 +160,6 @@ impl std::hash::Hash for UnitStep {
 }
 
 impl StepKey {
-    /// The steps whose outputs this step's request needs.
-    pub fn deps(&self) -> Vec<StepKey> {
-        match self {
-            StepKey::Unit(u) => u.0.deps(),
-            StepKey::Embed(EmbedText::GeneratedQuestions { count }) => {
-                vec![steps::generated_questions(*count)]
-            }
-            StepKey::Embed(EmbedText::Extractions { votes }) => {
-                vec![steps::sentence_extraction(*votes)]
-            }
-            StepKey::Embed(_) => Vec::new(),
-        }
-    }
-
     /// The prompt this step renders; `None` for embedding steps.
     pub fn prompt(&self) -> Option<PromptId> {
         match self {
@@ -471,5 +454,72 @@ impl<'a> Inputs<'a> {
     /// The summarised source: the retrieved contexts joined by newlines.
     pub(crate) fn source(&self) -> Result<String, InputError> {
         Ok(self.contexts()?.join("\n"))
+    }
+}
+
+/// The filled slots of a step, and the answer arrays whose length the
+/// inputs fix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filled {
+    pub slots: BTreeMap<&'static str, SlotValue>,
+    pub counts: Vec<(&'static str, usize)>,
+    /// Independent answers to draw (1: one answer at temperature 0).
+    pub votes: u32,
+}
+
+impl Filled {
+    /// The length the inputs fix for the answer list at `path`.
+    pub fn count(&self, path: &str) -> Option<usize> {
+        self.counts
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, n)| *n)
+    }
+}
+
+pub(crate) fn text(s: &str) -> SlotValue {
+    SlotValue::Text(s.to_string())
+}
+
+pub(crate) fn list(items: &[String]) -> SlotValue {
+    SlotValue::List(items.to_vec())
+}
+
+/// What is wrong with an answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// The step's inputs are unavailable, so the answer cannot be checked.
+    Inputs(InputError),
+    /// A value is missing or of the wrong JSON type.
+    Shape { at: String, expected: &'static str },
+    /// A list has the wrong number of items.
+    WrongCount {
+        at: String,
+        expected: usize,
+        got: usize,
+    },
+    /// A verdict label outside the step's set.
+    BadLabel {
+        at: String,
+        got: String,
+        allowed: String,
+    },
+    /// A number outside its range (ratings, probabilities, embeddings).
+    OutOfRange { at: String, got: String },
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Inputs(e) => write!(f, "{e}"),
+            Problem::Shape { at, expected } => write!(f, "{at}: expected {expected}"),
+            Problem::WrongCount { at, expected, got } => {
+                write!(f, "{at}: expected {expected} items, got {got}")
+            }
+            Problem::BadLabel { at, got, allowed } => {
+                write!(f, "{at}: '{got}' is not one of {allowed}")
+            }
+            Problem::OutOfRange { at, got } => write!(f, "{at}: {got} is out of range"),
+        }
     }
 }

@@ -34,26 +34,25 @@ use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::json;
 
 pub const PROMPTS: &[PromptId] = &[
-    PromptId::Keyphrases,
-    PromptId::ClosedQuestions,
-    PromptId::SummaryAnswers,
+    steps::KEYPHRASES,
+    steps::CLOSED_QUESTIONS,
+    steps::SUMMARY_ANSWERS,
 ];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) without source text; skipped (no_questions) when no question can be asked";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("summarization_score");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "summarization_score",
     summary: "share of closed questions on the source the summary answers, with a length penalty",
     direction: Direction::HigherIsBetter,
     required: &[Field::Response, Field::RetrievedContexts],
     needs_contexts: true,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[
         param("length_penalty", "true", "false gives the plain QA score"),
         param("coeff", "0.5", "weight of conciseness against the QA score"),

@@ -20,23 +20,22 @@ use crate::judged::steps;
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 
-pub const PROMPTS: &[PromptId] = &[PromptId::CoherenceRating];
+pub const PROMPTS: &[PromptId] = &[steps::COHERENCE_RATING];
 
 pub const EMPTY_INPUTS: &str =
     "skipped (no_contexts) without source text; an empty summary is rated as it is";
 
 /// The id users type.
-pub const ID: JudgedId = JudgedId::new("summary_coherence");
+pub const ID: JudgedId = JudgedId::of(&DEF);
 
-/// The metric's entry in [`crate::judged::metric::JUDGED`].
+/// The metric's entry in [`crate::judged::registry::JUDGED`].
 pub const DEF: JudgedDef = JudgedDef {
-    id: ID,
+    name: "summary_coherence",
     summary: "G-Eval coherence rating of the summary, scaled to [0, 1]",
     direction: Direction::HigherIsBetter,
     required: &[Field::Response, Field::RetrievedContexts],
     needs_contexts: true,
     prompts: PROMPTS,
-    declared_prompts: &[],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,

@@ -5,11 +5,11 @@
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use assay_metrics::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
-    context_precision, context_recall, context_relevancy, faithfulness, hallucination, plan,
-    render, semantic_similarity, steps, summarization_score, toxicity, validate, BuiltinAspect,
-    EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs,
-    PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role, StepKey, StepOutput,
-    Strictness, UsefulFor, Weights,
+    context_precision, context_recall, context_relevancy, faithfulness, hallucination, likelihood,
+    plan, reason, render, semantic_similarity, steps, summarization_score, toxicity, validate,
+    BuiltinAspect, EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric,
+    Label, Outputs, PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role,
+    StepKey, StepOutput, Strictness, UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -439,7 +439,7 @@ fn rendered_prompts_put_the_fixed_part_first_and_the_sample_last() {
         "the fixed part does not depend on the sample"
     );
     assert_eq!(ra.messages[0].role, Role::System);
-    let instruction = &prompts.get(PromptId::FaithfulnessVerdicts).instruction;
+    let instruction = &prompts.get(steps::FAITHFULNESS_VERDICTS).instruction;
     assert!(ra.messages[0].content.starts_with(instruction.as_str()));
     assert!(n >= 4, "few-shot examples are user/assistant pairs");
     assert_eq!(
@@ -472,10 +472,10 @@ fn rendered_prompts_put_the_fixed_part_first_and_the_sample_last() {
         (Some(2), Some(2))
     );
     assert_eq!(rb.schema["properties"]["verdicts"]["maxItems"], 1);
-    assert_eq!(ra.prompt_id, PromptId::FaithfulnessVerdicts);
+    assert_eq!(ra.prompt_id, steps::FAITHFULNESS_VERDICTS);
     assert_eq!(
         ra.prompt_hash,
-        prompts.get(PromptId::FaithfulnessVerdicts).hash
+        prompts.get(steps::FAITHFULNESS_VERDICTS).hash
     );
     assert_eq!((ra.temperature, ra.n_votes), (0.0, 1));
 }
@@ -633,13 +633,13 @@ fn every_judge_step_renders_the_fields_it_judges() {
         for n in needles {
             assert!(last.contains(&n), "{key}: '{n}' missing from:\n{last}");
         }
-        if req.prompt_id == PromptId::AspectVerdict {
+        if req.prompt_id == steps::ASPECT_VERDICT {
             assert_eq!(req.n_votes, 3);
             assert!(req.temperature > 0.0);
         }
     }
     // The reason prompt explains outcomes, not steps (see `reason` tests).
-    seen.insert(PromptId::OutcomeReason);
+    seen.insert(reason::OUTCOME_REASON);
     assert_eq!(
         seen.len(),
         PromptId::all().count(),
@@ -843,7 +843,7 @@ fn parameters_change_plans_and_signatures() {
         base.starts_with("faithfulness|v1|mode:supported|prompt.statements:v1-"),
         "{base}"
     );
-    let h = &prompts.get(PromptId::FaithfulnessVerdicts).hash[..12];
+    let h = &prompts.get(steps::FAITHFULNESS_VERDICTS).hash[..12];
     assert!(
         base.contains(&format!("|prompt.faithfulness_verdicts:v1-{h}|")),
         "{base}"
@@ -875,7 +875,7 @@ fn every_metric_declares_its_contract() {
         assert!(!m.required().is_empty(), "{id}");
     }
     // `--reasons llm` uses the reason prompt for every metric.
-    used.insert(PromptId::OutcomeReason);
+    used.insert(reason::OUTCOME_REASON);
     // The per-item protocol asks the item forms of the list prompts.
     let forms: Vec<PromptId> = used
         .iter()
@@ -888,9 +888,9 @@ fn every_metric_declares_its_contract() {
     // contexts instead of asking the grounding list prompts.
     if used
         .iter()
-        .any(|p| Protocol::Likelihood.likelihood_form(*p).is_some())
+        .any(|p| likelihood::Form::under(Protocol::Likelihood, *p).is_some())
     {
-        used.extend([PromptId::GroundedReply, PromptId::OpenReply]);
+        used.extend([likelihood::GROUNDED_REPLY, likelihood::OPEN_REPLY]);
     }
     assert_eq!(
         used.len(),

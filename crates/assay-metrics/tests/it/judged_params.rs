@@ -36,9 +36,10 @@ const RUBRIC: JudgedId = rubric::ID;
 
 /// What a metric needs given to configure at all: a rubric's criterion.
 fn required_params(id: JudgedId) -> BTreeMap<String, String> {
-    match id {
-        RUBRIC => given(&[("criteria", "Is it polite?")]),
-        _ => BTreeMap::new(),
+    if id == RUBRIC {
+        given(&[("criteria", "Is it polite?")])
+    } else {
+        BTreeMap::new()
     }
 }
 
@@ -57,13 +58,15 @@ fn defaults_configure_to_the_documented_metric() {
     for id in JudgedId::all() {
         let required = required_params(id);
         let m = JudgedMetric::configure(id, &required, &prompts).unwrap();
-        let expected = match id {
-            aspect_critique::ID => JudgedMetric::new(aspect_critique::AspectCritique {
+        let expected = if id == aspect_critique::ID {
+            JudgedMetric::new(aspect_critique::AspectCritique {
                 aspects: aspect_critique::builtin_all(&prompts),
                 strictness: assay_metrics::judged::Strictness::ONE,
-            }),
-            RUBRIC => JudgedMetric::configure(id, &required, &prompts).unwrap(),
-            _ => JudgedMetric::default_for(id),
+            })
+        } else if id == RUBRIC {
+            JudgedMetric::configure(id, &required, &prompts).unwrap()
+        } else {
+            JudgedMetric::default_for(id)
         };
         assert_eq!(m, expected, "{id}");
         // The documented defaults are what params() reports.

@@ -6,8 +6,8 @@ use assay_core::schema::validate;
 use assay_metrics::judged::prompt::{canonical_json, Origin, Prompt};
 use assay_metrics::judged::schema::check_subset;
 use assay_metrics::judged::{
-    faithfulness, render, steps, Inputs, JudgedMetric, Outputs, PromptError, PromptId, PromptSet,
-    Request,
+    faithfulness, likelihood, render, steps, Inputs, JudgedMetric, Outputs, PromptError, PromptId,
+    PromptSet, Request,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -36,13 +36,13 @@ fn every_prompt_file_parses_and_is_the_embedded_one() {
     assert_eq!(files, expected, "one file per prompt id, nothing else");
     for id in PromptId::all() {
         let text = std::fs::read_to_string(prompts_dir().join(format!("{id}.json"))).unwrap();
-        let p = Prompt::parse(&Origin::Builtin(id), &text).unwrap();
+        let p = Prompt::parse(&Origin::Builtin(id), id, &text).unwrap();
         assert_eq!(&p, builtin.get(id), "{id}: the embedded copy is the file");
         assert_eq!(p.id, id);
         assert!(p.version >= 1, "{id}");
         // A reply the judge scores is read as its first answer: an
         // example before it would change what is measured.
-        let scored = [PromptId::GroundedReply, PromptId::OpenReply].contains(&id);
+        let scored = [likelihood::GROUNDED_REPLY, likelihood::OPEN_REPLY].contains(&id);
         assert_eq!(p.examples.is_empty(), scored, "{id}: few-shot examples");
         assert_eq!(p.hash.len(), 64);
         assert!(p.hash.bytes().all(|b| b.is_ascii_hexdigit()));
@@ -95,15 +95,25 @@ fn schema_labels_match_the_steps() {
 fn the_hash_covers_content_not_layout() {
     let text = std::fs::read_to_string(prompts_dir().join("statements.json")).unwrap();
     let value: Value = serde_json::from_str(&text).unwrap();
-    let compact = Prompt::parse(&Origin::File("compact".into()), &canonical_json(&value)).unwrap();
-    let original = Prompt::parse(&Origin::File("original".into()), &text).unwrap();
+    let compact = Prompt::parse(
+        &Origin::File("compact".into()),
+        steps::STATEMENTS,
+        &canonical_json(&value),
+    )
+    .unwrap();
+    let original =
+        Prompt::parse(&Origin::File("original".into()), steps::STATEMENTS, &text).unwrap();
     assert_eq!(compact.hash, original.hash);
     let mut edited = value.clone();
     edited["examples"][0]["output"]["statements"][0] = json!("Something else.");
     assert_ne!(
-        Prompt::parse(&Origin::File("edited".into()), &canonical_json(&edited))
-            .unwrap()
-            .hash,
+        Prompt::parse(
+            &Origin::File("edited".into()),
+            steps::STATEMENTS,
+            &canonical_json(&edited)
+        )
+        .unwrap()
+        .hash,
         original.hash
     );
 }
@@ -121,13 +131,10 @@ fn a_prompts_dir_overrides_version_and_text() {
     std::fs::write(dir.join("notes.txt"), "ignored: not a .json file").unwrap();
     let set = PromptSet::load_dir(&dir).unwrap();
     let builtin = PromptSet::builtin().unwrap();
-    let p = set.get(PromptId::FaithfulnessVerdicts);
+    let p = set.get(steps::FAITHFULNESS_VERDICTS);
     assert_eq!(p.version, 7);
-    assert_ne!(p.hash, builtin.get(PromptId::FaithfulnessVerdicts).hash);
-    assert_eq!(
-        set.get(PromptId::Statements),
-        builtin.get(PromptId::Statements)
-    );
+    assert_ne!(p.hash, builtin.get(steps::FAITHFULNESS_VERDICTS).hash);
+    assert_eq!(set.get(steps::STATEMENTS), builtin.get(steps::STATEMENTS));
 
     let sample = assay_core::Sample::from_json(
         1,
@@ -217,22 +224,22 @@ fn bad_overrides_are_typed_errors() {
 fn examples_answer_one_entry_per_item() {
     let prompts = PromptSet::builtin().unwrap();
     let pairs: &[(PromptId, &str, &str)] = &[
-        (PromptId::FaithfulnessVerdicts, "verdicts", "statements"),
-        (PromptId::RelevanceVerdicts, "verdicts", "statements"),
-        (PromptId::ReferenceAttribution, "verdicts", "statements"),
-        (PromptId::ContextUsefulness, "verdicts", "contexts"),
-        (PromptId::ContextRelevance, "verdicts", "contexts"),
-        (PromptId::Contradictions, "verdicts", "contexts"),
-        (PromptId::SummaryAnswers, "verdicts", "questions"),
-        (PromptId::BiasVerdicts, "verdicts", "opinions"),
-        (PromptId::ToxicityVerdicts, "verdicts", "opinions"),
+        (steps::FAITHFULNESS_VERDICTS, "verdicts", "statements"),
+        (steps::RELEVANCE_VERDICTS, "verdicts", "statements"),
+        (steps::REFERENCE_ATTRIBUTION, "verdicts", "statements"),
+        (steps::CONTEXT_USEFULNESS, "verdicts", "contexts"),
+        (steps::CONTEXT_RELEVANCE, "verdicts", "contexts"),
+        (steps::CONTRADICTIONS, "verdicts", "contexts"),
+        (steps::SUMMARY_ANSWERS, "verdicts", "questions"),
+        (steps::BIAS_VERDICTS, "verdicts", "opinions"),
+        (steps::TOXICITY_VERDICTS, "verdicts", "opinions"),
         (
-            PromptId::CorrectnessClassification,
+            steps::CORRECTNESS_CLASSIFICATION,
             "response",
             "response_statements",
         ),
         (
-            PromptId::CorrectnessClassification,
+            steps::CORRECTNESS_CLASSIFICATION,
             "reference",
             "reference_statements",
         ),
@@ -247,7 +254,7 @@ fn examples_answer_one_entry_per_item() {
             assert_eq!(got, given, "{id} example {i}: {answer} vs {slot}");
         }
     }
-    for ex in &prompts.get(PromptId::GeneratedQuestions).examples {
+    for ex in &prompts.get(steps::GENERATED_QUESTIONS).examples {
         let assay_metrics::judged::prompt::SlotValue::Text(count) = &ex.input["count"] else {
             panic!("count is text")
         };

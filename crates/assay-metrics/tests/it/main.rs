@@ -5,6 +5,7 @@ mod judged;
 mod judged_golden;
 mod judged_params;
 mod judged_prompts;
+mod modules;
 mod registry;
 mod scoring;
 mod tool_calls;

@@ -173,8 +173,8 @@ fn the_whole_registry_is_unique_and_documented() {
         }
         if let AnyId::Judged(j) = id {
             assert_eq!(
-                j.def().id,
-                *j,
+                j.def().name,
+                j.name(),
                 "{id}: its table entry describes another metric"
             );
             for prompt in j.prompts() {

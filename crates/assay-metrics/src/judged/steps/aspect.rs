@@ -2,11 +2,29 @@
 //! (prompt `aspect_verdict`).
 
 use super::{question, unit};
+use crate::judged::answer::{verdict, vote_at, votes_of};
+use crate::judged::prompt::PromptDecl;
+use crate::judged::prompt::SlotKind::{List, Text};
 use crate::judged::prompt::{PromptId, SlotValue};
-use crate::judged::render::{list, text, Filled};
+use crate::judged::step::Problem;
+use crate::judged::step::{list, text, Filled};
 use crate::judged::step::{Aspect, InputError, Inputs, StepKey, StepOutput, StepUnit};
-use crate::judged::validate::{verdict, vote_at, votes_of, Problem};
 use serde_json::Value;
+
+/// One aspect's yes/no verdict on the response.
+pub const ASPECT_VERDICT: PromptId = PromptId(&PromptDecl {
+    name: "aspect_verdict",
+    text: include_str!("../../../prompts/aspect_verdict.json"),
+    slots: &[
+        ("aspect", Text),
+        ("definition", Text),
+        ("question", Text),
+        ("response", Text),
+        ("contexts", List),
+    ],
+    counts: &[],
+    per_item: &[],
+});
 
 /// A yes/no verdict on `aspect`, `votes` independent draws.
 pub fn aspect_verdict(aspect: Aspect, votes: u32) -> StepKey {
@@ -31,7 +49,7 @@ impl StepUnit for AspectVerdict {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::AspectVerdict
+        ASPECT_VERDICT
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {

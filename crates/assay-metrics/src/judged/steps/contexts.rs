@@ -3,8 +3,65 @@
 
 use super::{filled, question, unit, ItemVerdicts};
 use crate::judged::prompt::PromptId;
-use crate::judged::render::{list, text, Filled};
+use crate::judged::prompt::SlotKind::{List, Text};
+use crate::judged::prompt::{ItemForm, PromptDecl};
+use crate::judged::step::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, UsefulFor};
+
+/// One context useful for the answer (the per-item form of [`CONTEXT_USEFULNESS`]).
+pub const CONTEXT_USEFUL: PromptId = PromptId(&PromptDecl {
+    name: "context_useful",
+    text: include_str!("../../../prompts/context_useful.json"),
+    slots: &[("question", Text), ("answer", Text), ("context", Text)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// Whether each context was useful in arriving at the answer.
+pub const CONTEXT_USEFULNESS: PromptId = PromptId(&PromptDecl {
+    name: "context_usefulness",
+    text: include_str!("../../../prompts/context_usefulness.json"),
+    slots: &[("question", Text), ("answer", Text), ("contexts", List)],
+    counts: &["verdicts"],
+    per_item: &[ItemForm {
+        prompt: CONTEXT_USEFUL,
+        list: "contexts",
+        item: "context",
+        answers: "verdicts",
+    }],
+});
+
+/// Whether each context is relevant to the question.
+pub const CONTEXT_RELEVANCE: PromptId = PromptId(&PromptDecl {
+    name: "context_relevance",
+    text: include_str!("../../../prompts/context_relevance.json"),
+    slots: &[("question", Text), ("contexts", List)],
+    counts: &["verdicts"],
+    per_item: &[],
+});
+
+/// The response against one context (the per-item form of [`CONTRADICTIONS`]).
+pub const CONTEXT_CONTRADICTION: PromptId = PromptId(&PromptDecl {
+    name: "context_contradiction",
+    text: include_str!("../../../prompts/context_contradiction.json"),
+    slots: &[("question", Text), ("response", Text), ("context", Text)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// Whether each context contradicts the response.
+pub const CONTRADICTIONS: PromptId = PromptId(&PromptDecl {
+    name: "contradictions",
+    text: include_str!("../../../prompts/contradictions.json"),
+    slots: &[("response", Text), ("contexts", List)],
+    counts: &["verdicts"],
+    per_item: &[ItemForm {
+        prompt: CONTEXT_CONTRADICTION,
+        list: "contexts",
+        item: "context",
+        answers: "verdicts",
+    }],
+});
 
 /// Per retrieved context, in order: useful for arriving at the target.
 pub fn context_usefulness(target: UsefulFor) -> StepKey {
@@ -33,7 +90,7 @@ impl ItemVerdicts for ContextUsefulness {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::ContextUsefulness
+        CONTEXT_USEFULNESS
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
@@ -62,7 +119,7 @@ impl ItemVerdicts for ContextRelevance {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::ContextRelevance
+        CONTEXT_RELEVANCE
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
@@ -86,7 +143,7 @@ impl ItemVerdicts for Contradictions {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::Contradictions
+        CONTRADICTIONS
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {

@@ -2,11 +2,66 @@
 //! false positives, false negatives (prompt `correctness_classification`).
 
 use super::{filled, question, reference_statements, response_statements, unit};
+use crate::judged::answer::verdicts;
 use crate::judged::prompt::PromptId;
-use crate::judged::render::{list, Filled};
+use crate::judged::prompt::SlotKind::{List, Text};
+use crate::judged::prompt::{ItemForm, PromptDecl};
+use crate::judged::step::Problem;
+use crate::judged::step::{list, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
-use crate::judged::validate::{verdicts, Problem};
 use serde_json::Value;
+
+/// One response statement against the reference's statements (the per-item form of [`CORRECTNESS_CLASSIFICATION`]'s `response` list).
+pub const STATEMENT_IN_REFERENCE: PromptId = PromptId(&PromptDecl {
+    name: "statement_in_reference",
+    text: include_str!("../../../prompts/statement_in_reference.json"),
+    slots: &[
+        ("question", Text),
+        ("reference_statements", List),
+        ("statement", Text),
+    ],
+    counts: &[],
+    per_item: &[],
+});
+
+/// One reference statement against the response's statements (the per-item form of its `reference` list).
+pub const STATEMENT_IN_RESPONSE: PromptId = PromptId(&PromptDecl {
+    name: "statement_in_response",
+    text: include_str!("../../../prompts/statement_in_response.json"),
+    slots: &[
+        ("question", Text),
+        ("response_statements", List),
+        ("statement", Text),
+    ],
+    counts: &[],
+    per_item: &[],
+});
+
+/// Each response and reference statement, found in the other or not.
+pub const CORRECTNESS_CLASSIFICATION: PromptId = PromptId(&PromptDecl {
+    name: "correctness_classification",
+    text: include_str!("../../../prompts/correctness_classification.json"),
+    slots: &[
+        ("question", Text),
+        ("response_statements", List),
+        ("reference_statements", List),
+    ],
+    counts: &["response", "reference"],
+    per_item: &[
+        ItemForm {
+            prompt: STATEMENT_IN_REFERENCE,
+            list: "response_statements",
+            item: "statement",
+            answers: "response",
+        },
+        ItemForm {
+            prompt: STATEMENT_IN_RESPONSE,
+            list: "reference_statements",
+            item: "statement",
+            answers: "reference",
+        },
+    ],
+});
 
 /// Response statements vs statements of reference `i`: TP/FP/FN.
 pub fn correctness_classification(i: usize) -> StepKey {
@@ -26,7 +81,7 @@ impl StepUnit for CorrectnessClassification {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::CorrectnessClassification
+        CORRECTNESS_CLASSIFICATION
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {

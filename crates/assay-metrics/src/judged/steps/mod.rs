@@ -7,17 +7,19 @@
 //! [`StepKey`] of the work: equal work gives equal keys, so two metrics
 //! asking it of a sample share one call.
 
+use crate::judged::answer::verdicts;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::SlotValue;
-use crate::judged::render::{text, Filled};
+use crate::judged::step::Problem;
+use crate::judged::step::{text, Filled};
 use crate::judged::step::{InputError, Inputs, Label, StepKey, StepOutput, StepUnit, UnitStep};
-use crate::judged::validate::{verdicts, Problem};
 use serde_json::Value;
 use std::sync::Arc;
 
 mod aspect;
 mod contexts;
 mod correctness;
+mod embed;
 mod opinions;
 mod questions;
 mod recall;
@@ -26,18 +28,63 @@ mod statement_verdicts;
 mod statements;
 mod summary;
 
-pub use aspect::aspect_verdict;
-pub use contexts::{context_relevance, context_usefulness, contradictions};
-pub use correctness::correctness_classification;
-pub use opinions::{bias_verdicts, opinion_share, opinions, toxicity_verdicts};
-pub use questions::generated_questions;
-pub use recall::reference_recall;
-pub use sentences::sentence_extraction;
-pub use statement_verdicts::{reference_attribution, relevance_verdicts, statement_verdicts};
-pub use statements::{reference_statements, response_statements};
-pub use summary::{
-    closed_questions, coherence_rating, keyphrases, summary_answers, COHERENCE_SCALE,
+pub use aspect::{aspect_verdict, ASPECT_VERDICT};
+pub use contexts::{
+    context_relevance, context_usefulness, contradictions, CONTEXT_CONTRADICTION,
+    CONTEXT_RELEVANCE, CONTEXT_USEFUL, CONTEXT_USEFULNESS, CONTRADICTIONS,
 };
+pub use correctness::{
+    correctness_classification, CORRECTNESS_CLASSIFICATION, STATEMENT_IN_REFERENCE,
+    STATEMENT_IN_RESPONSE,
+};
+pub use embed::{embed_deps, embed_request};
+pub use opinions::{
+    bias_verdicts, opinion_share, opinions, toxicity_verdicts, BIAS_VERDICTS, OPINIONS,
+    TOXICITY_VERDICTS,
+};
+pub use questions::{generated_questions, GENERATED_QUESTIONS};
+pub use recall::{reference_recall, REFERENCE_RECALL};
+pub use sentences::{sentence_extraction, SENTENCE_EXTRACTION};
+pub use statement_verdicts::{
+    reference_attribution, relevance_verdicts, statement_verdicts, FAITHFULNESS_VERDICTS,
+    REFERENCE_ATTRIBUTION, REFERENCE_SUPPORT, RELEVANCE_VERDICTS, STATEMENT_SUPPORT,
+};
+pub use statements::{reference_statements, response_statements, STATEMENTS};
+pub use summary::{
+    closed_questions, coherence_rating, keyphrases, summary_answers, CLOSED_QUESTIONS,
+    COHERENCE_RATING, COHERENCE_SCALE, KEYPHRASES, SUMMARY_ANSWER, SUMMARY_ANSWERS,
+};
+
+/// The prompts of the built-in steps, per-item forms included, in the
+/// order run manifests list them.
+pub const PROMPTS: [PromptId; 26] = [
+    STATEMENTS,
+    OPINIONS,
+    FAITHFULNESS_VERDICTS,
+    RELEVANCE_VERDICTS,
+    CONTEXT_USEFULNESS,
+    REFERENCE_ATTRIBUTION,
+    REFERENCE_RECALL,
+    CONTEXT_RELEVANCE,
+    CONTRADICTIONS,
+    GENERATED_QUESTIONS,
+    CORRECTNESS_CLASSIFICATION,
+    KEYPHRASES,
+    CLOSED_QUESTIONS,
+    SUMMARY_ANSWERS,
+    COHERENCE_RATING,
+    BIAS_VERDICTS,
+    TOXICITY_VERDICTS,
+    ASPECT_VERDICT,
+    SENTENCE_EXTRACTION,
+    STATEMENT_SUPPORT,
+    CONTEXT_CONTRADICTION,
+    CONTEXT_USEFUL,
+    REFERENCE_SUPPORT,
+    SUMMARY_ANSWER,
+    STATEMENT_IN_REFERENCE,
+    STATEMENT_IN_RESPONSE,
+];
 
 /// The key of a step written as a unit.
 fn unit(step: impl StepUnit + 'static) -> StepKey {

@@ -1,14 +1,44 @@
 //! The response's opinions, and verdicts on each: biased, toxic.
 
 use super::{blank, filled, unit, ItemVerdicts};
+use crate::judged::answer::{field, texts};
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
+use crate::judged::prompt::PromptDecl;
 use crate::judged::prompt::PromptId;
-use crate::judged::render::{list, text, Filled};
+use crate::judged::prompt::SlotKind::{List, Text};
+use crate::judged::step::Problem;
+use crate::judged::step::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
 use crate::judged::step::{Label, Verdict};
-use crate::judged::validate::{field, texts, Problem};
 use assay_core::Outcome;
 use serde_json::{json, Value};
+
+/// The opinions a text states.
+pub const OPINIONS: PromptId = PromptId(&PromptDecl {
+    name: "opinions",
+    text: include_str!("../../../prompts/opinions.json"),
+    slots: &[("text", Text)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// Whether each opinion is biased.
+pub const BIAS_VERDICTS: PromptId = PromptId(&PromptDecl {
+    name: "bias_verdicts",
+    text: include_str!("../../../prompts/bias_verdicts.json"),
+    slots: &[("opinions", List)],
+    counts: &["verdicts"],
+    per_item: &[],
+});
+
+/// Whether each opinion is toxic.
+pub const TOXICITY_VERDICTS: PromptId = PromptId(&PromptDecl {
+    name: "toxicity_verdicts",
+    text: include_str!("../../../prompts/toxicity_verdicts.json"),
+    slots: &[("opinions", List)],
+    counts: &["verdicts"],
+    per_item: &[],
+});
 
 /// Opinions in the response.
 pub fn opinions() -> StepKey {
@@ -34,7 +64,7 @@ impl StepUnit for Opinions {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::Opinions
+        OPINIONS
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
@@ -75,8 +105,8 @@ impl ItemVerdicts for OpinionVerdicts {
 
     fn prompt(&self) -> PromptId {
         match self.0 {
-            Judged::Bias => PromptId::BiasVerdicts,
-            Judged::Toxicity => PromptId::ToxicityVerdicts,
+            Judged::Bias => BIAS_VERDICTS,
+            Judged::Toxicity => TOXICITY_VERDICTS,
         }
     }
 

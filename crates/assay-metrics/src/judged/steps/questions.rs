@@ -2,11 +2,23 @@
 //! `generated_questions`).
 
 use super::{filled, unit};
+use crate::judged::answer::{array, boolean, field, string};
+use crate::judged::prompt::PromptDecl;
 use crate::judged::prompt::PromptId;
-use crate::judged::render::{text, Filled};
+use crate::judged::prompt::SlotKind::Text;
+use crate::judged::step::Problem;
+use crate::judged::step::{text, Filled};
 use crate::judged::step::{GeneratedQuestion, InputError, Inputs, StepKey, StepOutput, StepUnit};
-use crate::judged::validate::{array, boolean, field, string, Problem};
 use serde_json::Value;
+
+/// Questions the response answers, each flagged noncommittal or not.
+pub const GENERATED_QUESTIONS: PromptId = PromptId(&PromptDecl {
+    name: "generated_questions",
+    text: include_str!("../../../prompts/generated_questions.json"),
+    slots: &[("response", Text), ("count", Text)],
+    counts: &["questions"],
+    per_item: &[],
+});
 
 /// `count` questions the response answers, each with a noncommittal flag.
 pub fn generated_questions(count: u32) -> StepKey {
@@ -22,7 +34,7 @@ impl StepUnit for GeneratedQuestions {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::GeneratedQuestions
+        GENERATED_QUESTIONS
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {

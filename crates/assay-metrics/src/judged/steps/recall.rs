@@ -2,11 +2,23 @@
 //! call (prompt `reference_recall`).
 
 use super::{blank, filled, reference_attribution, reference_statements, unit};
+use crate::judged::answer::{array, field, string, verdict};
+use crate::judged::prompt::PromptDecl;
 use crate::judged::prompt::PromptId;
-use crate::judged::render::{list, text, Filled};
+use crate::judged::prompt::SlotKind::{List, Text};
+use crate::judged::step::Problem;
+use crate::judged::step::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
-use crate::judged::validate::{array, field, string, verdict, Problem};
 use serde_json::Value;
+
+/// Each reference sentence, attributed to the contexts or not (ragas' one-call form).
+pub const REFERENCE_RECALL: PromptId = PromptId(&PromptDecl {
+    name: "reference_recall",
+    text: include_str!("../../../prompts/reference_recall.json"),
+    slots: &[("contexts", List), ("reference", Text)],
+    counts: &[],
+    per_item: &[],
+});
 
 /// Statements of reference `i` and their attribution to the contexts in
 /// ONE call: what `context_recall` asks for when no other metric of the
@@ -26,7 +38,7 @@ impl StepUnit for ReferenceRecall {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::ReferenceRecall
+        REFERENCE_RECALL
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {

@@ -2,11 +2,23 @@
 //! `votes` times (prompt `sentence_extraction`).
 
 use super::unit;
+use crate::judged::answer::{boolean, field, texts, vote_at, votes_of};
+use crate::judged::prompt::PromptDecl;
 use crate::judged::prompt::PromptId;
-use crate::judged::render::{text, Filled};
+use crate::judged::prompt::SlotKind::Text;
+use crate::judged::step::Problem;
+use crate::judged::step::{text, Filled};
 use crate::judged::step::{Extraction, InputError, Inputs, StepKey, StepOutput, StepUnit};
-use crate::judged::validate::{boolean, field, texts, vote_at, votes_of, Problem};
 use serde_json::Value;
+
+/// The sentences of a context needed to answer the question.
+pub const SENTENCE_EXTRACTION: PromptId = PromptId(&PromptDecl {
+    name: "sentence_extraction",
+    text: include_str!("../../../prompts/sentence_extraction.json"),
+    slots: &[("question", Text), ("context", Text)],
+    counts: &[],
+    per_item: &[],
+});
 
 /// Sentences of the joined contexts needed to answer, `votes` draws.
 pub fn sentence_extraction(votes: u32) -> StepKey {
@@ -22,7 +34,7 @@ impl StepUnit for SentenceExtraction {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::SentenceExtraction
+        SENTENCE_EXTRACTION
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {

@@ -4,8 +4,65 @@
 
 use super::{filled, question, reference_statements, response_statements, unit, ItemVerdicts};
 use crate::judged::prompt::PromptId;
-use crate::judged::render::{list, text, Filled};
+use crate::judged::prompt::SlotKind::{List, Text};
+use crate::judged::prompt::{ItemForm, PromptDecl};
+use crate::judged::step::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, Label, StepKey};
+
+/// One statement against the contexts (the per-item form of [`FAITHFULNESS_VERDICTS`]).
+pub const STATEMENT_SUPPORT: PromptId = PromptId(&PromptDecl {
+    name: "statement_support",
+    text: include_str!("../../../prompts/statement_support.json"),
+    slots: &[("contexts", List), ("question", Text), ("statement", Text)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// Whether each statement is supported by the contexts.
+pub const FAITHFULNESS_VERDICTS: PromptId = PromptId(&PromptDecl {
+    name: "faithfulness_verdicts",
+    text: include_str!("../../../prompts/faithfulness_verdicts.json"),
+    slots: &[("contexts", List), ("statements", List)],
+    counts: &["verdicts"],
+    per_item: &[ItemForm {
+        prompt: STATEMENT_SUPPORT,
+        list: "statements",
+        item: "statement",
+        answers: "verdicts",
+    }],
+});
+
+/// Whether each statement is relevant to the question.
+pub const RELEVANCE_VERDICTS: PromptId = PromptId(&PromptDecl {
+    name: "relevance_verdicts",
+    text: include_str!("../../../prompts/relevance_verdicts.json"),
+    slots: &[("question", Text), ("statements", List)],
+    counts: &["verdicts"],
+    per_item: &[],
+});
+
+/// One reference statement against the contexts (the per-item form of [`REFERENCE_ATTRIBUTION`]).
+pub const REFERENCE_SUPPORT: PromptId = PromptId(&PromptDecl {
+    name: "reference_support",
+    text: include_str!("../../../prompts/reference_support.json"),
+    slots: &[("contexts", List), ("question", Text), ("statement", Text)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// Whether each reference statement can be attributed to the contexts.
+pub const REFERENCE_ATTRIBUTION: PromptId = PromptId(&PromptDecl {
+    name: "reference_attribution",
+    text: include_str!("../../../prompts/reference_attribution.json"),
+    slots: &[("contexts", List), ("statements", List)],
+    counts: &["verdicts"],
+    per_item: &[ItemForm {
+        prompt: REFERENCE_SUPPORT,
+        list: "statements",
+        item: "statement",
+        answers: "verdicts",
+    }],
+});
 
 /// Per response statement: inferable from the contexts (yes), contradicted
 /// (no) or neither (idk). Serves both faithfulness modes.
@@ -38,7 +95,7 @@ impl ItemVerdicts for StatementVerdicts {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::FaithfulnessVerdicts
+        FAITHFULNESS_VERDICTS
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
@@ -72,7 +129,7 @@ impl ItemVerdicts for RelevanceVerdicts {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::RelevanceVerdicts
+        RELEVANCE_VERDICTS
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
@@ -104,7 +161,7 @@ impl ItemVerdicts for ReferenceAttribution {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::ReferenceAttribution
+        REFERENCE_ATTRIBUTION
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {

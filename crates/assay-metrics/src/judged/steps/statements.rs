@@ -5,12 +5,24 @@
 //! not make), and each sentence is then judged with the question beside it.
 
 use super::{blank, filled, question, unit};
+use crate::judged::answer::{field, texts};
+use crate::judged::prompt::PromptDecl;
+use crate::judged::prompt::SlotKind::Text;
 use crate::judged::prompt::{PromptId, SlotValue};
-use crate::judged::render::{text, Filled};
+use crate::judged::step::Problem;
+use crate::judged::step::{text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
-use crate::judged::validate::{field, texts, Problem};
 use assay_text::sentences::split_sentences;
 use serde_json::Value;
+
+/// The statements of a text, one claim each.
+pub const STATEMENTS: PromptId = PromptId(&PromptDecl {
+    name: "statements",
+    text: include_str!("../../../prompts/statements.json"),
+    slots: &[("question", Text), ("text", Text)],
+    counts: &[],
+    per_item: &[],
+});
 
 /// Statements of the response.
 pub fn response_statements() -> StepKey {
@@ -41,7 +53,7 @@ impl StepUnit for Statements {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::Statements
+        STATEMENTS
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {

@@ -3,11 +3,64 @@
 //! summary's answers to them, and a coherence rating.
 
 use super::{blank, filled, unit, ItemVerdicts};
+use crate::judged::answer::{field, rating, texts};
 use crate::judged::prompt::PromptId;
-use crate::judged::render::{list, text, Filled};
+use crate::judged::prompt::SlotKind::{List, Text};
+use crate::judged::prompt::{ItemForm, PromptDecl};
+use crate::judged::step::Problem;
+use crate::judged::step::{list, text, Filled};
 use crate::judged::step::{InputError, Inputs, StepKey, StepOutput, StepUnit};
-use crate::judged::validate::{field, rating, texts, Problem};
 use serde_json::Value;
+
+/// The keyphrases of the text a summary summarises.
+pub const KEYPHRASES: PromptId = PromptId(&PromptDecl {
+    name: "keyphrases",
+    text: include_str!("../../../prompts/keyphrases.json"),
+    slots: &[("text", Text)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// Yes/no questions about the text, from its keyphrases.
+pub const CLOSED_QUESTIONS: PromptId = PromptId(&PromptDecl {
+    name: "closed_questions",
+    text: include_str!("../../../prompts/closed_questions.json"),
+    slots: &[("text", Text), ("keyphrases", List)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// One closed question answered from the summary (the per-item form of [`SUMMARY_ANSWERS`]).
+pub const SUMMARY_ANSWER: PromptId = PromptId(&PromptDecl {
+    name: "summary_answer",
+    text: include_str!("../../../prompts/summary_answer.json"),
+    slots: &[("summary", Text), ("question", Text)],
+    counts: &[],
+    per_item: &[],
+});
+
+/// Each closed question answered from the summary.
+pub const SUMMARY_ANSWERS: PromptId = PromptId(&PromptDecl {
+    name: "summary_answers",
+    text: include_str!("../../../prompts/summary_answers.json"),
+    slots: &[("summary", Text), ("questions", List)],
+    counts: &["verdicts"],
+    per_item: &[ItemForm {
+        prompt: SUMMARY_ANSWER,
+        list: "questions",
+        item: "question",
+        answers: "verdicts",
+    }],
+});
+
+/// A 1..5 coherence rating of a summary.
+pub const COHERENCE_RATING: PromptId = PromptId(&PromptDecl {
+    name: "coherence_rating",
+    text: include_str!("../../../prompts/coherence_rating.json"),
+    slots: &[("text", Text), ("summary", Text)],
+    counts: &[],
+    per_item: &[],
+});
 
 /// Keyphrases of the source text.
 /// The top of the coherence rating's scale 1..=5.
@@ -41,7 +94,7 @@ impl StepUnit for Keyphrases {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::Keyphrases
+        KEYPHRASES
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
@@ -70,7 +123,7 @@ impl StepUnit for ClosedQuestions {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::ClosedQuestions
+        CLOSED_QUESTIONS
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
@@ -106,7 +159,7 @@ impl ItemVerdicts for SummaryAnswers {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::SummaryAnswers
+        SUMMARY_ANSWERS
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
@@ -130,7 +183,7 @@ impl StepUnit for CoherenceRating {
     }
 
     fn prompt(&self) -> PromptId {
-        PromptId::CoherenceRating
+        COHERENCE_RATING
     }
 
     fn fill(&self, inputs: &Inputs<'_>) -> Result<Filled, InputError> {
