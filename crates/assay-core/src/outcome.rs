@@ -54,6 +54,13 @@ pub enum SkipReason {
     /// The judge found nothing to ask about the source (no keyphrases or
     /// no questions), so there is nothing to score.
     NoQuestions,
+    /// No assistant message of the conversation follows a fact the user
+    /// stated, so there is nothing to retain.
+    NoFacts,
+    /// The conversation has no assistant reply to judge.
+    NoTurns,
+    /// The user wants nothing of the conversation, so nothing can be met.
+    NoIntentions,
 }
 
 impl fmt::Display for SkipReason {
@@ -69,6 +76,15 @@ impl fmt::Display for SkipReason {
             SkipReason::NoContexts => f.write_str("no_contexts: the retrieved contexts are empty"),
             SkipReason::NoQuestions => {
                 f.write_str("no_questions: the source yields no questions to ask")
+            }
+            SkipReason::NoFacts => {
+                f.write_str("no_facts: no assistant message follows a fact the user stated")
+            }
+            SkipReason::NoTurns => {
+                f.write_str("no_turns: the conversation has no assistant reply to judge")
+            }
+            SkipReason::NoIntentions => {
+                f.write_str("no_intentions: the user wants nothing of the conversation")
             }
         }
     }
@@ -329,6 +345,9 @@ mod tests {
             (SkipReason::NoStatements, "no_statements: "),
             (SkipReason::NoContexts, "no_contexts: "),
             (SkipReason::NoQuestions, "no_questions: "),
+            (SkipReason::NoFacts, "no_facts: "),
+            (SkipReason::NoTurns, "no_turns: "),
+            (SkipReason::NoIntentions, "no_intentions: "),
         ] {
             assert!(why.to_string().starts_with(key), "{why}");
         }

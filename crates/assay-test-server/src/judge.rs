@@ -16,6 +16,12 @@
 //! sentences of its criterion, and its rating is 1 plus the number of
 //! steps whose last word the response contains (at most the scale's top);
 //! an outcome's reason quotes the metric and the score it was given.
+//! In conversations (`role: text` lines), a user's facts are the sentences
+//! of the message that are not questions; an assistant message forgets one
+//! when it asks a question that shares a word longer than 3 letters with a
+//! fact; a reply is relevant when it shares such a word with the user's
+//! last message before it; the user's intentions are their questions, and
+//! one is met when an assistant message shares such a word with it.
 //! Embeddings are letter counts.
 
 use crate::{chat, Recorded, Reply};
@@ -120,6 +126,28 @@ fn among(list: &[String], statement: &str) -> bool {
 
 fn verdicts(flags: impl IntoIterator<Item = &'static str>) -> Value {
     json!({"verdicts": flags.into_iter().map(|v| json!({"reason": format!("fake {v}"), "verdict": v})).collect::<Vec<_>>()})
+}
+
+/// Whether two texts share a word longer than 3 letters (lower-cased,
+/// punctuation aside).
+fn shares_word(a: &str, b: &str) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() > 3)
+            .map(str::to_string)
+            .collect()
+    };
+    let b = words(b);
+    words(a).iter().any(|w| b.contains(w))
+}
+
+/// Whether an assistant line of `turns` shares a word with `intention`.
+fn met(turns: &str, intention: &str) -> bool {
+    turns
+        .lines()
+        .filter_map(|l| l.strip_prefix("assistant: "))
+        .any(|l| shares_word(l, intention))
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -284,6 +312,40 @@ pub fn answer(prompt: &str, last: &str) -> Value {
             json!({"reason": "fake", "rating": (1 + met).min(top)})
         }
         "outcome_reason" => json!({"reason": reason_for(sec("metric"), sec("score"))}),
+        "user_facts" => json!({"facts": split_statements(sec("message"))
+            .into_iter()
+            .filter(|s| !s.ends_with('?'))
+            .collect::<Vec<_>>()}),
+        "retention_verdict" => {
+            let message = sec("message");
+            let asks_known = message.trim_end().ends_with('?')
+                && items(sec("facts")).iter().any(|f| shares_word(f, message));
+            json!({"reason": "fake", "verdict": yes_no(asks_known)})
+        }
+        "turn_relevance" => {
+            let turns = sec("turns");
+            let last = |role: &str| {
+                turns
+                    .lines()
+                    .filter_map(|l| l.strip_prefix(role))
+                    .next_back()
+                    .unwrap_or("")
+            };
+            let relevant = shares_word(last("user: "), last("assistant: "));
+            json!({"reason": "fake", "verdict": yes_no(relevant)})
+        }
+        "user_intentions" => json!({"intentions": sec("turns")
+            .lines()
+            .filter_map(|l| l.strip_prefix("user: "))
+            .filter(|l| l.trim_end().ends_with('?'))
+            .collect::<Vec<_>>()}),
+        "intentions_met" => verdicts(
+            items(sec("intentions"))
+                .iter()
+                .map(|i| yes_no(met(sec("turns"), i)))
+                .collect::<Vec<_>>(),
+        ),
+        "intention_met" => json!({"verdict": yes_no(met(sec("turns"), sec("intention")))}),
         _ => json!({}),
     }
 }

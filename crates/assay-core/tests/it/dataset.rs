@@ -451,12 +451,19 @@ fn conversations_read_in_every_format_and_a_malformed_one_reads_as_a_row() {
 fn the_agent_example_reads_whole() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agent.jsonl");
     let rows: Vec<Row> = dataset::open(&Source::Path(path), None).unwrap().collect();
-    assert_eq!(rows.len(), 5);
+    assert_eq!(rows.len(), 7);
     for row in rows {
         let (s, _) = row.unwrap();
         let c = s.messages.unwrap();
         assert!(c.problems.is_empty(), "{}: {:?}", s.id, c.problems);
-        assert!(!c.tool_calls().unwrap().is_empty());
-        assert_eq!(s.reference_tool_calls.unwrap().unwrap().len(), 2);
+        // Five agent runs with the calls they should make; two chats
+        // (an off-topic answer, a forgotten fact) without tools.
+        match s.reference_tool_calls {
+            Some(reference) => {
+                assert!(!c.tool_calls().unwrap().is_empty());
+                assert_eq!(reference.unwrap().len(), 2);
+            }
+            None => assert!(c.tool_calls().unwrap().is_empty(), "{}", s.id),
+        }
     }
 }

@@ -49,6 +49,7 @@ pub mod validate;
 pub mod options;
 
 mod common;
+pub mod conversation;
 pub mod share;
 
 pub mod answer_correctness;
@@ -60,14 +61,17 @@ pub mod context_precision;
 pub mod context_recall;
 pub mod context_relevance;
 pub mod context_relevancy;
+pub mod conversation_completeness;
 pub mod faithfulness;
 pub mod hallucination;
+pub mod knowledge_retention;
 pub mod ragas_score;
 pub mod rubric;
 pub mod semantic_similarity;
 pub mod summarization_score;
 pub mod summary_coherence;
 pub mod toxicity;
+pub mod turn_relevancy;
 
 pub use aspect_critique::CUSTOM_ASPECT_PREFIX;
 pub use common::SOFT_SCORE;

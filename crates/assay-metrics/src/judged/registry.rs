@@ -6,9 +6,10 @@ use crate::judged::metric::{JudgedDef, JudgedId, UnknownJudged};
 use crate::judged::prompt::{Origin, Prompt, PromptError, PromptId, PromptSet, UnknownPrompt};
 use crate::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
-    context_precision, context_recall, context_relevance, context_relevancy, faithfulness,
-    hallucination, likelihood, reason, rubric, semantic_similarity, steps, summarization_score,
-    summary_coherence, toxicity,
+    context_precision, context_recall, context_relevance, context_relevancy,
+    conversation_completeness, faithfulness, hallucination, knowledge_retention, likelihood,
+    reason, rubric, semantic_similarity, steps, summarization_score, summary_coherence, toxicity,
+    turn_relevancy,
 };
 use std::path::Path;
 use std::str::FromStr;
@@ -32,6 +33,9 @@ pub static JUDGED: &[&JudgedDef] = &[
     &aspect_critique::DEF,
     &semantic_similarity::DEF,
     &rubric::DEF,
+    &knowledge_retention::DEF,
+    &turn_relevancy::DEF,
+    &conversation_completeness::DEF,
 ];
 
 impl JudgedId {

@@ -5,11 +5,12 @@
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use assay_metrics::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
-    context_precision, context_recall, context_relevancy, faithfulness, hallucination, likelihood,
-    plan, reason, render, semantic_similarity, steps, summarization_score, toxicity, validate,
-    BuiltinAspect, EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric,
-    Label, Outputs, PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role,
-    StepKey, StepOutput, Strictness, UsefulFor, Weights,
+    context_precision, context_recall, context_relevancy, conversation_completeness, faithfulness,
+    hallucination, knowledge_retention, likelihood, plan, reason, render, semantic_similarity,
+    steps, summarization_score, toxicity, turn_relevancy, validate, BuiltinAspect, EmbedText,
+    FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs,
+    PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role, StepKey, StepOutput,
+    Strictness, UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -21,6 +22,18 @@ fn sample(v: Value) -> Sample {
 
 fn rag_sample() -> Sample {
     sample(judge::eiffel_row())
+}
+
+/// The RAG sample with a conversation that, under the fake judge's rules,
+/// keeps the user's fact, answers relevantly and meets the user's one
+/// intention.
+fn conversation_sample() -> Sample {
+    let mut row = judge::eiffel_row();
+    row["messages"] = json!([
+        {"role": "user", "content": "I fly from Oslo. Which airline is cheapest?"},
+        {"role": "assistant", "content": "The cheapest airline from Oslo is Norwegian."},
+    ]);
+    sample(row)
 }
 
 fn prompts() -> PromptSet {
@@ -483,7 +496,8 @@ fn rendered_prompts_put_the_fixed_part_first_and_the_sample_last() {
 #[test]
 fn every_judge_step_renders_the_fields_it_judges() {
     let prompts = prompts();
-    let s = rag_sample();
+    let s = conversation_sample();
+    let turns = "user: I fly from Oslo. Which airline is cheapest?".to_string();
     let texts = |v: &[&str]| StepOutput::Texts(v.iter().map(|x| x.to_string()).collect());
     let outputs = Outputs::from([
         (steps::response_statements(), texts(&["resp statement"])),
@@ -491,6 +505,14 @@ fn every_judge_step_renders_the_fields_it_judges() {
         (steps::opinions(), texts(&["an opinion"])),
         (steps::keyphrases(), texts(&["a keyphrase"])),
         (steps::closed_questions(), texts(&["a closed question?"])),
+        (
+            knowledge_retention::user_facts(0),
+            texts(&["departure: Oslo"]),
+        ),
+        (
+            conversation_completeness::user_intentions(turns.clone()),
+            texts(&["The user wants a cheap airline"]),
+        ),
     ]);
     let aspect = aspect_critique::builtin(&prompts, BuiltinAspect::Harmfulness).unwrap();
     let response = s.response.clone().unwrap();
@@ -567,6 +589,35 @@ fn every_judge_step_renders_the_fields_it_judges() {
             steps::sentence_extraction(1),
             vec![question.clone(), context.clone()],
         ),
+        (
+            knowledge_retention::user_facts(0),
+            vec![
+                "earlier_turns:\n(none)".into(),
+                "message:\nI fly from Oslo. Which airline is cheapest?".into(),
+            ],
+        ),
+        (
+            knowledge_retention::retention(1, vec![0]),
+            vec![
+                "facts:\n1. departure: Oslo".into(),
+                "message:\nThe cheapest airline from Oslo is Norwegian.".into(),
+            ],
+        ),
+        (
+            turn_relevancy::relevance(turns.clone()),
+            vec![format!("turns:\n{turns}")],
+        ),
+        (
+            conversation_completeness::user_intentions(turns.clone()),
+            vec![format!("turns:\n{turns}")],
+        ),
+        (
+            conversation_completeness::intentions_met(turns.clone()),
+            vec![
+                format!("turns:\n{turns}"),
+                "1. The user wants a cheap airline".into(),
+            ],
+        ),
     ];
     let mut cases = cases;
     let criteria = CRITERIA.to_string();
@@ -600,8 +651,9 @@ fn every_judge_step_renders_the_fields_it_judges() {
             for item in &r.items {
                 seen.insert(item.prompt_id);
                 let last = &item.messages.last().unwrap().content;
+                let asks = item.prompt_id.slots().iter().any(|(n, _)| *n == "question");
                 assert!(
-                    last.starts_with("question:\n") || last.contains("\n\nquestion:\n"),
+                    !asks || last.starts_with("question:\n") || last.contains("\n\nquestion:\n"),
                     "{key}: {last}"
                 );
             }
@@ -959,7 +1011,7 @@ fn scoring_without_the_needed_outputs_is_an_error_not_a_number() {
 #[test]
 fn every_metric_end_to_end() {
     let prompts = prompts();
-    let s = rag_sample();
+    let s = conversation_sample();
     let mut metrics: Vec<JudgedMetric> = JudgedId::all()
         .map(|id| match id.name() {
             "rubric" => rubric(&prompts),
@@ -993,6 +1045,10 @@ fn every_metric_end_to_end() {
     assert_eq!(value(&outcomes["context_relevance"]), 0.5);
     // The response mentions cheese, as does context 3.
     assert_eq!(value(&outcomes["hallucination"]), 0.25);
+    // The reply keeps the user's fact, answers the question and meets it.
+    assert_eq!(value(&outcomes["knowledge_retention"]), 1.0);
+    assert_eq!(value(&outcomes["turn_relevancy"]), 1.0);
+    assert_eq!(value(&outcomes["conversation_completeness"]), 1.0);
     assert_eq!(value(&outcomes["summary_coherence"]), 0.75);
     assert_eq!(value(&outcomes["bias"]), 0.0);
     assert_eq!(value(&outcomes["toxicity"]), 0.0);

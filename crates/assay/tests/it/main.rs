@@ -4,6 +4,7 @@ mod batch;
 mod calibrate;
 mod common;
 mod compare;
+mod conversation;
 mod eval;
 mod faults;
 mod gates;

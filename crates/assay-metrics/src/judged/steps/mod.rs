@@ -122,7 +122,7 @@ fn blank(filled: &Filled, name: &str) -> bool {
 /// A step that judges each item of a list (statements, contexts,
 /// opinions, questions): one verdict per item under `verdicts`, in order,
 /// and no call when there are no items. Its [`StepUnit`] follows from this.
-trait ItemVerdicts: std::fmt::Debug + Send + Sync {
+pub(crate) trait ItemVerdicts: std::fmt::Debug + Send + Sync {
     fn key(&self) -> String;
     fn deps(&self) -> Vec<StepKey> {
         Vec::new()

@@ -1,0 +1,191 @@
+//! The judged conversation metrics through `assay eval`: against the
+//! content-reading loopback judge (each score what its rules imply, each
+//! call made once per piece of work and cached, malformed conversations
+//! failing only their own outcomes), and against the real small local
+//! judge.
+
+use crate::common::assay;
+use crate::judged::{by_metric, ok, Fixture};
+use serde_json::{json, Value};
+
+const METRICS: &str = "knowledge_retention,turn_relevancy,conversation_completeness";
+
+fn chat(id: &str, turns: &[(&str, &str)]) -> Value {
+    let messages: Vec<Value> = turns
+        .iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect();
+    json!({"id": id, "messages": messages})
+}
+
+/// Under the loopback judge's rules: `kept` keeps its facts and answers
+/// its question; `forgot` asks again where the user flies from; `off` answers
+/// another question than the one asked and states no fact.
+fn rows() -> Vec<Value> {
+    vec![
+        chat(
+            "kept",
+            &[
+                ("system", "You are a travel assistant."),
+                ("user", "My name is Ada Lovelace. I fly from Oslo."),
+                (
+                    "assistant",
+                    "Welcome Ada, flights from Oslo are listed below.",
+                ),
+                ("user", "Which airline is cheapest?"),
+                ("assistant", "The cheapest airline from Oslo is Norwegian."),
+            ],
+        ),
+        chat(
+            "forgot",
+            &[
+                ("user", "I fly from Oslo."),
+                ("assistant", "Where do you fly from?"),
+                ("user", "Oslo, as I said. What does a ticket cost?"),
+                ("assistant", "A ticket costs 120 euros."),
+            ],
+        ),
+        chat(
+            "off",
+            &[
+                ("user", "What is the baggage allowance?"),
+                ("assistant", "Our lounge serves breakfast."),
+            ],
+        ),
+        json!({"id": "broken", "messages": [
+            {"role": "user", "content": "I fly from Oslo."},
+            {"role": "robot", "content": "Beep."},
+        ]}),
+    ]
+}
+
+fn value(out: &std::path::Path, id: &str, metric: &str) -> Value {
+    by_metric(out, id)[metric]["value"].clone()
+}
+
+#[test]
+fn conversations_score_what_the_judge_s_answers_imply() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&rows());
+    ok(&fx.eval(&data, METRICS, "first", &[]));
+    let out = fx.path("first");
+    assert_eq!(value(&out, "kept", "knowledge_retention"), 1.0);
+    assert_eq!(value(&out, "forgot", "knowledge_retention"), 0.5);
+    let forgot = &by_metric(&out, "forgot")["knowledge_retention"];
+    assert!(
+        forgot["reason"].as_str().unwrap().contains("messages[1]"),
+        "{forgot}"
+    );
+    assert_eq!(
+        forgot["details"]["facts"],
+        json!(["I fly from Oslo", "Oslo, as I said"])
+    );
+    // No fact before any reply: nothing to retain, said so.
+    let off = &by_metric(&out, "off")["knowledge_retention"];
+    assert_eq!(off["status"], "skipped", "{off}");
+    assert!(
+        off["reason"].as_str().unwrap().starts_with("no_facts"),
+        "{off}"
+    );
+
+    assert_eq!(value(&out, "kept", "turn_relevancy"), 1.0);
+    assert_eq!(value(&out, "forgot", "turn_relevancy"), 1.0);
+    assert_eq!(value(&out, "off", "turn_relevancy"), 0.0);
+
+    assert_eq!(value(&out, "kept", "conversation_completeness"), 1.0);
+    assert_eq!(value(&out, "off", "conversation_completeness"), 0.0);
+    let off = &by_metric(&out, "off")["conversation_completeness"];
+    assert!(
+        off["reason"]
+            .as_str()
+            .unwrap()
+            .contains("baggage allowance"),
+        "{off}"
+    );
+
+    // A conversation that cannot be read fails each metric, naming the
+    // message and field; the other rows are scored.
+    for metric in METRICS.split(',') {
+        let broken = &by_metric(&out, "broken")[metric];
+        assert_eq!(broken["status"], "failed", "{metric}: {broken}");
+        assert_eq!(broken["error"]["kind"], "input");
+        assert!(
+            broken["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("messages[1].role"),
+            "{broken}"
+        );
+    }
+
+    // Facts per user message with text, a verdict per reply that follows
+    // a fact, a window per reply, one reading of intentions and one of
+    // their verdicts per conversation with intentions.
+    assert_eq!(fx.asked("user_facts"), 5);
+    assert_eq!(fx.asked("retention_verdict"), 4);
+    assert_eq!(fx.asked("turn_relevance"), 5);
+    assert_eq!(fx.asked("user_intentions"), 3);
+    assert_eq!(fx.asked("intentions_met"), 3);
+
+    // Everything is cached: a second run asks nothing and scores the same.
+    ok(&fx.eval(&data, METRICS, "second", &[]));
+    assert_eq!(fx.asked("user_facts") + fx.asked("turn_relevance"), 10);
+    for id in ["kept", "forgot", "off"] {
+        assert_eq!(by_metric(&fx.path("second"), id), by_metric(&out, id));
+    }
+}
+
+#[test]
+fn under_the_per_item_protocol_each_intention_is_asked_alone() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&rows()[..2]);
+    ok(&fx.eval(
+        &data,
+        "conversation_completeness",
+        "items",
+        &["--protocol", "per-item"],
+    ));
+    assert_eq!(fx.asked("intentions_met"), 0);
+    assert_eq!(fx.asked("intention_met"), 2);
+    let out = fx.path("items");
+    assert_eq!(value(&out, "kept", "conversation_completeness"), 1.0);
+    assert_eq!(value(&out, "forgot", "conversation_completeness"), 1.0);
+}
+
+/// With the real small local judge: every conversation metric runs
+/// in-process to a score or its documented skip (a 135M model may find no
+/// fact to retain), never a failure. Needs `scripts/fetch-models.sh`.
+#[test]
+fn the_local_judge_scores_conversations() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&rows()[..1]);
+    let out = fx.path("local");
+    let o = assay(
+        &[
+            "eval",
+            data.to_str().unwrap(),
+            "-m",
+            METRICS,
+            "--judge",
+            "local:smollm2-135m",
+            "--no-cache",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    ok(&o);
+    let skips = ["no_facts", "no_turns", "no_intentions"];
+    for metric in METRICS.split(',') {
+        let outcome = &by_metric(&out, "kept")[metric];
+        let scored = outcome["value"]
+            .as_f64()
+            .is_some_and(|v| (0.0..=1.0).contains(&v));
+        let skipped = outcome["status"] == "skipped"
+            && skips
+                .iter()
+                .any(|s| outcome["reason"].as_str().unwrap().starts_with(s));
+        assert!(scored || skipped, "{metric}: {outcome}");
+    }
+    assert_eq!(fx.server.count(), 0, "nothing went over the network");
+}
