@@ -27,7 +27,7 @@ UNTESTED = {
     ("docs/python.md", "import ray, ray.data"),
     (
         "README.md",
-        "assay eval examples/agent.jsonl -m knowledge_retention,turn_relevancy,conversation_completeness --out runs/chat",
+        "assay eval examples/agent.jsonl -m knowledge_retention,turn_relevancy,conversation_completeness,role_adherence --out runs/chat",
     ),
 }
 

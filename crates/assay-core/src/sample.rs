@@ -25,11 +25,14 @@ pub enum Field {
     Messages,
     /// The tool calls a conversation should make, `[{"name", "args"}]`.
     ReferenceToolCalls,
+    /// The role the assistant of a conversation should keep (DeepEval's
+    /// `chatbot_role`).
+    ChatbotRole,
 }
 
 impl Field {
     /// Every field, in documentation order.
-    pub const ALL: [Field; 8] = [
+    pub const ALL: [Field; 9] = [
         Field::UserInput,
         Field::Response,
         Field::RetrievedContexts,
@@ -38,16 +41,18 @@ impl Field {
         Field::ReferenceContexts,
         Field::Messages,
         Field::ReferenceToolCalls,
+        Field::ChatbotRole,
     ];
 
     /// The fields that hold text or lists of text.
-    pub const TEXT: [Field; 6] = [
+    pub const TEXT: [Field; 7] = [
         Field::UserInput,
         Field::Response,
         Field::RetrievedContexts,
         Field::Reference,
         Field::References,
         Field::ReferenceContexts,
+        Field::ChatbotRole,
     ];
 
     /// The canonical name, as written in results and docs.
@@ -61,6 +66,7 @@ impl Field {
             Field::ReferenceContexts => "reference_contexts",
             Field::Messages => "messages",
             Field::ReferenceToolCalls => "reference_tool_calls",
+            Field::ChatbotRole => "chatbot_role",
         }
     }
 
@@ -72,7 +78,10 @@ impl Field {
             Field::RetrievedContexts => &["contexts"],
             Field::Reference => &["ground_truth"],
             Field::References => &["ground_truths"],
-            Field::ReferenceContexts | Field::Messages | Field::ReferenceToolCalls => &[],
+            Field::ReferenceContexts
+            | Field::Messages
+            | Field::ReferenceToolCalls
+            | Field::ChatbotRole => &[],
         }
     }
 
@@ -133,6 +142,8 @@ pub struct Sample {
     pub messages: Option<Conversation>,
     /// The reference tool calls, or why they cannot be read.
     pub reference_tool_calls: Option<Result<Vec<ToolCall>, Problem>>,
+    /// The role the assistant of the conversation should keep.
+    pub chatbot_role: Option<String>,
 }
 
 impl Sample {
@@ -218,6 +229,7 @@ impl Sample {
             match field {
                 Field::UserInput => self.user_input = text,
                 Field::Response => self.response = text,
+                Field::ChatbotRole => self.chatbot_role = text,
                 _ => self.reference = text,
             }
         }
@@ -236,6 +248,7 @@ impl Sample {
             Field::ReferenceContexts => self.reference_contexts.is_some(),
             Field::Messages => self.messages.is_some(),
             Field::ReferenceToolCalls => self.reference_tool_calls.is_some(),
+            Field::ChatbotRole => self.chatbot_role.is_some(),
         }
     }
 

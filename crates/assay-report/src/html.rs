@@ -811,6 +811,7 @@ fn sample_fields(s: &Sample) -> Value {
                     .as_ref()
                     .and_then(|r| r.as_ref().ok())
                     .map(|r| calls(r.iter())),
+                Field::ChatbotRole => text(&s.chatbot_role),
             }?;
             Some((field.name().to_string(), clip_value(&value)))
         })

@@ -21,7 +21,8 @@
 //! when it asks a question that shares a word longer than 3 letters with a
 //! fact; a reply is relevant when it shares such a word with the user's
 //! last message before it; the user's intentions are their questions, and
-//! one is met when an assistant message shares such a word with it.
+//! one is met when an assistant message shares such a word with it; a
+//! reply breaks its role when it talks of code, debugging or Python.
 //! Embeddings are letter counts.
 
 use crate::{chat, Recorded, Reply};
@@ -346,6 +347,15 @@ pub fn answer(prompt: &str, last: &str) -> Value {
                 .collect::<Vec<_>>(),
         ),
         "intention_met" => json!({"verdict": yes_no(met(sec("turns"), sec("intention")))}),
+        "role_verdicts" => verdicts(
+            items(sec("replies"))
+                .iter()
+                .map(|r| yes_no(!shares_word(r, "code debug python")))
+                .collect::<Vec<_>>(),
+        ),
+        "role_verdict" => {
+            json!({"verdict": yes_no(!shares_word(sec("reply"), "code debug python"))})
+        }
         _ => json!({}),
     }
 }

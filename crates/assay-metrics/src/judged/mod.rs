@@ -66,6 +66,7 @@ pub mod faithfulness;
 pub mod hallucination;
 pub mod knowledge_retention;
 pub mod ragas_score;
+pub mod role_adherence;
 pub mod rubric;
 pub mod semantic_similarity;
 pub mod summarization_score;

@@ -8,8 +8,8 @@ use crate::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
     context_precision, context_recall, context_relevance, context_relevancy,
     conversation_completeness, faithfulness, hallucination, knowledge_retention, likelihood,
-    reason, rubric, semantic_similarity, steps, summarization_score, summary_coherence, toxicity,
-    turn_relevancy,
+    reason, role_adherence, rubric, semantic_similarity, steps, summarization_score,
+    summary_coherence, toxicity, turn_relevancy,
 };
 use std::path::Path;
 use std::str::FromStr;
@@ -36,6 +36,7 @@ pub static JUDGED: &[&JudgedDef] = &[
     &knowledge_retention::DEF,
     &turn_relevancy::DEF,
     &conversation_completeness::DEF,
+    &role_adherence::DEF,
 ];
 
 impl JudgedId {

@@ -590,6 +590,13 @@ impl StepUnit for Rate {
                         .as_deref()
                         .ok_or(InputError::MissingField(Field::ReferenceContexts))?,
                 )),
+                Field::ChatbotRole => sample.push_str(
+                    inputs
+                        .sample
+                        .chatbot_role
+                        .as_deref()
+                        .ok_or(InputError::MissingField(Field::ChatbotRole))?,
+                ),
                 // `parse_fields` takes text fields only.
                 Field::Messages | Field::ReferenceToolCalls => {
                     return Err(InputError::MissingField(*field))

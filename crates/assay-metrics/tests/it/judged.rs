@@ -6,11 +6,11 @@ use assay_core::{Field, Outcome, Sample, SkipReason};
 use assay_metrics::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
     context_precision, context_recall, context_relevancy, conversation_completeness, faithfulness,
-    hallucination, knowledge_retention, likelihood, plan, reason, render, semantic_similarity,
-    steps, summarization_score, toxicity, turn_relevancy, validate, BuiltinAspect, EmbedText,
-    FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs,
-    PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role, StepKey, StepOutput,
-    Strictness, UsefulFor, Weights,
+    hallucination, knowledge_retention, likelihood, plan, reason, render, role_adherence,
+    semantic_similarity, steps, summarization_score, toxicity, turn_relevancy, validate,
+    BuiltinAspect, EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric,
+    Label, Outputs, PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role,
+    StepKey, StepOutput, Strictness, UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -33,6 +33,7 @@ fn conversation_sample() -> Sample {
         {"role": "user", "content": "I fly from Oslo. Which airline is cheapest?"},
         {"role": "assistant", "content": "The cheapest airline from Oslo is Norwegian."},
     ]);
+    row["chatbot_role"] = json!("A travel agent who talks about flights only.");
     sample(row)
 }
 
@@ -618,6 +619,18 @@ fn every_judge_step_renders_the_fields_it_judges() {
                 "1. The user wants a cheap airline".into(),
             ],
         ),
+        (
+            role_adherence::role_verdicts(
+                "A travel agent".into(),
+                turns.clone(),
+                vec!["Norwegian is cheapest.".into()],
+            ),
+            vec![
+                "role:\nA travel agent".into(),
+                format!("turns:\n{turns}"),
+                "1. Norwegian is cheapest.".into(),
+            ],
+        ),
     ];
     let mut cases = cases;
     let criteria = CRITERIA.to_string();
@@ -1049,6 +1062,7 @@ fn every_metric_end_to_end() {
     assert_eq!(value(&outcomes["knowledge_retention"]), 1.0);
     assert_eq!(value(&outcomes["turn_relevancy"]), 1.0);
     assert_eq!(value(&outcomes["conversation_completeness"]), 1.0);
+    assert_eq!(value(&outcomes["role_adherence"]), 1.0);
     assert_eq!(value(&outcomes["summary_coherence"]), 0.75);
     assert_eq!(value(&outcomes["bias"]), 0.0);
     assert_eq!(value(&outcomes["toxicity"]), 0.0);

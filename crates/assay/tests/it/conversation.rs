@@ -135,6 +135,46 @@ fn conversations_score_what_the_judge_s_answers_imply() {
     }
 }
 
+/// A concierge who answers about the city, then offers to debug code:
+/// under the loopback judge's rules, one reply of two breaks the role.
+#[test]
+fn role_adherence_is_the_share_of_replies_in_the_role() {
+    let fx = Fixture::content_reading();
+    let mut concierge = chat(
+        "concierge",
+        &[
+            ("user", "Where can I eat schnitzel?"),
+            ("assistant", "Figlmueller is two streets from the hotel."),
+            ("user", "Can you fix my script?"),
+            (
+                "assistant",
+                "Sure, paste the Python code and I will debug it.",
+            ),
+        ],
+    );
+    concierge["chatbot_role"] = json!("A hotel concierge in Vienna.");
+    let no_role = rows()[0].clone();
+    let data = fx.data(&[concierge, no_role]);
+    ok(&fx.eval(&data, "role_adherence", "role", &[]));
+    let out = fx.path("role");
+    let outcome = &by_metric(&out, "concierge")["role_adherence"];
+    assert_eq!(outcome["value"], 0.5, "{outcome}");
+    assert!(
+        outcome["reason"]
+            .as_str()
+            .unwrap()
+            .contains("out of character: messages[3]"),
+        "{outcome}"
+    );
+    assert_eq!(fx.asked("role_verdicts"), 1);
+    let skipped = &by_metric(&out, "kept")["role_adherence"];
+    assert_eq!(skipped["status"], "skipped");
+    assert!(
+        skipped["reason"].as_str().unwrap().contains("chatbot_role"),
+        "{skipped}"
+    );
+}
+
 #[test]
 fn under_the_per_item_protocol_each_intention_is_asked_alone() {
     let fx = Fixture::content_reading();
