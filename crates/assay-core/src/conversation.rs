@@ -210,6 +210,28 @@ impl Conversation {
     pub fn from_ragas(key: &str, value: &Value) -> Conversation {
         Reader::new(key, Spelling::Ragas).read(value)
     }
+
+    /// Reads DeepEval's `ConversationalTestCase.turns`: roles `user` and
+    /// `assistant`, an assistant turn's `tools_called` (`name`,
+    /// `input_parameters`, `output`) as its tool calls, each `output` as the
+    /// result of its call, and `retrieval_context` as the turn's contexts.
+    ///
+    /// ```
+    /// use assay_core::conversation::{Conversation, Role};
+    /// let v = serde_json::json!([
+    ///     {"role": "user", "content": "weather in Oslo?"},
+    ///     {"role": "assistant", "content": "Rain.", "retrieval_context": ["Oslo: rain"],
+    ///      "tools_called": [{"name": "weather", "input_parameters": {"city": "Oslo"}, "output": "rain"}]}]);
+    /// let c = Conversation::from_deepeval("turns", &v);
+    /// assert!(c.problems.is_empty(), "{:?}", c.problems);
+    /// let calls = c.tool_calls().unwrap();
+    /// assert_eq!((calls[0].name.as_str(), &calls[0].args["city"]), ("weather", &serde_json::json!("Oslo")));
+    /// assert_eq!(c.messages[2].role, Role::Tool);
+    /// assert_eq!(c.messages[2].content.as_deref(), Some("rain"));
+    /// ```
+    pub fn from_deepeval(key: &str, value: &Value) -> Conversation {
+        Reader::new(key, Spelling::DeepEval).read(value)
+    }
 }
 
 /// Reads `reference_tool_calls`: `[{"name", "args"}]`, `args` an object
@@ -267,10 +289,36 @@ fn named_call(at: &str, item: &Value) -> Result<ToolCall, (String, String)> {
     })
 }
 
+/// A DeepEval `ToolCall` at `at`: `name`, `input_parameters` (an object,
+/// `{}` when left out) and `output` (text as it is, any other value as
+/// JSON), its id the place it was read from.
+fn deepeval_call(at: &str, item: &Value) -> Result<(ToolCall, Option<String>), (String, String)> {
+    let call = call_object(at, item)?;
+    let name = required_string(call, "name", at)?;
+    let args = match call.get("input_parameters") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(args)) => args.clone(),
+        Some(other) => {
+            return Err((
+                format!("{at}.input_parameters"),
+                format!("expected an object, got {}", kind(other)),
+            ))
+        }
+    };
+    let output = match call.get("output") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => Some(other.to_string()),
+    };
+    let id = Some(at.to_string());
+    Ok((ToolCall { id, name, args }, output))
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Spelling {
     OpenAi,
     Ragas,
+    DeepEval,
 }
 
 struct Reader<'k> {
@@ -329,6 +377,10 @@ impl<'k> Reader<'k> {
                     continue;
                 }
             }
+            if self.spelling == Spelling::DeepEval {
+                self.deepeval_turn(i, item);
+                continue;
+            }
             if let Some(message) = self.message(i, item) {
                 self.out.messages.push(message);
             }
@@ -348,7 +400,7 @@ impl<'k> Reader<'k> {
             return None;
         };
         let role_key = match self.spelling {
-            Spelling::OpenAi => "role",
+            Spelling::OpenAi | Spelling::DeepEval => "role",
             Spelling::Ragas => "type",
         };
         let role = match m.get(role_key) {
@@ -396,16 +448,7 @@ impl<'k> Reader<'k> {
                 self.problem(Some(i), format!("{at}.content"), Part::Content, detail);
             }
         }
-        match m.get("retrieved_contexts") {
-            None | Some(Value::Null) => {}
-            Some(v) => match strings(v) {
-                Ok(list) => message.retrieved_contexts = Some(list),
-                Err(detail) => {
-                    let field = format!("{at}.retrieved_contexts");
-                    self.problem(Some(i), field, Part::Contexts, detail);
-                }
-            },
-        }
+        message.retrieved_contexts = self.contexts(i, &at, m, "retrieved_contexts");
         match m.get("tool_calls") {
             None | Some(Value::Null) => {}
             Some(_) if role != Role::Assistant => {
@@ -417,7 +460,7 @@ impl<'k> Reader<'k> {
                     let call_at = format!("{at}.tool_calls[{j}]");
                     let read = match self.spelling {
                         Spelling::OpenAi => openai_call(&call_at, call),
-                        Spelling::Ragas => named_call(&call_at, call),
+                        Spelling::Ragas | Spelling::DeepEval => named_call(&call_at, call),
                     };
                     match read {
                         Ok(call) => message.tool_calls.push(call),
@@ -464,6 +507,110 @@ impl<'k> Reader<'k> {
             self.push_result(i, tool_call_id, content, id_field);
         }
         message.content.is_some().then_some(message)
+    }
+
+    /// The contexts under `key` of message `i` (at `at`), if it has them
+    /// and they read.
+    fn contexts(
+        &mut self,
+        i: usize,
+        at: &str,
+        m: &Map<String, Value>,
+        key: &str,
+    ) -> Option<Vec<String>> {
+        match m.get(key) {
+            None | Some(Value::Null) => None,
+            Some(v) => strings(v)
+                .map_err(|detail| {
+                    self.problem(Some(i), format!("{at}.{key}"), Part::Contexts, detail)
+                })
+                .ok(),
+        }
+    }
+
+    /// DeepEval turn `i`: its message, then the results of its tools.
+    fn deepeval_turn(&mut self, i: usize, item: &Value) {
+        let at = format!("{}[{i}]", self.key);
+        let Value::Object(m) = item else {
+            let detail = format!("expected a turn object, got {}", kind(item));
+            self.problem(Some(i), at, Part::Message, detail);
+            return;
+        };
+        let role = match m.get("role") {
+            Some(Value::String(s)) if s == "user" => Role::User,
+            Some(Value::String(s)) if s == "assistant" => Role::Assistant,
+            Some(other) => {
+                let detail = format!("expected \"user\" or \"assistant\", got {other}");
+                self.problem(Some(i), format!("{at}.role"), Part::Message, detail);
+                return;
+            }
+            None => {
+                let detail = "missing".to_string();
+                self.problem(Some(i), format!("{at}.role"), Part::Message, detail);
+                return;
+            }
+        };
+        let mut message = Message {
+            index: i,
+            role,
+            content: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            retrieved_contexts: None,
+        };
+        match m.get("content") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => message.content = Some(s.clone()),
+            Some(other) => {
+                let detail = format!("expected a string, got {}", kind(other));
+                self.problem(Some(i), format!("{at}.content"), Part::Content, detail);
+            }
+        }
+        message.retrieved_contexts = self.contexts(i, &at, m, "retrieval_context");
+        let mut outputs = Vec::new();
+        match m.get("tools_called") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(calls)) if calls.is_empty() => {}
+            Some(_) if role != Role::Assistant => {
+                let detail = "only an assistant turn calls tools, this is user".to_string();
+                self.problem(
+                    Some(i),
+                    format!("{at}.tools_called"),
+                    Part::ToolCalls,
+                    detail,
+                );
+            }
+            Some(Value::Array(calls)) => {
+                for (j, call) in calls.iter().enumerate() {
+                    let call_at = format!("{at}.tools_called[{j}]");
+                    match deepeval_call(&call_at, call) {
+                        Ok((call, output)) => {
+                            if let Some(output) = output {
+                                let id = call.id.clone().unwrap_or_default();
+                                outputs.push((id, output, format!("{call_at}.output")));
+                            }
+                            message.tool_calls.push(call);
+                        }
+                        Err((field, detail)) => {
+                            self.problem(Some(i), field, Part::ToolCalls, detail)
+                        }
+                    }
+                }
+            }
+            Some(other) => {
+                let detail = format!("expected a list of tool calls, got {}", kind(other));
+                self.problem(
+                    Some(i),
+                    format!("{at}.tools_called"),
+                    Part::ToolCalls,
+                    detail,
+                );
+            }
+        }
+        self.out.messages.push(message);
+        for (id, output, field) in outputs {
+            self.push_result(i, id, Some(output), field);
+        }
     }
 
     /// A list of content blocks at `at`, of message `i` spoken by `role`.

@@ -20,8 +20,9 @@ pub enum Field {
     Reference,
     References,
     ReferenceContexts,
-    /// A conversation (see [`crate::conversation`]): OpenAI `messages`, or
-    /// ragas' `user_input` given as a list of messages.
+    /// A conversation (see [`crate::conversation`]): OpenAI `messages`,
+    /// ragas' `user_input` given as a list of messages, or DeepEval's
+    /// `turns`.
     Messages,
     /// The tool calls a conversation should make, `[{"name", "args"}]`.
     ReferenceToolCalls,
@@ -78,10 +79,9 @@ impl Field {
             Field::RetrievedContexts => &["contexts"],
             Field::Reference => &["ground_truth"],
             Field::References => &["ground_truths"],
-            Field::ReferenceContexts
-            | Field::Messages
-            | Field::ReferenceToolCalls
-            | Field::ChatbotRole => &[],
+            // DeepEval's `ConversationalTestCase` holds its conversation in `turns`.
+            Field::Messages => &["turns"],
+            Field::ReferenceContexts | Field::ReferenceToolCalls | Field::ChatbotRole => &[],
         }
     }
 
@@ -204,10 +204,10 @@ impl Sample {
 
     fn set(&mut self, field: Field, key: &str, value: &Value) -> Result<(), FieldError> {
         if field == Field::Messages {
-            self.messages = Some(if key == "messages" {
-                Conversation::from_openai(key, value)
-            } else {
-                Conversation::from_ragas(key, value)
+            self.messages = Some(match key {
+                "messages" => Conversation::from_openai(key, value),
+                "turns" => Conversation::from_deepeval(key, value),
+                _ => Conversation::from_ragas(key, value),
             });
         } else if field == Field::ReferenceToolCalls {
             self.reference_tool_calls = Some(conversation::reference_tool_calls(key, value));
@@ -340,6 +340,20 @@ mod tests {
         let s = parse(json!({"user_input": [{"type": "human", "content": "hi"}]})).unwrap();
         assert!(s.user_input.is_none() && s.messages.unwrap().problems.is_empty());
         let e = parse(json!({"user_input": [], "messages": []})).unwrap_err();
+        assert!(e.message.contains("given twice"), "{e}");
+        // DeepEval's spelling: `turns` and `chatbot_role`; a turn of another
+        // role, or a user turn that calls tools, names its field.
+        let s = parse(json!({"chatbot_role": "a concierge", "turns": [
+            {"role": "system", "content": "be kind"},
+            {"role": "user", "content": "hi", "tools_called": [{"name": "f"}]},
+            {"role": "assistant", "content": "hello", "tools_called": []}]}))
+        .unwrap();
+        assert_eq!(s.chatbot_role.as_deref(), Some("a concierge"));
+        let c = s.messages.unwrap();
+        let fields: Vec<&str> = c.problems.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(fields, ["turns[0].role", "turns[1].tools_called"]);
+        assert_eq!(c.messages.len(), 2);
+        let e = parse(json!({"turns": [], "messages": []})).unwrap_err();
         assert!(e.message.contains("given twice"), "{e}");
     }
 

@@ -100,11 +100,11 @@ fn the_agent_example_scores_as_the_references_and_a_bad_row_fails_alone() {
     }
 }
 
-/// The agent example written as Anthropic Messages and as OpenAI Responses
-/// items scores exactly as the chat spelling, row by row and metric by
-/// metric.
+/// The agent example written as Anthropic Messages, as OpenAI Responses
+/// items and as DeepEval turns scores exactly as the chat spelling, row by
+/// row and metric by metric.
 #[test]
-fn anthropic_and_responses_traces_score_as_the_chat_spelling() {
+fn anthropic_responses_and_deepeval_spellings_score_as_the_chat_spelling() {
     let tmp = tempfile::tempdir().unwrap();
     let example =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/agent.jsonl");
@@ -152,6 +152,54 @@ fn anthropic_and_responses_traces_score_as_the_chat_spelling() {
     };
     assert_eq!(score("anthropic", &respelled(anthropic)), chat);
     assert_eq!(score("responses", &respelled(responses)), chat);
+    let turns: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            let mut row = row.clone();
+            let messages = row.as_object_mut().unwrap().remove("messages").unwrap();
+            row["turns"] = Value::Array(deepeval(messages.as_array().unwrap()));
+            row
+        })
+        .collect();
+    assert_eq!(score("deepeval", &turns), chat);
+}
+
+/// Chat messages as DeepEval's `ConversationalTestCase.turns`: a turn per
+/// user or assistant message, each call with its output in the assistant
+/// turn's `tools_called`; DeepEval has no system turn.
+fn deepeval(messages: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for m in messages {
+        match m["role"].as_str().unwrap() {
+            "system" => {}
+            "tool" => {
+                let last = out.last_mut().unwrap();
+                let call = last["tools_called"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .find(|c| c["id"] == m["tool_call_id"])
+                    .unwrap();
+                call["output"] = m["content"].clone();
+                call.as_object_mut().unwrap().remove("id");
+            }
+            role => {
+                let calls: Vec<Value> = m["tool_calls"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| {
+                        let args: Value =
+                            serde_json::from_str(c["function"]["arguments"].as_str().unwrap())
+                                .unwrap();
+                        json!({"id": c["id"], "name": c["function"]["name"], "input_parameters": args})
+                    })
+                    .collect();
+                out.push(json!({"role": role, "content": m["content"], "tools_called": calls}));
+            }
+        }
+    }
+    out
 }
 
 /// Chat messages as Anthropic writes them: content blocks, `tool_use` in
