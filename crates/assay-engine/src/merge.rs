@@ -238,7 +238,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path, input: Option<&Path>) -> Result<Strin
             })
             .collect(),
     );
-    let (mut dir, _) = RunDir::open(out, &manifest, Existing::StartOver, &mut Silent)?;
+    let mut dir = RunDir::open(
+        out,
+        &manifest,
+        Existing::StartOver,
+        &mut Silent,
+        &mut |_| {},
+    )?;
     for r in &records {
         dir.append(r)?;
     }

@@ -91,21 +91,22 @@ struct Done {
     slots: Vec<bool>,
 }
 
-/// Where the rows' outcomes go: each slot of each row exactly once.
-struct Sink {
-    dir: RunDir,
+/// Which slots of which rows are written, and their outcomes counted per
+/// output.
+struct Slots {
     layout: Layout,
     /// One per output, over all repeats.
     accumulators: Vec<Accumulator>,
     /// One per judged slot, when there are several repeats.
     by_repeat: Vec<Accumulator>,
     done: HashMap<u64, Done>,
+    /// Each output's index, by name.
+    index: HashMap<String, usize>,
 }
 
-impl Sink {
-    /// A sink that counts `kept`, the records of the run being resumed.
-    fn new(dir: RunDir, layout: Layout, kept: &[OutcomeRecord]) -> Result<Sink> {
-        let index: HashMap<String, usize> = layout
+impl Slots {
+    fn new(layout: Layout) -> Slots {
+        let index = layout
             .names
             .iter()
             .enumerate()
@@ -116,42 +117,44 @@ impl Sink {
         } else {
             Vec::new()
         };
-        let mut sink = Sink {
-            dir,
+        Slots {
             accumulators: vec![Accumulator::default(); layout.names.len()],
             by_repeat,
             done: HashMap::new(),
+            index,
             layout,
-        };
-        for rec in kept {
-            let output = index.get(rec.metric.as_str()).copied();
-            let repeat = rec.repeat.unwrap_or(0);
-            let slot = match output {
-                Some(o)
-                    if (o < sink.layout.n_lexical && repeat == 0)
-                        || (o >= sink.layout.n_lexical && repeat < sink.layout.repeats) =>
-                {
-                    sink.layout.slot(o, repeat)
-                }
-                _ => {
-                    return Err(EngineError::Usage(format!(
-                        "{}: row {}: output '{}' (repeat {repeat}) is not one of this run's",
-                        sink.dir.path().join(RESULTS).display(),
-                        rec.row,
-                        rec.metric
-                    )))
-                }
-            };
-            let n_slots = sink.layout.n_slots();
-            let done = sink.done.entry(rec.row).or_insert_with(|| Done {
-                sample_id: rec.sample_id.clone(),
-                slots: vec![false; n_slots],
-            });
-            if !std::mem::replace(&mut done.slots[slot], true) {
-                sink.count(slot, |acc| acc.add_record(rec));
-            }
         }
-        Ok(sink)
+    }
+
+    /// Marks the slot of `rec`, a record of the run being resumed, as
+    /// written and counts it (once, however often it is there); a record
+    /// of an output this run does not have is refused, named.
+    fn keep(&mut self, rec: &OutcomeRecord) -> std::result::Result<(), String> {
+        let output = self.index.get(rec.metric.as_str()).copied();
+        let repeat = rec.repeat.unwrap_or(0);
+        let slot = match output {
+            Some(o)
+                if (o < self.layout.n_lexical && repeat == 0)
+                    || (o >= self.layout.n_lexical && repeat < self.layout.repeats) =>
+            {
+                self.layout.slot(o, repeat)
+            }
+            _ => {
+                return Err(format!(
+                    "row {}: output '{}' (repeat {repeat}) is not one of this run's",
+                    rec.row, rec.metric
+                ))
+            }
+        };
+        let n_slots = self.layout.n_slots();
+        let done = self.done.entry(rec.row).or_insert_with(|| Done {
+            sample_id: rec.sample_id.clone(),
+            slots: vec![false; n_slots],
+        });
+        if !std::mem::replace(&mut done.slots[slot], true) {
+            self.count(slot, |acc| acc.add_record(rec));
+        }
+        Ok(())
     }
 
     /// Adds to the accumulators of `slot`.
@@ -172,11 +175,45 @@ impl Sink {
             .get(&row)
             .is_none_or(|d| d.slots[slots].iter().any(|done| !done))
     }
+}
+
+/// Where the rows' outcomes go: each slot of each row exactly once.
+struct Sink {
+    dir: RunDir,
+    slots: Slots,
+}
+
+impl Sink {
+    /// Opens the run directory at `out` for `manifest` and counts the
+    /// records a run being resumed left there, one at a time as they are
+    /// read (never all at once: memory stays flat however many are done).
+    fn open(
+        out: &std::path::Path,
+        manifest: &RunManifest,
+        existing: Existing,
+        observer: &mut dyn Observer,
+        layout: Layout,
+    ) -> Result<Sink> {
+        let mut slots = Slots::new(layout);
+        let mut refused = None;
+        let dir = RunDir::open(out, manifest, existing, observer, &mut |rec| {
+            if refused.is_none() {
+                refused = slots.keep(&rec).err();
+            }
+        })?;
+        if let Some(why) = refused {
+            return Err(EngineError::Usage(format!(
+                "{}: {why}",
+                out.join(RESULTS).display()
+            )));
+        }
+        Ok(Sink { dir, slots })
+    }
 
     /// Appends `outcomes` to the slots starting at `first`, skipping those
     /// already written.
     fn write(&mut self, id: &str, row: u64, first: usize, outcomes: &[Outcome]) -> Result<()> {
-        let done = self.done.get(&row);
+        let done = self.slots.done.get(&row);
         if let Some(d) = done.filter(|d| d.sample_id != id) {
             return Err(EngineError::Usage(format!(
                 "row {row} is sample '{}' in {} but '{id}' in the input: the input changed \
@@ -191,15 +228,15 @@ impl Sink {
             if done.is_some_and(|d| d.slots[slot]) {
                 continue;
             }
-            let (output, repeat) = self.layout.output_of(slot);
+            let (output, repeat) = self.slots.layout.output_of(slot);
             self.dir.append(
-                &OutcomeRecord::new(id, row, &self.layout.names[output].name, outcome)
+                &OutcomeRecord::new(id, row, &self.slots.layout.names[output].name, outcome)
                     .with_repeat(repeat),
             )?;
             todo.push((slot, outcome));
         }
         for (slot, outcome) in todo {
-            self.count(slot, |acc| acc.add(outcome));
+            self.slots.count(slot, |acc| acc.add(outcome));
         }
         Ok(())
     }
@@ -267,7 +304,6 @@ pub async fn run(
         crate::judging::set_up(judged, &ledger).await?;
     }
     let manifest = manifest(cfg, rows.format())?;
-    let (dir, kept) = RunDir::open(&cfg.out, &manifest, cfg.existing, observer)?;
 
     let names = cfg.outputs();
     let n_lexical = cfg.metrics.iter().map(|m| m.outputs().len()).sum();
@@ -276,8 +312,7 @@ pub async fn run(
         n_lexical,
         repeats: cfg.judged.as_ref().map_or(1, |j| j.repeats),
     };
-    let mut sink = Sink::new(dir, layout, &kept)?;
-    drop(kept);
+    let mut sink = Sink::open(&cfg.out, &manifest, cfg.existing, observer, layout)?;
     let threads = cfg.threads.max(1);
     let mut scorers: Vec<Vec<Scorer>> = (0..threads)
         .map(|_| cfg.metrics.iter().map(Metric::scorer).collect())
@@ -328,10 +363,13 @@ pub async fn run(
     }
     let Sink {
         dir,
-        layout,
-        accumulators,
-        by_repeat,
-        ..
+        slots:
+            Slots {
+                layout,
+                accumulators,
+                by_repeat,
+                ..
+            },
     } = sink;
     let mut summary = RunSummary {
         format_version: FORMAT_VERSION,
@@ -449,14 +487,14 @@ fn run_lexical(
                 }
             }
         }
-        let scored = score_batch(&batch, scorers, sink.layout.n_slots());
+        let scored = score_batch(&batch, scorers, sink.slots.layout.n_slots());
         for (row, outcomes) in batch.iter().zip(&scored) {
             let (id, row_no) = row_id(row);
             sink.write(&id, row_no, 0, outcomes)?;
         }
         sink.dir.flush()?;
         n_rows += batch.len() as u64;
-        progress.update(n_rows, rows.bytes_read(), &sink.accumulators);
+        progress.update(n_rows, rows.bytes_read(), &sink.slots.accumulators);
         if stop.is_some() {
             break;
         }
@@ -532,7 +570,7 @@ impl JudgedRows<'_> {
                     }
                     Err(e) => {
                         let failed = input_failure(&e);
-                        let n_slots = sink.layout.n_slots();
+                        let n_slots = sink.slots.layout.n_slots();
                         sink.write(&e.row.to_string(), e.row, 0, &vec![failed; n_slots])?;
                         n_rows += 1;
                     }
@@ -540,7 +578,9 @@ impl JudgedRows<'_> {
                         let lexical = score_sample(&sample, scorers);
                         sink.write(&sample.id, sample.row, 0, &lexical)?;
                         let todo: Vec<u32> = (0..self.judged.repeats)
-                            .filter(|r| sink.missing(sample.row, sink.layout.judged(*r)))
+                            .filter(|r| {
+                                sink.slots.missing(sample.row, sink.slots.layout.judged(*r))
+                            })
                             .collect();
                         if todo.is_empty() {
                             n_rows += 1;
@@ -585,12 +625,12 @@ impl JudgedRows<'_> {
                     // outcome, so a later round scores it.
                     for (r, outcomes) in repeats {
                         if let Some(outcomes) = outcomes {
-                            sink.write(&id, row, sink.layout.judged(r).start, &outcomes)?;
+                            sink.write(&id, row, sink.slots.layout.judged(r).start, &outcomes)?;
                         }
                     }
                     sink.dir.flush()?;
                     n_rows += 1;
-                    progress.update(n_rows, rows.bytes_read(), &sink.accumulators);
+                    progress.update(n_rows, rows.bytes_read(), &sink.slots.accumulators);
                 }
                 Err(e) => {
                     // Every later call would fail the same way: stop now

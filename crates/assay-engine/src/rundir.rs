@@ -15,7 +15,7 @@
 use crate::error::{EngineError, OutputContext, Result};
 use crate::log::RunManifest;
 use crate::observer::Observer;
-use assay_core::{read_results, OutcomeRecord};
+use assay_core::{visit_results, OutcomeRecord};
 use serde::Serialize;
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
@@ -49,21 +49,24 @@ pub struct RunDir {
 }
 
 impl RunDir {
-    /// Opens `path` for the run `manifest` describes, and returns the
-    /// records an earlier run with the same manifest left there (none for
-    /// a new run). What it did to an existing run goes to `observer`.
+    /// Opens `path` for the run `manifest` describes, handing each record
+    /// an earlier run with the same manifest left there to `kept`, in file
+    /// order (none for a new run), without holding them: resuming takes
+    /// the same memory however many outcomes are done. What it did to an
+    /// existing run goes to `observer`.
     pub fn open(
         path: &Path,
         manifest: &RunManifest,
         existing: Existing,
         observer: &mut dyn Observer,
-    ) -> Result<(RunDir, Vec<OutcomeRecord>)> {
+        kept: &mut dyn FnMut(OutcomeRecord),
+    ) -> Result<RunDir> {
         fs::create_dir_all(path)
             .with_context(|| format!("cannot create run directory {}", path.display()))?;
         let lock = lock(path)?;
         let results_path = path.join(RESULTS);
-        let kept = match (results_path.exists(), existing) {
-            (true, Existing::Resume) => resume(path, manifest, observer)?,
+        match (results_path.exists(), existing) {
+            (true, Existing::Resume) => resume(path, manifest, observer, kept)?,
             (exists, _) => {
                 if exists {
                     let aside = supersede(path)?;
@@ -75,24 +78,20 @@ impl RunDir {
                 // The manifest goes first: results without one cannot be
                 // resumed safely.
                 crate::log::write_json(&path.join(MANIFEST), manifest)?;
-                Vec::new()
             }
-        };
-        Ok((
-            RunDir {
-                path: path.to_path_buf(),
-                results: BufWriter::with_capacity(
-                    1 << 16,
-                    OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(&results_path)
-                        .with_context(|| format!("cannot open {}", results_path.display()))?,
-                ),
-                _lock: lock,
-            },
-            kept,
-        ))
+        }
+        Ok(RunDir {
+            path: path.to_path_buf(),
+            results: BufWriter::with_capacity(
+                1 << 16,
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&results_path)
+                    .with_context(|| format!("cannot open {}", results_path.display()))?,
+            ),
+            _lock: lock,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -157,13 +156,14 @@ fn lock(dir: &Path) -> Result<File> {
     }
 }
 
-/// Checks that the run in `path` has `manifest`, cuts a torn last line off
-/// its results, and returns its records.
+/// Checks that the run in `path` has `manifest`, hands its records to
+/// `kept` one by one, and cuts a torn last line off its results.
 fn resume(
     path: &Path,
     manifest: &RunManifest,
     observer: &mut dyn Observer,
-) -> Result<Vec<OutcomeRecord>> {
+    kept: &mut dyn FnMut(OutcomeRecord),
+) -> Result<()> {
     let manifest_path = path.join(MANIFEST);
     let old: Value = fs::read(&manifest_path)
         .ok()
@@ -192,7 +192,12 @@ fn resume(
         )));
     }
     let results_path = path.join(RESULTS);
-    let log = read_results(&results_path).map_err(|e| EngineError::Usage(e.to_string()))?;
+    let mut n_kept = 0u64;
+    let log = visit_results(&results_path, |record| {
+        n_kept += 1;
+        kept(record);
+    })
+    .map_err(|e| EngineError::Usage(e.to_string()))?;
     if log.torn_bytes > 0 {
         // A process killed mid-write left half a line: its sample is redone.
         OpenOptions::new()
@@ -207,11 +212,10 @@ fn resume(
         ));
     }
     observer.note(&format!(
-        "resuming the run in {}: {} outcomes kept",
+        "resuming the run in {}: {n_kept} outcomes kept",
         path.display(),
-        log.records.len()
     ));
-    Ok(log.records)
+    Ok(())
 }
 
 /// What decides a run's numbers: the manifest without the build that

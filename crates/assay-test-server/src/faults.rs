@@ -7,7 +7,10 @@
 //! how many times that same request was seen before, never from arrival
 //! order: concurrent clients get the same faults run after run, and a
 //! retried request draws afresh (so a fault rate of one in five leaves a
-//! request faulty five times in a row one time in 3125).
+//! request faulty five times in a row one time in 3125). It also tells
+//! each request's relation to the earlier ones of the same content
+//! ([`Tally`]): new, a retry of a faulty attempt, or asked again although
+//! it was answered.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -185,9 +188,34 @@ pub struct Schedule {
     pub stall: Duration,
     /// The body size of a [`Fault::HugeBody`].
     pub huge_bytes: usize,
-    /// Times each request (by content hash) was seen.
-    seen: Mutex<HashMap<u64, u64>>,
+    seen: Mutex<History>,
     injected: Mutex<BTreeMap<Fault, usize>>,
+}
+
+/// Every request a [`Schedule`] drew for, by how it relates to the earlier
+/// attempts of the same content (path and body).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    /// Every attempt.
+    pub requests: usize,
+    /// Attempts whose content was never seen before.
+    pub distinct: usize,
+    /// Attempts whose content's previous attempt got a failing fault
+    /// ([`Fault::is_failure`]): retries the fault asked for.
+    pub after_fault: usize,
+    /// Attempts whose content's previous attempt was answered well: asked
+    /// again although an answer was sent (by a client that died before it
+    /// kept the answer, that gave up waiting, or that asked twice).
+    pub repeated: usize,
+}
+
+/// The attempts seen so far, by content hash.
+#[derive(Debug, Default)]
+struct History {
+    /// Per content: attempts seen, and whether the last one got a failing
+    /// fault.
+    attempts: HashMap<u64, (u64, bool)>,
+    tally: Tally,
 }
 
 impl Schedule {
@@ -205,7 +233,7 @@ impl Schedule {
             },
             stall: Duration::from_secs(60),
             huge_bytes: 9 << 20,
-            seen: Mutex::new(HashMap::new()),
+            seen: Mutex::new(History::default()),
             injected: Mutex::new(BTreeMap::new()),
         }
     }
@@ -216,17 +244,23 @@ impl Schedule {
             self.seed,
             [req.path.as_bytes(), req.body.to_string().as_bytes()],
         );
-        let nth = {
+        let fault = {
             let mut seen = self.seen.lock().expect("seen");
-            let n = seen.entry(content).or_insert(0);
-            *n += 1;
-            *n
+            let History { attempts, tally } = &mut *seen;
+            let (nth, last_failed) = attempts.entry(content).or_insert((0, false));
+            tally.requests += 1;
+            match (*nth, *last_failed) {
+                (0, _) => tally.distinct += 1,
+                (_, true) => tally.after_fault += 1,
+                (_, false) => tally.repeated += 1,
+            }
+            *nth += 1;
+            let draw = mix(fnv1a(content, [&nth.to_le_bytes()[..]]));
+            let fault = (draw % 1000 < self.faulty_per_1000)
+                .then(|| self.faults[((draw / 1000) % self.faults.len() as u64) as usize]);
+            *last_failed = fault.is_some_and(Fault::is_failure);
+            fault?
         };
-        let draw = mix(fnv1a(content, [&nth.to_le_bytes()[..]]));
-        if draw % 1000 >= self.faulty_per_1000 {
-            return None;
-        }
-        let fault = self.faults[((draw / 1000) % self.faults.len() as u64) as usize];
         *self
             .injected
             .lock()
@@ -257,6 +291,12 @@ impl Schedule {
     /// How many faults were injected so far.
     pub fn injected_total(&self) -> usize {
         self.injected().values().sum()
+    }
+
+    /// The attempts drawn for so far, by how each relates to the earlier
+    /// ones of the same content.
+    pub fn tally(&self) -> Tally {
+        self.seen.lock().expect("seen").tally
     }
 }
 
@@ -323,6 +363,53 @@ mod tests {
         let s = Schedule::new(1, 500, &[Fault::Internal]);
         let draws: Vec<_> = (0..64).map(|_| s.draw(&req("same"))).collect();
         assert!(draws.contains(&None) && draws.contains(&Some(Fault::Internal)));
+    }
+
+    #[test]
+    fn retries_of_faulty_attempts_and_repeats_of_answered_ones_are_told_apart() {
+        let tally = |faulty_per_1000, faults: &[Fault], texts: &[&str]| {
+            let s = Schedule::new(5, faulty_per_1000, faults);
+            for t in texts {
+                s.draw(&req(t));
+            }
+            s.tally()
+        };
+        let every = ["a", "a", "b", "a"];
+        // Every attempt faulty: each later attempt of "a" retries a fault.
+        assert_eq!(
+            tally(1000, &[Fault::Internal], &every),
+            Tally {
+                requests: 4,
+                distinct: 2,
+                after_fault: 2,
+                repeated: 0
+            }
+        );
+        // Healthy answers, or a good answer naming another model: "a"
+        // was answered, and asked again twice.
+        let answered = Tally {
+            requests: 4,
+            distinct: 2,
+            after_fault: 0,
+            repeated: 2,
+        };
+        assert_eq!(tally(0, &[], &every), answered);
+        assert_eq!(tally(1000, &[Fault::OtherModel], &every), answered);
+        // A mix: each attempt after the first follows one, and is a
+        // retry when that one was faulty.
+        let s = Schedule::new(9, 500, &[Fault::Internal]);
+        let faulty: Vec<bool> = (0..200).map(|_| s.draw(&req("same")).is_some()).collect();
+        let retries = faulty[..199].iter().filter(|f| **f).count();
+        assert!((50..150).contains(&retries), "{retries} of 199");
+        assert_eq!(
+            s.tally(),
+            Tally {
+                requests: 200,
+                distinct: 1,
+                after_fault: retries,
+                repeated: 199 - retries
+            }
+        );
     }
 
     #[test]

@@ -87,8 +87,8 @@ fn a_held_run_directory_is_refused_with_the_holders_pid() {
         &std::fs::read("tests/fixtures/format1/lexical/manifest.json").unwrap(),
     )
     .unwrap();
-    let (held, _) = RunDir::open(&out, &manifest, Existing::Resume, &mut Silent).unwrap();
-    let err = match RunDir::open(&out, &manifest, Existing::Resume, &mut Silent) {
+    let held = RunDir::open(&out, &manifest, Existing::Resume, &mut Silent, &mut |_| {}).unwrap();
+    let err = match RunDir::open(&out, &manifest, Existing::Resume, &mut Silent, &mut |_| {}) {
         Err(e) => e,
         Ok(_) => panic!("a second open of a held directory succeeded"),
     };
@@ -108,7 +108,7 @@ fn a_held_run_directory_is_refused_with_the_holders_pid() {
 
     drop(held);
     assert!(out.join(LOCK).exists(), "the lock file stays, unlocked");
-    let (_again, _) = RunDir::open(&out, &manifest, Existing::Resume, &mut Silent).unwrap();
+    let _again = RunDir::open(&out, &manifest, Existing::Resume, &mut Silent, &mut |_| {}).unwrap();
 }
 
 #[test]

@@ -8,7 +8,11 @@
 //! the key it was given as OpenAI's 401 does (401: refused credentials); `--faulty-per-1000 N` puts a fault in place of N attempts
 //! in a thousand, drawn from every kind of [`assay_test_server::faults`]
 //! with `--fault-seed S` (default 0), stalls lasting `--stall-ms` (default
-//! 60000). On exit it also prints `faults_injected N`.
+//! 60000). On exit it also prints `faults_injected N`, the faults by kind
+//! (`faults_by_kind NAME=N ...`), and the requests by how each relates to
+//! the earlier ones of the same content ([`assay_test_server::faults::Tally`]):
+//! `requests N`, `distinct_requests N`, `retries_after_fault N` and
+//! `repeated N` (asked again although answered).
 
 use assay_test_server::faults::Schedule;
 use assay_test_server::{arg, echo_credential, judge, Server};
@@ -46,4 +50,15 @@ fn main() {
     }
     writeln!(stdout, "peak_in_flight {}", server.peak_in_flight()).expect("stdout");
     writeln!(stdout, "faults_injected {}", schedule.injected_total()).expect("stdout");
+    let by_kind: Vec<String> = schedule
+        .injected()
+        .iter()
+        .map(|(fault, n)| format!("{}={n}", fault.name()))
+        .collect();
+    writeln!(stdout, "faults_by_kind {}", by_kind.join(" ")).expect("stdout");
+    let tally = schedule.tally();
+    writeln!(stdout, "requests {}", tally.requests).expect("stdout");
+    writeln!(stdout, "distinct_requests {}", tally.distinct).expect("stdout");
+    writeln!(stdout, "retries_after_fault {}", tally.after_fault).expect("stdout");
+    writeln!(stdout, "repeated {}", tally.repeated).expect("stdout");
 }
