@@ -22,7 +22,10 @@
 //! fact; a reply is relevant when it shares such a word with the user's
 //! last message before it; the user's intentions are their questions, and
 //! one is met when an assistant message shares such a word with it; a
-//! reply breaks its role when it talks of code, debugging or Python.
+//! reply breaks its role when it talks of code, debugging or Python; an
+//! agent's goal is the user's first message and its end state all the
+//! assistant's lines, and an outcome is achieved when it shares such a
+//! word with the one desired.
 //! Embeddings are letter counts.
 
 use crate::{chat, Recorded, Reply};
@@ -353,6 +356,16 @@ pub fn answer(prompt: &str, last: &str) -> Value {
                 .map(|r| yes_no(!shares_word(r, "code debug python")))
                 .collect::<Vec<_>>(),
         ),
+        "goal_outcome" => {
+            let turns = sec("turns");
+            let said = |role: &str| -> Vec<&str> {
+                turns.lines().filter_map(|l| l.strip_prefix(role)).collect()
+            };
+            json!({"user_goal": said("user: ").first().copied().unwrap_or(""),
+                   "end_state": said("assistant: ").join("; ")})
+        }
+        "outcome_match" => json!({"reason": "fake",
+            "verdict": yes_no(shares_word(sec("desired_outcome"), sec("arrived_outcome")))}),
         "role_verdict" => {
             json!({"verdict": yes_no(!shares_word(sec("reply"), "code debug python"))})
         }

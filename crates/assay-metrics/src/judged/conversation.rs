@@ -4,7 +4,7 @@
 //! malformed), a step asked about one transcript, and the score of turns
 //! judged one by one.
 
-use crate::judged::answer::{field, texts, verdict};
+use crate::judged::answer::{field, string, texts, verdict};
 use crate::judged::common::{scored, soft_share, with_soft_score};
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{
@@ -71,6 +71,27 @@ pub fn transcript<'a>(messages: impl IntoIterator<Item = &'a Message>) -> String
     }
 }
 
+/// The messages with their tool calls, one line each: `role: text`, and
+/// `assistant: [calls NAME {ARGS}]` for each call (an agent's transcript),
+/// or `(none)`.
+pub fn agent_transcript(messages: &[Message]) -> String {
+    let mut lines = Vec::new();
+    for m in messages {
+        if let Some(t) = said(m) {
+            lines.push(format!("{}: {}", m.role, t.trim()));
+        }
+        for call in &m.tool_calls {
+            let args = Value::Object(call.args.clone());
+            lines.push(format!("{}: [calls {} {args}]", m.role, call.name));
+        }
+    }
+    if lines.is_empty() {
+        "(none)".to_string()
+    } else {
+        lines.join("\n")
+    }
+}
+
 /// The turns of `conversation` before message `index`, as a transcript.
 pub fn before(conversation: Option<&Conversation>, index: usize) -> String {
     transcript(
@@ -129,6 +150,8 @@ pub fn turn_share(
 pub enum Reading {
     /// A list of texts under this member.
     Texts(&'static str),
+    /// One text under each of these members, in order.
+    Fields(&'static [&'static str]),
     /// One verdict.
     Verdict,
 }
@@ -189,6 +212,11 @@ impl TranscriptStep {
             Reading::Texts(name) => {
                 texts(field(answer, "$", name)?, &format!("$.{name}")).map(StepOutput::Texts)
             }
+            Reading::Fields(names) => names
+                .iter()
+                .map(|name| string(field(answer, "$", name)?, &format!("$.{name}")))
+                .collect::<Result<_, _>>()
+                .map(StepOutput::Texts),
             Reading::Verdict => one_verdict(answer, self.labels()),
         }
     }

@@ -52,6 +52,7 @@ mod common;
 pub mod conversation;
 pub mod share;
 
+pub mod agent_goal_accuracy;
 pub mod answer_correctness;
 pub mod answer_relevance;
 pub mod answer_relevancy;

@@ -5,8 +5,8 @@
 use crate::judged::metric::{JudgedDef, JudgedId, UnknownJudged};
 use crate::judged::prompt::{Origin, Prompt, PromptError, PromptId, PromptSet, UnknownPrompt};
 use crate::judged::{
-    answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
-    context_precision, context_recall, context_relevance, context_relevancy,
+    agent_goal_accuracy, answer_correctness, answer_relevance, answer_relevancy, aspect_critique,
+    bias, context_precision, context_recall, context_relevance, context_relevancy,
     conversation_completeness, faithfulness, hallucination, knowledge_retention, likelihood,
     reason, role_adherence, rubric, semantic_similarity, steps, summarization_score,
     summary_coherence, toxicity, turn_relevancy,
@@ -37,6 +37,7 @@ pub static JUDGED: &[&JudgedDef] = &[
     &turn_relevancy::DEF,
     &conversation_completeness::DEF,
     &role_adherence::DEF,
+    &agent_goal_accuracy::DEF,
 ];
 
 impl JudgedId {

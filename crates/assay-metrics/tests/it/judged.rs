@@ -4,13 +4,13 @@
 
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use assay_metrics::judged::{
-    answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
-    context_precision, context_recall, context_relevancy, conversation_completeness, faithfulness,
-    hallucination, knowledge_retention, likelihood, plan, reason, render, role_adherence,
-    semantic_similarity, steps, summarization_score, toxicity, turn_relevancy, validate,
-    BuiltinAspect, EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric,
-    Label, Outputs, PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role,
-    StepKey, StepOutput, Strictness, UsefulFor, Weights,
+    agent_goal_accuracy, answer_correctness, answer_relevance, answer_relevancy, aspect_critique,
+    bias, context_precision, context_recall, context_relevancy, conversation_completeness,
+    faithfulness, hallucination, knowledge_retention, likelihood, plan, reason, render,
+    role_adherence, semantic_similarity, steps, summarization_score, toxicity, turn_relevancy,
+    validate, BuiltinAspect, EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId,
+    JudgedMetric, Label, Outputs, PrecisionAgainst, Problem, PromptId, PromptSet, Protocol,
+    Request, Role, StepKey, StepOutput, Strictness, UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -514,6 +514,10 @@ fn every_judge_step_renders_the_fields_it_judges() {
             conversation_completeness::user_intentions(turns.clone()),
             texts(&["The user wants a cheap airline"]),
         ),
+        (
+            agent_goal_accuracy::goal_outcome(turns.clone()),
+            texts(&["A cheap airline", "Norwegian is booked"]),
+        ),
     ]);
     let aspect = aspect_critique::builtin(&prompts, BuiltinAspect::Harmfulness).unwrap();
     let response = s.response.clone().unwrap();
@@ -617,6 +621,20 @@ fn every_judge_step_renders_the_fields_it_judges() {
             vec![
                 format!("turns:\n{turns}"),
                 "1. The user wants a cheap airline".into(),
+            ],
+        ),
+        (
+            agent_goal_accuracy::goal_outcome(turns.clone()),
+            vec![format!("turns:\n{turns}")],
+        ),
+        (
+            agent_goal_accuracy::outcome_match(
+                agent_goal_accuracy::goal_outcome(turns.clone()),
+                Some("A cheap flight".into()),
+            ),
+            vec![
+                "desired_outcome:\nA cheap flight".into(),
+                "arrived_outcome:\nNorwegian is booked".into(),
             ],
         ),
         (
@@ -1063,6 +1081,9 @@ fn every_metric_end_to_end() {
     assert_eq!(value(&outcomes["turn_relevancy"]), 1.0);
     assert_eq!(value(&outcomes["conversation_completeness"]), 1.0);
     assert_eq!(value(&outcomes["role_adherence"]), 1.0);
+    // The row's reference (the Eiffel Tower's place) is the desired
+    // outcome, and the conversation about airlines does not reach it.
+    assert_eq!(value(&outcomes["agent_goal_accuracy"]), 0.0);
     assert_eq!(value(&outcomes["summary_coherence"]), 0.75);
     assert_eq!(value(&outcomes["bias"]), 0.0);
     assert_eq!(value(&outcomes["toxicity"]), 0.0);

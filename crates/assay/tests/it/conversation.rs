@@ -4,7 +4,7 @@
 //! failing only their own outcomes), and against the real small local
 //! judge.
 
-use crate::common::assay;
+use crate::common::{assay, repo};
 use crate::judged::{by_metric, ok, Fixture};
 use serde_json::{json, Value};
 
@@ -173,6 +173,53 @@ fn role_adherence_is_the_share_of_replies_in_the_role() {
         skipped["reason"].as_str().unwrap().contains("chatbot_role"),
         "{skipped}"
     );
+}
+
+/// The agent example has no reference: the goal the judge infers (under
+/// the loopback judge's rules, the user's first message) is what must be
+/// reached, and the judge reads the calls the agent made.
+#[test]
+fn agent_goal_accuracy_reads_the_calls_and_the_inferred_goal() {
+    let fx = Fixture::content_reading();
+    let rows: Vec<Value> = std::fs::read_to_string(repo().join("examples/agent.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut with_reference = rows[3].clone();
+    with_reference["id"] = json!("missing-call-referenced");
+    with_reference["reference"] = json!("Two seats are booked on the flight to Rome.");
+    let mut all = rows;
+    all.push(with_reference);
+    let data = fx.data(&all);
+    ok(&fx.eval(&data, "agent_goal_accuracy", "goal", &[]));
+    let out = fx.path("goal");
+    // Booked: the end state names the booking the user asked for.
+    assert_eq!(value(&out, "correct", "agent_goal_accuracy"), 1.0);
+    let goal = &by_metric(&out, "correct")["agent_goal_accuracy"];
+    assert_eq!(
+        goal["details"]["user_goal"],
+        "Book two seats Oslo-Rome on 1 May."
+    );
+    assert!(
+        goal["details"]["end_state"]
+            .as_str()
+            .unwrap()
+            .contains("[calls book_flight"),
+        "{goal}"
+    );
+    // Searched but never booked.
+    assert_eq!(value(&out, "missing-call", "agent_goal_accuracy"), 0.0);
+    // With a reference, the reference is the desired outcome.
+    let referenced = &by_metric(&out, "missing-call-referenced")["agent_goal_accuracy"];
+    assert_eq!(
+        referenced["details"]["against_reference"], true,
+        "{referenced}"
+    );
+    // The two rows of one transcript share its reading; each is judged
+    // against its own desired outcome.
+    assert_eq!(fx.asked("goal_outcome"), 7);
+    assert_eq!(fx.asked("outcome_match"), 8);
 }
 
 #[test]
