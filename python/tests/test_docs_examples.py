@@ -25,10 +25,6 @@ PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 # (page, the block's first line) of each block marked not-tested.
 UNTESTED = {
     ("docs/python.md", "import ray, ray.data"),
-    (
-        "README.md",
-        "assay eval examples/agent.jsonl -m knowledge_retention,turn_relevancy,conversation_completeness,role_adherence --out runs/chat",
-    ),
 }
 
 FENCE = re.compile(r"^```\s*([\w-]*)\s*$")
