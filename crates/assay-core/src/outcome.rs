@@ -61,6 +61,8 @@ pub enum SkipReason {
     NoTurns,
     /// The user wants nothing of the conversation, so nothing can be met.
     NoIntentions,
+    /// The user brings up no topic, so none can be kept to.
+    NoTopics,
 }
 
 impl fmt::Display for SkipReason {
@@ -85,6 +87,9 @@ impl fmt::Display for SkipReason {
             }
             SkipReason::NoIntentions => {
                 f.write_str("no_intentions: the user wants nothing of the conversation")
+            }
+            SkipReason::NoTopics => {
+                f.write_str("no_topics: the user brings up no topic in the conversation")
             }
         }
     }
@@ -348,6 +353,7 @@ mod tests {
             (SkipReason::NoFacts, "no_facts: "),
             (SkipReason::NoTurns, "no_turns: "),
             (SkipReason::NoIntentions, "no_intentions: "),
+            (SkipReason::NoTopics, "no_topics: "),
         ] {
             assert!(why.to_string().starts_with(key), "{why}");
         }

@@ -29,11 +29,14 @@ pub enum Field {
     /// The role the assistant of a conversation should keep (DeepEval's
     /// `chatbot_role`).
     ChatbotRole,
+    /// The topics a conversation should keep to (ragas'
+    /// `reference_topics`).
+    ReferenceTopics,
 }
 
 impl Field {
     /// Every field, in documentation order.
-    pub const ALL: [Field; 9] = [
+    pub const ALL: [Field; 10] = [
         Field::UserInput,
         Field::Response,
         Field::RetrievedContexts,
@@ -43,10 +46,11 @@ impl Field {
         Field::Messages,
         Field::ReferenceToolCalls,
         Field::ChatbotRole,
+        Field::ReferenceTopics,
     ];
 
     /// The fields that hold text or lists of text.
-    pub const TEXT: [Field; 7] = [
+    pub const TEXT: [Field; 8] = [
         Field::UserInput,
         Field::Response,
         Field::RetrievedContexts,
@@ -54,6 +58,7 @@ impl Field {
         Field::References,
         Field::ReferenceContexts,
         Field::ChatbotRole,
+        Field::ReferenceTopics,
     ];
 
     /// The canonical name, as written in results and docs.
@@ -68,6 +73,7 @@ impl Field {
             Field::Messages => "messages",
             Field::ReferenceToolCalls => "reference_tool_calls",
             Field::ChatbotRole => "chatbot_role",
+            Field::ReferenceTopics => "reference_topics",
         }
     }
 
@@ -81,14 +87,20 @@ impl Field {
             Field::References => &["ground_truths"],
             // DeepEval's `ConversationalTestCase` holds its conversation in `turns`.
             Field::Messages => &["turns"],
-            Field::ReferenceContexts | Field::ReferenceToolCalls | Field::ChatbotRole => &[],
+            Field::ReferenceContexts
+            | Field::ReferenceToolCalls
+            | Field::ChatbotRole
+            | Field::ReferenceTopics => &[],
         }
     }
 
     fn is_list(self) -> bool {
         matches!(
             self,
-            Field::RetrievedContexts | Field::References | Field::ReferenceContexts
+            Field::RetrievedContexts
+                | Field::References
+                | Field::ReferenceContexts
+                | Field::ReferenceTopics
         )
     }
 }
@@ -144,6 +156,8 @@ pub struct Sample {
     pub reference_tool_calls: Option<Result<Vec<ToolCall>, Problem>>,
     /// The role the assistant of the conversation should keep.
     pub chatbot_role: Option<String>,
+    /// The topics the conversation should keep to.
+    pub reference_topics: Option<Vec<String>>,
 }
 
 impl Sample {
@@ -216,6 +230,7 @@ impl Sample {
             match field {
                 Field::RetrievedContexts => self.retrieved_contexts = Some(list),
                 Field::References => self.references = Some(list),
+                Field::ReferenceTopics => self.reference_topics = Some(list),
                 _ => self.reference_contexts = Some(list),
             }
         } else {
@@ -249,6 +264,7 @@ impl Sample {
             Field::Messages => self.messages.is_some(),
             Field::ReferenceToolCalls => self.reference_tool_calls.is_some(),
             Field::ChatbotRole => self.chatbot_role.is_some(),
+            Field::ReferenceTopics => self.reference_topics.is_some(),
         }
     }
 

@@ -812,6 +812,7 @@ fn sample_fields(s: &Sample) -> Value {
                     .and_then(|r| r.as_ref().ok())
                     .map(|r| calls(r.iter())),
                 Field::ChatbotRole => text(&s.chatbot_role),
+                Field::ReferenceTopics => list(&s.reference_topics),
             }?;
             Some((field.name().to_string(), clip_value(&value)))
         })

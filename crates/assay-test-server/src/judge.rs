@@ -25,7 +25,9 @@
 //! reply breaks its role when it talks of code, debugging or Python; an
 //! agent's goal is the user's first message and its end state all the
 //! assistant's lines, and an outcome is achieved when it shares such a
-//! word with the one desired.
+//! word with the one desired; the topics are the user's messages, one is
+//! answered when an assistant message shares such a word with it, and
+//! within the reference topics when it shares such a word with them.
 //! Embeddings are letter counts.
 
 use crate::{chat, Recorded, Reply};
@@ -366,6 +368,23 @@ pub fn answer(prompt: &str, last: &str) -> Value {
         }
         "outcome_match" => json!({"reason": "fake",
             "verdict": yes_no(shares_word(sec("desired_outcome"), sec("arrived_outcome")))}),
+        "conversation_topics" => json!({"topics": sec("turns")
+            .lines()
+            .filter_map(|l| l.strip_prefix("user: "))
+            .collect::<Vec<_>>()}),
+        "topics_answered" => verdicts(
+            items(sec("topics"))
+                .iter()
+                .map(|t| yes_no(met(sec("turns"), t)))
+                .collect::<Vec<_>>(),
+        ),
+        "topic_answered" => json!({"verdict": yes_no(met(sec("turns"), sec("topic")))}),
+        "topics_in_reference" => verdicts(
+            items(sec("topics"))
+                .iter()
+                .map(|t| yes_no(shares_word(t, sec("reference_topics"))))
+                .collect::<Vec<_>>(),
+        ),
         "role_verdict" => {
             json!({"verdict": yes_no(!shares_word(sec("reply"), "code debug python"))})
         }

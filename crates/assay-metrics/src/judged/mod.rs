@@ -72,6 +72,7 @@ pub mod rubric;
 pub mod semantic_similarity;
 pub mod summarization_score;
 pub mod summary_coherence;
+pub mod topic_adherence;
 pub mod toxicity;
 pub mod turn_relevancy;
 
@@ -80,7 +81,7 @@ pub use common::SOFT_SCORE;
 pub use metric::{JudgedId, JudgedMetric, UnknownJudged};
 pub use options::{
     Agreement, BuiltinAspect, FaithfulnessMode, IdkCountsAs, LengthPenalty, Noncommittal,
-    OptionError, PrecisionAgainst, Strictness, Unit, Weights,
+    OptionError, PrecisionAgainst, Strictness, TopicMode, Unit, Weights,
 };
 pub use plan::{plan, Plan, PlannedStep};
 pub use prompt::{Prompt, PromptError, PromptId, PromptSet, Protocol};

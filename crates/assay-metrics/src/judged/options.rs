@@ -111,6 +111,18 @@ text_enum! {
 }
 
 text_enum! {
+    /// `topic_adherence.mode`: which share of the topics the score is.
+    TopicMode {
+        /// Of the topics answered, the share within the reference topics.
+        Precision => "precision",
+        /// Of the reference topics brought up, the share answered.
+        Recall => "recall",
+        /// ragas' default: their harmonic mean.
+        F1 => "f1",
+    }
+}
+
+text_enum! {
     /// `summarization_score.length_penalty`.
     LengthPenalty {
         /// Weighted with conciseness by `coeff`.

@@ -9,7 +9,7 @@ use crate::judged::{
     bias, context_precision, context_recall, context_relevance, context_relevancy,
     conversation_completeness, faithfulness, hallucination, knowledge_retention, likelihood,
     reason, role_adherence, rubric, semantic_similarity, steps, summarization_score,
-    summary_coherence, toxicity, turn_relevancy,
+    summary_coherence, topic_adherence, toxicity, turn_relevancy,
 };
 use std::path::Path;
 use std::str::FromStr;
@@ -38,6 +38,7 @@ pub static JUDGED: &[&JudgedDef] = &[
     &conversation_completeness::DEF,
     &role_adherence::DEF,
     &agent_goal_accuracy::DEF,
+    &topic_adherence::DEF,
 ];
 
 impl JudgedId {

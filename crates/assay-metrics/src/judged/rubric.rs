@@ -597,6 +597,13 @@ impl StepUnit for Rate {
                         .as_deref()
                         .ok_or(InputError::MissingField(Field::ChatbotRole))?,
                 ),
+                Field::ReferenceTopics => sample.push_str(&numbered(
+                    inputs
+                        .sample
+                        .reference_topics
+                        .as_deref()
+                        .ok_or(InputError::MissingField(Field::ReferenceTopics))?,
+                )),
                 // `parse_fields` takes text fields only.
                 Field::Messages | Field::ReferenceToolCalls => {
                     return Err(InputError::MissingField(*field))

@@ -7,10 +7,10 @@ use assay_metrics::judged::{
     agent_goal_accuracy, answer_correctness, answer_relevance, answer_relevancy, aspect_critique,
     bias, context_precision, context_recall, context_relevancy, conversation_completeness,
     faithfulness, hallucination, knowledge_retention, likelihood, plan, reason, render,
-    role_adherence, semantic_similarity, steps, summarization_score, toxicity, turn_relevancy,
-    validate, BuiltinAspect, EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId,
-    JudgedMetric, Label, Outputs, PrecisionAgainst, Problem, PromptId, PromptSet, Protocol,
-    Request, Role, StepKey, StepOutput, Strictness, UsefulFor, Weights,
+    role_adherence, semantic_similarity, steps, summarization_score, topic_adherence, toxicity,
+    turn_relevancy, validate, BuiltinAspect, EmbedText, FaithfulnessMode, Inputs, JudgeRequest,
+    JudgedId, JudgedMetric, Label, Outputs, PrecisionAgainst, Problem, PromptId, PromptSet,
+    Protocol, Request, Role, StepKey, StepOutput, Strictness, UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -34,6 +34,7 @@ fn conversation_sample() -> Sample {
         {"role": "assistant", "content": "The cheapest airline from Oslo is Norwegian."},
     ]);
     row["chatbot_role"] = json!("A travel agent who talks about flights only.");
+    row["reference_topics"] = json!(["Airline prices"]);
     sample(row)
 }
 
@@ -518,6 +519,10 @@ fn every_judge_step_renders_the_fields_it_judges() {
             agent_goal_accuracy::goal_outcome(turns.clone()),
             texts(&["A cheap airline", "Norwegian is booked"]),
         ),
+        (
+            topic_adherence::conversation_topics(turns.clone()),
+            texts(&["Cheap airlines"]),
+        ),
     ]);
     let aspect = aspect_critique::builtin(&prompts, BuiltinAspect::Harmfulness).unwrap();
     let response = s.response.clone().unwrap();
@@ -647,6 +652,21 @@ fn every_judge_step_renders_the_fields_it_judges() {
                 "role:\nA travel agent".into(),
                 format!("turns:\n{turns}"),
                 "1. Norwegian is cheapest.".into(),
+            ],
+        ),
+        (
+            topic_adherence::conversation_topics(turns.clone()),
+            vec![format!("turns:\n{turns}")],
+        ),
+        (
+            topic_adherence::topics_answered(turns.clone()),
+            vec![format!("turns:\n{turns}"), "1. Cheap airlines".into()],
+        ),
+        (
+            topic_adherence::topics_in_reference(vec!["Airline prices".into()], turns.clone()),
+            vec![
+                "reference_topics:\n1. Airline prices".into(),
+                "topics:\n1. Cheap airlines".into(),
             ],
         ),
     ];
@@ -1084,6 +1104,10 @@ fn every_metric_end_to_end() {
     // The row's reference (the Eiffel Tower's place) is the desired
     // outcome, and the conversation about airlines does not reach it.
     assert_eq!(value(&outcomes["agent_goal_accuracy"]), 0.0);
+    // The user's one topic (their message) is answered and within the
+    // reference topics (both say "airline"): F1 1 less ragas' epsilon.
+    let topics = value(&outcomes["topic_adherence"]);
+    assert!(topics > 1.0 - 1e-9 && topics < 1.0, "{topics}");
     assert_eq!(value(&outcomes["summary_coherence"]), 0.75);
     assert_eq!(value(&outcomes["bias"]), 0.0);
     assert_eq!(value(&outcomes["toxicity"]), 0.0);

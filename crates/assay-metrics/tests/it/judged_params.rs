@@ -4,7 +4,7 @@
 use assay_metrics::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
     context_precision, context_relevancy, faithfulness, rubric, semantic_similarity,
-    summarization_score, turn_relevancy, JudgedId, JudgedMetric, PromptSet,
+    summarization_score, topic_adherence, turn_relevancy, JudgedId, JudgedMetric, PromptSet,
 };
 use assay_metrics::ParamError;
 use std::collections::BTreeMap;
@@ -31,6 +31,7 @@ const ALTERNATIVES: &[(JudgedId, &str, &str)] = &[
     (RUBRIC, "scale", "7"),
     (RUBRIC, "fields", "response"),
     (turn_relevancy::ID, "window_size", "3"),
+    (topic_adherence::ID, "mode", "precision"),
 ];
 
 const RUBRIC: JudgedId = rubric::ID;

@@ -239,6 +239,84 @@ fn under_the_per_item_protocol_each_intention_is_asked_alone() {
     assert_eq!(value(&out, "forgot", "conversation_completeness"), 1.0);
 }
 
+/// Under the loopback judge's rules the user's messages are the topics:
+/// the flight question is answered and within the reference topics, the
+/// pizza question answered outside them, the seat question refused within
+/// them. ragas' counts: TP 1, FP 1, FN 1, so precision, recall and F1 are
+/// 0.5 (less its epsilon).
+#[test]
+fn topic_adherence_counts_answered_and_refused_topics_against_the_reference() {
+    let fx = Fixture::content_reading();
+    let mut travel = chat(
+        "travel",
+        &[
+            ("user", "Which airline flies to Rome?"),
+            ("assistant", "Norwegian flies to Rome daily."),
+            ("user", "Can you recommend a pizza restaurant?"),
+            ("assistant", "Try Da Michele for pizza."),
+            ("user", "How do I change my airline seat?"),
+            ("assistant", "Sorry, I cannot help with that."),
+        ],
+    );
+    travel["reference_topics"] = json!(["Flights and airline bookings"]);
+    let mut silent = chat("silent", &[("assistant", "Hello! How can I help?")]);
+    silent["reference_topics"] = json!(["Flights"]);
+    let no_reference = rows()[0].clone();
+    let data = fx.data(&[travel, silent, no_reference]);
+    ok(&fx.eval(&data, "topic_adherence", "topics", &[]));
+    let out = fx.path("topics");
+    let outcome = &by_metric(&out, "travel")["topic_adherence"];
+    let f1 = outcome["value"].as_f64().unwrap();
+    assert!((f1 - 0.5).abs() < 1e-9, "{outcome}");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("answered outside: \"Can you recommend a pizza restaurant?\"")
+            && reason.contains("refused: \"How do I change my airline seat?\""),
+        "{reason}"
+    );
+    assert_eq!(outcome["details"]["true_positives"], 1);
+    assert_eq!(fx.asked("conversation_topics"), 2);
+    assert_eq!(
+        fx.asked("topics_answered"),
+        1,
+        "the silent row asks nothing more"
+    );
+    assert_eq!(fx.asked("topics_in_reference"), 1);
+    let silent = &by_metric(&out, "silent")["topic_adherence"];
+    assert!(
+        silent["reason"].as_str().unwrap().starts_with("no_topics"),
+        "{silent}"
+    );
+    let missing = &by_metric(&out, "kept")["topic_adherence"];
+    assert_eq!(missing["status"], "skipped");
+    assert!(
+        missing["reason"]
+            .as_str()
+            .unwrap()
+            .contains("reference_topics"),
+        "{missing}"
+    );
+    // Per item, as ragas asks: one request per topic, and the mode chosen.
+    ok(&fx.eval(
+        &data,
+        "topic_adherence",
+        "topic-items",
+        &[
+            "--protocol",
+            "per-item",
+            "--set",
+            "topic_adherence.mode=recall",
+        ],
+    ));
+    assert_eq!(fx.asked("topic_answered"), 3);
+    let recall = &by_metric(&fx.path("topic-items"), "travel")["topic_adherence"];
+    assert!(
+        (recall["value"].as_f64().unwrap() - 0.5).abs() < 1e-9,
+        "{recall}"
+    );
+    assert_eq!(recall["details"]["mode"], "recall");
+}
+
 /// With the real small local judge: every conversation metric runs
 /// in-process to a score or its documented skip (a 135M model may find no
 /// fact to retain), never a failure. Needs `scripts/fetch-models.sh`.
