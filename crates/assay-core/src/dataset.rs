@@ -1,7 +1,9 @@
-//! Streaming dataset readers: JSONL, a JSON array, CSV, or stdin.
+//! Streaming dataset readers: JSONL, a JSON array, CSV, or stdin; and
+//! OTLP trace exports ([`crate::otlp`]), one row per trace.
 //!
 //! Rows come one at a time so memory stays flat however long the input is,
-//! but for a fixed-size digest per explicit `id` to catch repeats.
+//! but for a fixed-size digest per explicit `id` to catch repeats (an OTLP
+//! export is read whole, since a trace's spans may lie anywhere in it).
 //! A bad row is an `Err` item naming file, line and field; the rows after it
 //! still come. A leading UTF-8 byte order mark is skipped, and a row whose
 //! explicit `id` an earlier row already had is a bad row too.
@@ -27,6 +29,8 @@ pub enum Format {
     JsonArray,
     #[serde(rename = "csv")]
     Csv,
+    #[serde(rename = "otlp")]
+    Otlp,
 }
 
 impl fmt::Display for Format {
@@ -35,6 +39,7 @@ impl fmt::Display for Format {
             Format::Jsonl => "jsonl",
             Format::JsonArray => "json",
             Format::Csv => "csv",
+            Format::Otlp => "otlp",
         })
     }
 }
@@ -46,6 +51,7 @@ impl FromStr for Format {
             "jsonl" | "ndjson" => Ok(Format::Jsonl),
             "json" => Ok(Format::JsonArray),
             "csv" => Ok(Format::Csv),
+            "otlp" => Ok(Format::Otlp),
             other => Err(DatasetError::UnknownFormat(other.to_string())),
         }
     }
@@ -82,7 +88,7 @@ impl Source {
 pub enum DatasetError {
     #[error("{file}: {source}")]
     Io { file: String, source: io::Error },
-    #[error("unknown input format '{0}' (expected jsonl, json or csv)")]
+    #[error("unknown input format '{0}' (expected jsonl, json, csv or otlp)")]
     UnknownFormat(String),
     #[error("{file}: {message}")]
     Malformed { file: String, message: String },
@@ -103,12 +109,15 @@ pub enum Position {
     Line(u64),
     /// 1-based element of a JSON array.
     Element(u64),
+    /// 1-based trace of an OTLP export, in the order its first span
+    /// appears.
+    Trace(u64),
 }
 
 impl Position {
     fn number(self) -> u64 {
         match self {
-            Position::Line(n) | Position::Element(n) => n,
+            Position::Line(n) | Position::Element(n) | Position::Trace(n) => n,
         }
     }
 
@@ -117,6 +126,7 @@ impl Position {
         match self {
             Position::Line(_) => Position::Line(n),
             Position::Element(_) => Position::Element(n),
+            Position::Trace(_) => Position::Trace(n),
         }
     }
 }
@@ -126,6 +136,7 @@ impl fmt::Display for Position {
         match self {
             Position::Line(n) => write!(f, "line {n}"),
             Position::Element(n) => write!(f, "element {n}"),
+            Position::Trace(n) => write!(f, "trace {n}"),
         }
     }
 }
@@ -135,6 +146,7 @@ impl fmt::Display for Location {
         match self.position {
             Position::Line(n) => write!(f, "{}:{n}", self.file),
             Position::Element(n) => write!(f, "{}[element {n}]", self.file),
+            Position::Trace(n) => write!(f, "{}[trace {n}]", self.file),
         }
     }
 }
@@ -154,9 +166,10 @@ pub struct RowError {
 /// A row read from the input: a sample and where it came from, or why not.
 pub type Row = Result<(Sample, Location), RowError>;
 
-/// Opens a dataset. `format` overrides detection by extension
-/// (`.jsonl`/`.ndjson`, `.json`, `.csv`); without either, the first
-/// non-blank byte decides: `[` is a JSON array, anything else JSONL.
+/// Opens a dataset. `format` overrides detection; without it, an input
+/// that starts `{"resourceSpans"` is an OTLP export, else the extension
+/// decides (`.jsonl`/`.ndjson`, `.json`, `.csv`), else the first non-blank
+/// byte: `[` is a JSON array, anything else JSONL.
 pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetError> {
     let file = source.display_name();
     let io_err = |source| DatasetError::Io {
@@ -175,9 +188,13 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
     // Before sniffing, so a marked JSON array still starts with `[`.
     let reader = skip_bom(counted).map_err(io_err)?;
     let mut reader = BufReader::with_capacity(1 << 16, reader);
-    let format = match format.or_else(|| by_extension(source)) {
+    let format = match format {
         Some(f) => f,
-        None => sniff(&mut reader).map_err(io_err)?,
+        None if is_otlp(&mut reader).map_err(io_err)? => Format::Otlp,
+        None => match by_extension(source) {
+            Some(f) => f,
+            None => sniff(&mut reader).map_err(io_err)?,
+        },
     };
     let inner = match format {
         Format::Jsonl => Inner::Jsonl {
@@ -187,6 +204,14 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         },
         Format::Csv => csv_rows(reader, &file)?,
         Format::JsonArray => json_array_rows(reader, file.clone()),
+        Format::Otlp => Inner::Otlp(
+            crate::otlp::read(reader)
+                .map_err(|message| DatasetError::Malformed {
+                    file: file.clone(),
+                    message,
+                })?
+                .into_iter(),
+        ),
     };
     Ok(Rows {
         file,
@@ -202,17 +227,18 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
 /// The UTF-8 byte order mark, which Windows tools write first.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// `reader` without a leading [`BOM`]. The first three bytes are read to the
-/// end (a pipe may hand them over one at a time) and put back unless they
-/// are the mark.
+/// How much of the input is read ahead of the rows, for the mark and
+/// for [`is_otlp`] to look at.
+const HEAD: usize = 64;
+
+/// `reader` without a leading [`BOM`]. The first [`HEAD`] bytes are read
+/// to the end (a pipe may hand them over one at a time) and put back, less
+/// the mark.
 fn skip_bom(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
-    let mut head = Vec::with_capacity(BOM.len());
-    reader
-        .by_ref()
-        .take(BOM.len() as u64)
-        .read_to_end(&mut head)?;
-    if head == BOM {
-        head.clear();
+    let mut head = Vec::with_capacity(HEAD);
+    reader.by_ref().take(HEAD as u64).read_to_end(&mut head)?;
+    if head.starts_with(BOM) {
+        head.drain(..BOM.len());
     }
     Ok(Box::new(io::Cursor::new(head).chain(reader)))
 }
@@ -230,6 +256,23 @@ fn by_extension(source: &Source) -> Option<Format> {
         "csv" => Some(Format::Csv),
         _ => None,
     }
+}
+
+/// Whether the input starts `{"resourceSpans"` (blanks aside, within the
+/// [`HEAD`] the buffer holds first): an OTLP export, whatever its
+/// extension.
+fn is_otlp(reader: &mut impl BufRead) -> io::Result<bool> {
+    let buf = reader.fill_buf()?;
+    let mut rest = buf.iter().skip_while(|b| b.is_ascii_whitespace());
+    if rest.next() != Some(&b'{') {
+        return Ok(false);
+    }
+    let key: Vec<u8> = rest
+        .skip_while(|b| b.is_ascii_whitespace())
+        .take(b"\"resourceSpans\"".len())
+        .copied()
+        .collect();
+    Ok(key == b"\"resourceSpans\"")
 }
 
 fn sniff(reader: &mut impl BufRead) -> io::Result<Format> {
@@ -283,6 +326,7 @@ enum Inner {
     /// Elements parsed on a reader thread, handed over through a bounded
     /// channel so a huge array never sits in memory.
     JsonArray(mpsc::Receiver<ArrayItem>),
+    Otlp(std::vec::IntoIter<crate::otlp::Trace>),
     Done,
 }
 
@@ -463,6 +507,19 @@ impl Iterator for Rows {
                         let at = line_of(e.position());
                         Err(self.row_error(at, None, format!("invalid CSV: {e}")))
                     }
+                });
+            }
+            Inner::Otlp(traces) => {
+                let trace = traces.next()?;
+                self.row += 1;
+                let at = Position::Trace(self.row);
+                return Some(match trace.row {
+                    Ok(map) => self.row_from_object(&map, at),
+                    Err(e) => Err(self.row_error(
+                        at,
+                        Some(e.field),
+                        format!("trace {}: {}", trace.id, e.message),
+                    )),
                 });
             }
             Inner::JsonArray(rx) => match rx.recv() {

@@ -7,6 +7,7 @@ pub mod aggregate;
 pub mod conversation;
 pub mod dataset;
 pub mod hash;
+pub mod otlp;
 pub mod outcome;
 pub mod results;
 pub mod sample;

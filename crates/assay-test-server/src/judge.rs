@@ -28,6 +28,8 @@
 //! word with the one desired; the topics are the user's messages, one is
 //! answered when an assistant message shares such a word with it, and
 //! within the reference topics when it shares such a word with them.
+//! A request with tools and no assay prompt is an agent's step: the first
+//! tool is called after a user message, and a tool's result is the answer.
 //! Embeddings are letter counts.
 
 use crate::{chat, Recorded, Reply};
@@ -73,7 +75,36 @@ pub fn reply(req: &Recorded) -> Reply {
         );
     }
     let prompt = prompt_name(req).unwrap_or("");
+    if prompt.is_empty() {
+        if let Some(reply) = agent_step(req) {
+            return reply;
+        }
+    }
     chat(&answer(prompt, req.last_message()).to_string())
+}
+
+/// A request that offers tools, as an agent's model sees it: after the
+/// user, the first tool is called (with no arguments); after a tool result,
+/// the result is the answer. So an instrumented agent loop against this
+/// judge writes a trace with a call and its result.
+fn agent_step(req: &Recorded) -> Option<Reply> {
+    let tool = req.body["tools"].as_array()?.first()?["function"]["name"].as_str()?;
+    let last = req.body["messages"].as_array()?.last()?;
+    match last["role"].as_str()? {
+        "user" => Some(Reply::json(
+            200,
+            json!({
+                "id": "cmpl-1", "object": "chat.completion", "model": "judge",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null,
+                    "tool_calls": [{"id": "call_1", "type": "function",
+                                    "function": {"name": tool, "arguments": "{}"}}]}}],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+            }),
+        )),
+        "tool" => Some(chat(last["content"].as_str()?)),
+        _ => None,
+    }
 }
 
 /// The sections of a rendered user message: `name:\nvalue` blocks

@@ -41,7 +41,7 @@ pub struct ReportArgs {
     /// The run directory.
     pub dir: PathBuf,
     /// The input's format, when its file extension does not say it.
-    #[arg(long, value_name = "jsonl|json|csv")]
+    #[arg(long, value_name = "jsonl|json|csv|otlp")]
     pub input_format: Option<String>,
 }
 
@@ -128,8 +128,9 @@ pub struct EvalArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
-    /// Input format, when the file extension does not say it.
-    #[arg(long, value_name = "jsonl|json|csv")]
+    /// Input format, when the file extension does not say it (an OTLP
+    /// trace export is recognised by its first key).
+    #[arg(long, value_name = "jsonl|json|csv|otlp")]
     pub input_format: Option<String>,
     /// Stop at the first bad row (exit code 2) instead of recording it as failed.
     #[arg(long)]

@@ -467,3 +467,54 @@ fn the_agent_example_reads_whole() {
         }
     }
 }
+
+/// An OTLP export is found by its first key whatever its extension, and
+/// read one row per trace: a trace's conversation and tool calls as the
+/// row's messages, a trace whose messages cannot be read a bad row naming
+/// the trace and attribute, the rows after it still read.
+#[test]
+fn otlp_exports_read_one_row_per_trace() {
+    let span = |trace: &str, messages: &str| {
+        serde_json::json!({"traceId": trace, "spanId": "00f067aa0ba902b7", "name": "openai.chat",
+            "startTimeUnixNano": "1", "endTimeUnixNano": "2",
+            "attributes": [{"key": "gen_ai.input.messages", "value": {"stringValue": messages}}]})
+    };
+    let good = r#"[{"role": "user", "parts": [{"type": "text", "content": "Hi"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": "c", "name": "greet", "arguments": {"to": "you"}}]}]"#;
+    let export = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [
+        span("4bf92f3577b34da6a3ce929d0e0e4736", good),
+        span("5bf92f3577b34da6a3ce929d0e0e4736", "not json"),
+        span("6bf92f3577b34da6a3ce929d0e0e4736", good),
+    ]}]}]});
+    for (name, format) in [("traces.json", None), ("traces.data", Some(Format::Otlp))] {
+        let (_d, rows) = rows_of(name, export.to_string().as_bytes(), format);
+        assert_eq!(rows.len(), 3);
+        let (sample, at) = rows[0].as_ref().unwrap();
+        assert_eq!(sample.id, "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(at.position, Position::Trace(1));
+        let calls = sample.messages.as_ref().unwrap().tool_calls().unwrap();
+        assert_eq!(calls[0].name, "greet");
+        assert_eq!(sample.user_input.as_deref(), Some("Hi"));
+        let e = rows[1].as_ref().unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("gen_ai.input.messages"));
+        assert!(
+            e.to_string().contains(&format!(
+                "{name}[trace 2]: field 'gen_ai.input.messages': trace 5bf92f3577b34da6a3ce929d0e0e4736: span 'openai.chat'"
+            )),
+            "{e}"
+        );
+        assert_eq!(rows[2].as_ref().unwrap().0.row, 3);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rows = dir.path().join("rows.jsonl");
+    std::fs::write(&rows, "{\"response\": \"x\"}\n").unwrap();
+    let e = dataset::open(&Source::Path(rows), Some(Format::Otlp))
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string().ends_with(
+            "rows.jsonl: object 1: expected an OTLP trace export ({\"resourceSpans\": [...]})"
+        ),
+        "{e}"
+    );
+}

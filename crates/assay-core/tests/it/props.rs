@@ -353,3 +353,101 @@ proptest! {
         }
     }
 }
+
+/// An attribute an LLM span may carry, with a value that may be anything:
+/// the keys the OTLP reader looks at, values of every `AnyValue` kind.
+fn span_attribute() -> impl Strategy<Value = Value> {
+    let key = prop::sample::select(vec![
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "llm.input_messages.0.message.role",
+        "llm.input_messages.1.message.content",
+        "llm.input_messages.x.message.role",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+        "llm.output_messages.0.message.contents.0.message_content.text",
+        "gen_ai.prompt.0.role",
+        "gen_ai.completion.0.tool_calls.0.arguments",
+        "retrieval.documents.0.document.content",
+        "http.method",
+    ]);
+    let text = prop::sample::select(vec![
+        "user",
+        "assistant",
+        "tool",
+        "[]",
+        "[{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"content\": \"hi\"}]}]",
+        "[{\"role\": \"assistant\", \"parts\": [{\"type\": \"tool_call\", \"name\": 1}]}]",
+        "[{\"role\": \"tool\", \"parts\": [{\"type\": \"tool_call_response\", \"id\": null}]}]",
+        "[{\"parts\": 5}]",
+        "[\"x\"]",
+        "{\"role\": \"user\"}",
+        "[{\"role\": 3}",
+        "",
+        "\u{0}\u{feff}",
+    ]);
+    let value = prop_oneof![
+        text.prop_map(|t| json!({"stringValue": t})),
+        any::<i64>().prop_map(|n| json!({"intValue": n.to_string()})),
+        any::<bool>().prop_map(|b| json!({"boolValue": b})),
+        Just(json!({"arrayValue": {"values": [{"stringValue": "a"}, {}]}})),
+        Just(json!({"kvlistValue": {"values": [{"key": "k"}]}})),
+        Just(json!(null)),
+        Just(json!([])),
+    ];
+    (key, value).prop_map(|(key, value)| json!({"key": key, "value": value}))
+}
+
+fn otlp_export() -> impl Strategy<Value = String> {
+    let span = (
+        prop::sample::select(vec![
+            "4bf92f3577b34da6a3ce929d0e0e4736",
+            "S/kvNXezTaajzpKdDg5HNg==",
+            "",
+            "zz",
+        ]),
+        any::<u8>(),
+        prop::collection::vec(span_attribute(), 0..6),
+    )
+        .prop_map(|(trace, start, attributes)| {
+            json!({"traceId": trace, "spanId": "00f067aa0ba902b7", "name": "s",
+                   "startTimeUnixNano": start.to_string(), "endTimeUnixNano": 300,
+                   "attributes": attributes})
+        });
+    prop::collection::vec(prop::collection::vec(span, 0..4), 0..3).prop_map(|batches| {
+        batches
+            .into_iter()
+            .map(|spans| json!({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+proptest! {
+    #![proptest_config(config(64))]
+
+    /// An OTLP export of hostile spans, whole or cut at any byte: the
+    /// export is refused with one error, or read as at most one row per
+    /// trace id, numbered in order, each a sample or a bad row naming the
+    /// attribute at fault; never a panic.
+    #[test]
+    fn otlp_exports_give_a_row_per_trace_or_one_error(export in otlp_export(), cut in any::<prop::sample::Index>()) {
+        let ids = ["4bf92f3577b34da6a3ce929d0e0e4736", "zz", ""];
+        for content in [export.as_bytes(), &export.as_bytes()[..cut.index(export.len() + 1)]] {
+            let Ok(rows) = read("t.json", content, Format::Otlp) else {
+                continue;
+            };
+            check_numbering(&rows, "t.json");
+            prop_assert!(rows.len() <= ids.len(), "{} rows", rows.len());
+            for row in &rows {
+                match row {
+                    Ok((sample, location)) => {
+                        prop_assert!(matches!(location.position, Position::Trace(_)));
+                        prop_assert!(sample.messages.is_some());
+                    }
+                    Err(e) => prop_assert!(e.field.is_some(), "{}", e),
+                }
+            }
+        }
+    }
+}
