@@ -110,6 +110,45 @@ def test_a_ragas_evaluation_dataset_is_read_as_its_rows(tmp_path, judge):
     assert all(r["status"] == "scored" for r in got.records), got.records
 
 
+def test_ragas_multi_turn_samples_score_as_their_chat_spelling():
+    from ragas import EvaluationDataset, MultiTurnSample
+    from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+
+    def sample(row):
+        turns = []
+        for m in row["messages"]:
+            if m["role"] == "user":
+                turns.append(HumanMessage(content=m["content"]))
+            elif m["role"] == "assistant":
+                calls = [
+                    ToolCall(
+                        name=c["function"]["name"], args=json.loads(c["function"]["arguments"])
+                    )
+                    for c in m.get("tool_calls", [])
+                ]
+                turns.append(AIMessage(content=m["content"] or "", tool_calls=calls or None))
+            elif m["role"] == "tool":
+                turns.append(ToolMessage(content=m["content"]))
+        return MultiTurnSample(
+            user_input=turns,
+            reference_tool_calls=[ToolCall(**c) for c in row["reference_tool_calls"]],
+        )
+
+    agent = EXAMPLE.parent / "agent.jsonl"
+    chats = [json.loads(line) for line in agent.open()]
+    chats = [
+        {k: v for k, v in c.items() if k != "id"} for c in chats if "reference_tool_calls" in c
+    ]
+    metrics = ["tool_call_accuracy", "tool_call_f1", "tool_correctness"]
+    want = assay.evaluate(chats, metrics, out=None, progress=False).records
+    for data in (EvaluationDataset(samples=[sample(c) for c in chats]), [sample(c) for c in chats]):
+        got = assay.evaluate(data, metrics, out=None, progress=False).records
+        assert [(r["row"], r["metric"], r["value"]) for r in by_key(got)] == [
+            (r["row"], r["metric"], r["value"]) for r in by_key(want)
+        ]
+    assert {r["value"] for r in want} != {1.0}, "the example's wrong calls score below 1"
+
+
 def test_bad_rows_are_outcomes_not_exceptions(tmp_path, judge):
     data = [
         {"id": "ok", "response": "Paris is in France.", "reference": "Paris is in France."},
