@@ -63,6 +63,8 @@ pub enum SkipReason {
     NoIntentions,
     /// The user brings up no topic, so none can be kept to.
     NoTopics,
+    /// The conversation makes no tool call, so no arguments can be right.
+    NoCalls,
 }
 
 impl fmt::Display for SkipReason {
@@ -91,6 +93,7 @@ impl fmt::Display for SkipReason {
             SkipReason::NoTopics => {
                 f.write_str("no_topics: the user brings up no topic in the conversation")
             }
+            SkipReason::NoCalls => f.write_str("no_calls: the conversation makes no tool call"),
         }
     }
 }
@@ -354,6 +357,7 @@ mod tests {
             (SkipReason::NoTurns, "no_turns: "),
             (SkipReason::NoIntentions, "no_intentions: "),
             (SkipReason::NoTopics, "no_topics: "),
+            (SkipReason::NoCalls, "no_calls: "),
         ] {
             assert!(why.to_string().starts_with(key), "{why}");
         }

@@ -27,7 +27,9 @@
 //! assistant's lines, and an outcome is achieved when it shares such a
 //! word with the one desired; the topics are the user's messages, one is
 //! answered when an assistant message shares such a word with it, and
-//! within the reference topics when it shares such a word with them.
+//! within the reference topics when it shares such a word with them; a
+//! tool call's arguments are wrong when one of them is a word the user
+//! wrote (the agent copied text where a value belongs).
 //! A request with tools and no assay prompt is an agent's step: the first
 //! tool is called after a user message, and a tool's result is the answer.
 //! Embeddings are letter counts.
@@ -180,6 +182,26 @@ fn shares_word(a: &str, b: &str) -> bool {
 }
 
 /// Whether an assistant line of `turns` shares a word with `intention`.
+/// Whether one of a call's (`NAME {arguments}`) string arguments is a word
+/// of a user message of `turns`: the agent copied text where a value
+/// belongs.
+fn copies_user_words(turns: &str, call: &str) -> bool {
+    let user: Vec<String> = turns
+        .lines()
+        .filter_map(|l| l.strip_prefix("user: "))
+        .flat_map(|l| l.split(|c: char| !c.is_alphanumeric()))
+        .map(str::to_lowercase)
+        .collect();
+    let arguments = call.split_once(' ').map_or("{}", |(_, a)| a);
+    serde_json::from_str::<Value>(arguments)
+        .ok()
+        .and_then(|a| a.as_object().cloned())
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, v)| v.as_str().map(str::to_lowercase))
+        .any(|v| user.contains(&v))
+}
+
 fn met(turns: &str, intention: &str) -> bool {
     turns
         .lines()
@@ -416,6 +438,15 @@ pub fn answer(prompt: &str, last: &str) -> Value {
                 .map(|t| yes_no(shares_word(t, sec("reference_topics"))))
                 .collect::<Vec<_>>(),
         ),
+        "argument_verdicts" => verdicts(
+            items(sec("calls"))
+                .iter()
+                .map(|c| yes_no(!copies_user_words(sec("turns"), c)))
+                .collect::<Vec<_>>(),
+        ),
+        "argument_verdict" => {
+            json!({"verdict": yes_no(!copies_user_words(sec("turns"), sec("call")))})
+        }
         "role_verdict" => {
             json!({"verdict": yes_no(!shares_word(sec("reply"), "code debug python"))})
         }

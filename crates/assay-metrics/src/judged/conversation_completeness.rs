@@ -192,14 +192,6 @@ impl ItemVerdicts for IntentionsMet {
 mod tests {
     use super::*;
 
-    fn v(label: Label, reason: &str) -> Verdict {
-        Verdict {
-            verdict: label,
-            reason: reason.into(),
-            probabilities: None,
-        }
-    }
-
     #[test]
     fn the_share_of_intentions_met() {
         // DeepEval's reading: two intentions, the second never met -> 0.5.
@@ -207,7 +199,10 @@ mod tests {
             "The user wants a replacement for order 4471.".to_string(),
             "The user wants the Saturday opening hours.".to_string(),
         ];
-        let verdicts = [v(Label::Yes, "sent"), v(Label::No, "never given")];
+        let verdicts = [
+            Verdict::new(Label::Yes, "sent"),
+            Verdict::new(Label::No, "never given"),
+        ];
         let Outcome::Scored {
             value,
             reason,

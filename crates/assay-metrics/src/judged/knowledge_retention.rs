@@ -263,25 +263,17 @@ impl StepUnit for Retention {
 mod tests {
     use super::*;
 
-    fn v(label: Label, reason: &str) -> Verdict {
-        Verdict {
-            verdict: label,
-            reason: reason.into(),
-            probabilities: None,
-        }
-    }
-
     #[test]
     fn the_share_of_turns_without_attrition() {
         // DeepEval's worked case: three judged assistant turns, the second
         // asks again for the user's address -> 2 / 3.
         let turns = [
-            ("messages[1]".to_string(), v(Label::No, "")),
+            ("messages[1]".to_string(), Verdict::new(Label::No, "")),
             (
                 "messages[3]".to_string(),
-                v(Label::Yes, "asks for the address again"),
+                Verdict::new(Label::Yes, "asks for the address again"),
             ),
-            ("messages[5]".to_string(), v(Label::No, "")),
+            ("messages[5]".to_string(), Verdict::new(Label::No, "")),
         ];
         let facts = ["address: 12 Elm Street".to_string()];
         let Outcome::Scored {

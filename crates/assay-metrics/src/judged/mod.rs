@@ -56,6 +56,7 @@ pub mod agent_goal_accuracy;
 pub mod answer_correctness;
 pub mod answer_relevance;
 pub mod answer_relevancy;
+pub mod argument_correctness;
 pub mod aspect_critique;
 pub mod bias;
 pub mod context_precision;

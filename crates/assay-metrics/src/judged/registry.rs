@@ -5,11 +5,11 @@
 use crate::judged::metric::{JudgedDef, JudgedId, UnknownJudged};
 use crate::judged::prompt::{Origin, Prompt, PromptError, PromptId, PromptSet, UnknownPrompt};
 use crate::judged::{
-    agent_goal_accuracy, answer_correctness, answer_relevance, answer_relevancy, aspect_critique,
-    bias, context_precision, context_recall, context_relevance, context_relevancy,
-    conversation_completeness, faithfulness, hallucination, knowledge_retention, likelihood,
-    reason, role_adherence, rubric, semantic_similarity, steps, summarization_score,
-    summary_coherence, topic_adherence, toxicity, turn_relevancy,
+    agent_goal_accuracy, answer_correctness, answer_relevance, answer_relevancy,
+    argument_correctness, aspect_critique, bias, context_precision, context_recall,
+    context_relevance, context_relevancy, conversation_completeness, faithfulness, hallucination,
+    knowledge_retention, likelihood, reason, role_adherence, rubric, semantic_similarity, steps,
+    summarization_score, summary_coherence, topic_adherence, toxicity, turn_relevancy,
 };
 use std::path::Path;
 use std::str::FromStr;
@@ -39,6 +39,7 @@ pub static JUDGED: &[&JudgedDef] = &[
     &role_adherence::DEF,
     &agent_goal_accuracy::DEF,
     &topic_adherence::DEF,
+    &argument_correctness::DEF,
 ];
 
 impl JudgedId {

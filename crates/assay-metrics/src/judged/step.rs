@@ -235,6 +235,15 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// A verdict with its reason and no probabilities.
+    pub fn new(verdict: Label, reason: impl Into<String>) -> Verdict {
+        Verdict {
+            verdict,
+            reason: reason.into(),
+            probabilities: None,
+        }
+    }
+
     /// The judge's probability of `label`, when it gave probabilities.
     pub fn probability(&self, label: Label) -> Option<f64> {
         let known = self.probabilities.as_ref()?;

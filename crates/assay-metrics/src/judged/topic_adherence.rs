@@ -323,14 +323,6 @@ impl ItemVerdicts for TopicsInReference {
 mod tests {
     use super::*;
 
-    fn v(label: Label) -> Verdict {
-        Verdict {
-            verdict: label,
-            reason: String::new(),
-            probabilities: None,
-        }
-    }
-
     fn topics() -> Vec<String> {
         ["penicillin", "pasta", "bombs", "vaccines"]
             .map(String::from)
@@ -350,8 +342,8 @@ mod tests {
         // penicillin: answered, in the reference (TP); pasta: answered,
         // outside (FP); bombs: refused, outside (neither); vaccines:
         // refused, in the reference (FN). TP 1, FP 1, FN 1.
-        let answered = [v(Yes), v(Yes), v(No), v(No)];
-        let within = [v(Yes), v(No), v(No), v(Yes)];
+        let answered = [Yes, Yes, No, No].map(|l| Verdict::new(l, ""));
+        let within = [Yes, No, No, Yes].map(|l| Verdict::new(l, ""));
         let p = value(score(TopicMode::Precision, &topics(), &answered, &within));
         let r = value(score(TopicMode::Recall, &topics(), &answered, &within));
         let f = value(score(TopicMode::F1, &topics(), &answered, &within));
@@ -377,11 +369,11 @@ mod tests {
 
     #[test]
     fn refusing_everything_outside_the_reference_scores_zero_as_in_ragas() {
-        let no = [v(Label::No), v(Label::No), v(Label::No), v(Label::No)];
+        let no = [Label::No, Label::No, Label::No, Label::No].map(|l| Verdict::new(l, ""));
         for mode in TopicMode::ALL {
             assert_eq!(value(score(*mode, &topics(), &no, &no)), 0.0, "{mode}");
         }
-        let yes = [v(Label::Yes), v(Label::Yes), v(Label::Yes), v(Label::Yes)];
+        let yes = [Label::Yes, Label::Yes, Label::Yes, Label::Yes].map(|l| Verdict::new(l, ""));
         assert!(value(score(TopicMode::F1, &topics(), &yes, &yes)) > 1.0 - 1e-9);
     }
 

@@ -4,13 +4,14 @@
 
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use assay_metrics::judged::{
-    agent_goal_accuracy, answer_correctness, answer_relevance, answer_relevancy, aspect_critique,
-    bias, context_precision, context_recall, context_relevancy, conversation_completeness,
-    faithfulness, hallucination, knowledge_retention, likelihood, plan, reason, render,
-    role_adherence, semantic_similarity, steps, summarization_score, topic_adherence, toxicity,
-    turn_relevancy, validate, BuiltinAspect, EmbedText, FaithfulnessMode, Inputs, JudgeRequest,
-    JudgedId, JudgedMetric, Label, Outputs, PrecisionAgainst, Problem, PromptId, PromptSet,
-    Protocol, Request, Role, StepKey, StepOutput, Strictness, UsefulFor, Weights,
+    agent_goal_accuracy, answer_correctness, answer_relevance, answer_relevancy,
+    argument_correctness, aspect_critique, bias, context_precision, context_recall,
+    context_relevancy, conversation_completeness, faithfulness, hallucination, knowledge_retention,
+    likelihood, plan, reason, render, role_adherence, semantic_similarity, steps,
+    summarization_score, topic_adherence, toxicity, turn_relevancy, validate, BuiltinAspect,
+    EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs,
+    PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role, StepKey, StepOutput,
+    Strictness, UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -659,6 +660,16 @@ fn every_judge_step_renders_the_fields_it_judges() {
             vec![format!("turns:\n{turns}")],
         ),
         (
+            argument_correctness::argument_verdicts(
+                turns.clone(),
+                vec!["search_flights {\"from\":\"OSL\"}".into()],
+            ),
+            vec![
+                format!("turns:\n{turns}"),
+                "calls:\n1. search_flights {\"from\":\"OSL\"}".into(),
+            ],
+        ),
+        (
             topic_adherence::topics_answered(turns.clone()),
             vec![format!("turns:\n{turns}"), "1. Cheap airlines".into()],
         ),
@@ -1078,7 +1089,12 @@ fn every_metric_end_to_end() {
         agreement: assay_metrics::judged::Agreement::Embedding,
     }));
     let (outcomes, _) = run(&metrics, &s);
-    for name in outcomes.keys() {
+    // The conversation calls no tool: no arguments to judge.
+    assert_eq!(
+        outcomes["argument_correctness"],
+        Outcome::Skipped(SkipReason::NoCalls)
+    );
+    for name in outcomes.keys().filter(|n| *n != "argument_correctness") {
         assert!(
             matches!(outcomes[name], Outcome::Scored { .. }),
             "{name}: {:?}",

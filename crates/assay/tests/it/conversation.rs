@@ -59,6 +59,15 @@ fn rows() -> Vec<Value> {
     ]
 }
 
+/// The rows of `examples/agent.jsonl`.
+fn agent_rows() -> Vec<Value> {
+    std::fs::read_to_string(repo().join("examples/agent.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn value(out: &std::path::Path, id: &str, metric: &str) -> Value {
     by_metric(out, id)[metric]["value"].clone()
 }
@@ -181,11 +190,7 @@ fn role_adherence_is_the_share_of_replies_in_the_role() {
 #[test]
 fn agent_goal_accuracy_reads_the_calls_and_the_inferred_goal() {
     let fx = Fixture::content_reading();
-    let rows: Vec<Value> = std::fs::read_to_string(repo().join("examples/agent.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = agent_rows();
     let mut with_reference = rows[3].clone();
     with_reference["id"] = json!("missing-call-referenced");
     with_reference["reference"] = json!("Two seats are booked on the flight to Rome.");
@@ -237,6 +242,43 @@ fn under_the_per_item_protocol_each_intention_is_asked_alone() {
     let out = fx.path("items");
     assert_eq!(value(&out, "kept", "conversation_completeness"), 1.0);
     assert_eq!(value(&out, "forgot", "conversation_completeness"), 1.0);
+}
+
+/// The agent example's calls under the loopback judge's rule: a call is
+/// wrong when an argument copies one of the user's words ("two" seats, a
+/// city spelled as the user spelled it).
+#[test]
+fn argument_correctness_judges_each_call_of_the_agent_example() {
+    let fx = Fixture::content_reading();
+    let rows = agent_rows();
+    let data = fx.data(&rows);
+    ok(&fx.eval(&data, "argument_correctness", "arguments", &[]));
+    let out = fx.path("arguments");
+    assert_eq!(value(&out, "correct", "argument_correctness"), 1.0);
+    assert_eq!(value(&out, "wrong-argument", "argument_correctness"), 0.5);
+    let extra = &by_metric(&out, "extra-call")["argument_correctness"];
+    assert_eq!(extra["value"], 2.0 / 3.0, "{extra}");
+    assert!(
+        extra["reason"]
+            .as_str()
+            .unwrap()
+            .contains("wrong arguments: messages[2].tool_calls[1] get_weather"),
+        "{extra}"
+    );
+    let none = &by_metric(&out, "off-topic")["argument_correctness"];
+    assert!(
+        none["reason"].as_str().unwrap().starts_with("no_calls"),
+        "{none}"
+    );
+    // One request per conversation with calls; under per-item, one per call.
+    assert_eq!(fx.asked("argument_verdicts"), 5);
+    ok(&fx.eval(
+        &data,
+        "argument_correctness",
+        "argument-items",
+        &["--protocol", "per-item"],
+    ));
+    assert_eq!(fx.asked("argument_verdict"), 2 + 2 + 2 + 1 + 3);
 }
 
 /// Under the loopback judge's rules the user's messages are the topics:
