@@ -25,7 +25,8 @@
 //! reply breaks its role when it talks of code, debugging or Python; an
 //! agent's goal is the user's first message and its end state all the
 //! assistant's lines, and an outcome is achieved when it shares such a
-//! word with the one desired; the topics are the user's messages, one is
+//! word with the one desired (and a task rated 5 when its outcome shares
+//! such a word with it, else 1); the topics are the user's messages, one is
 //! answered when an assistant message shares such a word with it, and
 //! within the reference topics when it shares such a word with them; a
 //! tool call's arguments are wrong when one of them is a word the user
@@ -419,6 +420,8 @@ pub fn answer(prompt: &str, last: &str) -> Value {
             json!({"user_goal": said("user: ").first().copied().unwrap_or(""),
                    "end_state": said("assistant: ").join("; ")})
         }
+        "task_rating" => json!({"reason": "fake",
+            "rating": if shares_word(sec("task"), sec("outcome")) { 5 } else { 1 }}),
         "outcome_match" => json!({"reason": "fake",
             "verdict": yes_no(shares_word(sec("desired_outcome"), sec("arrived_outcome")))}),
         "conversation_topics" => json!({"topics": sec("turns")

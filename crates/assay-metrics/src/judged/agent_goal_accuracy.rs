@@ -52,7 +52,7 @@ pub const OUTCOME_MATCH: PromptId = PromptId(&PromptDecl {
 });
 
 /// The parts of a conversation the metric reads: its text and its calls.
-const PARTS: [Part; 4] = [
+pub(crate) const PARTS: [Part; 4] = [
     Part::Message,
     Part::Content,
     Part::ToolCalls,

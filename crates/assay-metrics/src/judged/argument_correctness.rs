@@ -15,6 +15,7 @@
 //! whose messages, contents or tool calls could not be read fails
 //! (`input`) naming the field.
 
+use crate::judged::agent_goal_accuracy::PARTS;
 use crate::judged::conversation::{agent_transcript, readable, turn_share, unreadable};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::SlotKind::{List, Text};
@@ -24,7 +25,7 @@ use crate::judged::step::{
 };
 use crate::judged::steps::ItemVerdicts;
 use crate::spec::Direction;
-use assay_core::conversation::{Message, Part};
+use assay_core::conversation::Message;
 use assay_core::{Field, Outcome, Sample, SkipReason};
 use serde_json::Value;
 use std::sync::Arc;
@@ -52,14 +53,6 @@ pub const ARGUMENT_VERDICTS: PromptId = PromptId(&PromptDecl {
         answers: "verdicts",
     }],
 });
-
-/// The parts of a conversation the metric reads: its text and its calls.
-const PARTS: [Part; 4] = [
-    Part::Message,
-    Part::Content,
-    Part::ToolCalls,
-    Part::ToolResult,
-];
 
 pub const EMPTY_INPUTS: &str = "skipped (no_calls) when the conversation makes no tool call";
 

@@ -73,6 +73,7 @@ pub mod rubric;
 pub mod semantic_similarity;
 pub mod summarization_score;
 pub mod summary_coherence;
+pub mod task_completion;
 pub mod topic_adherence;
 pub mod toxicity;
 pub mod turn_relevancy;

@@ -9,7 +9,8 @@ use crate::judged::{
     argument_correctness, aspect_critique, bias, context_precision, context_recall,
     context_relevance, context_relevancy, conversation_completeness, faithfulness, hallucination,
     knowledge_retention, likelihood, reason, role_adherence, rubric, semantic_similarity, steps,
-    summarization_score, summary_coherence, topic_adherence, toxicity, turn_relevancy,
+    summarization_score, summary_coherence, task_completion, topic_adherence, toxicity,
+    turn_relevancy,
 };
 use std::path::Path;
 use std::str::FromStr;
@@ -40,6 +41,7 @@ pub static JUDGED: &[&JudgedDef] = &[
     &agent_goal_accuracy::DEF,
     &topic_adherence::DEF,
     &argument_correctness::DEF,
+    &task_completion::DEF,
 ];
 
 impl JudgedId {

@@ -8,10 +8,10 @@ use assay_metrics::judged::{
     argument_correctness, aspect_critique, bias, context_precision, context_recall,
     context_relevancy, conversation_completeness, faithfulness, hallucination, knowledge_retention,
     likelihood, plan, reason, render, role_adherence, semantic_similarity, steps,
-    summarization_score, topic_adherence, toxicity, turn_relevancy, validate, BuiltinAspect,
-    EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric, Label, Outputs,
-    PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role, StepKey, StepOutput,
-    Strictness, UsefulFor, Weights,
+    summarization_score, task_completion, topic_adherence, toxicity, turn_relevancy, validate,
+    BuiltinAspect, EmbedText, FaithfulnessMode, Inputs, JudgeRequest, JudgedId, JudgedMetric,
+    Label, Outputs, PrecisionAgainst, Problem, PromptId, PromptSet, Protocol, Request, Role,
+    StepKey, StepOutput, Strictness, UsefulFor, Weights,
 };
 use assay_test_server::judge::{self, cosine, embed as fake_embed};
 use serde_json::{json, Value};
@@ -660,6 +660,13 @@ fn every_judge_step_renders_the_fields_it_judges() {
             vec![format!("turns:\n{turns}")],
         ),
         (
+            task_completion::task_rating(agent_goal_accuracy::goal_outcome(turns.clone())),
+            vec![
+                "task:\nA cheap airline".into(),
+                "outcome:\nNorwegian is booked".into(),
+            ],
+        ),
+        (
             argument_correctness::argument_verdicts(
                 turns.clone(),
                 vec!["search_flights {\"from\":\"OSL\"}".into()],
@@ -1120,6 +1127,8 @@ fn every_metric_end_to_end() {
     // The row's reference (the Eiffel Tower's place) is the desired
     // outcome, and the conversation about airlines does not reach it.
     assert_eq!(value(&outcomes["agent_goal_accuracy"]), 0.0);
+    // The end state shares "airline" with the goal: rated 5 of 5.
+    assert_eq!(value(&outcomes["task_completion"]), 1.0);
     // The user's one topic (their message) is answered and within the
     // reference topics (both say "airline"): F1 1 less ragas' epsilon.
     let topics = value(&outcomes["topic_adherence"]);

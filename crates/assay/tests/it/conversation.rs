@@ -225,6 +225,21 @@ fn agent_goal_accuracy_reads_the_calls_and_the_inferred_goal() {
     // against its own desired outcome.
     assert_eq!(fx.asked("goal_outcome"), 7);
     assert_eq!(fx.asked("outcome_match"), 8);
+    // task_completion rates the same reading: no new goal_outcome request,
+    // one rating per transcript. Booked: the outcome names the booking
+    // (rated 5 by the loopback judge's rule); a chat about Rome's sights
+    // shares no word with the baggage question (rated 1).
+    ok(&fx.eval(&data, "task_completion", "task", &[]));
+    assert_eq!(fx.asked("goal_outcome"), 7);
+    assert_eq!(fx.asked("task_rating"), 7);
+    let out = fx.path("task");
+    assert_eq!(value(&out, "correct", "task_completion"), 1.0);
+    assert_eq!(value(&out, "off-topic", "task_completion"), 0.0);
+    let rated = &by_metric(&out, "correct")["task_completion"];
+    assert_eq!(
+        rated["details"]["task"],
+        "Book two seats Oslo-Rome on 1 May."
+    );
 }
 
 #[test]
