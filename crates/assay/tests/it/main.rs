@@ -12,6 +12,7 @@ mod judged;
 mod metrics_cmd;
 mod parity;
 mod progress;
+mod real_server;
 mod reasons;
 mod report;
 mod resume;
