@@ -4,7 +4,8 @@
 //!
 //! Steps: the judge reads the conversation, tool calls and results
 //! included, and says what the user wanted and where the conversation
-//! ended ([`goal_outcome`], prompt `goal_outcome`); then whether that end
+//! ended ([`goal_outcome`], prompt `goal_outcome`, a step `task_completion`
+//! shares); then whether that end
 //! state achieves the desired outcome ([`outcome_match`], prompt
 //! `outcome_match`). The desired outcome is the row's `reference` when it
 //! has one (ragas' with-reference form), else the goal the judge inferred
@@ -17,9 +18,7 @@
 //! could not be read fails (`input`) naming the field.
 
 use crate::judged::common::{scored, with_soft_score};
-use crate::judged::conversation::{
-    agent_transcript, one_verdict, readable, unreadable, Reading, TranscriptStep,
-};
+use crate::judged::conversation::{agent_transcript, one_verdict, readable, unreadable};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::SlotKind::Text;
 use crate::judged::prompt::{PromptDecl, PromptId};
@@ -27,20 +26,11 @@ use crate::judged::step::{
     text, Filled, InputError, Inputs, Label, Problem, StepKey, StepOutput, StepUnit, UnitStep,
     Verdict,
 };
+use crate::judged::steps::{goal_outcome, AGENT_PARTS, GOAL_OUTCOME};
 use crate::spec::Direction;
-use assay_core::conversation::Part;
 use assay_core::{Field, Outcome, Sample};
 use serde_json::{json, Value};
 use std::sync::Arc;
-
-/// What the user wanted from a conversation, and where it ended.
-pub const GOAL_OUTCOME: PromptId = PromptId(&PromptDecl {
-    name: "goal_outcome",
-    text: include_str!("../../prompts/goal_outcome.json"),
-    slots: &[("turns", Text)],
-    counts: &[],
-    per_item: &[],
-});
 
 /// Whether an arrived outcome achieves a desired one.
 pub const OUTCOME_MATCH: PromptId = PromptId(&PromptDecl {
@@ -50,14 +40,6 @@ pub const OUTCOME_MATCH: PromptId = PromptId(&PromptDecl {
     counts: &[],
     per_item: &[],
 });
-
-/// The parts of a conversation the metric reads: its text and its calls.
-pub(crate) const PARTS: [Part; 4] = [
-    Part::Message,
-    Part::Content,
-    Part::ToolCalls,
-    Part::ToolResult,
-];
 
 pub const EMPTY_INPUTS: &str =
     "an empty conversation is judged as it is; without a reference the inferred goal is the desired outcome";
@@ -100,7 +82,7 @@ impl MetricUnit for AgentGoalAccuracy {
     }
 
     fn steps(&self, sample: &Sample) -> Vec<StepKey> {
-        let Some(messages) = readable(sample, &PARTS) else {
+        let Some(messages) = readable(sample, &AGENT_PARTS) else {
             return Vec::new();
         };
         let (inferred, matched) = steps_of(agent_transcript(messages), sample.reference.as_deref());
@@ -108,10 +90,10 @@ impl MetricUnit for AgentGoalAccuracy {
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
-        if let Some(outcome) = unreadable(inputs.sample, &PARTS) {
+        if let Some(outcome) = unreadable(inputs.sample, &AGENT_PARTS) {
             return single(ID, outcome);
         }
-        let messages = readable(inputs.sample, &PARTS).unwrap_or_default();
+        let messages = readable(inputs.sample, &AGENT_PARTS).unwrap_or_default();
         let reference = inputs.sample.reference.as_deref();
         let (inferred, matched) = steps_of(agent_transcript(messages), reference);
         let [goal, end_state] = inputs.texts(&inferred)? else {
@@ -157,16 +139,6 @@ pub fn score(goal: &str, end_state: &str, reference: Option<&str>, verdict: &Ver
         if achieved { 1.0 } else { 0.0 },
         reason,
         with_soft_score(details, verdict.probability(Label::Yes)),
-    )
-}
-
-/// What the user wanted from `turns` (an agent transcript) and where it
-/// ended.
-pub fn goal_outcome(turns: String) -> StepKey {
-    TranscriptStep::key(
-        GOAL_OUTCOME,
-        turns,
-        Reading::Fields(&["user_goal", "end_state"]),
     )
 }
 

@@ -15,7 +15,6 @@
 //! whose messages, contents or tool calls could not be read fails
 //! (`input`) naming the field.
 
-use crate::judged::agent_goal_accuracy::PARTS;
 use crate::judged::conversation::{agent_transcript, readable, turn_share, unreadable};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::prompt::SlotKind::{List, Text};
@@ -24,6 +23,7 @@ use crate::judged::step::{
     list, text, Filled, InputError, Inputs, Label, StepKey, UnitStep, Verdict,
 };
 use crate::judged::steps::ItemVerdicts;
+use crate::judged::steps::AGENT_PARTS;
 use crate::spec::Direction;
 use assay_core::conversation::Message;
 use assay_core::{Field, Outcome, Sample, SkipReason};
@@ -102,17 +102,17 @@ impl MetricUnit for ArgumentCorrectness {
     }
 
     fn steps(&self, sample: &Sample) -> Vec<StepKey> {
-        match readable(sample, &PARTS) {
+        match readable(sample, &AGENT_PARTS) {
             Some(messages) if !calls(messages).is_empty() => vec![step(messages)],
             _ => Vec::new(),
         }
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
-        if let Some(outcome) = unreadable(inputs.sample, &PARTS) {
+        if let Some(outcome) = unreadable(inputs.sample, &AGENT_PARTS) {
             return single(ID, outcome);
         }
-        let messages = readable(inputs.sample, &PARTS).unwrap_or_default();
+        let messages = readable(inputs.sample, &AGENT_PARTS).unwrap_or_default();
         let named = calls(messages);
         if named.is_empty() {
             return single(ID, Outcome::Skipped(SkipReason::NoCalls));

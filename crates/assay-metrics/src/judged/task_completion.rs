@@ -3,8 +3,7 @@
 //!
 //! Steps: the judge reads the conversation, tool calls and results
 //! included, and says what the user wanted and where the conversation
-//! ended (`goal_outcome`, the step [`crate::judged::agent_goal_accuracy`]
-//! asks too, so the two metrics share that request); then rates how
+//! ended ([`goal_outcome`], the step `agent_goal_accuracy` asks too, so the two metrics share that request); then rates how
 //! completely that outcome accomplishes the task, 1 to 5 ([`task_rating`],
 //! prompt `task_rating`).
 //!
@@ -16,7 +15,6 @@
 //! whose messages, contents or tool calls could not be read fails
 //! (`input`) naming the field.
 
-use crate::judged::agent_goal_accuracy::{goal_outcome, PARTS};
 use crate::judged::answer::rating;
 use crate::judged::common::rated;
 use crate::judged::conversation::{agent_transcript, readable, unreadable};
@@ -26,6 +24,7 @@ use crate::judged::prompt::{PromptDecl, PromptId};
 use crate::judged::step::{
     text, Filled, InputError, Inputs, Problem, Rating, StepKey, StepOutput, StepUnit, UnitStep,
 };
+use crate::judged::steps::{goal_outcome, AGENT_PARTS, GOAL_OUTCOME};
 use crate::spec::Direction;
 use assay_core::{Field, Outcome, Sample};
 use serde_json::Value;
@@ -55,7 +54,7 @@ pub const DEF: JudgedDef = JudgedDef {
     direction: Direction::HigherIsBetter,
     required: &[Field::Messages],
     needs_contexts: false,
-    prompts: &[TASK_RATING],
+    prompts: &[GOAL_OUTCOME, TASK_RATING],
     params: &[],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
@@ -75,7 +74,7 @@ impl MetricUnit for TaskCompletion {
     }
 
     fn steps(&self, sample: &Sample) -> Vec<StepKey> {
-        let Some(messages) = readable(sample, &PARTS) else {
+        let Some(messages) = readable(sample, &AGENT_PARTS) else {
             return Vec::new();
         };
         let inferred = goal_outcome(agent_transcript(messages));
@@ -83,10 +82,10 @@ impl MetricUnit for TaskCompletion {
     }
 
     fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
-        if let Some(outcome) = unreadable(inputs.sample, &PARTS) {
+        if let Some(outcome) = unreadable(inputs.sample, &AGENT_PARTS) {
             return single(ID, outcome);
         }
-        let messages = readable(inputs.sample, &PARTS).unwrap_or_default();
+        let messages = readable(inputs.sample, &AGENT_PARTS).unwrap_or_default();
         let inferred = goal_outcome(agent_transcript(messages));
         let [task, outcome] = inputs.texts(&inferred)? else {
             return Err(InputError::WrongOutput(inferred));

@@ -517,7 +517,7 @@ fn every_judge_step_renders_the_fields_it_judges() {
             texts(&["The user wants a cheap airline"]),
         ),
         (
-            agent_goal_accuracy::goal_outcome(turns.clone()),
+            steps::goal_outcome(turns.clone()),
             texts(&["A cheap airline", "Norwegian is booked"]),
         ),
         (
@@ -630,12 +630,12 @@ fn every_judge_step_renders_the_fields_it_judges() {
             ],
         ),
         (
-            agent_goal_accuracy::goal_outcome(turns.clone()),
+            steps::goal_outcome(turns.clone()),
             vec![format!("turns:\n{turns}")],
         ),
         (
             agent_goal_accuracy::outcome_match(
-                agent_goal_accuracy::goal_outcome(turns.clone()),
+                steps::goal_outcome(turns.clone()),
                 Some("A cheap flight".into()),
             ),
             vec![
@@ -660,7 +660,7 @@ fn every_judge_step_renders_the_fields_it_judges() {
             vec![format!("turns:\n{turns}")],
         ),
         (
-            task_completion::task_rating(agent_goal_accuracy::goal_outcome(turns.clone())),
+            task_completion::task_rating(steps::goal_outcome(turns.clone())),
             vec![
                 "task:\nA cheap airline".into(),
                 "outcome:\nNorwegian is booked".into(),

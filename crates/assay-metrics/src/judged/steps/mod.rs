@@ -16,6 +16,7 @@ use crate::judged::step::{InputError, Inputs, Label, StepKey, StepOutput, StepUn
 use serde_json::Value;
 use std::sync::Arc;
 
+mod agent;
 mod aspect;
 mod contexts;
 mod correctness;
@@ -28,6 +29,7 @@ mod statement_verdicts;
 mod statements;
 mod summary;
 
+pub use agent::{goal_outcome, AGENT_PARTS, GOAL_OUTCOME};
 pub use aspect::{aspect_verdict, ASPECT_VERDICT};
 pub use contexts::{
     context_relevance, context_usefulness, contradictions, CONTEXT_CONTRADICTION,
@@ -57,7 +59,7 @@ pub use summary::{
 
 /// The prompts of the built-in steps, per-item forms included, in the
 /// order run manifests list them.
-pub const PROMPTS: [PromptId; 26] = [
+pub const PROMPTS: [PromptId; 27] = [
     STATEMENTS,
     OPINIONS,
     FAITHFULNESS_VERDICTS,
@@ -84,6 +86,7 @@ pub const PROMPTS: [PromptId; 26] = [
     SUMMARY_ANSWER,
     STATEMENT_IN_REFERENCE,
     STATEMENT_IN_RESPONSE,
+    GOAL_OUTCOME,
 ];
 
 /// The key of a step written as a unit.
