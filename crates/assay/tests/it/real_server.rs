@@ -164,6 +164,14 @@ fn a_real_llama_server_judges_as_the_same_model_in_process() {
             "llamacpp:smollm2",
             "--base-url",
             &server.base_url,
+            // One request at a time for the server's one slot: more would
+            // queue there and spend their attempts' time waiting. The
+            // attempt bound is wide because the suite's other tests share
+            // the two cores with the server.
+            "--concurrency",
+            "1",
+            "--timeout",
+            "600",
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
