@@ -33,6 +33,8 @@
 //! wrote (the agent copied text where a value belongs).
 //! A request with tools and no assay prompt is an agent's step: the first
 //! tool is called after a user message, and a tool's result is the answer.
+//! A prompt with no rule is answered with the simplest value its schema
+//! accepts ([`satisfying`]).
 //! Embeddings are letter counts.
 
 use crate::{chat, Recorded, Reply};
@@ -83,7 +85,51 @@ pub fn reply(req: &Recorded) -> Reply {
             return reply;
         }
     }
-    chat(&answer(prompt, req.last_message()).to_string())
+    let schema = &req.body["response_format"]["json_schema"]["schema"];
+    let answer = rule(prompt, req.last_message()).unwrap_or_else(|| satisfying(schema));
+    chat(&answer.to_string())
+}
+
+/// The simplest value `schema` accepts (a schema of the subset assay's
+/// prompts use): an object of its properties so filled, `minItems` copies
+/// of an array's item, the first of an `enum`, "fake" for a string, the
+/// `minimum` (else 0) of a number, true. A prompt without a rule of its own
+/// is answered so: a new judged metric runs against this judge, with
+/// answers that say nothing, before it has a rule.
+///
+/// ```
+/// use serde_json::json;
+/// let schema = json!({"type": "object", "properties": {
+///     "verdicts": {"type": "array", "minItems": 2, "items": {"type": "string", "enum": ["yes", "no"]}},
+///     "rating": {"type": "integer", "minimum": 1, "maximum": 5}}});
+/// assert_eq!(
+///     assay_test_server::judge::satisfying(&schema),
+///     json!({"verdicts": ["yes", "yes"], "rating": 1})
+/// );
+/// ```
+pub fn satisfying(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+        return first.clone();
+    }
+    match schema["type"].as_str() {
+        Some("object") => Value::Object(
+            schema["properties"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, s)| (k.clone(), satisfying(s)))
+                .collect(),
+        ),
+        Some("array") => {
+            let n = schema["minItems"].as_u64().unwrap_or(0) as usize;
+            Value::Array(vec![satisfying(&schema["items"]); n])
+        }
+        Some("string") => json!("fake"),
+        Some("integer") => json!(schema["minimum"].as_i64().unwrap_or(0)),
+        Some("number") => json!(schema["minimum"].as_f64().unwrap_or(0.0)),
+        Some("boolean") => json!(true),
+        _ => Value::Null,
+    }
 }
 
 /// A request that offers tools, as an agent's model sees it: after the
@@ -182,7 +228,6 @@ fn shares_word(a: &str, b: &str) -> bool {
     words(a).iter().any(|w| b.contains(w))
 }
 
-/// Whether an assistant line of `turns` shares a word with `intention`.
 /// Whether one of a call's (`NAME {arguments}`) string arguments is a word
 /// of a user message of `turns`: the agent copied text where a value
 /// belongs.
@@ -203,6 +248,7 @@ fn copies_user_words(turns: &str, call: &str) -> bool {
         .any(|v| user.contains(&v))
 }
 
+/// Whether an assistant line of `turns` shares a word with `intention`.
 fn met(turns: &str, intention: &str) -> bool {
     turns
         .lines()
@@ -219,12 +265,17 @@ fn yes_no(b: bool) -> &'static str {
 }
 
 /// The answer to prompt `prompt` (an assay prompt id) whose last user
-/// message is `last`. Unknown prompts get an empty object.
+/// message is `last`. Prompts without a rule get an empty object.
 pub fn answer(prompt: &str, last: &str) -> Value {
+    rule(prompt, last).unwrap_or_else(|| json!({}))
+}
+
+/// The answer of `prompt`'s rule, if it has one.
+fn rule(prompt: &str, last: &str) -> Option<Value> {
     let s = sections(last);
     let sec = |name: &str| s.get(name).map_or("", String::as_str);
     let contexts = sec("contexts").to_lowercase();
-    match prompt {
+    Some(match prompt {
         "statements" => json!({"statements": split_statements(sec("text"))}),
         "faithfulness_verdicts" => verdicts(
             items(sec("statements"))
@@ -453,8 +504,8 @@ pub fn answer(prompt: &str, last: &str) -> Value {
         "role_verdict" => {
             json!({"verdict": yes_no(!shares_word(sec("reply"), "code debug python"))})
         }
-        _ => json!({}),
-    }
+        _ => return None,
+    })
 }
 
 /// What [`answer`] says to the `outcome_reason` prompt: the metric and

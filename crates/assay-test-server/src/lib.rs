@@ -135,6 +135,22 @@ pub fn chat(content: &str) -> Reply {
     Reply::json(200, chat_body(content, "stop"))
 }
 
+/// llama.cpp's `llama-server` answer to a request longer than its context
+/// window (`n_ctx` tokens): a 400 of its own shape, with the token counts
+/// and the `exceed_context_size_error` type, which no retry changes.
+pub fn context_exceeded(n_prompt_tokens: usize, n_ctx: usize) -> Reply {
+    Reply::json(
+        400,
+        json!({"error": {
+            "code": 400,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": n_prompt_tokens,
+            "n_ctx": n_ctx,
+        }}),
+    )
+}
+
 /// An error body in the OpenAI shape.
 pub fn error(status: u16, message: &str) -> Reply {
     Reply::json(

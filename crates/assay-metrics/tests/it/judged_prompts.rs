@@ -57,6 +57,16 @@ fn every_prompt_file_parses_and_is_the_embedded_one() {
     assert_eq!(hashes.len(), PromptId::all().count(), "hashes are distinct");
 }
 
+/// The loopback judge answers a prompt it has no rule for with a value its
+/// schema accepts: a new metric's prompt needs no rule to run against it.
+#[test]
+fn the_loopback_judge_answers_any_prompt_in_its_schema() {
+    for p in PromptSet::builtin().unwrap().iter() {
+        let answer = assay_test_server::judge::satisfying(&p.output_schema);
+        validate(&answer, &p.output_schema).unwrap_or_else(|e| panic!("{}: {e}: {answer}", p.id));
+    }
+}
+
 /// The labels a verdict schema offers are the labels validation accepts.
 #[test]
 fn schema_labels_match_the_steps() {

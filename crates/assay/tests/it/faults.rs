@@ -8,7 +8,7 @@
 use crate::common::{output, read_json, repo, results, stderr};
 use crate::judged::{eval_command, Fixture, KEY};
 use assay_test_server::faults::{Fault, Schedule};
-use assay_test_server::{error, judge, Reply, Server};
+use assay_test_server::{context_exceeded, error, judge, Reply, Server};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -305,4 +305,64 @@ fn one_faulty_attempt_in_five_still_scores_the_rag_suite() {
         failed_attempts * 10 >= faulty.requests,
         "faults were injected"
     );
+}
+
+/// A request longer than the server's context window is llama-server's
+/// 400 (`exceed_context_size_error`, measured from the real server in
+/// `real_server.rs`): that row's outcomes fail as `rejected`, each request
+/// asked once, and every other row is scored as by a judge with room.
+#[test]
+fn a_request_beyond_the_context_window_fails_its_row_alone_asked_once() {
+    /// Characters of the last message that fit (about four a token).
+    const WINDOW: usize = 4 * 512;
+    let fx = Fixture::new(|req, _| {
+        let n = req.last_message().chars().count();
+        if n > WINDOW {
+            context_exceeded(n / 4, WINDOW / 4)
+        } else {
+            judge::reply(req)
+        }
+    });
+    let mut rows: Vec<Value> = std::fs::read_to_string(example())
+        .unwrap()
+        .lines()
+        .take(3)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut long = rows[0].clone();
+    long["id"] = "too-long".into();
+    long["retrieved_contexts"] = vec!["Einstein was born in Ulm. ".repeat(200)].into();
+    rows.push(long);
+    let data = fx.data(&rows);
+    let metrics = "faithfulness,context_precision";
+    let o = fx.eval(&data, metrics, "run", &["--protocol", "per-item"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let done = outcomes(&fx.path("run"));
+    assert_eq!(
+        done.len(),
+        rows.len() * 2,
+        "one outcome per sample and output"
+    );
+    for ((id, metric), r) in &done {
+        if id == "too-long" {
+            assert_eq!(r["error"]["kind"], "rejected", "{metric}: {r}");
+            let message = r["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains("exceeds the available context size"),
+                "{r}"
+            );
+        } else {
+            assert!(r["error"].is_null(), "{id} {metric}: {r}");
+        }
+    }
+    // A 400 is not retried: no request of the long row was sent twice.
+    let long: Vec<String> = fx
+        .chats()
+        .iter()
+        .filter(|r| r.last_message().chars().count() > WINDOW)
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(!long.is_empty());
+    let distinct: std::collections::BTreeSet<&String> = long.iter().collect();
+    assert_eq!(distinct.len(), long.len(), "a rejected request asked again");
 }

@@ -211,12 +211,43 @@ fn judged_shards_merged_equal_the_unsharded_run() {
         })
         .collect();
     let data = fx.data(&rows);
-    let metrics = "faithfulness,context_precision,rouge";
-    ok(&fx.eval(&data, metrics, "full", &[]));
+    let (a, b) = shards_merged_equal_the_whole(
+        &fx,
+        &data,
+        "faithfulness,context_precision,rouge",
+        &["faithfulness", "context_precision", "rouge1"],
+        12 * 6,
+    );
+    // The harmonic mean of the judged means, from the merged means.
+    assert!(
+        a["ragas_score"]["value"].as_f64().is_some(),
+        "{}",
+        a["ragas_score"]
+    );
+    assert_eq!(a["ragas_score"]["metrics"], b["ragas_score"]["metrics"]);
+    let (u, v) = (
+        a["ragas_score"]["value"].as_f64().unwrap(),
+        b["ragas_score"]["value"].as_f64().unwrap(),
+    );
+    assert!((u - v).abs() <= 1e-12, "ragas_score: {u} vs {v}");
+}
+
+/// Runs `metrics` over `data` whole and in three shards, merges the
+/// shards, and checks that the merged run is the whole one: the same
+/// records (`n_records` of them), in row order, and for each of `outputs`
+/// the same count and mean. Returns both summaries.
+fn shards_merged_equal_the_whole(
+    fx: &Fixture,
+    data: &Path,
+    metrics: &str,
+    outputs: &[&str],
+    n_records: usize,
+) -> (Value, Value) {
+    ok(&fx.eval(data, metrics, "full", &[]));
     let shards: Vec<PathBuf> = (1..=3)
         .map(|k| {
             let name = format!("shard-{k}");
-            ok(&fx.eval(&data, metrics, &name, &["--shard", &format!("{k}/3")]));
+            ok(&fx.eval(data, metrics, &name, &["--shard", &format!("{k}/3")]));
             fx.path(&name)
         })
         .collect();
@@ -234,7 +265,7 @@ fn judged_shards_merged_equal_the_unsharded_run() {
             .collect()
     };
     let whole = by_key(&fx.path("full"));
-    assert_eq!(whole.len(), 12 * 6);
+    assert_eq!(whole.len(), n_records);
     assert_eq!(by_key(&merged), whole);
     let rows_of: Vec<u64> = results(&merged)
         .iter()
@@ -245,23 +276,46 @@ fn judged_shards_merged_equal_the_unsharded_run() {
         read_json(&fx.path("full").join("summary.json")),
         read_json(&merged.join("summary.json")),
     );
-    for name in ["faithfulness", "context_precision", "rouge1"] {
+    for name in outputs {
         let (x, y) = (output(&a, name), output(&b, name));
         assert_eq!(x["n_scored"], y["n_scored"], "{name}");
         let (u, v) = (x["mean"].as_f64().unwrap(), y["mean"].as_f64().unwrap());
         assert!((u - v).abs() <= 1e-12, "{name}: {u} vs {v}");
     }
     assert_eq!(b["usage"]["shards"].as_array().unwrap().len(), 3);
-    // The harmonic mean of the judged means, from the merged means.
+    (a, b)
+}
+
+/// Conversations and agent traces shard and merge like RAG rows: the
+/// judged conversation metrics and the deterministic tool-call ones over
+/// the agent example.
+#[test]
+fn conversation_shards_merged_equal_the_unsharded_run() {
+    let fx = Fixture::content_reading();
+    let data = repo().join("examples/agent.jsonl");
+    let rows = std::fs::read_to_string(&data).unwrap().lines().count();
+    let metrics = [
+        "knowledge_retention",
+        "conversation_completeness",
+        "agent_goal_accuracy",
+        "topic_adherence",
+        "tool_call_accuracy",
+    ];
+    let (a, _) = shards_merged_equal_the_whole(
+        &fx,
+        &data,
+        &metrics.join(","),
+        &[
+            "knowledge_retention",
+            "conversation_completeness",
+            "tool_call_accuracy",
+        ],
+        rows * metrics.len(),
+    );
     assert!(
-        a["ragas_score"]["value"].as_f64().is_some(),
-        "{}",
-        a["ragas_score"]
+        output(&a, "knowledge_retention")["n_scored"]
+            .as_u64()
+            .unwrap()
+            > 0
     );
-    assert_eq!(a["ragas_score"]["metrics"], b["ragas_score"]["metrics"]);
-    let (u, v) = (
-        a["ragas_score"]["value"].as_f64().unwrap(),
-        b["ragas_score"]["value"].as_f64().unwrap(),
-    );
-    assert!((u - v).abs() <= 1e-12, "ragas_score: {u} vs {v}");
 }
