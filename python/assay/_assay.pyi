@@ -41,6 +41,8 @@ def evaluate(
     params: list[tuple[str, str]],
     out: str,
     *,
+    rows: bool = False,
+    name: str | None = None,
     input_format: str | None = None,
     strict: bool = False,
     threads: int | None = None,
@@ -58,14 +60,16 @@ def evaluate(
     cache: str | None = None,
     no_cache: bool = False,
     prompts: str | None = None,
-    prices: list[str] = ...,
+    prices: list[tuple[str, str]] = ...,
     repeats: int = 1,
     reasons: str = "composed",
     protocol: str | None = None,
     progress: Callable[[str, Any], None] | None = None,
     stop: threading.Event | None = None,
-) -> str: ...
-def merge(dirs: list[str], out: str, input: str | None = None) -> str: ...
+) -> tuple[dict[str, Any], list[dict[str, Any]]]: ...
+def merge(
+    dirs: list[str], out: str, input: str | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]: ...
 def report(dir: str, input_format: str | None = None) -> os.PathLike[str]: ...
 def compare(a: str, b: str, top: int = 10) -> dict[str, Any]: ...
 def parse_gates(gates: list[tuple[str, str]]) -> None: ...

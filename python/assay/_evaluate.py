@@ -10,7 +10,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -109,13 +108,28 @@ def _rows(data: Any) -> Iterable[Mapping[str, Any]]:
     return data
 
 
-def _source(data: Any, folder: Path) -> tuple[str, str | None]:
-    """A path the engine reads, and its format when not from the extension.
-    Rows in memory are written as JSONL named by their content's hash, so
-    the same data in the same run directory resumes."""
+class _Copy:
+    """A file that holds the rows of `original` (a file's name), or of rows
+    given in memory when None: the copy of an input on a Ray node, named in
+    messages as what it stands for."""
+
+    def __init__(self, path: PathLike, original: str | None):
+        self.path = os.fspath(path)
+        self.original = original
+
+
+def _source(data: Any, folder: Path) -> dict[str, Any]:
+    """How the engine reads `data`: a path, and for rows given in memory
+    (written as JSONL named by their content's hash, so the same data in
+    the same run directory resumes) that messages name them by their place
+    in the data, or the file a copy stands for."""
+    if isinstance(data, _Copy) and data.original is not None:
+        return {"data": data.path, "name": data.original}
+    if isinstance(data, _Copy):
+        return {"data": data.path, "rows": True, "input_format": "jsonl"}
     if isinstance(data, (str, os.PathLike)):
-        return os.fspath(data), None
-    return str(_write_rows(_rows(data), folder)), "jsonl"
+        return {"data": os.fspath(data)}
+    return {"data": str(_write_rows(_rows(data), folder)), "rows": True, "input_format": "jsonl"}
 
 
 def _write_rows(rows: Iterable[Any], folder: Path) -> Path:
@@ -287,17 +301,19 @@ def evaluate(
     keep = out is not None
     folder = Path(out) if keep else Path(tempfile.mkdtemp(prefix="assay-"))
     try:
-        path, fmt = _source(data, folder if keep else folder / "input")
+        source = _source(data, folder if keep else folder / "input")
+        if input_format is not None:
+            source["input_format"] = input_format
         run_dir = folder if keep else folder / "run"
         bar = _Bar() if progress is True else None
         callback = bar if bar is not None else (progress if callable(progress) else None)
         try:
-            summary = _assay.evaluate(
-                path,
+            summary, records = _assay.evaluate(
+                source.pop("data"),
                 list(metrics),
                 [(k, _param_text(v)) for k, v in (params or {}).items()],
                 str(run_dir),
-                input_format=input_format or fmt,
+                **source,
                 strict=strict,
                 threads=threads,
                 force_new=force_new,
@@ -314,7 +330,7 @@ def evaluate(
                 cache=None if isinstance(cache, bool) else os.fspath(cache),
                 no_cache=cache is False,
                 prompts=None if prompts is None else os.fspath(prompts),
-                prices=[f"{m}={p}" for m, p in (prices or {}).items()],
+                prices=list((prices or {}).items()),
                 repeats=repeats,
                 reasons=reasons,
                 protocol=protocol,
@@ -324,10 +340,7 @@ def evaluate(
         finally:
             if bar is not None:
                 bar.close()
-        records = _read_records(run_dir / "results.jsonl")
-        if fmt is not None:
-            _name_rows(records, re.escape(path), _data_row)
-        return Result(run_dir if keep else None, json.loads(summary), records)
+        return Result(run_dir if keep else None, summary, records)
     finally:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
@@ -361,30 +374,3 @@ def _param_text(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
     return str(value)
-
-
-def _name_rows(records: list[dict[str, Any]], where: str, name: Callable[[int], str]) -> None:
-    """Errors about rows read from the file that the pattern `where`
-    matches name them as `name(line)` does: rows given in memory by their
-    place in the data, not by the file they were written to on the way."""
-    pattern = re.compile(where + r":(\d+): ")
-    for r in records:
-        error = r.get("error")
-        if not isinstance(error, dict):
-            continue
-        message = str(error.get("message", ""))
-        found = pattern.match(message)
-        if found:
-            error["message"] = f"{name(int(found[1]))}: {message[found.end() :]}"
-
-
-def _data_row(line: int) -> str:
-    return f"data row {line} (index {line - 1})"
-
-
-def _read_records(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    with path.open(encoding="utf-8") as f:
-        records = [json.loads(line) for line in f if line.strip()]
-    return sorted(records, key=lambda r: (r["row"], r.get("repeat", 0)))

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -42,10 +41,8 @@ from assay._evaluate import (
     PathLike,
     Result,
     UsageError,
-    _data_row,
-    _name_rows,
+    _Copy,
     _param_text,
-    _read_records,
     _rows,
     _write_rows,
 )
@@ -89,17 +86,20 @@ def _flat(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _score_shard(
-    blob: bytes, name: str, shard: str, args: tuple, kwargs: dict[str, Any]
+    blob: bytes, name: str, original: str | None, shard: str, args: tuple, kwargs: dict[str, Any]
 ) -> dict[str, bytes]:
     """One Ray task: shard `shard` of the input `blob` (named `name`), in a
-    temporary folder on this node. Returns the run directory's files."""
+    temporary folder on this node. Its messages name the rows as the
+    driver's file `original`, or by their place in the data given in
+    memory when None. Returns the run directory's files."""
     import assay
 
     with tempfile.TemporaryDirectory(prefix="assay-shard-") as tmp:
         path = Path(tmp) / name
         path.write_bytes(blob)
         run = Path(tmp) / "run"
-        assay.evaluate(str(path), *args, out=run, shard=shard, progress=False, **kwargs)
+        copy = _Copy(path, original)
+        assay.evaluate(copy, *args, out=run, shard=shard, progress=False, **kwargs)
         return {
             f.name: f.read_bytes()
             for f in run.iterdir()
@@ -168,8 +168,10 @@ def evaluate(
     folder = Path(out) if keep else Path(tempfile.mkdtemp(prefix="assay-ray-"))
     try:
         _clear(folder, force_new)
+        original = None
         if isinstance(data, (str, os.PathLike)):
             path = Path(data)
+            original = str(path)
         elif hasattr(data, "iter_rows"):  # ray.data.Dataset, streamed
             path = _write_rows(data.iter_rows(), folder)
         else:
@@ -192,7 +194,7 @@ def evaluate(
                 # the budgets add up to no more than the budgets.
                 while todo and len(pending) < slots:
                     k = todo.pop(0)
-                    pending[task.remote(blob, path.name, f"{k}/{n}", args, kwargs)] = k
+                    pending[task.remote(blob, path.name, original, f"{k}/{n}", args, kwargs)] = k
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 k = pending.pop(ready[0])
                 _keep(dirs[k], ray.get(ready[0]))
@@ -203,15 +205,7 @@ def evaluate(
             for ref in pending:
                 ray.cancel(ref)
         merged = folder if keep else folder / "run"
-        summary = json.loads(_assay.merge([str(d) for d in dirs.values()], str(merged), str(path)))
-        records = _read_records(merged / "results.jsonl")
-        # Errors name the input as the task that read it had it, in a
-        # temporary folder on its node.
-        where = r"(?:.*[/\\])?" + re.escape(path.name)
-        if isinstance(data, (str, os.PathLike)):
-            _name_rows(records, where, lambda line: f"{path}:{line}")
-        else:
-            _name_rows(records, where, _data_row)
+        summary, records = _assay.merge([str(d) for d in dirs.values()], str(merged), str(path))
         return RayResult(merged if keep else None, summary, records)
     finally:
         if not keep:

@@ -180,6 +180,34 @@ def test_usage_errors_raise_before_any_call(tmp_path, judge):
     assert not (tmp_path / "cache.sqlite").exists(), "nothing was asked"
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        # Each names the keyword at fault as Python writes it, never a flag.
+        (
+            {"params": {"rouge.stem": True}},
+            "params[\"rouge.stem\"]: rouge has no parameter 'stem' (known: types, use_stemmer)",
+        ),
+        ({"params": {"rouge.types": "rouge0"}}, 'params["rouge.types"]="rouge0": '),
+        ({"params": {"bleu.smoothing": "method1"}}, 'params["bleu.smoothing"]="method1": metric'),
+        ({"params": {"rouge": 1}}, 'params["rouge"]="1": expected a key METRIC.PARAM'),
+        ({"metrics": ["rouge", "rouge"]}, "metrics: metric 'rouge' listed twice"),
+        ({"judge": "gpt-4o"}, "judge: "),
+        ({"prices": {"gpt": "cheap"}}, 'prices["gpt"]: '),
+        ({"shard": "3/2"}, "shard: 3/2: expected K/N"),
+        ({"threads": 0}, "threads: must be at least 1"),
+        ({"input_format": "xml"}, "input_format: unknown input format 'xml'"),
+        ({"reasons": "long"}, 'reasons: "long": expected'),
+    ],
+)
+def test_a_usage_error_names_the_keyword_at_fault(tmp_path, kwargs, message):
+    args = {"metrics": ["rouge"], **kwargs}
+    with pytest.raises(assay.UsageError) as raised:
+        assay.evaluate(rows(), out=tmp_path / "run", progress=False, **args)
+    assert str(raised.value).startswith(message), str(raised.value)
+    assert "--" not in str(raised.value)
+
+
 def test_protocol_per_item_scores_each_statement_alone(tmp_path, judge):
     kwargs = judge.kwargs(tmp_path)
     row = {

@@ -109,6 +109,14 @@ def test_bad_rows_are_named_as_in_one_process(tmp_path, judge, cluster):
     assert bad["error"]["message"] == (
         "data row 3 (index 2): field 'response': expected a string, got a number"
     )
+    # A file is named as the driver has it, not as the copy each task read.
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in data))
+    got = assay.ray.evaluate(path, ["rouge"], shards=2, **kwargs)
+    bad = next(r for r in got.records if r["row"] == 3)
+    assert bad["error"]["message"] == (
+        f"{path}:3: field 'response': expected a string, got a number"
+    )
 
 
 def test_an_unknown_metric_is_a_usage_error(tmp_path, judge, cluster):

@@ -877,7 +877,7 @@ pub fn calibrate(
     .map_err(usage)?;
     let judged = JudgedMetric::configure(metric, &BTreeMap::new(), &prompts).map_err(usage)?;
     let judged =
-        assay_config::judged_run(vec![judged], prompts, &options.judge).map_err(|e| usage(e.0))?;
+        assay_config::judged_run(vec![judged], prompts, &options.judge).map_err(Error::Config)?;
     // As the run's manifest names it: a local model file without its path.
     let judge_spec = judged.judge_spec.to_string();
     let run = RunOptions {
@@ -887,7 +887,7 @@ pub fn calibrate(
         judged: Some(Arc::new(judged)),
         out: out.clone(),
         strict: Strictness::RecordAndContinue,
-        threads: assay_config::threads(options.threads).map_err(|e| usage(e.0))?,
+        threads: assay_config::threads(options.threads).map_err(Error::Config)?,
         existing: Existing::Resume,
         shard: None,
     };

@@ -9,6 +9,7 @@ use crate::{Error, Result};
 use assay_core::{read_results, Status};
 use assay_engine::rundir::{RESULTS, SUMMARY};
 use assay_engine::RunSummary;
+use assay_metrics::AnyId;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -65,8 +66,8 @@ impl Calibration {
     }
 
     /// Refuses a run that does not score the calibrated metric.
-    pub fn check(&self, metrics: &[String]) -> Result<()> {
-        if metrics.iter().any(|m| m.trim() == self.metric) {
+    pub fn check(&self, metrics: &[AnyId]) -> Result<()> {
+        if metrics.iter().any(|m| m.to_string() == self.metric) {
             Ok(())
         } else {
             Err(Error::Usage(format!(

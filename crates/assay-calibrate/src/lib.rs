@@ -20,6 +20,9 @@ pub enum Error {
     /// usage error.
     #[error("{0}")]
     Usage(String),
+    /// A bad judge, limit or option, naming the field at fault.
+    #[error(transparent)]
+    Config(assay_config::UsageError),
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
         action: &'static str,
@@ -38,7 +41,7 @@ impl Error {
     /// line) rather than the machine.
     pub fn is_usage(&self) -> bool {
         match self {
-            Error::Usage(_) => true,
+            Error::Usage(_) | Error::Config(_) => true,
             Error::Engine(e) => e.is_usage(),
             Error::Io { .. } | Error::Results(_) => false,
         }

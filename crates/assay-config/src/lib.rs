@@ -1,17 +1,18 @@
-//! A run as its user names it, resolved: metric ids and `METRIC.PARAM`
-//! settings into configured metrics, judge and embedder specs (`local`,
-//! `openai:MODEL`, ...) into connected models, limits, cache and prices
-//! into the engine's [`RunOptions`]. The command line's flags and the
-//! Python keywords both become an [`EvalConfig`]; nothing here parses
-//! arguments or prints.
+//! A run as its user names it, typed: metric ids and `METRIC.PARAM`
+//! settings, judge and embedder specs (`local`, `openai:MODEL`, ...),
+//! limits, cache and prices, each parsed once where the caller gives them
+//! (clap on the command line, the binding in Python), then resolved here
+//! into configured metrics, connected models and the engine's
+//! [`RunOptions`]. A mistake is a [`UsageError`] that names the [`Field`]
+//! at fault, which each caller puts in its own words ([`Words`]); nothing
+//! here parses arguments or prints.
 //!
 //! ```
 //! use assay_config::{resolve, EvalConfig};
 //! let config = EvalConfig {
-//!     data: "examples/rag_qa.jsonl".into(),
-//!     metrics: vec!["rouge".into()],
+//!     metrics: vec!["rouge".parse().unwrap()],
 //!     out: Some("runs/doc".into()),
-//!     ..EvalConfig::default()
+//!     ..EvalConfig::new("examples/rag_qa.jsonl")
 //! };
 //! let options = resolve(config).unwrap();
 //! assert_eq!(options.outputs()[0].name, "rouge1");
@@ -31,33 +32,202 @@ use assay_local::{
     JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec, Offloaded,
 };
 use assay_metrics::judged::{JudgedMetric, PromptSet, Protocol};
+use assay_metrics::params::ParamError;
 use assay_metrics::{AnyId, Metric, Setting};
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A user error: a bad metric, parameter, model spec or limit. The command
-/// line exits 2 on it; Python raises `ValueError`.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+/// The part of a run's configuration a [`UsageError`] is about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Field {
+    Data,
+    Metrics,
+    /// One metric parameter, `METRIC.PARAM`, and its value when given.
+    Setting {
+        key: String,
+        value: Option<String>,
+    },
+    InputFormat,
+    Threads,
+    Shard,
+    Judge,
+    Embedder,
+    Concurrency,
+    Repeats,
+    Timeout,
+    /// The price of one model.
+    Price(String),
+    Cache,
+    Prompts,
+    Batch,
+    Protocol,
+    Reasons,
+}
+
+/// Whose words name a [`Field`]: the command line's flags or Python's
+/// keyword arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Words {
+    Cli,
+    Python,
+}
+
+impl Field {
+    /// How `words`' caller wrote this field.
+    ///
+    /// ```
+    /// use assay_config::{Field, Words};
+    /// let f = Field::Setting { key: "rouge.types".into(), value: Some("rouge9".into()) };
+    /// assert_eq!(f.named(Words::Cli), "--set rouge.types=rouge9");
+    /// assert_eq!(f.named(Words::Python), r#"params["rouge.types"]="rouge9""#);
+    /// assert_eq!(Field::InputFormat.named(Words::Cli), "--input-format");
+    /// assert_eq!(Field::InputFormat.named(Words::Python), "input_format");
+    /// ```
+    pub fn named(&self, words: Words) -> String {
+        let plain = |name: &str| match words {
+            Words::Cli => format!("--{}", name.replace('_', "-")),
+            Words::Python => name.to_string(),
+        };
+        match self {
+            Field::Setting { key, value } => match (words, value) {
+                (Words::Cli, Some(v)) => format!("--set {key}={v}"),
+                (Words::Cli, None) => format!("--set {key}"),
+                (Words::Python, Some(v)) => format!("params[{key:?}]={v:?}"),
+                (Words::Python, None) => format!("params[{key:?}]"),
+            },
+            Field::Price(model) => match words {
+                Words::Cli => format!("--price {model}"),
+                Words::Python => format!("prices[{model:?}]"),
+            },
+            Field::Data => match words {
+                Words::Cli => "DATA".to_string(),
+                Words::Python => "data".to_string(),
+            },
+            Field::Metrics => plain("metrics"),
+            Field::InputFormat => plain("input_format"),
+            Field::Threads => plain("threads"),
+            Field::Shard => plain("shard"),
+            Field::Judge => plain("judge"),
+            Field::Embedder => plain("embedder"),
+            Field::Concurrency => plain("concurrency"),
+            Field::Repeats => plain("repeats"),
+            Field::Timeout => plain("timeout"),
+            Field::Cache => plain("cache"),
+            Field::Prompts => plain("prompts"),
+            Field::Batch => plain("batch"),
+            Field::Protocol => plain("protocol"),
+            Field::Reasons => plain("reasons"),
+        }
+    }
+}
+
+/// A user error: a bad metric, parameter, model spec or limit, with the
+/// field at fault when there is one. The command line exits 2 on it;
+/// Python raises `assay.UsageError`. Its `Display` is the command line's
+/// words; [`UsageError::in_words`] gives another caller's.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.in_words(Words::Cli))]
+pub struct UsageError {
+    pub field: Option<Field>,
+    /// What is wrong, without naming the field.
+    pub message: String,
+}
+
+impl UsageError {
+    /// An error about `field`.
+    pub fn of(field: Field, message: impl fmt::Display) -> UsageError {
+        UsageError {
+            field: Some(field),
+            message: message.to_string(),
+        }
+    }
+
+    /// An error about the run as a whole.
+    pub fn general(message: impl fmt::Display) -> UsageError {
+        UsageError {
+            field: None,
+            message: message.to_string(),
+        }
+    }
+
+    /// A metric's parameter error, about the setting it names.
+    pub fn of_param(e: &ParamError) -> UsageError {
+        match e {
+            ParamError::Unknown {
+                metric,
+                param,
+                known,
+            } => UsageError::of(
+                Field::Setting {
+                    key: format!("{metric}.{param}"),
+                    value: None,
+                },
+                format!("{metric} has no parameter '{param}' (known: {known})"),
+            ),
+            ParamError::Invalid {
+                metric,
+                param,
+                value,
+                message,
+            } => UsageError::of(
+                Field::Setting {
+                    key: format!("{metric}.{param}"),
+                    value: Some(value.clone()),
+                },
+                message,
+            ),
+            other => UsageError::general(other),
+        }
+    }
+
+    /// The error as `words`' caller reads it: `FIELD: message`.
+    pub fn in_words(&self, words: Words) -> String {
+        match &self.field {
+            Some(field) => format!("{}: {}", field.named(words), self.message),
+            None => self.message.clone(),
+        }
+    }
+}
 
 /// The result of resolving.
 pub type Result<T> = std::result::Result<T, UsageError>;
 
-fn usage(e: &dyn std::fmt::Display) -> UsageError {
-    UsageError(e.to_string())
+/// One model's price, as `MODEL=IN/OUT` (per million tokens).
+///
+/// ```
+/// let p: assay_config::ModelPrice = "gpt-4o-mini=0.15/0.6".parse().unwrap();
+/// assert_eq!((p.model.as_str(), p.price.output_per_million), ("gpt-4o-mini", 0.6));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelPrice {
+    pub model: String,
+    pub price: Price,
 }
 
-/// How the judge and embedder are reached, as the user names them.
+impl FromStr for ModelPrice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let (model, price) = s
+            .rsplit_once('=')
+            .ok_or_else(|| format!("{s}: expected MODEL=IN/OUT"))?;
+        Ok(ModelPrice {
+            model: model.to_string(),
+            price: price.parse().map_err(|e: assay_llm::Error| e.to_string())?,
+        })
+    }
+}
+
+/// How the judge and embedder are reached.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JudgeConfig {
-    /// `local` (the default: in-process, no key), `local:NAME`, or an
-    /// OpenAI-compatible `openai:MODEL`, `ollama:`, `vllm:`, `llamacpp:`.
-    pub judge: Option<String>,
-    /// Likewise for the embedder (default `local` when a metric embeds).
-    pub embedder: Option<String>,
+    /// `None`: the in-process local model (no key, no network).
+    pub judge: Option<ModelChoice>,
+    /// `None`: the local embedder when a metric embeds.
+    pub embedder: Option<ModelChoice>,
     pub base_url: Option<String>,
     /// An API key given explicitly; else it comes from `OPENAI_API_KEY` or
     /// `ASSAY_API_KEY`.
@@ -73,15 +243,15 @@ pub struct JudgeConfig {
     pub cache: CacheLocation,
     /// A folder of prompt files that replace the built-in ones.
     pub prompts: Option<PathBuf>,
-    /// `MODEL=IN/OUT` prices per million tokens.
-    pub prices: Vec<String>,
+    /// Prices per million tokens.
+    pub prices: Vec<ModelPrice>,
     /// How many times each sample is judged (at least 1).
     pub repeats: u32,
     /// Batch export: answer from the cache, collect the rest for a batch.
     pub batch_export: bool,
     pub reasons: Reasons,
-    /// How closed verdicts are asked; `None`: per item for an in-process
-    /// judge, listed for a remote one.
+    /// How closed verdicts are asked; `None`: by the trained grounding
+    /// model for an in-process judge, listed for a remote one.
     pub protocol: Option<Protocol>,
 }
 
@@ -108,18 +278,17 @@ impl Default for JudgeConfig {
     }
 }
 
-/// One evaluation as the user names it.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// One evaluation, typed.
+#[derive(Clone, Debug, PartialEq)]
 pub struct EvalConfig {
-    /// A file path, or `-` for standard input.
-    pub data: String,
-    /// Metric ids, in output order.
-    pub metrics: Vec<String>,
+    pub data: Source,
+    /// In output order.
+    pub metrics: Vec<AnyId>,
     pub settings: Vec<Setting>,
     /// The run directory; `None`: `runs/<UTC timestamp>`.
     pub out: Option<PathBuf>,
-    /// `jsonl`, `json` or `csv`; `None`: from the extension.
-    pub input_format: Option<String>,
+    /// `None`: from the content and extension.
+    pub input_format: Option<Format>,
     /// Stop at the first bad row instead of recording it.
     pub strict: bool,
     /// Worker threads; `None`: every core.
@@ -127,8 +296,27 @@ pub struct EvalConfig {
     pub judge: JudgeConfig,
     /// Start over instead of resuming what `out` holds.
     pub force_new: bool,
-    /// `K/N`: score only shard K of N.
-    pub shard: Option<String>,
+    /// Score only this shard.
+    pub shard: Option<Shard>,
+}
+
+impl EvalConfig {
+    /// A run over `data` (a path, `-` for standard input) with every
+    /// other field at its default and no metric yet.
+    pub fn new(data: &str) -> EvalConfig {
+        EvalConfig {
+            data: Source::parse(data),
+            metrics: Vec::new(),
+            settings: Vec::new(),
+            out: None,
+            input_format: None,
+            strict: false,
+            threads: None,
+            judge: JudgeConfig::default(),
+            force_new: false,
+            shard: None,
+        }
+    }
 }
 
 /// Connects the judge: over HTTP, or loads the local model in-process.
@@ -199,28 +387,28 @@ fn local_spec(choice: &ModelChoice) -> std::result::Result<LocalSpec, String> {
 /// The run `args` names, its models connected.
 pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
     let mut ids: Vec<AnyId> = Vec::new();
-    for name in args
-        .metrics
-        .iter()
-        .map(|m| m.trim())
-        .filter(|m| !m.is_empty())
-    {
-        let id: AnyId = name.parse().map_err(|e| usage(&e))?;
+    for id in args.metrics {
         if ids.contains(&id) {
-            return Err(usage(&format!("metric '{id}' listed twice")));
+            return Err(UsageError::of(
+                Field::Metrics,
+                format!("metric '{id}' listed twice"),
+            ));
         }
         ids.push(id);
     }
     if ids.is_empty() {
-        return Err(usage(&"--metrics lists no metric"));
+        return Err(UsageError::of(Field::Metrics, "no metric listed"));
     }
     let mut given: BTreeMap<AnyId, BTreeMap<String, String>> = BTreeMap::new();
     for s in args.settings {
         if !ids.contains(&s.metric) {
-            return Err(usage(&format!(
-                "--set {}.{}={}: metric '{}' is not in --metrics",
-                s.metric, s.param, s.value, s.metric
-            )));
+            return Err(UsageError::of(
+                Field::Setting {
+                    key: format!("{}.{}", s.metric, s.param),
+                    value: Some(s.value),
+                },
+                format!("metric '{}' is not among the metrics of the run", s.metric),
+            ));
         }
         given.entry(s.metric).or_default().insert(s.param, s.value);
     }
@@ -228,7 +416,7 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
         Some(dir) => PromptSet::load_dir(dir),
         None => PromptSet::builtin(),
     }
-    .map_err(|e| usage(&e))?;
+    .map_err(|e| UsageError::of(Field::Prompts, e))?;
     let none = BTreeMap::new();
     let mut metrics = Vec::new();
     let mut judged = Vec::new();
@@ -236,34 +424,33 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
         let params = given.get(id).unwrap_or(&none);
         match id {
             AnyId::Lexical(l) => {
-                metrics.push(Metric::configure(*l, params).map_err(|e| usage(&e))?)
+                metrics.push(Metric::configure(*l, params).map_err(|e| UsageError::of_param(&e))?)
             }
-            AnyId::Judged(j) => {
-                judged.push(JudgedMetric::configure(*j, params, &prompts).map_err(|e| usage(&e))?)
-            }
+            AnyId::Judged(j) => judged.push(
+                JudgedMetric::configure(*j, params, &prompts)
+                    .map_err(|e| UsageError::of_param(&e))?,
+            ),
         }
     }
     let judged = if judged.is_empty() {
         if args.judge.batch_export {
-            return Err(usage(&"--batch: --metrics lists no judged metric"));
+            return Err(UsageError::of(
+                Field::Batch,
+                "no judged metric among the metrics: nothing to export",
+            ));
         }
         None
     } else {
         Some(Arc::new(judged_run(judged, prompts, &args.judge)?))
     };
-    let input_format = args
-        .input_format
-        .as_deref()
-        .map(|f| f.parse::<Format>().map_err(|e| usage(&e)))
-        .transpose()?;
     let threads = threads(args.threads)?;
     let out = match args.out {
         Some(dir) => dir,
         None => PathBuf::from("runs").join(utc_timestamp(std::time::SystemTime::now())?),
     };
     Ok(RunOptions {
-        source: Source::parse(&args.data),
-        input_format,
+        source: args.data,
+        input_format: args.input_format,
         metrics,
         judged,
         out,
@@ -278,26 +465,21 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
         } else {
             Existing::Resume
         },
-        shard: args
-            .shard
-            .as_deref()
-            .map(str::parse::<Shard>)
-            .transpose()
-            .map_err(|e: String| usage(&e))?,
+        shard: args.shard,
     })
 }
 
-/// `--threads`: at least 1; all cores when not given.
+/// Worker threads: at least 1; all cores when not given.
 pub fn threads(given: Option<usize>) -> Result<usize> {
     match given {
-        Some(0) => Err(usage(&"--threads must be at least 1")),
+        Some(0) => Err(UsageError::of(Field::Threads, "must be at least 1")),
         Some(n) => Ok(n),
         None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
 }
 
-/// Connects the judge (and embedder, if a metric needs one). Without
-/// `--judge` it is the in-process local model, so that no run calls a
+/// Connects the judge (and embedder, if a metric needs one). Without a
+/// judge named it is the in-process local model, so that no run calls a
 /// paid API unasked.
 pub fn judged_run(
     metrics: Vec<JudgedMetric>,
@@ -305,25 +487,17 @@ pub fn judged_run(
     args: &JudgeConfig,
 ) -> Result<JudgedRun> {
     // The default is the in-process local model: never a paid cloud API.
-    let judge_spec = match args.judge.as_deref() {
-        Some(s) => s
-            .parse::<ModelChoice>()
-            .map_err(|e| usage(&format!("--judge: {e}")))?,
-        None => ModelChoice::Local(None),
-    };
+    let judge_spec = args.judge.clone().unwrap_or(ModelChoice::Local(None));
     let embedder_spec = match &args.embedder {
-        Some(s) => Some(
-            s.parse::<ModelChoice>()
-                .map_err(|e| usage(&format!("--embedder: {e}")))?,
-        ),
+        Some(spec) => Some(spec.clone()),
         None if metrics.iter().any(JudgedMetric::needs_embedder) => Some(ModelChoice::Local(None)),
         None => None,
     };
     if args.concurrency == 0 {
-        return Err(usage(&"--concurrency must be at least 1"));
+        return Err(UsageError::of(Field::Concurrency, "must be at least 1"));
     }
     if args.repeats == 0 {
-        return Err(usage(&"--repeats must be at least 1"));
+        return Err(UsageError::of(Field::Repeats, "must be at least 1"));
     }
     let mut options = ProviderOptions {
         base_url: args.base_url.clone(),
@@ -338,47 +512,50 @@ pub fn judged_run(
     }
     if let Some(secs) = args.timeout {
         if !(secs.is_finite() && secs > 0.0) {
-            return Err(usage(&"--timeout must be a positive number of seconds"));
+            return Err(UsageError::of(
+                Field::Timeout,
+                "must be a positive number of seconds",
+            ));
         }
         options.attempt_timeout = Duration::from_secs_f64(secs);
     }
     let mut prices = PriceTable::default();
-    for raw in &args.prices {
-        let (model, price) = raw
-            .rsplit_once('=')
-            .ok_or_else(|| usage(&format!("--price {raw}: expected MODEL=IN/OUT")))?;
-        prices.insert(model, price.parse::<Price>().map_err(|e| usage(&e))?);
+    for p in &args.prices {
+        prices.insert(&p.model, p.price);
     }
     let cache = cache(args.cache.clone())?;
     let limiter = Arc::new(Limiter::from_options(&options));
+    let unavailable = |e: String| UsageError::of(Field::Judge, format!("{judge_spec}: {e}"));
     let (judge, export) = match (args.batch_export, &judge_spec, &cache) {
         (false, _, _) => (
             connect_judge(&judge_spec, &options, cache.clone(), Arc::clone(&limiter))
-                .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?,
+                .map_err(unavailable)?,
             None,
         ),
         (true, ModelChoice::Http(spec), Some(cache)) => {
             let (judge, export) =
                 Export::judge(spec, &options, Arc::clone(cache), Arc::clone(&limiter))
-                    .map_err(|e| usage(&format!("--judge {judge_spec}: {e}")))?;
+                    .map_err(|e| unavailable(e.to_string()))?;
             (judge, Some(export))
         }
         (true, ModelChoice::Local(_), _) => {
-            return Err(usage(
-                &"--batch export needs a judge behind an OpenAI-compatible server \
-                  (openai:, vllm:, ...), not the in-process local model",
+            return Err(UsageError::of(
+                Field::Batch,
+                "export needs a judge behind an OpenAI-compatible server \
+                 (openai:, vllm:, ...), not the in-process local model",
             ))
         }
         (true, _, None) => {
-            return Err(usage(
-                &"--batch export keeps the answers in the cache: drop --no-cache",
+            return Err(UsageError::of(
+                Field::Batch,
+                "export keeps the answers in the cache, so the cache cannot be off",
             ))
         }
     };
     let embedder = match embedder_spec {
         Some(spec) => Some((
             connect_embedder(&spec, &options, cache, limiter)
-                .map_err(|e| usage(&format!("--embedder {spec}: {e}")))?,
+                .map_err(|e| UsageError::of(Field::Embedder, format!("{spec}: {e}")))?,
             portable(&spec),
         )),
         None => None,
@@ -393,8 +570,9 @@ pub fn judged_run(
         ModelChoice::Http(_) => Protocol::Listed,
     });
     if protocol == Protocol::Likelihood && matches!(judge_spec, ModelChoice::Http(_)) {
-        return Err(usage(
-            &"--protocol likelihood needs an in-process judge (local:...): \
+        return Err(UsageError::of(
+            Field::Protocol,
+            "likelihood needs an in-process judge (local:...): \
              an HTTP endpoint cannot score a given reply",
         ));
     }
@@ -414,14 +592,14 @@ pub fn judged_run(
 
 /// Opens the cache, creating its folder.
 pub fn cache(location: CacheLocation) -> Result<Option<Arc<Cache>>> {
-    open_cache(location).map_err(|e| usage(&e))
+    open_cache(location).map_err(|e| UsageError::of(Field::Cache, e))
 }
 
 /// `20261121T210700Z`: sortable, and safe as a directory name everywhere.
 fn utc_timestamp(now: std::time::SystemTime) -> Result<String> {
     let secs = now
         .duration_since(std::time::UNIX_EPOCH)
-        .map_err(|e| usage(&format!("system clock: {e}")))?
+        .map_err(|e| UsageError::general(format!("system clock: {e}")))?
         .as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);

@@ -57,11 +57,29 @@ impl FromStr for Format {
     }
 }
 
-/// Where rows come from: a file, or `-` for standard input.
+/// Where rows come from: a file, `-` for standard input, or a file that
+/// stands for other data, named in messages as that data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
     Path(PathBuf),
     Stdin,
+    /// The file at `path` holds the rows of `of`.
+    Copy {
+        path: PathBuf,
+        of: Original,
+    },
+}
+
+/// What a [`Source::Copy`] stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Original {
+    /// Rows given in memory (a list of dicts, a DataFrame), written one per
+    /// line: a row is named by its place in the data, `data row 3 (index
+    /// 2)`, not by the file it went through.
+    Rows,
+    /// Another file, read here from a copy (on another machine): named as
+    /// that file.
+    File(String),
 }
 
 impl Source {
@@ -74,11 +92,27 @@ impl Source {
         }
     }
 
-    /// The name used in messages: the path, or `<stdin>`.
+    /// The name used in messages: the path, `<stdin>`, `data` for rows
+    /// given in memory, or the name of the file a copy stands for.
     pub fn display_name(&self) -> String {
         match self {
             Source::Path(p) => p.display().to_string(),
             Source::Stdin => "<stdin>".to_string(),
+            Source::Copy {
+                of: Original::Rows, ..
+            } => "data".to_string(),
+            Source::Copy {
+                of: Original::File(name),
+                ..
+            } => name.clone(),
+        }
+    }
+
+    /// The file read, unless it is standard input.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            Source::Path(path) | Source::Copy { path, .. } => Some(path),
+            Source::Stdin => None,
         }
     }
 }
@@ -112,12 +146,14 @@ pub enum Position {
     /// 1-based trace of an OTLP export, in the order its first span
     /// appears.
     Trace(u64),
+    /// 1-based row of data given in memory ([`Original::Rows`]).
+    Row(u64),
 }
 
 impl Position {
     fn number(self) -> u64 {
         match self {
-            Position::Line(n) | Position::Element(n) | Position::Trace(n) => n,
+            Position::Line(n) | Position::Element(n) | Position::Trace(n) | Position::Row(n) => n,
         }
     }
 
@@ -127,6 +163,7 @@ impl Position {
             Position::Line(_) => Position::Line(n),
             Position::Element(_) => Position::Element(n),
             Position::Trace(_) => Position::Trace(n),
+            Position::Row(_) => Position::Row(n),
         }
     }
 }
@@ -137,6 +174,7 @@ impl fmt::Display for Position {
             Position::Line(n) => write!(f, "line {n}"),
             Position::Element(n) => write!(f, "element {n}"),
             Position::Trace(n) => write!(f, "trace {n}"),
+            Position::Row(n) => write!(f, "index {}", n - 1),
         }
     }
 }
@@ -147,6 +185,7 @@ impl fmt::Display for Location {
             Position::Line(n) => write!(f, "{}:{n}", self.file),
             Position::Element(n) => write!(f, "{}[element {n}]", self.file),
             Position::Trace(n) => write!(f, "{}[trace {n}]", self.file),
+            Position::Row(n) => write!(f, "{} row {n} (index {})", self.file, n - 1),
         }
     }
 }
@@ -176,9 +215,9 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         file: file.clone(),
         source,
     };
-    let raw: Box<dyn Read + Send> = match source {
-        Source::Path(p) => Box::new(File::open(p).map_err(io_err)?),
-        Source::Stdin => Box::new(io::stdin()),
+    let raw: Box<dyn Read + Send> = match source.file() {
+        Some(p) => Box::new(File::open(p).map_err(io_err)?),
+        None => Box::new(io::stdin()),
     };
     let bytes = Arc::new(AtomicU64::new(0));
     let counted = Box::new(Counting {
@@ -201,6 +240,13 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
             lines: reader,
             line: 0,
             buf: Vec::new(),
+            by_place: matches!(
+                source,
+                Source::Copy {
+                    of: Original::Rows,
+                    ..
+                }
+            ),
         },
         Format::Csv => csv_rows(reader, &file)?,
         Format::JsonArray => json_array_rows(reader, file.clone()),
@@ -244,8 +290,8 @@ fn skip_bom(mut reader: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>
 }
 
 fn by_extension(source: &Source) -> Option<Format> {
-    let Source::Path(p) = source else { return None };
-    match Path::new(p)
+    match source
+        .file()?
         .extension()?
         .to_str()?
         .to_ascii_lowercase()
@@ -317,6 +363,9 @@ enum Inner {
         lines: BufReader<Box<dyn Read + Send>>,
         line: u64,
         buf: Vec<u8>,
+        /// Rows given in memory: a line is named as a row
+        /// ([`Position::Row`]).
+        by_place: bool,
     },
     Csv {
         records: csv::StringRecordsIntoIter<LineBreaks>,
@@ -340,7 +389,6 @@ enum ArrayItem {
 }
 
 impl Rows {
-    /// The input's name as used in messages.
     /// The format the rows are read in: as given, else from the extension,
     /// else from the first byte.
     pub fn format(&self) -> Format {
@@ -451,7 +499,12 @@ impl Iterator for Rows {
     fn next(&mut self) -> Option<Row> {
         let (value, at) = match &mut self.inner {
             Inner::Done => return None,
-            Inner::Jsonl { lines, line, buf } => loop {
+            Inner::Jsonl {
+                lines,
+                line,
+                buf,
+                by_place,
+            } => loop {
                 buf.clear();
                 *line += 1;
                 match lines.read_until(b'\n', buf) {
@@ -461,7 +514,12 @@ impl Iterator for Rows {
                     }
                     Ok(_) if buf.iter().all(u8::is_ascii_whitespace) => continue,
                     Ok(_) => {
-                        let at = Position::Line(*line);
+                        // Rows given in memory are written one per line.
+                        let at = if *by_place {
+                            Position::Row(*line)
+                        } else {
+                            Position::Line(*line)
+                        };
                         // from_slice also rejects invalid UTF-8, so such a line is one bad row.
                         let parsed = serde_json::from_slice::<Value>(buf);
                         self.row += 1;
@@ -477,7 +535,12 @@ impl Iterator for Rows {
                         };
                     }
                     Err(e) => {
-                        let at = Position::Line(*line);
+                        // Rows given in memory are written one per line.
+                        let at = if *by_place {
+                            Position::Row(*line)
+                        } else {
+                            Position::Line(*line)
+                        };
                         self.row += 1;
                         self.inner = Inner::Done;
                         return Some(Err(self.row_error(at, None, format!("cannot read: {e}"))));

@@ -18,7 +18,7 @@ pub use aggregate::{
     paired_difference, Accumulator, Coverage, IntervalMethod, PairedDifference, Summary,
 };
 pub use conversation::{Conversation, Message, Role, ToolCall};
-pub use dataset::{Format, Location, Position, Row, RowError, Rows, Source};
+pub use dataset::{Format, Location, Original, Position, Row, RowError, Rows, Source};
 pub use outcome::{
     Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status, UnknownFailureKind,
 };

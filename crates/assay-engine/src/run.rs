@@ -28,7 +28,7 @@ use crate::observer::{Observer, Progress};
 use crate::options::{JudgedRun, OutputName, Reasons, RunOptions, Strictness};
 use crate::rundir::{Existing, RunDir, FORMAT_VERSION, MANIFEST, RESULTS, SUMMARY};
 use assay_core::{
-    dataset, Accumulator, Failure, FailureKind, Format, Outcome, OutcomeRecord, Row, Sample, Source,
+    dataset, Accumulator, Failure, FailureKind, Format, Outcome, OutcomeRecord, Row, Sample,
 };
 use assay_llm::{CallKind, ChatModel, Embedder, Latency, PriceTable, UsageLedger, UsageSummary};
 use assay_metrics::judged::{measured, reason, PromptId};
@@ -317,10 +317,11 @@ pub async fn run(
     let mut scorers: Vec<Vec<Scorer>> = (0..threads)
         .map(|_| cfg.metrics.iter().map(Metric::scorer).collect())
         .collect();
-    let total_bytes = match &cfg.source {
-        Source::Path(p) => std::fs::metadata(p).ok().map(|m| m.len()),
-        Source::Stdin => None,
-    };
+    let total_bytes = cfg
+        .source
+        .file()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len());
     let mut progress = Reporter {
         observer,
         total_bytes,
@@ -797,15 +798,15 @@ fn score_sample(sample: &Sample, scorers: &mut [Scorer]) -> Vec<Outcome> {
 }
 
 fn manifest(cfg: &RunOptions, format: Format) -> Result<RunManifest> {
-    let (path, sha256) = match &cfg.source {
-        Source::Path(p) => (
+    let (path, sha256) = match cfg.source.file() {
+        Some(p) => (
             p.display().to_string(),
             Some(
                 assay_core::hash::sha256_file(p)
                     .with_context(|| format!("cannot read {}", p.display()))?,
             ),
         ),
-        Source::Stdin => ("-".to_string(), None),
+        None => ("-".to_string(), None),
     };
     let lexical = cfg.metrics.iter().map(|m| MetricRecord {
         id: m.id().to_string(),

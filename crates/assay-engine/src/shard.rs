@@ -27,7 +27,7 @@ impl Shard {
 impl FromStr for Shard {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("--shard {s}: expected K/N with 1 <= K <= N, e.g. 2/3");
+        let bad = || format!("{s}: expected K/N with 1 <= K <= N, e.g. 2/3");
         let (k, n) = s.split_once('/').ok_or_else(bad)?;
         let (index, count) = (
             k.trim().parse::<u64>().map_err(|_| bad())?,

@@ -24,12 +24,12 @@ pub(crate) const fn param(
     ParamSpec { name, default, doc }
 }
 
-/// A bad `--set`, or a bad parameter of a metric.
+/// A bad setting (`METRIC.PARAM=VALUE`), or a bad parameter of a metric.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ParamError {
-    #[error("--set {0}: expected METRIC.PARAM=VALUE")]
+    #[error("{0}: expected METRIC.PARAM=VALUE")]
     Syntax(String),
-    #[error("--set {0}")]
+    #[error(transparent)]
     Metric(#[from] crate::id::UnknownMetric),
     #[error("{metric}: unknown parameter '{param}' (known: {known})")]
     Unknown {

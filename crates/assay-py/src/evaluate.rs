@@ -4,17 +4,20 @@
 //! for Ctrl-C, which cancels the run (what is done is kept) and is raised
 //! as `KeyboardInterrupt` once the run has stopped.
 
-use assay_config::{EvalConfig, JudgeConfig};
-use assay_core::Coverage;
+use crate::review::to_python;
+use assay_config::{EvalConfig, Field, JudgeConfig, ModelPrice, UsageError as Mistake, Words};
+use assay_core::{read_results, Coverage, Original, Source};
 use assay_engine::{CancelToken, EngineError, Observer, Progress, Reasons};
 use assay_llm::{CacheLocation, CallKind, Secret};
-use assay_metrics::judged::Protocol;
-use assay_metrics::Setting;
+use assay_metrics::params::ParamError;
+use assay_metrics::{AnyId, Setting};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use std::path::PathBuf;
+use pyo3::types::{PyDict, PyList};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -62,18 +65,42 @@ struct Snapshot {
     cost: Option<f64>,
 }
 
-/// Sends the run's progress to the waiting thread, at most every [`TICK`].
+/// Sends the run's progress to the waiting thread, at most every [`TICK`];
+/// the last snapshot held back is sent when the run ends (on drop), so the
+/// final counts always arrive.
 struct Forward {
     events: Sender<Event>,
     last: Option<Instant>,
+    held: Option<Snapshot>,
+}
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        if let Some(s) = self.held.take() {
+            let _ = self.events.send(Event::Progress(s));
+        }
+    }
 }
 
 impl Observer for Forward {
     fn progress(&mut self, p: &Progress<'_>) {
+        let snapshot = Forward::snapshot(p);
         if self.last.is_some_and(|t| t.elapsed() < TICK) {
+            self.held = Some(snapshot);
             return;
         }
         self.last = Some(Instant::now());
+        self.held = None;
+        let _ = self.events.send(Event::Progress(snapshot));
+    }
+
+    fn note(&mut self, message: &str) {
+        let _ = self.events.send(Event::Note(message.to_string()));
+    }
+}
+
+impl Forward {
+    fn snapshot(p: &Progress<'_>) -> Snapshot {
         let mut coverage = Coverage::default();
         for acc in p.outputs {
             coverage += acc.coverage();
@@ -81,7 +108,7 @@ impl Observer for Forward {
         let usage = p
             .usage
             .map(|(ledger, prices)| ledger.total(CallKind::Chat, prices));
-        let _ = self.events.send(Event::Progress(Snapshot {
+        Snapshot {
             rows: p.rows,
             bytes_read: p.bytes_read,
             total_bytes: p.total_bytes,
@@ -91,11 +118,7 @@ impl Observer for Forward {
             prompt_tokens: usage.as_ref().map_or(0, |u| u.prompt_tokens),
             completion_tokens: usage.as_ref().map_or(0, |u| u.completion_tokens),
             cost: usage.and_then(|u| u.cost),
-        }));
-    }
-
-    fn note(&mut self, message: &str) {
-        let _ = self.events.send(Event::Note(message.to_string()));
+        }
     }
 }
 
@@ -127,33 +150,57 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
-/// Runs one evaluation and returns `summary.json`'s content. `params` are
-/// `("METRIC.PARAM", value)` pairs; `cache` is a path, or `None` for the
-/// default place, unless `no_cache`. `progress(kind, payload)` is called
-/// with `("progress", dict)` and `("note", str)`. `stop` (a
-/// `threading.Event`) stops the run like Ctrl-C once set: another thread's
-/// way to cancel it.
+/// A mistake in the caller's arguments, named as Python names them
+/// (`params["rouge.types"]`, `judge`).
+pub(crate) fn usage(e: Mistake) -> PyErr {
+    UsageError::new_err(e.in_words(Words::Python))
+}
+
+/// `raw`, the value of `field`, parsed into its type.
+pub(crate) fn parse<T: FromStr>(field: Field, raw: Option<&str>) -> PyResult<Option<T>>
+where
+    T::Err: std::fmt::Display,
+{
+    raw.map(|r| {
+        r.parse::<T>()
+            .map_err(|e| usage(Mistake::of(field.clone(), e)))
+    })
+    .transpose()
+}
+
+/// Runs one evaluation and returns its summary (as `summary.json`) and its
+/// outcome records (as `results.jsonl`, in row order) as Python objects.
+/// `data` is a file; with `rows` it holds rows given in memory (messages
+/// name them "data row N"), with `name` it is a copy of that file (messages
+/// name it). `params` are `("METRIC.PARAM", value)` pairs and `prices`
+/// `("MODEL", "IN/OUT")`; `cache` is a path, or `None` for the default
+/// place, unless `no_cache`. `progress(kind, payload)` is called with
+/// `("progress", dict)` and `("note", str)`. `stop` (a `threading.Event`)
+/// stops the run like Ctrl-C once set: another thread's way to cancel it.
 #[pyfunction]
 #[pyo3(signature = (
-    data, metrics, params, out, *, input_format=None, strict=false, threads=None,
-    force_new=false, shard=None, judge=None, embedder=None, base_url=None, api_key=None, concurrency=16,
-    rpm=None, tpm=None, max_retries=None, timeout=None, cache=None, no_cache=false,
-    prompts=None, prices=Vec::new(), repeats=1, reasons="composed", protocol=None, progress=None, stop=None
+    data, metrics, params, out, *, rows=false, name=None, input_format=None, strict=false,
+    threads=None, force_new=false, shard=None, judge=None, embedder=None, base_url=None,
+    api_key=None, concurrency=16, rpm=None, tpm=None, max_retries=None, timeout=None, cache=None,
+    no_cache=false, prompts=None, prices=Vec::new(), repeats=1, reasons="composed", protocol=None,
+    progress=None, stop=None
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn evaluate(
     py: Python<'_>,
-    data: String,
+    data: PathBuf,
     metrics: Vec<String>,
     params: Vec<(String, String)>,
     out: PathBuf,
-    input_format: Option<String>,
+    rows: bool,
+    name: Option<String>,
+    input_format: Option<&str>,
     strict: bool,
     threads: Option<usize>,
     force_new: bool,
-    shard: Option<String>,
-    judge: Option<String>,
-    embedder: Option<String>,
+    shard: Option<&str>,
+    judge: Option<&str>,
+    embedder: Option<&str>,
     base_url: Option<String>,
     api_key: Option<String>,
     concurrency: usize,
@@ -164,41 +211,82 @@ pub fn evaluate(
     cache: Option<PathBuf>,
     no_cache: bool,
     prompts: Option<PathBuf>,
-    prices: Vec<String>,
+    prices: Vec<(String, String)>,
     repeats: u32,
     reasons: &str,
     protocol: Option<&str>,
     progress: Option<Py<PyAny>>,
     stop: Option<Py<PyAny>>,
-) -> PyResult<String> {
-    let settings = params
+) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+    let data = match (rows, name) {
+        (false, None) => Source::Path(data),
+        (true, None) => Source::Copy {
+            path: data,
+            of: Original::Rows,
+        },
+        (false, Some(name)) => Source::Copy {
+            path: data,
+            of: Original::File(name),
+        },
+        (true, Some(_)) => {
+            return Err(usage(Mistake::of(
+                Field::Data,
+                "rows in memory have no file name",
+            )))
+        }
+    };
+    let metrics = metrics
         .iter()
-        .map(|(k, v)| Setting::new(k, v))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| UsageError::new_err(e.to_string()))?;
+        .map(|m| parse::<AnyId>(Field::Metrics, Some(m)).map(Option::unwrap))
+        .collect::<PyResult<Vec<_>>>()?;
+    let settings = params
+        .into_iter()
+        .map(|(key, value)| {
+            Setting::new(&key, &value).map_err(|e| {
+                let message = match e {
+                    ParamError::Syntax(_) => "expected a key METRIC.PARAM".to_string(),
+                    other => other.to_string(),
+                };
+                usage(Mistake::of(
+                    Field::Setting {
+                        key,
+                        value: Some(value),
+                    },
+                    message,
+                ))
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let prices = prices
+        .into_iter()
+        .map(|(model, price)| {
+            let price = parse(Field::Price(model.clone()), Some(&price))?.unwrap();
+            Ok(ModelPrice { model, price })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let reasons = match reasons {
         "composed" => Reasons::Composed,
         "llm" => Reasons::Llm,
         other => {
-            return Err(UsageError::new_err(format!(
-                "reasons={other:?}: expected \"composed\" or \"llm\""
+            return Err(usage(Mistake::of(
+                Field::Reasons,
+                format!("{other:?}: expected \"composed\" or \"llm\""),
             )))
         }
     };
-    let protocol = parse_protocol(protocol)?;
     let config = EvalConfig {
         data,
         metrics,
         settings,
-        out: Some(out),
-        input_format,
+        out: Some(out.clone()),
+        input_format: parse(Field::InputFormat, input_format)?,
         strict,
         threads,
         force_new,
-        shard,
+        shard: parse(Field::Shard, shard)?,
         judge: JudgeConfig {
-            judge,
-            embedder,
+            judge: parse(Field::Judge, judge)?,
+            embedder: parse(Field::Embedder, embedder)?,
             base_url,
             api_key: api_key.map(Secret::new),
             concurrency,
@@ -212,26 +300,38 @@ pub fn evaluate(
             repeats,
             batch_export: false,
             reasons,
-            protocol,
+            protocol: parse(Field::Protocol, protocol)?,
         },
     };
     // Connecting may load a local model: seconds, without the GIL.
-    let options = py
-        .detach(|| assay_config::resolve(config))
-        .map_err(|e| UsageError::new_err(e.to_string()))?;
+    let options = py.detach(|| assay_config::resolve(config)).map_err(usage)?;
     let summary = drive(py, progress, stop, move |observer, cancel| {
         assay_engine::run_blocking(&options, observer, cancel)
     })?
     .map_err(engine_error)?;
-    serde_json::to_string(&summary).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    let summary = serde_json::to_value(&summary).map_err(internal)?;
+    Ok((to_python(py, &summary)?, records(py, &out)?))
 }
 
-/// `protocol=` as Python gives it.
-pub(crate) fn parse_protocol(protocol: Option<&str>) -> PyResult<Option<Protocol>> {
-    protocol
-        .map(|p| p.parse::<Protocol>())
-        .transpose()
-        .map_err(|e| UsageError::new_err(format!("protocol={e}")))
+/// The outcome records of the run in `dir`, in row order (and repeat
+/// order within a row), as Python dicts.
+fn records(py: Python<'_>, dir: &Path) -> PyResult<Py<PyAny>> {
+    let path = dir.join(assay_engine::rundir::RESULTS);
+    let mut records = if path.exists() {
+        read_results(&path).map_err(internal)?.records
+    } else {
+        Vec::new()
+    };
+    records.sort_by_key(|r| (r.row, r.repeat.unwrap_or(0)));
+    let list = PyList::empty(py);
+    for r in &records {
+        list.append(to_python(py, &serde_json::to_value(r).map_err(internal)?)?)?;
+    }
+    Ok(list.into_any().unbind())
+}
+
+fn internal(e: impl std::fmt::Display) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
 }
 
 /// `cache=` and `no_cache=` as one location.
@@ -259,7 +359,11 @@ pub(crate) fn drive<T: Send + 'static>(
     let worker = {
         let cancel = cancel.clone();
         std::thread::spawn(move || {
-            let mut forward = Forward { events, last: None };
+            let mut forward = Forward {
+                events,
+                last: None,
+                held: None,
+            };
             work(&mut forward, &cancel)
         })
     };
@@ -317,8 +421,9 @@ pub(crate) fn drive<T: Send + 'static>(
 }
 
 /// Merges the run directories of the shards of one run into `out` (as
-/// `assay merge`) and returns the merged `summary.json`'s content. `input`
-/// is this machine's copy of the input, when the shards ran elsewhere.
+/// `assay merge`) and returns the merged summary and records, as
+/// `evaluate` does. `input` is this machine's copy of the input, when the
+/// shards ran elsewhere.
 #[pyfunction]
 #[pyo3(signature = (dirs, out, input=None))]
 pub fn merge(
@@ -326,12 +431,14 @@ pub fn merge(
     dirs: Vec<PathBuf>,
     out: PathBuf,
     input: Option<PathBuf>,
-) -> PyResult<String> {
+) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
     if dirs.is_empty() {
         return Err(UsageError::new_err("merge: no shard directories given"));
     }
     py.detach(|| assay_engine::merge::merge(&dirs, &out, input.as_deref()))
         .map_err(engine_error)?;
-    std::fs::read_to_string(out.join(assay_engine::rundir::SUMMARY))
-        .map_err(|e| PyRuntimeError::new_err(format!("{}: {e}", out.display())))
+    let summary = std::fs::read_to_string(out.join(assay_engine::rundir::SUMMARY))
+        .map_err(|e| internal(format!("{}: {e}", out.display())))?;
+    let summary: Value = serde_json::from_str(&summary).map_err(internal)?;
+    Ok((to_python(py, &summary)?, records(py, &out)?))
 }

@@ -3,9 +3,9 @@
 //! line makes (`assay-calibrate`, `assay-report`), returning Python
 //! objects.
 
-use crate::evaluate::{cache_location, drive, engine_error, parse_protocol, UsageError};
+use crate::evaluate::{cache_location, drive, engine_error, parse, usage, UsageError};
 use assay_calibrate::calibrate::{CalibrateOptions, Data};
-use assay_config::JudgeConfig;
+use assay_config::{Field, JudgeConfig};
 use assay_engine::RunSummary;
 use assay_llm::Secret;
 use assay_report::gates::{Condition, Gates, Verdict};
@@ -55,6 +55,7 @@ fn report_error(e: assay_report::Error) -> PyErr {
 fn calibrate_error(e: assay_calibrate::Error) -> PyErr {
     match e {
         assay_calibrate::Error::Engine(e) => engine_error(e),
+        assay_calibrate::Error::Config(e) => usage(e),
         e if e.is_usage() => UsageError::new_err(e.to_string()),
         e => PyRuntimeError::new_err(e.to_string()),
     }
@@ -64,11 +65,8 @@ fn calibrate_error(e: assay_calibrate::Error) -> PyErr {
 /// path.
 #[pyfunction]
 #[pyo3(signature = (dir, input_format=None))]
-pub fn report(py: Python<'_>, dir: PathBuf, input_format: Option<String>) -> PyResult<PathBuf> {
-    let format = input_format
-        .map(|f| f.parse::<assay_core::Format>())
-        .transpose()
-        .map_err(|e| UsageError::new_err(format!("input_format: {e}")))?;
+pub fn report(py: Python<'_>, dir: PathBuf, input_format: Option<&str>) -> PyResult<PathBuf> {
+    let format = parse(Field::InputFormat, input_format)?;
     py.detach(|| assay_report::html::write(&dir, format))
         .map_err(report_error)
 }
@@ -151,8 +149,8 @@ pub fn calibrate(
     offset: usize,
     out: Option<PathBuf>,
     threads: Option<usize>,
-    judge: Option<String>,
-    embedder: Option<String>,
+    judge: Option<&str>,
+    embedder: Option<&str>,
     base_url: Option<String>,
     api_key: Option<String>,
     concurrency: usize,
@@ -170,7 +168,6 @@ pub fn calibrate(
         (None, Some(path)) => Data::File(path),
         _ => return Err(UsageError::new_err("give one of set=NAME or data=FILE")),
     };
-    let protocol = parse_protocol(protocol)?;
     let options = CalibrateOptions {
         metric,
         data,
@@ -182,8 +179,8 @@ pub fn calibrate(
         out,
         threads,
         judge: JudgeConfig {
-            judge,
-            embedder,
+            judge: parse(Field::Judge, judge)?,
+            embedder: parse(Field::Embedder, embedder)?,
             base_url,
             api_key: api_key.map(Secret::new),
             concurrency,
@@ -191,7 +188,7 @@ pub fn calibrate(
             timeout,
             cache: cache_location(cache, no_cache),
             prompts,
-            protocol,
+            protocol: parse(Field::Protocol, protocol)?,
             ..JudgeConfig::default()
         },
     };

@@ -1,7 +1,12 @@
-//! The command line as typed: plain values, no interpretation. `config`
-//! turns it into a resolved run; nothing else reads flags.
+//! The command line, each value parsed into its type by clap (a bad one
+//! is clap's error, naming the flag). `config` turns it into a resolved
+//! run; nothing else reads flags.
 
+use assay_config::ModelPrice;
+use assay_core::Format;
+use assay_engine::{ModelChoice, Shard};
 use assay_metrics::judged::Protocol;
+use assay_metrics::{AnyId, Setting};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -42,7 +47,7 @@ pub struct ReportArgs {
     pub dir: PathBuf,
     /// The input's format, when its file extension does not say it.
     #[arg(long, value_name = "jsonl|json|csv|otlp")]
-    pub input_format: Option<String>,
+    pub input_format: Option<Format>,
 }
 
 #[derive(Debug, Args)]
@@ -118,10 +123,10 @@ pub struct EvalArgs {
     pub data: String,
     /// Comma-separated metric ids, e.g. `rouge,bleu,chrf` (see `assay metrics`).
     #[arg(long, short, value_delimiter = ',', required = true)]
-    pub metrics: Vec<String>,
+    pub metrics: Vec<AnyId>,
     /// A metric parameter, `METRIC.PARAM=VALUE`; repeatable.
     #[arg(long = "set", value_name = "METRIC.PARAM=VALUE")]
-    pub settings: Vec<String>,
+    pub settings: Vec<Setting>,
     /// Run directory [default: runs/<UTC timestamp>].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -131,7 +136,7 @@ pub struct EvalArgs {
     /// Input format, when the file extension does not say it (an OTLP
     /// trace export is recognised by its first key).
     #[arg(long, value_name = "jsonl|json|csv|otlp")]
-    pub input_format: Option<String>,
+    pub input_format: Option<Format>,
     /// Stop at the first bad row (exit code 2) instead of recording it as failed.
     #[arg(long)]
     pub strict: bool,
@@ -150,7 +155,7 @@ pub struct EvalArgs {
     /// Score only shard K of N (1-based): the rows whose sample id hashes
     /// (FNV-1a 64) to K-1 modulo N. `assay merge` combines the shards.
     #[arg(long, value_name = "K/N")]
-    pub shard: Option<String>,
+    pub shard: Option<Shard>,
     /// A calibration.json of a binary judgement (from `assay calibrate`):
     /// also report the raw rate and the prevalence corrected for the
     /// judge's sensitivity and specificity, with its interval.
@@ -231,11 +236,11 @@ pub struct JudgeArgs {
     /// vllm:MODEL, llamacpp:MODEL, local (Qwen2.5-Coder-0.5B in-process),
     /// local:smollm2-135m or local:/path/model.gguf [default: local].
     #[arg(long, value_name = "SPEC")]
-    pub judge: Option<String>,
+    pub judge: Option<ModelChoice>,
     /// The embedding model of metrics that compare embeddings: the same
     /// remote forms, or local (all-MiniLM-L6-v2 in-process) [default: local].
     #[arg(long, value_name = "SPEC")]
-    pub embedder: Option<String>,
+    pub embedder: Option<ModelChoice>,
     /// The provider's base URL (ending in /v1) instead of its default.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
@@ -266,7 +271,7 @@ pub struct JudgeArgs {
     pub prompts: Option<PathBuf>,
     /// A model's price per million tokens, MODEL=IN/OUT; repeatable. None is assumed.
     #[arg(long = "price", value_name = "MODEL=IN/OUT")]
-    pub prices: Vec<String>,
+    pub prices: Vec<ModelPrice>,
     /// Judge every sample N times, repeat r with seed r, and report the
     /// spread of the means per metric (judge noise).
     #[arg(long, value_name = "N", default_value_t = 1)]

@@ -1,4 +1,4 @@
-//! Turns the typed command line into an [`assay_config::EvalConfig`] and
+//! Turns the parsed command line into an [`assay_config::EvalConfig`] and
 //! resolves it; the resolution (metrics, models, limits) is the
 //! `assay-config` library's.
 
@@ -7,7 +7,6 @@ use anyhow::Result;
 use assay_config::{EvalConfig, JudgeConfig};
 use assay_engine::RunOptions;
 use assay_llm::CacheLocation;
-use assay_metrics::Setting;
 
 pub use assay_config::{cache, UsageError};
 
@@ -18,17 +17,11 @@ pub struct Eval {
 }
 
 pub fn resolve(args: EvalArgs) -> Result<Eval> {
-    let settings = args
-        .settings
-        .iter()
-        .map(|raw| raw.parse::<Setting>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| UsageError(e.to_string()))?;
     let options = assay_config::resolve(EvalConfig {
         judge: judge_config(&args.judge),
-        data: args.data,
+        data: assay_core::Source::parse(&args.data),
         metrics: args.metrics,
-        settings,
+        settings: args.settings,
         out: args.out,
         input_format: args.input_format,
         strict: args.strict,

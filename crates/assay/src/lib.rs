@@ -180,13 +180,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Report(args) => {
-            let format = args
-                .input_format
-                .as_deref()
-                .map(str::parse::<assay_core::Format>)
-                .transpose()
-                .map_err(|e| config::UsageError(e.to_string()))?;
-            let path = report::write(&args.dir, format)?;
+            let path = report::write(&args.dir, args.input_format)?;
             eprintln!("report: {}", path.display());
             Ok(0)
         }
@@ -221,9 +215,10 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 (Some(name), None) => Data::Set(name),
                 (None, Some(path)) => Data::File(path),
                 _ => {
-                    return Err(
-                        config::UsageError("give one of --set NAME or --data FILE".into()).into(),
+                    return Err(config::UsageError::general(
+                        "give one of --set NAME or --data FILE",
                     )
+                    .into())
                 }
             };
             let options = CalibrateOptions {

@@ -518,3 +518,41 @@ fn otlp_exports_read_one_row_per_trace() {
         "{e}"
     );
 }
+
+#[test]
+fn a_copy_is_named_as_what_it_stands_for() {
+    use assay_core::Original;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("input-3f2a.jsonl");
+    std::fs::write(
+        &path,
+        "{\"id\": \"a\", \"response\": \"x\"}\n{\"id\": \"b\", \"response\": 3}\n{\"id\": \"a\"}\n",
+    )
+    .unwrap();
+    let errors = |of: Original| -> Vec<String> {
+        let source = Source::Copy {
+            path: path.clone(),
+            of,
+        };
+        dataset::open(&source, None)
+            .unwrap()
+            .filter_map(|r| r.err().map(|e| e.to_string()))
+            .collect()
+    };
+    // Rows given in memory: by their place in the data, the file unsaid.
+    assert_eq!(
+        errors(Original::Rows),
+        [
+            "data row 2 (index 1): field 'response': expected a string, got a number",
+            "data row 3 (index 2): field 'id': id 'a' repeats row 1 (index 0)",
+        ]
+    );
+    // A copy of another file: as that file, with its lines.
+    assert_eq!(
+        errors(Original::File("/data/rag.jsonl".into())),
+        [
+            "/data/rag.jsonl:2: field 'response': expected a string, got a number",
+            "/data/rag.jsonl:3: field 'id': id 'a' repeats row 1 (line 1)",
+        ]
+    );
+}

@@ -246,7 +246,7 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
         ),
         (
             vec!["eval", ex, "-m", "rouge", "--set", "rouge.stem=true"],
-            "rouge: unknown parameter 'stem' (known: types, use_stemmer)",
+            "--set rouge.stem: rouge has no parameter 'stem' (known: types, use_stemmer)",
         ),
         (
             vec!["eval", ex, "-m", "bleu", "--set", "bleu.smoothing=method9"],
@@ -258,7 +258,7 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
         ),
         (
             vec!["eval", ex, "-m", "rouge", "--set", "bleu.weights=1"],
-            "metric 'bleu' is not in --metrics",
+            "--set bleu.weights=1: metric 'bleu' is not among the metrics of the run",
         ),
         (
             vec!["eval", "/nonexistent.jsonl", "-m", "rouge"],

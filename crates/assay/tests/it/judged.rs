@@ -301,7 +301,7 @@ fn per_item_protocol_asks_each_statement_and_context_alone_over_the_wire() {
     );
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     assert!(
-        stderr(&refused).contains("--protocol likelihood needs an in-process judge"),
+        stderr(&refused).contains("--protocol: likelihood needs an in-process judge"),
         "{}",
         stderr(&refused)
     );
