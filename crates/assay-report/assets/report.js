@@ -6,7 +6,8 @@
   var data = JSON.parse(document.getElementById("assay-data").textContent);
   var outputs = data.outputs;
   var samples = data.samples;
-  var FIELDS = ["user_input", "response", "retrieved_contexts", "reference", "references", "reference_contexts"];
+  var FIELDS = ["user_input", "response", "retrieved_contexts", "reference", "references", "reference_contexts",
+    "chatbot_role", "reference_topics", "reference_tool_calls"];
   var RANK = { scored: 0, skipped: 1, failed: 2 };
   var tbody = document.querySelector("#samples tbody");
   var filterBox = document.getElementById("filter");
@@ -21,6 +22,11 @@
     return e;
   }
 
+  // A field's item as text: tool calls as their JSON.
+  function plain(x) {
+    return x !== null && typeof x === "object" ? JSON.stringify(x) : x;
+  }
+
   // A sample's status is its worst outcome's.
   samples.forEach(function (s) {
     var worst = "scored";
@@ -31,8 +37,9 @@
     });
     if (s.fields) {
       FIELDS.forEach(function (f) {
-        if (s.fields[f] !== undefined) text.push([].concat(s.fields[f]).join("\n"));
+        if (s.fields[f] !== undefined) text.push([].concat(s.fields[f]).map(plain).join("\n"));
       });
+      (s.fields.messages || []).forEach(function (m) { if (m.content) text.push(m.content); });
     }
     s.status = worst;
     s.haystack = text.join("\n").toLowerCase();
@@ -157,6 +164,64 @@
     return el("span", v === null ? "null" : v);
   }
 
+  // Each output's verdicts about one message (`turn: "messages[N]"` in
+  // its details), by that message's name.
+  function turnVerdicts(s) {
+    var by = {};
+    outputs.forEach(function (name) {
+      var o = s.outcomes[name];
+      (function walk(v) {
+        if (Array.isArray(v)) {
+          v.forEach(walk);
+        } else if (v && typeof v === "object") {
+          if (typeof v.turn === "string" && "verdict" in v) {
+            (by[v.turn] = by[v.turn] || []).push({ output: name, verdict: v.verdict, reason: v.reason });
+          }
+          Object.keys(v).forEach(function (k) { walk(v[k]); });
+        }
+      })(o && o.details);
+    });
+    return by;
+  }
+
+  // The conversation as a transcript: each message with its role and the
+  // verdicts about it beside it; tool calls and tool results folded.
+  function transcript(s) {
+    var verdicts = turnVerdicts(s);
+    var ol = el("ol", null, "transcript");
+    s.fields.messages.forEach(function (m, i) {
+      var name = "messages[" + i + "]";
+      var li = el("li", null, "message role-" + m.role);
+      li.setAttribute("data-message", String(i));
+      var head = el("div", null, "message-head");
+      head.appendChild(el("span", m.role, "badge role"));
+      head.appendChild(el("span", name, "note"));
+      li.appendChild(head);
+      (verdicts[name] || []).forEach(function (v) {
+        var line = el("div", null, "turn-verdict");
+        line.appendChild(el("span", v.output + ": " + v.verdict, "badge " + v.verdict));
+        if (v.reason) line.appendChild(el("span", v.reason, "reason"));
+        li.appendChild(line);
+      });
+      if (m.role === "tool") {
+        var result = el("details", null, "tool-result");
+        result.appendChild(el("summary", "tool result"));
+        result.appendChild(el("pre", m.content));
+        li.appendChild(result);
+      } else if (m.content) {
+        li.appendChild(el("pre", m.content));
+      }
+      (m.tool_calls || []).forEach(function (c) {
+        var call = el("details", null, "tool-call");
+        call.appendChild(el("summary", "calls " + c.name));
+        call.appendChild(el("pre", JSON.stringify(c.args, null, 2)));
+        li.appendChild(call);
+      });
+      ol.appendChild(li);
+    });
+    return ol;
+  }
+
   function show(s) {
     detail.replaceChildren();
     detail.appendChild(el("h2", "Sample " + s.id + " (row " + s.row + ")"));
@@ -168,12 +233,16 @@
         fields.appendChild(el("h3", f));
         if (Array.isArray(v)) {
           var ol = el("ol");
-          v.forEach(function (x) { var li = el("li"); li.appendChild(el("pre", x)); ol.appendChild(li); });
+          v.forEach(function (x) { var li = el("li"); li.appendChild(el("pre", plain(x))); ol.appendChild(li); });
           fields.appendChild(ol);
         } else {
           fields.appendChild(el("pre", v, "field-" + f));
         }
       });
+      if (s.fields.messages) {
+        fields.appendChild(el("h3", "messages"));
+        fields.appendChild(transcript(s));
+      }
     } else {
       fields.appendChild(el("p", data.input_read
         ? "This row could not be read from the input: its failures say why."

@@ -189,6 +189,99 @@ fn report_of_a_judged_run_renders_escaped_and_clickable_in_chromium() {
     assert_eq!(browser.script(ROWS), json!(["noref"]));
 }
 
+/// A conversation shows as a transcript: each message with its role and
+/// the verdicts about it beside it, tool calls and tool results folded
+/// until clicked.
+#[test]
+fn a_conversation_shows_as_a_transcript_with_each_turn_s_verdicts() {
+    let fx = Fixture::content_reading();
+    let data = crate::common::repo().join("examples/agent.jsonl");
+    let o = fx.eval(
+        &data,
+        "turn_relevancy,role_adherence,tool_call_accuracy",
+        "run",
+        &["--report"],
+    );
+    ok(&o);
+    let report = fx.path("run").join("report.html");
+    let browser = Browser::start(&fx.path("chrome-profile"));
+    browser.post(
+        "url",
+        json!({"url": format!("file://{}", report.display())}),
+    );
+    let click = |css: &str| {
+        browser.post(&format!("element/{}/click", browser.find(css)), json!({}));
+    };
+    let examples: Vec<Value> = std::fs::read_to_string(&data)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+
+    // The forgotten fact: every message, and beside each assistant reply
+    // the verdicts of the two judged metrics, as results.jsonl has them.
+    click("#samples tbody tr[data-row='7']");
+    let messages = browser.script(
+        "return Array.from(document.querySelectorAll('#detail ol.transcript > li'))
+                .map(li => li.querySelector('.badge.role').textContent);",
+    );
+    let roles: Vec<&str> = examples[6]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages, json!(roles));
+    let by_turn = |turn: &str| -> Vec<String> {
+        results(&fx.path("run"))
+            .iter()
+            .filter(|r| r["sample_id"] == "forgotten-fact")
+            .flat_map(|r| {
+                let metric = r["metric"].as_str().unwrap().to_string();
+                r["details"]["turns"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|t| t["turn"] == turn)
+                    .map(move |t| format!("{metric}: {}", t["verdict"].as_str().unwrap()))
+            })
+            .collect()
+    };
+    for i in 0..roles.len() {
+        let mut shown: Vec<String> = serde_json::from_value(browser.script(&format!(
+            "return Array.from(document.querySelectorAll(
+                 '#detail li[data-message=\"{i}\"] .turn-verdict .badge')).map(b => b.textContent);"
+        )))
+        .unwrap();
+        let mut want = by_turn(&format!("messages[{i}]"));
+        shown.sort();
+        want.sort();
+        assert_eq!(shown, want, "messages[{i}]");
+        assert_eq!(want.is_empty(), roles[i] != "assistant", "messages[{i}]");
+    }
+
+    // A correct tool use: the calls and results are folded, their
+    // arguments out of sight until the call is opened.
+    click("#samples tbody tr[data-row='1']");
+    let folded = browser.script(
+        "return [document.querySelectorAll('#detail details.tool-call').length,
+                 document.querySelectorAll('#detail details.tool-result').length,
+                 document.querySelectorAll('#detail details[open]').length];",
+    );
+    assert_eq!(folded, json!([2, 2, 0]));
+    let detail = browser.text(&browser.find("#detail"));
+    assert!(detail.contains("calls search_flights"), "{detail}");
+    let folded = browser.text(&browser.find("#detail li[data-message='4']"));
+    assert!(
+        !folded.contains("SK4711"),
+        "an argument shows while folded: {folded}"
+    );
+    click("#detail li[data-message='4'] details.tool-call summary");
+    let opened = browser.text(&browser.find("#detail li[data-message='4']"));
+    assert!(opened.contains("\"flight\": \"SK4711\""), "{opened}");
+}
+
 /// The ids of the table's rows, in order.
 const ROWS: &str =
     "return Array.from(document.querySelectorAll('#samples tbody tr')).map(r => r.cells[0].textContent);";
