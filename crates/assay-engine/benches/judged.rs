@@ -274,12 +274,13 @@ fn main() {
         context_recall::ID,
     ];
     bench.suite("default suite", &default_suite, &mut alone);
-    // The fifteen metrics measured since the start: `rubric` has no
-    // default criterion (it adds one rating call per sample and rubric).
+    // Every metric but the rubrics, which rate on a criterion the user
+    // writes and have none by default (each adds one rating call per
+    // sample and rubric).
     bench.suite(
         "every judged metric",
         &JudgedId::all()
-            .filter(|id| id.name() != "rubric")
+            .filter(|id| !id.params().iter().any(|p| p.name == "criteria"))
             .collect::<Vec<_>>(),
         &mut alone,
     );

@@ -14,7 +14,8 @@
 //! statement or context at a time; coherence is rated 4; an aspect is present when
 //! the response mentions Paris; a rubric's evaluation steps are the
 //! sentences of its criterion, and its rating is 1 plus the number of
-//! steps whose last word the response contains (at most the scale's top);
+//! steps whose last word the response (or the conversation rated) contains
+//! (at most the scale's top);
 //! an outcome's reason quotes the metric and the score it was given.
 //! In conversations (`role: text` lines), a user's facts are the sentences
 //! of the message that are not questions; an assistant message forgets one
@@ -406,7 +407,13 @@ fn rule(prompt: &str, last: &str) -> Option<Value> {
         }
         "rubric_steps" => json!({"steps": split_statements(sec("criteria"))}),
         "rubric_rating" => {
-            let response = sec("response").to_lowercase();
+            // What is rated: the response, else the whole sample (a
+            // conversation's transcript).
+            let response = match sec("response") {
+                "" => sec("sample"),
+                r => r,
+            }
+            .to_lowercase();
             let top: usize = sec("scale")
                 .rsplit(' ')
                 .next()

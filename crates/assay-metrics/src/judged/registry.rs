@@ -7,10 +7,10 @@ use crate::judged::prompt::{Origin, Prompt, PromptError, PromptId, PromptSet, Un
 use crate::judged::{
     agent_goal_accuracy, answer_correctness, answer_relevance, answer_relevancy,
     argument_correctness, aspect_critique, bias, context_precision, context_recall,
-    context_relevance, context_relevancy, conversation_completeness, faithfulness, hallucination,
-    knowledge_retention, likelihood, reason, role_adherence, rubric, semantic_similarity, steps,
-    summarization_score, summary_coherence, task_completion, topic_adherence, toxicity,
-    turn_relevancy,
+    context_relevance, context_relevancy, conversation_completeness, conversation_rubric,
+    faithfulness, hallucination, knowledge_retention, likelihood, reason, role_adherence, rubric,
+    semantic_similarity, steps, summarization_score, summary_coherence, task_completion,
+    topic_adherence, toxicity, turn_relevancy,
 };
 use std::path::Path;
 use std::str::FromStr;
@@ -42,6 +42,7 @@ pub static JUDGED: &[&JudgedDef] = &[
     &topic_adherence::DEF,
     &argument_correctness::DEF,
     &task_completion::DEF,
+    &conversation_rubric::DEF,
 ];
 
 impl JudgedId {

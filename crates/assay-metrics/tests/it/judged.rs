@@ -106,8 +106,18 @@ const CRITERIA: &str = "It names Paris. It dates the opening to 1889. It gives t
 
 /// `rubric` on [`CRITERIA`], its steps written by the fake judge.
 fn rubric(prompts: &PromptSet) -> JudgedMetric {
+    on_criteria("rubric".parse().unwrap(), prompts)
+}
+
+/// Whether metric `id` rates on a criterion the user gives (the rubrics).
+fn needs_criteria(id: JudgedId) -> bool {
+    id.params().iter().any(|p| p.name == "criteria")
+}
+
+/// Metric `id` on [`CRITERIA`], its steps written by the fake judge.
+fn on_criteria(id: JudgedId, prompts: &PromptSet) -> JudgedMetric {
     let given = BTreeMap::from([("criteria".to_string(), CRITERIA.to_string())]);
-    let m = JudgedMetric::configure("rubric".parse().unwrap(), &given, prompts).unwrap();
+    let m = JudgedMetric::configure(id, &given, prompts).unwrap();
     let none = Sample::default();
     let outputs = Outputs::new();
     let inputs = Inputs::new(&none, &outputs);
@@ -988,9 +998,10 @@ fn every_metric_declares_its_contract() {
         assert_eq!(id.name().parse::<JudgedId>().unwrap(), id);
         assert!(id.empty_inputs().len() > 10, "{id}");
         used.extend(id.prompts().iter().copied());
-        let m = match id.name() {
-            "rubric" => rubric(&prompts()),
-            _ => d(id),
+        let m = if needs_criteria(id) {
+            on_criteria(id, &prompts())
+        } else {
+            d(id)
         };
         assert_eq!(m.id(), id);
         assert!(!m.required().is_empty(), "{id}");
@@ -1083,7 +1094,7 @@ fn every_metric_end_to_end() {
     let s = conversation_sample();
     let mut metrics: Vec<JudgedMetric> = JudgedId::all()
         .map(|id| match id.name() {
-            "rubric" => rubric(&prompts),
+            _ if needs_criteria(id) => on_criteria(id, &prompts),
             "aspect_critique" => JudgedMetric::new(aspect_critique::AspectCritique {
                 aspects: aspect_critique::builtin_all(&prompts),
                 strictness: Strictness::ONE,

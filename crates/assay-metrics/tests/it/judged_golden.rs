@@ -29,7 +29,8 @@ fn metric(prompts: &PromptSet, id: &str, params: &[(&str, &str)]) -> JudgedMetri
 /// votes, custom aspects, embeddings, usefulness for the response.
 fn everything(prompts: &PromptSet) -> Vec<JudgedMetric> {
     let mut all: Vec<JudgedMetric> = JudgedId::all()
-        .filter(|id| id.to_string() != "rubric")
+        // The rubrics rate on a criterion given below.
+        .filter(|id| !id.params().iter().any(|p| p.name == "criteria"))
         .map(JudgedMetric::default_for)
         .collect();
     all.push(metric(

@@ -3,8 +3,9 @@
 
 use assay_metrics::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
-    context_precision, context_relevancy, faithfulness, rubric, semantic_similarity,
-    summarization_score, topic_adherence, turn_relevancy, JudgedId, JudgedMetric, PromptSet,
+    context_precision, context_relevancy, conversation_rubric, faithfulness, rubric,
+    semantic_similarity, summarization_score, topic_adherence, turn_relevancy, JudgedId,
+    JudgedMetric, PromptSet,
 };
 use assay_metrics::ParamError;
 use std::collections::BTreeMap;
@@ -32,13 +33,18 @@ const ALTERNATIVES: &[(JudgedId, &str, &str)] = &[
     (RUBRIC, "fields", "response"),
     (turn_relevancy::ID, "window_size", "3"),
     (topic_adherence::ID, "mode", "precision"),
+    (conversation_rubric::ID, "criteria", "Is it kind?"),
+    (conversation_rubric::ID, "steps", "Read it | Rate it"),
+    (conversation_rubric::ID, "scale", "7"),
+    (conversation_rubric::ID, "fields", "messages,chatbot_role"),
 ];
 
 const RUBRIC: JudgedId = rubric::ID;
 
-/// What a metric needs given to configure at all: a rubric's criterion.
+/// What a metric needs given to configure at all: a criterion, for the
+/// metrics that take one (the rubrics).
 fn required_params(id: JudgedId) -> BTreeMap<String, String> {
-    if id == RUBRIC {
+    if id.params().iter().any(|p| p.name == "criteria") {
         given(&[("criteria", "Is it polite?")])
     } else {
         BTreeMap::new()
@@ -65,7 +71,7 @@ fn defaults_configure_to_the_documented_metric() {
                 aspects: aspect_critique::builtin_all(&prompts),
                 strictness: assay_metrics::judged::Strictness::ONE,
             })
-        } else if id == RUBRIC {
+        } else if !required.is_empty() {
             JudgedMetric::configure(id, &required, &prompts).unwrap()
         } else {
             JudgedMetric::default_for(id)

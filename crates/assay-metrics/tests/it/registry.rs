@@ -197,7 +197,8 @@ fn the_whole_registry_is_unique_and_documented() {
 }
 
 /// A metric module is its definition, steps and score: what metrics share
-/// lives in a step (`judged/steps/`) or a shape (`judged/share.rs`), never
+/// lives in a step (`judged/steps/`) or a shape (`judged/share.rs`,
+/// `judged/rubrics.rs`), never
 /// in another metric, so that no metric module imports another.
 #[test]
 fn no_judged_metric_module_imports_another() {

@@ -411,3 +411,41 @@ fn the_local_judge_scores_conversations() {
     }
     assert_eq!(fx.server.count(), 0, "nothing went over the network");
 }
+
+/// `conversation_rubric` rates the whole conversation on the criterion,
+/// through the same steps as `rubric`: under the loopback judge's rules,
+/// 1 plus the given steps whose last word the conversation contains.
+#[test]
+fn conversation_rubric_rates_the_whole_conversation_on_its_steps() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&rows());
+    let o = fx.eval(
+        &data,
+        "conversation_rubric",
+        "run",
+        &[
+            "--set",
+            "conversation_rubric.criteria=Does the assistant help with the flight?",
+            "--set",
+            "conversation_rubric.steps=Find Oslo | Find Norwegian | Find euros",
+            "--set",
+            "conversation_rubric.scale=4",
+        ],
+    );
+    ok(&o);
+    let out = fx.path("run");
+    // kept: Oslo and Norwegian (rating 3 of 4); forgot: Oslo and euros;
+    // off: none of them (rating 1).
+    for (id, rating) in [("kept", 3.0), ("forgot", 3.0), ("off", 1.0)] {
+        let got = value(&out, id, "conversation_rubric").as_f64().unwrap();
+        assert!((got - (rating - 1.0) / 3.0).abs() < 1e-12, "{id}: {got}");
+    }
+    let broken = &by_metric(&out, "broken")["conversation_rubric"];
+    assert_eq!(broken["error"]["kind"], "input", "{broken}");
+    // Each row's conversation was the judge's to read, tool calls and all.
+    let asked = fx.chats();
+    assert_eq!(asked.len(), 3, "one rating per readable conversation");
+    assert!(asked.iter().any(|r| r
+        .last_message()
+        .contains("assistant: The cheapest airline from Oslo is Norwegian.")));
+}

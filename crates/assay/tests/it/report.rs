@@ -248,7 +248,7 @@ fn a_conversation_shows_as_a_transcript_with_each_turn_s_verdicts() {
             })
             .collect()
     };
-    for i in 0..roles.len() {
+    for (i, role) in roles.iter().enumerate() {
         let mut shown: Vec<String> = serde_json::from_value(browser.script(&format!(
             "return Array.from(document.querySelectorAll(
                  '#detail li[data-message=\"{i}\"] .turn-verdict .badge')).map(b => b.textContent);"
@@ -258,7 +258,7 @@ fn a_conversation_shows_as_a_transcript_with_each_turn_s_verdicts() {
         shown.sort();
         want.sort();
         assert_eq!(shown, want, "messages[{i}]");
-        assert_eq!(want.is_empty(), roles[i] != "assistant", "messages[{i}]");
+        assert_eq!(want.is_empty(), *role != "assistant", "messages[{i}]");
     }
 
     // A correct tool use: the calls and results are folded, their
