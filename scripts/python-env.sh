@@ -6,4 +6,8 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r python/requirements-dev.txt
+# DeepEval, for its ConversationalTestCase objects only, without its
+# dependencies: it holds click below 8.4 where huggingface-hub needs 8.4.2,
+# and its test-case classes import without them.
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps deepeval==4.3.1
 venv_python="$(cd "$venv" && pwd)/bin/python"

@@ -266,8 +266,9 @@ def evaluate(
 
     `data`: a list of dicts, a pandas DataFrame, a pyarrow Table, a Hugging
     Face `datasets.Dataset`, a ragas `EvaluationDataset` (anything with
-    `to_list()`) or list of ragas samples (`MultiTurnSample` included), a
-    list of conversations (each a list of OpenAI chat messages), or a path
+    `to_list()`) or list of ragas samples (`MultiTurnSample` included) or
+    of DeepEval `ConversationalTestCase`s, a list of conversations (each a
+    list of OpenAI chat messages), or a path
     to a JSONL, JSON or CSV file or an OTLP trace export. Field names and
     aliases are the command line's. `params`: `{"METRIC.PARAM": value}`
     (`--set`). `judge`/`embedder`: `local` (in-process, no key, the

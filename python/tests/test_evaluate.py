@@ -5,6 +5,7 @@ import asyncio
 import json
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -33,6 +34,63 @@ def records_of(path):
 
 def by_key(records):
     return sorted(records, key=lambda r: (r["row"], r["metric"]))
+
+
+def test_deepeval_conversational_test_cases_score_as_their_chat_spelling(tmp_path, judge):
+    # Telemetry off before deepeval is imported (and its pytest plugin is
+    # not loaded: pyproject's addopts).
+    os.environ["DEEPEVAL_TELEMETRY_OPT_OUT"] = "YES"
+    from deepeval.test_case import ConversationalTestCase, ToolCall, Turn
+
+    def case(row):
+        # DeepEval's turns are the user's and the assistant's; a call's
+        # result is its `output`, not a message of its own.
+        turns, results = (
+            [],
+            {m["tool_call_id"]: m["content"] for m in row["messages"] if m["role"] == "tool"},
+        )
+        for m in row["messages"]:
+            if m["role"] == "user":
+                turns.append(Turn(role="user", content=m["content"]))
+            elif m["role"] == "assistant":
+                calls = [
+                    ToolCall(
+                        name=c["function"]["name"],
+                        input_parameters=json.loads(c["function"]["arguments"]),
+                        output=results[c["id"]],
+                    )
+                    for c in m.get("tool_calls", [])
+                ]
+                turns.append(
+                    Turn(role="assistant", content=m["content"] or "", tools_called=calls or None)
+                )
+        return ConversationalTestCase(turns=turns, chatbot_role=row["chatbot_role"])
+
+    agent = EXAMPLE.parent / "agent.jsonl"
+    chats = [json.loads(line) for line in agent.open()]
+    chats = [
+        {
+            "messages": [m for m in c["messages"] if m["role"] != "system"],
+            "chatbot_role": c.get("chatbot_role", "a travel assistant"),
+        }
+        for c in chats
+    ]
+    metrics = ["role_adherence", "argument_correctness", "task_completion"]
+    kwargs = judge.kwargs(tmp_path)
+    want = by_key(assay.evaluate(chats, metrics, **kwargs).records)
+    got = by_key(assay.evaluate([case(c) for c in chats], metrics, **kwargs).records)
+
+    # Evidence names a message by its place in its input: DeepEval's turns
+    # hold no tool messages, so the places differ and nothing else does.
+    def placeless(records):
+        return re.sub(r"messages\[\d+\]", "messages[N]", json.dumps(records, sort_keys=True))
+
+    assert placeless(got) == placeless(want)
+    assert got != want, "a call's place in DeepEval's turns is its own"
+    assert len(want) == len(chats) * len(metrics)
+    assert {r["status"] for r in want} == {"scored", "skipped"}, want
+    calls = [r for r in want if r["metric"] == "argument_correctness" and r["status"] == "scored"]
+    assert calls and any(r["value"] < 1 for r in calls), "the wrong argument is found"
 
 
 def test_same_records_as_the_command_line(tmp_path, judge, assay_command):
