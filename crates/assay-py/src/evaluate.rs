@@ -157,15 +157,19 @@ pub(crate) fn usage(e: Mistake) -> PyErr {
 }
 
 /// `raw`, the value of `field`, parsed into its type.
+fn parse_one<T: FromStr>(field: Field, raw: &str) -> PyResult<T>
+where
+    T::Err: std::fmt::Display,
+{
+    raw.parse::<T>().map_err(|e| usage(Mistake::of(field, e)))
+}
+
+/// `raw`, the value of `field` when given, parsed into its type.
 pub(crate) fn parse<T: FromStr>(field: Field, raw: Option<&str>) -> PyResult<Option<T>>
 where
     T::Err: std::fmt::Display,
 {
-    raw.map(|r| {
-        r.parse::<T>()
-            .map_err(|e| usage(Mistake::of(field.clone(), e)))
-    })
-    .transpose()
+    raw.map(|r| parse_one(field, r)).transpose()
 }
 
 /// Runs one evaluation and returns its summary (as `summary.json`) and its
@@ -237,7 +241,7 @@ pub fn evaluate(
     };
     let metrics = metrics
         .iter()
-        .map(|m| parse::<AnyId>(Field::Metrics, Some(m)).map(Option::unwrap))
+        .map(|m| parse_one::<AnyId>(Field::Metrics, m))
         .collect::<PyResult<Vec<_>>>()?;
     let settings = params
         .into_iter()
@@ -260,7 +264,7 @@ pub fn evaluate(
     let prices = prices
         .into_iter()
         .map(|(model, price)| {
-            let price = parse(Field::Price(model.clone()), Some(&price))?.unwrap();
+            let price = parse_one(Field::Price(model.clone()), &price)?;
             Ok(ModelPrice { model, price })
         })
         .collect::<PyResult<Vec<_>>>()?;
