@@ -29,12 +29,20 @@ python3 -m pip download --quiet --disable-pip-version-check --no-deps --no-binar
 echo "$SHA256  $WORK/llama_cpp_python-$LCP.tar.gz" | sha256sum --check --quiet
 tar -xzf "$WORK/llama_cpp_python-$LCP.tar.gz" -C "$WORK" "llama_cpp_python-$LCP/vendor/llama.cpp"
 SRC="$WORK/llama_cpp_python-$LCP/vendor/llama.cpp"
-say "building llama-server (about 15 minutes on two cores)"
-cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release \
-    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-    -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_UI=OFF \
-    -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF \
-    -DBUILD_SHARED_LIBS=OFF >&2
-cmake --build "$WORK/build" --target llama-server -j "$(nproc)" >&2
+LOG="$WORK/build.log"
+say "building llama-server (about 15 minutes on two cores; log in $LOG)"
+# The build's few hundred lines go to the log, shown only if it fails.
+if ! {
+    cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release \
+        -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+        -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_UI=OFF \
+        -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF \
+        -DBUILD_SHARED_LIBS=OFF \
+        && cmake --build "$WORK/build" --target llama-server -j "$(nproc)"
+} >"$LOG" 2>&1; then
+    tail -n 60 "$LOG" >&2
+    say "the build failed; the last 60 lines of $LOG are above"
+    exit 1
+fi
 rm -rf "$WORK/llama_cpp_python-$LCP" "$WORK/llama_cpp_python-$LCP.tar.gz"
 echo "$BIN"
