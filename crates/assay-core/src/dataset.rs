@@ -380,7 +380,7 @@ enum Inner {
 }
 
 enum ArrayItem {
-    Element(Value),
+    Element(Checked),
     /// The array is malformed at this line; nothing after it can be read.
     Error {
         message: String,
@@ -419,6 +419,12 @@ impl Rows {
             field,
             message,
         }
+    }
+
+    /// The error of a row in which an object names `key` twice.
+    fn repeated_key(&self, at: Position, key: String) -> RowError {
+        let message = "named twice in one object: which value is meant is unclear";
+        self.row_error(at, Some(key), message.to_string())
     }
 
     fn row_from_value(&mut self, value: Value, at: Position) -> Row {
@@ -521,10 +527,14 @@ impl Iterator for Rows {
                             Position::Line(*line)
                         };
                         // from_slice also rejects invalid UTF-8, so such a line is one bad row.
-                        let parsed = serde_json::from_slice::<Value>(buf);
+                        let parsed = serde_json::from_slice::<Checked>(buf);
                         self.row += 1;
                         break match parsed {
-                            Ok(v) => (v, at),
+                            Ok(Checked {
+                                repeated: Some(key),
+                                ..
+                            }) => return Some(Err(self.repeated_key(at, key))),
+                            Ok(c) => (c.value, at),
                             Err(e) => {
                                 return Some(Err(self.row_error(
                                     at,
@@ -590,9 +600,13 @@ impl Iterator for Rows {
                     self.inner = Inner::Done;
                     return None;
                 }
-                Ok(ArrayItem::Element(value)) => {
+                Ok(ArrayItem::Element(element)) => {
                     self.row += 1;
-                    (value, Position::Element(self.row))
+                    let at = Position::Element(self.row);
+                    match element.repeated {
+                        Some(key) => return Some(Err(self.repeated_key(at, key))),
+                        None => (element.value, at),
+                    }
                 }
                 Ok(ArrayItem::Error { message, line }) => {
                     self.row += 1;
@@ -623,7 +637,22 @@ fn csv_rows(reader: BufReader<Box<dyn Read + Send>>, file: &str) -> Result<Inner
         })?
         .iter()
         .map(str::to_string)
-        .collect();
+        .collect::<Vec<String>>();
+    if let Some((i, name)) = headers
+        .iter()
+        .enumerate()
+        .find(|(i, h)| headers[..*i].contains(h))
+    {
+        let first = headers.iter().position(|h| h == name).unwrap_or(0);
+        return Err(DatasetError::Malformed {
+            file: file.to_string(),
+            message: format!(
+                "the CSV header names column '{name}' twice (columns {} and {}): which one a row means is unclear",
+                first + 1,
+                i + 1
+            ),
+        });
+    }
     Ok(Inner::Csv {
         records: csv.into_records(),
         headers,
@@ -721,6 +750,103 @@ fn csv_object(
     Ok(map)
 }
 
+/// A JSON value with the first key that one of its objects names twice,
+/// by its path (`response`, `messages[1].content`): serde_json would keep
+/// the last value silently, and a row that says two things about one field
+/// must not be scored on a guess.
+struct Checked {
+    value: Value,
+    repeated: Option<String>,
+}
+
+impl Checked {
+    fn plain(value: Value) -> Checked {
+        Checked {
+            value,
+            repeated: None,
+        }
+    }
+}
+
+/// `inner`, a path within the value at `outer`.
+fn within(outer: String, inner: String) -> String {
+    if inner.starts_with('[') {
+        outer + &inner
+    } else {
+        format!("{outer}.{inner}")
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
+        use serde::de::{MapAccess, SeqAccess, Visitor};
+        struct Any;
+        impl<'de> Visitor<'de> for Any {
+            type Value = Checked;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Checked, E> {
+                Ok(Checked::plain(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Checked, E> {
+                Ok(Checked::plain(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Checked, E> {
+                Ok(Checked::plain(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Checked, E> {
+                Ok(Checked::plain(Value::from(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Checked, E> {
+                Ok(Checked::plain(Value::String(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Checked, E> {
+                Ok(Checked::plain(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Checked, E> {
+                Ok(Checked::plain(Value::Null))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+                let mut items = Vec::new();
+                let mut repeated = None;
+                while let Some(item) = seq.next_element::<Checked>()? {
+                    if repeated.is_none() {
+                        repeated = item
+                            .repeated
+                            .map(|p| within(format!("[{}]", items.len()), p));
+                    }
+                    items.push(item.value);
+                }
+                Ok(Checked {
+                    value: Value::Array(items),
+                    repeated,
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+                let mut object = Map::new();
+                let mut repeated = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    let item: Checked = map.next_value()?;
+                    if repeated.is_none() {
+                        repeated = if object.contains_key(&key) {
+                            Some(key.clone())
+                        } else {
+                            item.repeated.map(|p| within(key.clone(), p))
+                        };
+                    }
+                    object.insert(key, item.value);
+                }
+                Ok(Checked {
+                    value: Value::Object(object),
+                    repeated,
+                })
+            }
+        }
+        d.deserialize_any(Any)
+    }
+}
+
 /// Parses a JSON array on its own thread, element by element, through a
 /// channel of bounded depth.
 fn json_array_rows(reader: BufReader<Box<dyn Read + Send>>, file: String) -> Inner {
@@ -744,7 +870,7 @@ fn stream_array(reader: BufReader<Box<dyn Read + Send>>, tx: mpsc::SyncSender<Ar
             f.write_str("a JSON array of objects")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-            while let Some(value) = seq.next_element::<Value>()? {
+            while let Some(value) = seq.next_element::<Checked>()? {
                 // The receiver hung up: nobody wants more rows.
                 if self.tx.send(ArrayItem::Element(value)).is_err() {
                     return Ok(());

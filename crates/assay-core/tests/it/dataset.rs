@@ -556,3 +556,44 @@ fn a_copy_is_named_as_what_it_stands_for() {
         ]
     );
 }
+
+#[test]
+fn a_key_named_twice_is_a_bad_row_naming_it_and_the_rest_go_on() {
+    let rows = [
+        r#"{"id": "a", "response": "x", "response": "y"}"#,
+        r#"{"id": "b", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a", "content": "b"}]}"#,
+        r#"{"id": "c", "response": "fine", "details": {"n": 1}, "more": [{"n": 1}, {"n": 2}]}"#,
+    ];
+    let unclear = "named twice in one object: which value is meant is unclear";
+    let jsonl = rows.join("\n");
+    let array = format!("[{}]", rows.join(",\n"));
+    for (name, content) in [("d.jsonl", jsonl), ("d.json", array)] {
+        let (_d, read) = rows_of(name, content.as_bytes(), None);
+        assert_eq!(read.len(), 3, "{name}");
+        let first = read[0].as_ref().unwrap_err();
+        assert_eq!(first.field.as_deref(), Some("response"), "{name}");
+        assert!(
+            first
+                .to_string()
+                .ends_with(&format!("field 'response': {unclear}")),
+            "{first}"
+        );
+        let second = read[1].as_ref().unwrap_err();
+        assert_eq!(
+            second.field.as_deref(),
+            Some("messages[1].content"),
+            "{name}"
+        );
+        assert_eq!(ids(&read)[2], Some("c"), "{name}");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.csv");
+    std::fs::write(&path, "id,response,user_input,response\na,x,q,y\n").unwrap();
+    let e = dataset::open(&Source::Path(path), None).err().unwrap();
+    assert!(
+        e.to_string()
+            .contains("names column 'response' twice (columns 2 and 4)"),
+        "{e}"
+    );
+}
