@@ -65,6 +65,9 @@ pub enum SkipReason {
     NoTopics,
     /// The conversation makes no tool call, so no arguments can be right.
     NoCalls,
+    /// No assistant reply of the conversation carries its own retrieved
+    /// contexts, so a per-turn RAG metric has no turn to score.
+    NoTurnContexts,
 }
 
 impl fmt::Display for SkipReason {
@@ -94,6 +97,9 @@ impl fmt::Display for SkipReason {
                 f.write_str("no_topics: the user brings up no topic in the conversation")
             }
             SkipReason::NoCalls => f.write_str("no_calls: the conversation makes no tool call"),
+            SkipReason::NoTurnContexts => f.write_str(
+                "no_turn_contexts: no assistant reply carries its own retrieved contexts",
+            ),
         }
     }
 }
@@ -358,6 +364,7 @@ mod tests {
             (SkipReason::NoIntentions, "no_intentions: "),
             (SkipReason::NoTopics, "no_topics: "),
             (SkipReason::NoCalls, "no_calls: "),
+            (SkipReason::NoTurnContexts, "no_turn_contexts: "),
         ] {
             assert!(why.to_string().starts_with(key), "{why}");
         }

@@ -11,6 +11,7 @@
 use crate::judged::common::{itemized, misaligned, quote, scored, with_quotes};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::IdkCountsAs;
+use crate::judged::per_turn;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
@@ -36,11 +37,14 @@ pub const DEF: JudgedDef = JudgedDef {
     required: &[Field::UserInput, Field::Response],
     needs_contexts: false,
     prompts: PROMPTS,
-    params: &[param(
-        "idk_counts_as",
-        "irrelevant",
-        "irrelevant (valor) or relevant (DeepEval)",
-    )],
+    params: &[
+        param(
+            "idk_counts_as",
+            "irrelevant",
+            "irrelevant (valor) or relevant (DeepEval)",
+        ),
+        per_turn::PARAM,
+    ],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || {

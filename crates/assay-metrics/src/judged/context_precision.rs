@@ -17,6 +17,7 @@
 use crate::judged::common::{misaligned, n_refs, quote, scored, with_quotes};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::PrecisionAgainst;
+use crate::judged::per_turn;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, UsefulFor, Verdict};
@@ -47,11 +48,14 @@ pub const DEF: JudgedDef = JudgedDef {
     ],
     needs_contexts: true,
     prompts: PROMPTS,
-    params: &[param(
-        "against",
-        "reference",
-        "reference, or response for the no-reference variant",
-    )],
+    params: &[
+        param(
+            "against",
+            "reference",
+            "reference, or response for the no-reference variant",
+        ),
+        per_turn::PARAM,
+    ],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || {

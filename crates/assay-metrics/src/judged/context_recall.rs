@@ -25,6 +25,7 @@ use crate::judged::common::{
     itemized, misaligned, n_refs, quote, scored, soft_share, with_quotes, with_soft_score,
 };
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
+use crate::judged::per_turn;
 use crate::judged::prompt::PromptId;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, StepOutput, Verdict};
 use crate::judged::steps;
@@ -52,7 +53,7 @@ pub const DEF: JudgedDef = JudgedDef {
     required: &[Field::RetrievedContexts, Field::References],
     needs_contexts: false,
     prompts: PROMPTS,
-    params: &[],
+    params: &[per_turn::PARAM],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || JudgedMetric::new(ContextRecall),
@@ -61,7 +62,7 @@ pub const DEF: JudgedDef = JudgedDef {
     per_output: None,
 };
 
-/// The metric (it has no parameters).
+/// The metric (its one parameter, `per_turn`, wraps it).
 #[derive(Debug)]
 pub struct ContextRecall;
 

@@ -8,6 +8,7 @@
 
 use crate::judged::common::context_share;
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric};
+use crate::judged::per_turn;
 use crate::judged::prompt::PromptId;
 use crate::judged::share::{Items, Share};
 use crate::judged::step::{Label, Verdict};
@@ -30,7 +31,7 @@ pub const DEF: JudgedDef = JudgedDef {
     required: &[Field::UserInput, Field::RetrievedContexts],
     needs_contexts: true,
     prompts: PROMPTS,
-    params: &[],
+    params: &[per_turn::PARAM],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || {

@@ -27,6 +27,7 @@ use crate::judged::common::{cosine, misaligned, scored};
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::STRICTNESS_DOC;
 use crate::judged::options::{Agreement, Strictness};
+use crate::judged::per_turn;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{EmbedText, Extraction, InputError, Inputs, StepKey};
@@ -62,6 +63,7 @@ pub const DEF: JudgedDef = JudgedDef {
             "jaccard",
             "how votes agree: jaccard of sentence sets, or embedding cosine",
         ),
+        per_turn::PARAM,
     ],
     empty_inputs: EMPTY_INPUTS,
     signature_version: SIGNATURE_VERSION,

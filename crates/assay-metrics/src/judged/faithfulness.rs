@@ -25,6 +25,7 @@ use crate::judged::common::{
 };
 use crate::judged::metric::{single, JudgedDef, JudgedId, JudgedMetric, MetricUnit};
 use crate::judged::options::FaithfulnessMode;
+use crate::judged::per_turn;
 use crate::judged::prompt::PromptId;
 use crate::judged::prompt::PromptSet;
 use crate::judged::step::{InputError, Inputs, Label, StepKey, Verdict};
@@ -52,12 +53,15 @@ pub const DEF: JudgedDef = JudgedDef {
     required: &[Field::Response, Field::RetrievedContexts],
     needs_contexts: false,
     prompts: PROMPTS,
-    params: &[param(
-        "mode",
-        "supported",
-        "supported: unsupported statements count against (ragas, valor); \
+    params: &[
+        param(
+            "mode",
+            "supported",
+            "supported: unsupported statements count against (ragas, valor); \
                  contradictions: only contradicted ones (DeepEval)",
-    )],
+        ),
+        per_turn::PARAM,
+    ],
     empty_inputs: EMPTY_INPUTS,
     signature_version: 1,
     default: || {

@@ -3,7 +3,7 @@
 
 use crate::judged::prompt::{PromptId, PromptSet, Protocol};
 use crate::judged::step::{InputError, Inputs, Outputs, StepKey, StepOutput};
-use crate::judged::{grounding, likelihood, screen};
+use crate::judged::{conversation, grounding, likelihood, per_turn, screen};
 use crate::params::ParamSpec;
 use crate::params::{ParamError, Values};
 use crate::spec::Direction;
@@ -231,10 +231,11 @@ impl JudgedMetric {
     ) -> Result<JudgedMetric, ParamError> {
         let def = id.def();
         let values = Values::resolve(id, def.params, def.named_params, given)?;
-        match def.configure {
-            Some(configure) => configure(&values, prompts),
-            None => Ok((def.default)()),
-        }
+        let metric = match def.configure {
+            Some(configure) => configure(&values, prompts)?,
+            None => (def.default)(),
+        };
+        per_turn_if_asked(metric, &values)
     }
 
     /// The metric a unit defines.
@@ -402,9 +403,20 @@ impl JudgedMetric {
         sig
     }
 
-    /// Every parameter and its value, as users would type it.
+    /// Every parameter and its value, as users would type it
+    /// (`per_turn=false` included where the metric offers it and is not
+    /// scored per turn).
     pub fn params(&self) -> Vec<(String, String)> {
-        self.0.params()
+        let mut params = self.0.params();
+        let offered = self
+            .id()
+            .params()
+            .iter()
+            .any(|p| p.name == per_turn::PARAM.name);
+        if offered && !params.iter().any(|(k, _)| k == per_turn::PARAM.name) {
+            params.push((per_turn::PARAM.name.into(), "false".into()));
+        }
+        params
     }
 
     /// What output `output` measures, in words (see
@@ -429,5 +441,98 @@ impl JudgedMetric {
     /// failure.
     pub fn set_up(&self, step: &StepKey, output: Result<&StepOutput, &Failure>) {
         self.0.set_up(step, output);
+    }
+}
+
+/// `metric`, scored per turn ([`per_turn`]) when its values say
+/// `per_turn=true`; refused when its parameters make it embed texts.
+fn per_turn_if_asked(metric: JudgedMetric, values: &Values) -> Result<JudgedMetric, ParamError> {
+    let name = per_turn::PARAM.name;
+    if !metric.id().params().iter().any(|p| p.name == name) || !values.parse::<bool>(name)? {
+        return Ok(metric);
+    }
+    if let Some(field) = metric
+        .required()
+        .into_iter()
+        .find(|f| !per_turn::TURN_FIELDS.contains(f))
+    {
+        let why = format!("a turn has no '{field}', which the metric needs with these parameters");
+        return Err(values.invalid(name, "true", why));
+    }
+    if metric.needs_embedder() {
+        let why = "with these parameters the metric embeds texts, which is not done per turn";
+        return Err(values.invalid(name, "true", why));
+    }
+    Ok(JudgedMetric::new(PerTurn { metric }))
+}
+
+/// A metric scored on each turn of a conversation that carries contexts
+/// (see [`per_turn`]).
+#[derive(Debug)]
+struct PerTurn {
+    metric: JudgedMetric,
+}
+
+impl MetricUnit for PerTurn {
+    fn def(&self) -> &'static JudgedDef {
+        self.metric.id().def()
+    }
+
+    fn required(&self) -> Vec<Field> {
+        vec![Field::Messages]
+    }
+
+    fn steps(&self, sample: &Sample) -> Vec<StepKey> {
+        per_turn::turns(sample)
+            .iter()
+            .filter(|t| self.metric.precheck(&t.sample).is_none())
+            .flat_map(|t| {
+                let keys = self.metric.steps(&t.sample);
+                keys.into_iter().map(move |k| per_turn::on(t, k))
+            })
+            .collect()
+    }
+
+    fn directions(&self) -> Vec<(String, Direction)> {
+        self.metric.directions()
+    }
+
+    fn score(&self, inputs: &Inputs<'_>) -> Result<Vec<(String, Outcome)>, InputError> {
+        let names = self.metric.outputs();
+        if let Some(outcome) = conversation::unreadable(inputs.sample, &per_turn::TURN_PARTS) {
+            return Ok(names.into_iter().map(|n| (n, outcome.clone())).collect());
+        }
+        let mut by_output: Vec<Vec<(String, Outcome)>> = vec![Vec::new(); names.len()];
+        for turn in per_turn::turns(inputs.sample) {
+            let keys = self.metric.steps(&turn.sample);
+            let read = per_turn::view(&turn, keys, inputs.outputs);
+            for (name, outcome) in self.metric.score(&turn.sample, &read)? {
+                if let Some(i) = names.iter().position(|n| *n == name) {
+                    by_output[i].push((turn.name(), outcome));
+                }
+            }
+        }
+        Ok(names
+            .into_iter()
+            .zip(by_output)
+            .map(|(name, turns)| (name, per_turn::score(&turns)))
+            .collect())
+    }
+
+    fn params(&self) -> Vec<(String, String)> {
+        let mut params = self.metric.params();
+        params.retain(|(k, _)| k != per_turn::PARAM.name);
+        params.push((per_turn::PARAM.name.into(), "true".into()));
+        params
+    }
+
+    fn signature_params(&self) -> Vec<(String, String)> {
+        let mut params = self.metric.0.signature_params();
+        params.push((per_turn::PARAM.name.into(), "true".into()));
+        params
+    }
+
+    fn definition(&self, output: &str, prompts: &PromptSet) -> Option<String> {
+        self.metric.definition(output, prompts)
     }
 }

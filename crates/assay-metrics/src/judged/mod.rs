@@ -50,6 +50,7 @@ pub mod options;
 
 mod common;
 pub mod conversation;
+pub mod per_turn;
 pub mod share;
 
 pub mod agent_goal_accuracy;

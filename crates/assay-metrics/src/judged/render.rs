@@ -119,8 +119,8 @@ pub fn render(
         return Ok(Request::Resolved(screen.answer(&filled)));
     }
     if let Some(form) = likelihood::Form::under(prompts.protocol(), id) {
-        let reply = inputs.response()?;
-        let (items, scoring) = likelihood::requests(prompts, step, &filled, reply, form);
+        let reply = unit.0.reply(inputs)?;
+        let (items, scoring) = likelihood::requests(prompts, step, &filled, &reply, form);
         return Ok(Request::Items(ItemRequests {
             step: step.clone(),
             lists: vec![("verdicts", scoring.verdict_count())],

@@ -121,6 +121,12 @@ pub trait StepUnit: fmt::Debug + Send + Sync {
         let filled = self.fill(inputs).map_err(Problem::Inputs)?;
         self.check(inputs, &filled, answer).map(drop)
     }
+    /// The text its verdicts are about, where a protocol reads it (the
+    /// likelihood protocol scores the reply's words): the sample's
+    /// response, unless the step judges another.
+    fn reply(&self, inputs: &Inputs<'_>) -> Result<String, InputError> {
+        inputs.response().map(str::to_owned)
+    }
     /// The same work as two steps, the first's output then the second,
     /// which [`crate::judged::plan()`] takes instead when the first is
     /// wanted anyway, so that its output is shared.

@@ -3,9 +3,9 @@
 
 use assay_metrics::judged::{
     answer_correctness, answer_relevance, answer_relevancy, aspect_critique, bias,
-    context_precision, context_relevancy, conversation_rubric, faithfulness, rubric,
-    semantic_similarity, summarization_score, topic_adherence, turn_relevancy, JudgedId,
-    JudgedMetric, PromptSet,
+    context_precision, context_recall, context_relevance, context_relevancy, conversation_rubric,
+    faithfulness, hallucination, rubric, semantic_similarity, summarization_score, topic_adherence,
+    turn_relevancy, JudgedId, JudgedMetric, PromptSet,
 };
 use assay_metrics::ParamError;
 use std::collections::BTreeMap;
@@ -37,6 +37,13 @@ const ALTERNATIVES: &[(JudgedId, &str, &str)] = &[
     (conversation_rubric::ID, "steps", "Read it | Rate it"),
     (conversation_rubric::ID, "scale", "7"),
     (conversation_rubric::ID, "fields", "messages,chatbot_role"),
+    (faithfulness::ID, "per_turn", "true"),
+    (hallucination::ID, "per_turn", "true"),
+    (answer_relevance::ID, "per_turn", "true"),
+    (context_precision::ID, "per_turn", "true"),
+    (context_recall::ID, "per_turn", "true"),
+    (context_relevance::ID, "per_turn", "true"),
+    (context_relevancy::ID, "per_turn", "true"),
 ];
 
 const RUBRIC: JudgedId = rubric::ID;

@@ -4,7 +4,7 @@
 //! failing only their own outcomes), and against the real small local
 //! judge.
 
-use crate::common::{assay, repo};
+use crate::common::{assay, repo, stderr};
 use crate::judged::{by_metric, ok, Fixture};
 use serde_json::{json, Value};
 
@@ -448,4 +448,168 @@ fn conversation_rubric_rates_the_whole_conversation_on_its_steps() {
     assert!(asked.iter().any(|r| r
         .last_message()
         .contains("assistant: The cheapest airline from Oslo is Norwegian.")));
+}
+
+/// A RAG conversation under the loopback judge's rules: the first reply
+/// states what its context says; the second states one thing of two its
+/// contexts say, and one of its contexts contradicts it (both speak of
+/// cheese); the last reply carries no contexts.
+fn rag_chat() -> Value {
+    json!({"id": "einstein", "messages": [
+        {"role": "user", "content": "Where was Einstein born?"},
+        {"role": "assistant", "content": "Einstein was born in Ulm.",
+         "retrieved_contexts": ["Einstein was born in Ulm in 1879."]},
+        {"role": "user", "content": "And where did he die?"},
+        {"role": "assistant", "content": "He died in Princeton. He liked cheese.",
+         "retrieved_contexts": ["He died in Princeton in 1955.", "He never ate cheese."]},
+        {"role": "user", "content": "Thanks!"},
+        {"role": "assistant", "content": "You are welcome."},
+    ]})
+}
+
+#[test]
+fn rag_metrics_score_each_turn_that_carries_contexts() {
+    let fx = Fixture::content_reading();
+    let rows = vec![
+        rag_chat(),
+        chat(
+            "chat",
+            &[("user", "Hello"), ("assistant", "Hi, how can I help?")],
+        ),
+        json!({"id": "single", "user_input": "q", "response": "a", "retrieved_contexts": ["a"]}),
+        json!({"id": "broken", "messages": [
+            {"role": "user", "content": "Where was Einstein born?"},
+            {"role": "assistant", "content": "In Ulm.", "retrieved_contexts": 5},
+        ]}),
+    ];
+    let data = fx.data(&rows);
+    let per_turn = [
+        "--set",
+        "faithfulness.per_turn=true",
+        "--set",
+        "hallucination.per_turn=true",
+    ];
+    ok(&fx.eval(&data, "faithfulness,hallucination", "turns", &per_turn));
+    let out = fx.path("turns");
+    let einstein = by_metric(&out, "einstein");
+    assert_eq!(einstein["faithfulness"]["value"], 0.75, "{einstein:?}");
+    assert_eq!(einstein["hallucination"]["value"], 0.25, "{einstein:?}");
+    let turns = &einstein["faithfulness"]["details"]["turns"];
+    let names: Vec<&str> = turns
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["turn"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["messages[1]", "messages[3]"]);
+    assert!(
+        turns[1]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("He liked cheese"),
+        "{turns}"
+    );
+    // Each turn's work once: the statements of a reply, their verdicts,
+    // and one reading of each reply against its contexts.
+    assert_eq!(fx.asked("statements"), 2);
+    assert_eq!(fx.asked("faithfulness_verdicts"), 2);
+    assert_eq!(fx.asked("contradictions"), 2);
+
+    let chat = &by_metric(&out, "chat")["faithfulness"];
+    assert_eq!(chat["status"], "skipped", "{chat}");
+    assert!(
+        chat["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no_turn_contexts"),
+        "{chat}"
+    );
+    let single = &by_metric(&out, "single")["faithfulness"];
+    assert!(
+        single["reason"].as_str().unwrap().contains("messages"),
+        "{single}"
+    );
+    for metric in ["faithfulness", "hallucination"] {
+        let broken = &by_metric(&out, "broken")[metric];
+        assert_eq!(broken["status"], "failed", "{broken}");
+        assert_eq!(broken["error"]["kind"], "input");
+        assert!(
+            broken["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("messages[1].retrieved_contexts"),
+            "{broken}"
+        );
+    }
+
+    // A turn is scored as the single-turn row it reads as: the same
+    // values, from the same cached answers, with no new call.
+    let as_rows: Vec<Value> = [
+        ("t1", "Where was Einstein born?", &rag_chat()["messages"][1]),
+        ("t3", "And where did he die?", &rag_chat()["messages"][3]),
+    ]
+    .iter()
+    .map(|(id, q, m)| {
+        json!({"id": id, "user_input": q, "response": m["content"],
+               "retrieved_contexts": m["retrieved_contexts"]})
+    })
+    .collect();
+    let calls = fx.chats().len();
+    let data = fx.data(&as_rows);
+    ok(&fx.eval(&data, "faithfulness,hallucination", "rows", &[]));
+    assert_eq!(fx.chats().len(), calls);
+    for (i, id) in ["t1", "t3"].iter().enumerate() {
+        let row = by_metric(&fx.path("rows"), id);
+        assert_eq!(row["faithfulness"]["value"], turns[i]["value"], "{id}");
+        let h = &einstein["hallucination"]["details"]["turns"][i];
+        assert_eq!(row["hallucination"]["value"], h["value"], "{id}");
+    }
+}
+
+#[test]
+fn a_metric_that_embeds_is_refused_per_turn_and_precision_reads_the_reference() {
+    let fx = Fixture::content_reading();
+    let data = fx.data(&[rag_chat()]);
+    let o = fx.eval(
+        &data,
+        "context_relevancy",
+        "refused",
+        &[
+            "--set",
+            "context_relevancy.per_turn=true",
+            "--set",
+            "context_relevancy.strictness=3",
+            "--set",
+            "context_relevancy.agreement=embedding",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("context_relevancy.per_turn=true"), "{err}");
+    assert!(err.contains("embeds"), "{err}");
+    assert_eq!(fx.chats().len(), 0);
+
+    // context_precision compares each turn's contexts with the
+    // conversation's reference (DeepEval's expected outcome); without
+    // one, each turn is skipped for it, and so is the conversation.
+    let mut chat = rag_chat();
+    chat["reference"] = json!("Einstein was born in Ulm.");
+    let mut bare = rag_chat();
+    bare["id"] = json!("bare");
+    let data = fx.data(&[chat, bare]);
+    let set = ["--set", "context_precision.per_turn=true"];
+    ok(&fx.eval(&data, "context_precision", "precision", &set));
+    let out = fx.path("precision");
+    let einstein = &by_metric(&out, "einstein")["context_precision"];
+    assert_eq!(einstein["status"], "scored", "{einstein}");
+    let turns = einstein["details"]["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 2, "{einstein}");
+    let bare = &by_metric(&out, "bare")["context_precision"];
+    assert_eq!(bare["status"], "skipped", "{bare}");
+    assert!(
+        bare["reason"].as_str().unwrap().contains("reference"),
+        "{bare}"
+    );
+    assert_eq!(fx.chats().len(), fx.asked("context_usefulness"));
+    assert_eq!(fx.asked("context_usefulness"), 2);
 }
