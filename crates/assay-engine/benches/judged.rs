@@ -3,11 +3,14 @@
 //! --latency-ms L --concurrency C]` (defaults 200 samples with 4 contexts,
 //! 200 ms, 16).
 //!
-//! Two suites, each run in-process by [`assay_engine::run_blocking`] on a
+//! Three suites, each run in-process by [`assay_engine::run_blocking`] on a
 //! runtime of its own (two workers, as `assay eval` on two cores), with no
 //! cache, over OpenAI-protocol clients of the loopback judge: the default RAG
 //! suite (faithfulness, answer_relevancy, context_precision,
-//! context_recall), then every judged metric. Per metric it reports its
+//! context_recall), then every single-turn judged metric, on RAG rows; then
+//! every conversation metric with the RAG metrics per turn, on
+//! conversations of three exchanges with a tool call and contexts per
+//! reply (`--conversations N`, default 50). Per metric it reports its
 //! share of the judge calls per sample (a call of a step that n metrics
 //! read counts 1/n), its embedding requests, and the calls it makes when
 //! run alone, measured by running it alone. Per suite: the whole call
@@ -16,7 +19,7 @@
 //! bound when concurrency does not limit) and requests x latency /
 //! concurrency (the bound when it does).
 
-use assay_core::{Sample, Source};
+use assay_core::{Field, Sample, Source};
 use assay_engine::{
     run_blocking, CancelToken, Existing, JudgedRun, ModelChoice, Reasons, RunOptions, Silent,
     Strictness,
@@ -36,10 +39,8 @@ use std::time::{Duration, Instant};
 /// The bench's settings and its loopback judge.
 struct Bench {
     server: Server,
-    samples: usize,
     latency: Duration,
     concurrency: u64,
-    data: PathBuf,
     dir: PathBuf,
 }
 
@@ -83,13 +84,56 @@ fn row(i: usize) -> Value {
     })
 }
 
+/// Conversation `i`: a travel assistant that answers from retrieved
+/// contexts, calls a tool, and is told a fact it should keep. Every text
+/// names `i`, so no call is shared across conversations.
+fn conversation(i: usize) -> Value {
+    json!({
+        "id": format!("c{i}"),
+        "chatbot_role": "a polite travel assistant",
+        "reference_topics": ["flights", "hotels"],
+        "reference": format!("Two seats to Rome {i} are booked"),
+        "messages": [
+            {"role": "system", "content": "You are a travel assistant."},
+            {"role": "user", "content": format!("My name is Ada {i}. Which flights go to Rome {i}?")},
+            {"role": "assistant", "content": format!("Flights to Rome {i} leave daily. SK{i} leaves at nine"),
+             "retrieved_contexts": [format!("Flights to Rome {i} leave daily"), format!("SK{i} leaves at nine"), "Cheese is tasty"]},
+            {"role": "user", "content": format!("Book two seats on SK{i}.")},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+             "function": {"name": "book_flight", "arguments": format!("{{\"flight\": \"SK{i}\", \"seats\": 2}}")}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": format!("booked SK{i}")},
+            {"role": "assistant", "content": format!("Two seats on SK{i} are booked, Ada {i}"),
+             "retrieved_contexts": [format!("booked SK{i}")]},
+            {"role": "user", "content": format!("Is there a hotel near Rome {i} airport?")},
+            {"role": "assistant", "content": format!("Hotel {i} is near the airport. It has a pool"),
+             "retrieved_contexts": [format!("Hotel {i} is near the airport"), "Rome has two airports"]},
+        ],
+    })
+}
+
+/// What a suite runs on: its rows, and how many.
+#[derive(Clone, Copy)]
+struct Rows {
+    row: fn(usize) -> Value,
+    n: usize,
+    /// How the rows are counted in the report.
+    unit: &'static str,
+}
+
 impl Bench {
-    fn eval(&self, metrics: &[JudgedId], out: &str) -> Run {
+    /// The rows' data file.
+    fn data(&self, rows: Rows) -> PathBuf {
+        let path = self.dir.join(format!("{}.jsonl", rows.unit));
+        if !path.exists() {
+            let lines: Vec<String> = (0..rows.n).map(|i| (rows.row)(i).to_string()).collect();
+            std::fs::write(&path, lines.join("\n")).expect("write data");
+        }
+        path
+    }
+
+    fn eval(&self, metrics: &[JudgedMetric], rows: Rows, out: &str) -> Run {
         let prompts = PromptSet::builtin().expect("built-in prompts");
-        let metrics: Vec<JudgedMetric> = metrics
-            .iter()
-            .map(|m| JudgedMetric::configure(*m, &BTreeMap::new(), &prompts).expect("defaults"))
-            .collect();
+        let metrics = metrics.to_vec();
         let provider = ProviderOptions {
             base_url: Some(self.server.base_url()),
             concurrency: self.concurrency as usize,
@@ -116,7 +160,7 @@ impl Bench {
             reasons: Reasons::Composed,
         };
         let options = RunOptions {
-            source: Source::Path(self.data.clone()),
+            source: Source::Path(self.data(rows)),
             input_format: None,
             metrics: Vec::new(),
             judged: Some(Arc::new(judged)),
@@ -138,58 +182,71 @@ impl Bench {
     }
 
     /// The longest chain of dependent requests of one sample.
-    fn depth(&self, metrics: &[JudgedId]) -> usize {
-        let metrics: Vec<JudgedMetric> = metrics
-            .iter()
-            .map(|m| JudgedMetric::default_for(*m))
-            .collect();
-        (0..self.samples)
+    fn depth(&self, metrics: &[JudgedMetric], rows: Rows) -> usize {
+        (0..rows.n)
             .map(|i| {
-                let r = row(i);
+                let r = (rows.row)(i);
                 let sample = Sample::from_json(i as u64 + 1, r.as_object().expect("object"))
                     .expect("sample");
-                plan(&metrics, &sample, Protocol::Listed).depth()
+                plan(metrics, &sample, Protocol::Listed).depth()
             })
             .max()
             .unwrap_or(0)
     }
 
-    /// Runs `metrics` together, then each alone, and prints the figures.
-    fn suite(&self, title: &str, metrics: &[JudgedId], alone: &mut BTreeMap<JudgedId, Run>) {
-        let n = self.samples as f64;
-        let shared = self.eval(metrics, title);
+    /// Runs `metrics` together on `rows`, then each alone, and prints the
+    /// figures.
+    fn suite(
+        &self,
+        title: &str,
+        metrics: &[JudgedMetric],
+        rows: Rows,
+        alone: &mut BTreeMap<JudgedId, Run>,
+    ) {
+        let n = rows.n as f64;
+        let unit = rows.unit;
+        let shared = self.eval(metrics, rows, title);
         for m in metrics {
-            if !alone.contains_key(m) {
-                let run = self.eval(std::slice::from_ref(m), &format!("alone-{}", m.name()));
-                alone.insert(*m, run);
+            if let std::collections::btree_map::Entry::Vacant(e) = alone.entry(m.id()) {
+                let out = format!("alone-{unit}-{}", m.id());
+                e.insert(self.eval(std::slice::from_ref(m), rows, &out));
             }
         }
         println!("\n{title}: {} metrics", metrics.len());
         println!(
-            "  {:<20} {:>12} {:>12} {:>12} {:>12}  scored/skipped/failed",
-            "metric", "judge/sample", "embed/sample", "alone judge", "alone embed"
+            "  {:<25} {:>12} {:>12} {:>12} {:>12}  scored/skipped/failed",
+            "metric",
+            format!("judge/{unit}"),
+            format!("embed/{unit}"),
+            "alone judge",
+            "alone embed"
         );
         let usage = &shared.summary["usage"]["per_metric"];
         let (mut sum_judge, mut sum_embed) = (0.0, 0.0);
         for m in metrics {
-            let u = &usage[m.name()];
-            let (judge, embed) = alone[m].calls();
+            let name = m.id().name();
+            let shown = match m.params().contains(&("per_turn".into(), "true".into())) {
+                true => format!("{name} per turn"),
+                false => name.to_string(),
+            };
+            let u = &usage[name];
+            let (judge, embed) = alone[&m.id()].calls();
             sum_judge += judge;
             sum_embed += embed;
             println!(
-                "  {:<20} {:>12.2} {:>12.2} {:>12.2} {:>12.2}  {}",
-                m.name(),
+                "  {:<25} {:>12.2} {:>12.2} {:>12.2} {:>12.2}  {}",
+                shown,
                 num(&u["calls"]) / n,
                 num(&u["embeddings"]["calls"]) / n,
                 judge / n,
                 embed / n,
-                coverage(&shared.summary, m.name()),
+                coverage(&shared.summary, name),
             );
         }
         let (judge, embed) = shared.calls();
         println!(
-            "  together: {:.2} judge calls + {:.2} embedding requests per sample; \
-             the metrics alone: {:.2} + {:.2}; sharing saved {:.2} judge calls per sample \
+            "  together: {:.2} judge calls + {:.2} embedding requests per {unit}; \
+             the metrics alone: {:.2} + {:.2}; sharing saved {:.2} judge calls per {unit} \
              ({:.0}%), {:.2} embedding requests",
             judge / n,
             embed / n,
@@ -199,7 +256,7 @@ impl Bench {
             100.0 * (sum_judge - judge) / sum_judge,
             (sum_embed - embed) / n,
         );
-        let depth = self.depth(metrics);
+        let depth = self.depth(metrics, rows);
         let lat = self.latency.as_secs_f64();
         let by_depth = depth as f64 * lat;
         let by_concurrency = shared.requests as f64 * lat / self.concurrency as f64;
@@ -240,6 +297,7 @@ fn coverage(summary: &Value, metric: &str) -> String {
 
 fn main() {
     let samples = arg("--samples", 200) as usize;
+    let conversations = arg("--conversations", 50) as usize;
     let latency = Duration::from_millis(arg("--latency-ms", 200));
     let concurrency = arg("--concurrency", 16);
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -251,21 +309,33 @@ fn main() {
         judge::reply(req).after(latency)
     }));
     let dir = tempfile::tempdir().expect("temp dir");
-    let data = dir.path().join("data.jsonl");
-    let rows: Vec<String> = (0..samples).map(|i| row(i).to_string()).collect();
-    std::fs::write(&data, rows.join("\n")).expect("write data");
     let bench = Bench {
         server,
-        samples,
         latency,
         concurrency,
-        data,
         dir: dir.path().to_path_buf(),
     };
     println!(
-        "{samples} samples, 4 contexts, latency {} ms, concurrency {concurrency}, no cache",
+        "{samples} samples, 4 contexts, {conversations} conversations, latency {} ms, \
+         concurrency {concurrency}, no cache",
         latency.as_millis()
     );
+    let rag = Rows {
+        row,
+        n: samples,
+        unit: "sample",
+    };
+    let prompts = PromptSet::builtin().expect("built-in prompts");
+    let defaults = |ids: &[JudgedId]| -> Vec<JudgedMetric> {
+        ids.iter()
+            .map(|id| JudgedMetric::configure(*id, &BTreeMap::new(), &prompts).expect("defaults"))
+            .collect()
+    };
+    let conversational = |id: &JudgedId| {
+        JudgedMetric::default_for(*id)
+            .required()
+            .contains(&Field::Messages)
+    };
     let mut alone = BTreeMap::new();
     let default_suite = [
         faithfulness::ID,
@@ -273,15 +343,31 @@ fn main() {
         context_precision::ID,
         context_recall::ID,
     ];
-    bench.suite("default suite", &default_suite, &mut alone);
+    bench.suite("default suite", &defaults(&default_suite), rag, &mut alone);
     // Every metric but the rubrics, which rate on a criterion the user
     // writes and have none by default (each adds one rating call per
     // sample and rubric).
-    bench.suite(
-        "every judged metric",
+    let rubric = |id: &JudgedId| id.params().iter().any(|p| p.name == "criteria");
+    let single: Vec<JudgedId> = JudgedId::all()
+        .filter(|id| !rubric(id) && !conversational(id))
+        .collect();
+    bench.suite("every judged metric", &defaults(&single), rag, &mut alone);
+    let mut suite = defaults(
         &JudgedId::all()
-            .filter(|id| !id.params().iter().any(|p| p.name == "criteria"))
+            .filter(|id| !rubric(id) && conversational(id))
             .collect::<Vec<_>>(),
-        &mut alone,
     );
+    for id in single
+        .iter()
+        .filter(|id| id.params().iter().any(|p| p.name == "per_turn"))
+    {
+        let given: BTreeMap<String, String> = [("per_turn".to_string(), "true".to_string())].into();
+        suite.push(JudgedMetric::configure(*id, &given, &prompts).expect("per turn"));
+    }
+    let chats = Rows {
+        row: conversation,
+        n: conversations,
+        unit: "conversation",
+    };
+    bench.suite("conversation suite", &suite, chats, &mut BTreeMap::new());
 }
