@@ -2,12 +2,22 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Runs the binary with `args`, optionally feeding `stdin`.
+/// Held by a test while it runs a local model. llama.cpp takes every core
+/// and its threads spin while they wait for each other, so two models at
+/// once on a two-core machine each run many times slower (8 local-model
+/// tests: 17.8 minutes at once).
+pub fn one_local_model_at_a_time() -> MutexGuard<'static, ()> {
+    static CORES: Mutex<()> = Mutex::new(());
+    // A failed test still ran its model to the end; the next may go.
+    CORES.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// `assay eval DATA -m METRICS --out OUT EXTRA...`.
 pub fn eval(data: &Path, metrics: &str, out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![

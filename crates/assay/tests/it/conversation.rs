@@ -379,6 +379,7 @@ fn topic_adherence_counts_answered_and_refused_topics_against_the_reference() {
 /// fact to retain), never a failure. Needs `scripts/fetch-models.sh`.
 #[test]
 fn the_local_judge_scores_conversations() {
+    let _cores = crate::common::one_local_model_at_a_time();
     let fx = Fixture::content_reading();
     let data = fx.data(&rows()[..1]);
     let out = fx.path("local");

@@ -491,6 +491,7 @@ pub(crate) fn eval_with_small_local_judge(data: &Path, metrics: &str, out: &Path
 /// every row of a calibration run as `truncated` before the cap.
 #[test]
 fn a_capped_list_ends_at_its_cap_with_the_small_local_judge() {
+    let _cores = crate::common::one_local_model_at_a_time();
     let fx = Fixture::content_reading();
     let row = json!({
         "id": "patoulidis",
@@ -517,6 +518,7 @@ fn a_capped_list_ends_at_its_cap_with_the_small_local_judge() {
 /// is a typed skip or failure. Needs `scripts/fetch-models.sh`.
 #[test]
 fn smoke_run_of_every_judged_metric_with_the_small_local_judge() {
+    let _cores = crate::common::one_local_model_at_a_time();
     let fx = Fixture::content_reading();
     let data = fx.data(&[rag_row()]);
     let metrics = "faithfulness,answer_relevancy,answer_relevance,context_precision,context_recall,\
@@ -626,6 +628,7 @@ pub(crate) fn assert_probability_weighted(r: &Value, scale: usize) {
 /// its label and of yes. Needs `scripts/fetch-models.sh`.
 #[test]
 fn the_local_judge_gives_summary_coherence_its_expected_rating_and_verdicts_their_probabilities() {
+    let _cores = crate::common::one_local_model_at_a_time();
     let fx = Fixture::content_reading();
     let data = fx.data(&[rag_row()]);
     let out = fx.path("local-probabilities");
@@ -682,6 +685,7 @@ fn the_local_judge_gives_summary_coherence_its_expected_rating_and_verdicts_thei
 /// alone do not see (README, "Judges and calibration").
 #[test]
 fn the_local_default_answers_the_example_s_grounding_questions_rightly_without_a_call() {
+    let _cores = crate::common::one_local_model_at_a_time();
     let fx = Fixture::content_reading();
     let out = fx.path("example-grounding");
     let o = eval_with_small_local_judge(

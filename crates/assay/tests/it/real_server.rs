@@ -152,6 +152,7 @@ fn verdicts_only(v: &Value) -> Value {
 
 #[test]
 fn a_real_llama_server_judges_as_the_same_model_in_process() {
+    let _cores = crate::common::one_local_model_at_a_time();
     let server = start(2048);
     let dir = tempfile::tempdir().unwrap();
     let (compared, all) = data(dir.path());

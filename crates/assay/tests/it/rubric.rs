@@ -174,6 +174,7 @@ fn a_rubric_whose_steps_cannot_be_written_fails_its_outcomes_not_the_run() {
 /// `scripts/fetch-models.sh`.
 #[test]
 fn the_local_judge_weights_a_rubric_rating_by_its_probabilities() {
+    let _cores = crate::common::one_local_model_at_a_time();
     let fx = Fixture::content_reading();
     let data = fx.data(&[rag_row()]);
     let out = fx.path("local");
