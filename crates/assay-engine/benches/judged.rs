@@ -357,10 +357,7 @@ fn main() {
             .filter(|id| !rubric(id) && conversational(id))
             .collect::<Vec<_>>(),
     );
-    for id in single
-        .iter()
-        .filter(|id| id.params().iter().any(|p| p.name == "per_turn"))
-    {
+    for id in single.iter().filter(|id| id.offers_per_turn()) {
         let given: BTreeMap<String, String> = [("per_turn".to_string(), "true".to_string())].into();
         suite.push(JudgedMetric::configure(*id, &given, &prompts).expect("per turn"));
     }

@@ -130,10 +130,15 @@ pub async fn judge_sample(
     repeat: u32,
 ) -> Judged {
     let plan = assay_metrics::judged::plan(&run.metrics, &sample, run.prompts.protocol());
+    let reads: Vec<(String, Vec<StepKey>)> = run
+        .metrics
+        .iter()
+        .map(|m| (m.id().to_string(), metric_steps(m, &sample)))
+        .collect();
     let scopes: Vec<Scope> = plan
         .steps
         .iter()
-        .map(|s| scope_of(&run.metrics, &sample, &s.key))
+        .map(|s| scope_of(&reads, &s.key))
         .collect();
     let mut states: Vec<State> = plan.steps.iter().map(|_| State::Waiting).collect();
     let mut outputs = Outputs::new();
@@ -412,13 +417,14 @@ fn metric_steps(metric: &JudgedMetric, sample: &Sample) -> Vec<StepKey> {
 }
 
 /// The metrics a step's usage is counted under: every metric of the run
-/// that reads it (the ledger splits a shared step's calls among them).
-fn scope_of(metrics: &[JudgedMetric], sample: &Sample, key: &StepKey) -> Scope {
+/// that reads it (the ledger splits a shared step's calls among them), of
+/// each metric's name and [`metric_steps`].
+fn scope_of(reads: &[(String, Vec<StepKey>)], key: &StepKey) -> Scope {
     Scope::new(
-        metrics
+        reads
             .iter()
-            .filter(|m| metric_steps(m, sample).contains(key))
-            .map(|m| m.id().to_string()),
+            .filter(|(_, keys)| keys.contains(key))
+            .map(|(name, _)| name.clone()),
     )
 }
 

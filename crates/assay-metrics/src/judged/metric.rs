@@ -109,6 +109,12 @@ impl JudgedId {
     pub fn params(self) -> &'static [ParamSpec] {
         self.def().params
     }
+
+    /// Whether the metric can be scored per turn (`METRIC.per_turn=true`,
+    /// see [`per_turn`]).
+    pub fn offers_per_turn(self) -> bool {
+        self.params().iter().any(|p| p.name == per_turn::PARAM.name)
+    }
 }
 
 impl PartialEq for JudgedId {
@@ -408,12 +414,7 @@ impl JudgedMetric {
     /// scored per turn).
     pub fn params(&self) -> Vec<(String, String)> {
         let mut params = self.0.params();
-        let offered = self
-            .id()
-            .params()
-            .iter()
-            .any(|p| p.name == per_turn::PARAM.name);
-        if offered && !params.iter().any(|(k, _)| k == per_turn::PARAM.name) {
+        if self.id().offers_per_turn() && !params.iter().any(|(k, _)| k == per_turn::PARAM.name) {
             params.push((per_turn::PARAM.name.into(), "false".into()));
         }
         params
@@ -448,16 +449,8 @@ impl JudgedMetric {
 /// `per_turn=true`; refused when its parameters make it embed texts.
 fn per_turn_if_asked(metric: JudgedMetric, values: &Values) -> Result<JudgedMetric, ParamError> {
     let name = per_turn::PARAM.name;
-    if !metric.id().params().iter().any(|p| p.name == name) || !values.parse::<bool>(name)? {
+    if !metric.id().offers_per_turn() || !values.parse::<bool>(name)? {
         return Ok(metric);
-    }
-    if let Some(field) = metric
-        .required()
-        .into_iter()
-        .find(|f| !per_turn::TURN_FIELDS.contains(f))
-    {
-        let why = format!("a turn has no '{field}', which the metric needs with these parameters");
-        return Err(values.invalid(name, "true", why));
     }
     if metric.needs_embedder() {
         let why = "with these parameters the metric embeds texts, which is not done per turn";

@@ -32,7 +32,7 @@ use crate::judged::step::{
 };
 use crate::params::{param, ParamSpec};
 use assay_core::conversation::{Part, Role};
-use assay_core::{Failure, Field, Outcome, Sample, SkipReason};
+use assay_core::{Failure, Outcome, Sample, SkipReason};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -45,14 +45,6 @@ pub const PARAM: ParamSpec = param(
      retrieved_contexts (the user's messages before it as the question, the conversation's \
      reference as its reference); the conversation's value is their mean",
 );
-
-/// The fields a turn gives its metric.
-pub const TURN_FIELDS: [Field; 4] = [
-    Field::UserInput,
-    Field::Response,
-    Field::RetrievedContexts,
-    Field::References,
-];
 
 /// The parts of a conversation its turns are read from.
 pub const TURN_PARTS: [Part; 3] = [Part::Message, Part::Content, Part::Contexts];

@@ -239,3 +239,40 @@ fn custom_aspects_join_the_built_in_ones() {
         "a custom definition is part of the signature"
     );
 }
+
+/// Every metric that offers `per_turn` finds on a turn every field it
+/// needs, with each of its parameters' values that does not embed: a
+/// turn gives the user's question, the reply, its contexts and the
+/// conversation's reference, nothing more.
+#[test]
+fn a_turn_gives_every_metric_offered_per_turn_what_it_needs() {
+    let prompts = PromptSet::builtin().unwrap();
+    let row = serde_json::json!({
+        "messages": [
+            {"role": "user", "content": "Where was Einstein born?"},
+            {"role": "assistant", "content": "In Ulm.", "retrieved_contexts": ["Einstein was born in Ulm."]},
+        ],
+        "reference": "Ulm",
+    });
+    let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
+    let turns = assay_metrics::judged::per_turn::turns(&sample);
+    assert_eq!(turns.len(), 1);
+    let offered: Vec<JudgedId> = JudgedId::all().filter(|id| id.offers_per_turn()).collect();
+    assert_eq!(offered.len(), 7, "{offered:?}");
+    for id in offered {
+        let mut configs = vec![BTreeMap::new()];
+        configs.extend(
+            ALTERNATIVES
+                .iter()
+                .filter(|(i, name, _)| *i == id && *name != "per_turn")
+                .map(|(_, name, value)| given(&[(name, value)])),
+        );
+        for values in configs {
+            let m = JudgedMetric::configure(id, &values, &prompts).unwrap();
+            if m.needs_embedder() {
+                continue;
+            }
+            assert_eq!(m.precheck(&turns[0].sample), None, "{id} {values:?}");
+        }
+    }
+}
