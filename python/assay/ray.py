@@ -28,6 +28,7 @@ result.dataset()        # a ray.data.Dataset of the records
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sys
@@ -146,7 +147,8 @@ def evaluate(
     `shards`: how many tasks (default: the cluster's CPUs); each needs
     `num_cpus` (judge-bound work can ask for less than 1) plus
     `ray_remote_args` (e.g. `{"runtime_env": {"env_vars": {...}}}` to give
-    the workers `OPENAI_API_KEY`). Every other keyword is
+    the workers `OPENAI_API_KEY`); a task's `threads` (its local model's
+    too) default to `num_cpus` rounded up. Every other keyword is
     `assay.evaluate`'s (base_url, concurrency, rpm, cache, ...).
     `concurrency`, `rpm` and `tpm`, when given, are budgets for the whole
     cluster: at most that many tasks run at once, and each gets an equal
@@ -182,6 +184,8 @@ def evaluate(
         blob = ray.put(path.read_bytes())
         args = (list(metrics), {k: _param_text(v) for k, v in (params or {}).items()})
         kwargs.update(judge=judge, embedder=embedder)
+        # A local model on no more cores than the task holds.
+        kwargs.setdefault("threads", max(1, math.ceil(num_cpus)))
         task = ray.remote(_score_shard).options(num_cpus=num_cpus, **(ray_remote_args or {}))
         todo = [k for k, d in dirs.items() if not _complete(d)]
         budget = {b: kwargs[b] for b in BUDGETS if kwargs.get(b) is not None}

@@ -751,7 +751,7 @@ pub struct CalibrateOptions {
     /// The run directory; none: `runs/calibrate-<unix time>`.
     pub out: Option<PathBuf>,
     pub judge: JudgeConfig,
-    /// Worker threads; none: all cores.
+    /// Worker threads, and a local model's CPU threads; none: all cores.
     pub threads: Option<usize>,
 }
 
@@ -876,8 +876,9 @@ pub fn calibrate(
     }
     .map_err(usage)?;
     let judged = JudgedMetric::configure(metric, &BTreeMap::new(), &prompts).map_err(usage)?;
-    let judged =
-        assay_config::judged_run(vec![judged], prompts, &options.judge).map_err(Error::Config)?;
+    let threads = assay_config::threads(options.threads).map_err(Error::Config)?;
+    let judged = assay_config::judged_run(vec![judged], prompts, &options.judge, threads)
+        .map_err(Error::Config)?;
     // As the run's manifest names it: a local model file without its path.
     let judge_spec = judged.judge_spec.to_string();
     let run = RunOptions {
@@ -887,7 +888,7 @@ pub fn calibrate(
         judged: Some(Arc::new(judged)),
         out: out.clone(),
         strict: Strictness::RecordAndContinue,
-        threads: assay_config::threads(options.threads).map_err(Error::Config)?,
+        threads,
         existing: Existing::Resume,
         shard: None,
     };

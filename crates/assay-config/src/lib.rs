@@ -325,14 +325,23 @@ fn connect_judge(
     options: &ProviderOptions,
     cache: Option<Arc<Cache>>,
     limiter: Arc<Limiter>,
+    threads: usize,
 ) -> std::result::Result<Judge, String> {
     match choice {
         ModelChoice::Http(spec) => {
             Judge::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
         }
         ModelChoice::Local(_) => {
-            let model = LocalJudge::from_spec(&local_spec(choice)?, LocalJudgeOptions::default())
-                .map_err(|e| e.to_string())?;
+            // No more threads than the run was given: llama.cpp's threads
+            // spin while they wait, so a model that takes cores another
+            // process holds (a second run, a Ray task beside it) is slowed
+            // many times over.
+            let local = LocalJudgeOptions {
+                threads,
+                ..LocalJudgeOptions::default()
+            };
+            let model =
+                LocalJudge::from_spec(&local_spec(choice)?, local).map_err(|e| e.to_string())?;
             Ok(Judge::new(
                 Arc::new(Offloaded::new(Arc::new(model))),
                 cache,
@@ -432,6 +441,7 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
             ),
         }
     }
+    let threads = threads(args.threads)?;
     let judged = if judged.is_empty() {
         if args.judge.batch_export {
             return Err(UsageError::of(
@@ -441,9 +451,8 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
         }
         None
     } else {
-        Some(Arc::new(judged_run(judged, prompts, &args.judge)?))
+        Some(Arc::new(judged_run(judged, prompts, &args.judge, threads)?))
     };
-    let threads = threads(args.threads)?;
     let out = match args.out {
         Some(dir) => dir,
         None => PathBuf::from("runs").join(utc_timestamp(std::time::SystemTime::now())?),
@@ -469,7 +478,8 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
     })
 }
 
-/// Worker threads: at least 1; all cores when not given.
+/// Worker threads, and a local model's CPU threads: at least 1; all cores
+/// when not given.
 pub fn threads(given: Option<usize>) -> Result<usize> {
     match given {
         Some(0) => Err(UsageError::of(Field::Threads, "must be at least 1")),
@@ -480,11 +490,13 @@ pub fn threads(given: Option<usize>) -> Result<usize> {
 
 /// Connects the judge (and embedder, if a metric needs one). Without a
 /// judge named it is the in-process local model, so that no run calls a
-/// paid API unasked.
+/// paid API unasked; a local model computes on `threads` CPU threads
+/// (see [`threads`]).
 pub fn judged_run(
     metrics: Vec<JudgedMetric>,
     prompts: PromptSet,
     args: &JudgeConfig,
+    threads: usize,
 ) -> Result<JudgedRun> {
     // The default is the in-process local model: never a paid cloud API.
     let judge_spec = args.judge.clone().unwrap_or(ModelChoice::Local(None));
@@ -528,8 +540,14 @@ pub fn judged_run(
     let unavailable = |e: String| UsageError::of(Field::Judge, format!("{judge_spec}: {e}"));
     let (judge, export) = match (args.batch_export, &judge_spec, &cache) {
         (false, _, _) => (
-            connect_judge(&judge_spec, &options, cache.clone(), Arc::clone(&limiter))
-                .map_err(unavailable)?,
+            connect_judge(
+                &judge_spec,
+                &options,
+                cache.clone(),
+                Arc::clone(&limiter),
+                threads,
+            )
+            .map_err(unavailable)?,
             None,
         ),
         (true, ModelChoice::Http(spec), Some(cache)) => {

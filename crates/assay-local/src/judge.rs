@@ -58,6 +58,10 @@ pub enum PrefixCaching {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JudgeOptions {
     /// CPU threads for llama.cpp (default: the available parallelism).
+    /// Part of the judge's identity: llama.cpp splits its sums among the
+    /// threads, so another count changes probabilities in the second or
+    /// third decimal (`summary_coherence` on the example: 0.3536 with 2,
+    /// 0.3513 with 1, 0.3408 with 3).
     pub threads: usize,
     /// Context window in tokens (capped at the model's training context).
     pub context: u32,
@@ -229,7 +233,7 @@ impl LocalJudge {
             endpoint: file_identity(path).map_err(|e| invalid(format!("cannot hash it: {e}")))?,
             model: name.to_owned(),
             settings: format!(
-                "engine=llama.cpp;decoder=v{DECODER_VERSION};decoding=greedy-or-seeded;grammar=compact-json;n_ctx={n_ctx};chunk={chunk}"
+                "engine=llama.cpp;decoder=v{DECODER_VERSION};decoding=greedy-or-seeded;grammar=compact-json;n_ctx={n_ctx};chunk={chunk};threads={threads}"
             ),
         };
         Ok(LocalJudge {

@@ -170,7 +170,8 @@ fn a_rubric_whose_steps_cannot_be_written_fails_its_outcomes_not_the_run() {
 
 /// With the real small local judge, which reports the probabilities of its
 /// closed choices: the rating is weighted by them (G-Eval) on the rubric's
-/// own scale, and the steps it writes are recorded. Needs
+/// own scale, the steps it writes are recorded, and `--threads` is what the
+/// model computes on. Needs
 /// `scripts/fetch-models.sh`.
 #[test]
 fn the_local_judge_weights_a_rubric_rating_by_its_probabilities() {
@@ -193,11 +194,18 @@ fn the_local_judge_weights_a_rubric_rating_by_its_probabilities() {
             "rubric.criteria=The response answers the question correctly.",
             "--set",
             "rubric.scale=4",
+            "--threads",
+            "1",
         ],
         None,
     );
     ok(&o);
     assert_probability_weighted(&by_metric(&out, "eiffel")["rubric"], 4);
+    // The model computed on the one thread asked for, and its identity (in
+    // signatures and cache keys) says so: another count gives other sums.
+    let manifest = crate::common::read_json(&out.join("manifest.json"));
+    let settings = manifest["judge"]["identity"]["settings"].as_str().unwrap();
+    assert!(settings.ends_with(";threads=1"), "{settings}");
     let steps = params(&out)["steps"].as_str().unwrap().to_string();
     assert!(steps != "generated" && steps != "failed" && !steps.is_empty());
     assert_eq!(fx.server.count(), 0, "nothing went over the network");
