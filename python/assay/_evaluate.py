@@ -94,15 +94,38 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _unfilled(value: Any) -> Any:
+    """`value` without the null members of its objects, at any depth.
+
+    Arrow (a pyarrow Table, a Hugging Face or Ray Dataset, a DataFrame read
+    from Parquet) gives every object in a column all the members that any
+    row's has, null where the row had none: the tool arguments
+    `{"from": "OSL"}` and `{"seats": 2}` come back as `{"from": "OSL",
+    "seats": None}` and `{"from": None, "seats": 2}`, which are other
+    arguments. So in rows of those containers a null member reads as absent,
+    as a missing cell does."""
+    if isinstance(value, Mapping):
+        return {k: _unfilled(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_unfilled(v) for v in value]
+    return value
+
+
+def _columnar(rows: Iterable[Any]) -> Iterable[Any]:
+    """The rows of a columnar container, as they were before Arrow filled
+    them (see `_unfilled`)."""
+    return (_unfilled(_plain(row)) for row in rows)
+
+
 def _rows(data: Any) -> Iterable[Mapping[str, Any]]:
     """The rows of any supported container, by duck typing (no import of
     pandas, pyarrow, datasets or ragas)."""
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # pandas.DataFrame
-        return data.to_dict(orient="records")
+        return _columnar(data.to_dict(orient="records"))
     if hasattr(data, "to_pylist"):  # pyarrow.Table
-        return data.to_pylist()
+        return _columnar(data.to_pylist())
     if hasattr(data, "to_list") and not isinstance(data, list):  # datasets.Dataset, ragas
-        return data.to_list()
+        return _columnar(data.to_list())
     if isinstance(data, Mapping):
         raise TypeError("data is one dict: give a list of rows")
     return data

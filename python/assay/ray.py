@@ -42,6 +42,7 @@ from assay._evaluate import (
     PathLike,
     Result,
     UsageError,
+    _columnar,
     _Copy,
     _param_text,
     _rows,
@@ -175,7 +176,7 @@ def evaluate(
             path = Path(data)
             original = str(path)
         elif hasattr(data, "iter_rows"):  # ray.data.Dataset, streamed
-            path = _write_rows(data.iter_rows(), folder)
+            path = _write_rows(_columnar(data.iter_rows()), folder)
         else:
             path = _write_rows(_rows(data), folder)
         n = shards or max(1, int(ray.cluster_resources().get("CPU", 1)))

@@ -154,6 +154,27 @@ def test_in_memory_containers_give_the_records_of_the_file(tmp_path, judge):
     assert "reference" in q8["rouge1.reason"]
 
 
+AGENT = EXAMPLE.parent / "agent.jsonl"
+CONVERSATION_METRICS = ["tool_call_accuracy", "tool_call_f1", "tool_correctness", "role_adherence"]
+
+
+def test_conversations_in_arrow_containers_give_the_records_of_the_file(tmp_path, judge):
+    # Arrow gives each tool call's arguments the members of every other
+    # row's (null where a row had none); read back, they are the file's.
+    kwargs = judge.kwargs(tmp_path)
+    want = by_key(assay.evaluate(AGENT, CONVERSATION_METRICS, **kwargs).records)
+    agent = [json.loads(line) for line in AGENT.open()]
+    # (From a DataFrame: Arrow's from_pylist reads the first row's keys only.)
+    frame = pd.DataFrame(agent)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    args = table.column("reference_tool_calls").to_pylist()[0][0]["args"]
+    assert args["seats"] is None, args
+    for data in (frame, table, datasets.Dataset.from_pandas(frame)):
+        got = by_key(assay.evaluate(data, CONVERSATION_METRICS, **kwargs).records)
+        assert got == want, type(data)
+    assert {r["status"] for r in want} == {"scored", "skipped"}, want
+
+
 def test_a_ragas_evaluation_dataset_is_read_as_its_rows(tmp_path, judge):
     from ragas import EvaluationDataset
 

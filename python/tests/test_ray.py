@@ -72,6 +72,28 @@ def test_shards_on_a_cluster_are_one_process_run(tmp_path, judge, cluster):
     )
 
 
+def test_conversations_shard_on_a_cluster_as_in_one_process(tmp_path, judge, cluster):
+    # Agent conversations as a Dataset: Arrow fills each tool call's
+    # arguments with every other row's members (null); the shards read the
+    # rows as they were, judged conversation metrics included.
+    metrics = [
+        "tool_call_accuracy",
+        "tool_call_f1",
+        "tool_correctness",
+        "knowledge_retention",
+        "role_adherence",
+        "agent_goal_accuracy",
+    ]
+    agent = [json.loads(line) for line in (EXAMPLE.parent / "agent.jsonl").open()]
+    kwargs = judge.kwargs(tmp_path)
+    result = assay.ray.evaluate(ray.data.from_items(agent), metrics, shards=2, **kwargs)
+    want = assay.evaluate(agent, metrics, **kwargs)
+    assert by_key(result.records) == by_key(want.records)
+    assert len(result.records) == len(agent) * len(metrics)
+    scored = {r["metric"] for r in want.records if r["status"] == "scored"}
+    assert scored == set(metrics), want.records
+
+
 def test_the_same_call_scores_only_the_shards_that_did_not_finish(tmp_path, judge, cluster):
     kwargs = judge.kwargs(tmp_path)
     out = tmp_path / "ray"
