@@ -227,13 +227,13 @@ fn base64(text: &str) -> Option<Vec<u8>> {
 
 /// The row of a trace, `None` when it has no LLM span.
 fn row(id: &str, spans: &[Span]) -> Option<Result<Map<String, Value>, TraceError>> {
-    let llm = spans
+    let (llm, convention) = spans
         .iter()
         .enumerate()
-        .filter(|(_, s)| Convention::of(&s.attributes).is_some())
-        .max_by_key(|(i, s)| (s.end, s.start, *i))
-        .map(|(_, s)| s)?;
-    Some(conversation(llm).map(|messages| {
+        .filter_map(|(i, s)| Convention::of(&s.attributes).map(|c| (i, s, c)))
+        .max_by_key(|(i, s, _)| (s.end, s.start, *i))
+        .map(|(_, s, c)| (s, c))?;
+    Some(conversation(llm, convention).map(|messages| {
         let mut row = Map::new();
         row.insert("id".into(), Value::String(id.to_string()));
         let contexts: Vec<Value> = spans.iter().flat_map(documents).collect();
@@ -306,12 +306,13 @@ impl Convention {
     }
 }
 
-/// The messages an LLM span saw and wrote, as OpenAI chat messages.
-fn conversation(span: &Span) -> Result<Vec<Value>, TraceError> {
+/// The messages an LLM span saw and wrote, as OpenAI chat messages, read
+/// as `convention` spells them.
+fn conversation(span: &Span, convention: Convention) -> Result<Vec<Value>, TraceError> {
     let attributes = &span.attributes;
     let mut messages = Vec::new();
-    match Convention::of(attributes) {
-        Some(Convention::GenAi) => {
+    match convention {
+        Convention::GenAi => {
             if let Some(system) = attributes.get("gen_ai.system_instructions") {
                 let field = "gen_ai.system_instructions";
                 let parts = json_attribute(span, field, system)?;
@@ -339,21 +340,20 @@ fn conversation(span: &Span) -> Result<Vec<Value>, TraceError> {
                 }
             }
         }
-        Some(Convention::OpenInference) => {
+        Convention::OpenInference => {
             for prefix in ["llm.input_messages.", "llm.output_messages."] {
                 for (_, m) in indexed(pairs(attributes), prefix) {
                     messages.push(flat_message(&m, "message.", "tool_call.", "function."));
                 }
             }
         }
-        Some(Convention::GenAiFlat) => {
+        Convention::GenAiFlat => {
             for prefix in ["gen_ai.prompt.", "gen_ai.completion."] {
                 for (_, m) in indexed(pairs(attributes), prefix) {
                     messages.push(flat_message(&m, "", "", ""));
                 }
             }
         }
-        None => {}
     }
     // A system instruction that the input messages repeat is said once.
     if messages.len() > 1 && messages[0]["role"] == "system" && messages[0] == messages[1] {
