@@ -76,10 +76,14 @@ pub fn schema_to_grammar(schema: &Value) -> Result<Grammar, Error> {
 }
 
 /// Characters of a JSON string, escapes included; shared by every string.
+/// A `\u` escape of a UTF-16 surrogate comes in a pair, high then low: a
+/// lone one is grammatical JSON text that no parser reads as a string.
 const STRING_RULES: &str = r#"jstring ::= "\"" jchar* "\""
-jchar ::= [^"\\\x00-\x1f] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])
+jchar ::= [^"\\\x00-\x1f] | "\\" (["\\/bfnrt] | "u" jbmp | "u" [dD] [89abAB] jhex jhex "\\u" [dD] [c-fC-F] jhex jhex)
+jbmp ::= [0-9a-cA-Ce-fE-F] jhex jhex jhex | [dD] [0-7] jhex jhex
+jhex ::= [0-9a-fA-F]
 jint ::= "-"? ("0" | [1-9] [0-9]{0,17})
-jnum ::= jint ("." [0-9]{1,17})? ([eE] [-+]? [0-9]{1,3})?
+jnum ::= jint ("." [0-9]{1,17})? ([eE] [-+]? [0-9]{1,2})?
 "#;
 
 /// Any JSON value, for schemas that do not constrain it.

@@ -33,8 +33,11 @@ use crate::Error;
 /// (and so of cache keys). 3: choice probabilities carried per JSON
 /// Pointer (also for choices opened inside a token), small integer ranges
 /// decoded as closed choices. 4: a JSON string that starts repeating
-/// itself is closed (see [`LOOP_WINDOW`]).
-const DECODER_VERSION: u32 = 4;
+/// itself is closed (see [`LOOP_WINDOW`]). 5: a number's exponent has at
+/// most two digits, and a `\u` escape of a surrogate comes in a pair (the
+/// grammar allowed `6686E425` and a lone `\udcca`, which no JSON parser
+/// reads).
+const DECODER_VERSION: u32 = 5;
 
 /// Bytes that, once a JSON string being written ends with them a second
 /// time, mark a loop: a greedy decoder that repeats itself that far goes
@@ -333,7 +336,7 @@ impl LocalJudge {
             });
         }
         let schema = request.schema.as_ref();
-        let mut grammar = match schema {
+        let grammar = match schema {
             Some(s) => {
                 let g = schema_to_grammar(s)?;
                 Some(
@@ -353,15 +356,18 @@ impl LocalJudge {
         // generated token.
         let (mut guard, reused) = self.session_for(prompt, prompt.len() - 1)?;
         let session = &mut *guard;
-        let mut sampler = seeded_sampler(&request.sampling);
+        let decoder = Decoder::new(
+            grammar,
+            seeded_sampler(&request.sampling),
+            schema,
+            &self.pieces,
+        );
         let result = self.run(
             session,
             prompt,
             reused,
             budget,
-            &mut grammar,
-            &mut sampler,
-            schema,
+            decoder,
             &request.sampling.stop,
         );
         if result.is_err() {
@@ -383,16 +389,13 @@ impl LocalJudge {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         session: &mut Session,
         prompt: &[LlamaToken],
         reused: usize,
         budget: usize,
-        grammar: &mut Option<LlamaSampler>,
-        sampler: &mut Option<LlamaSampler>,
-        schema: Option<&Value>,
+        mut decoder: Decoder<'_>,
         stops: &[String],
     ) -> Result<Run, Error> {
         let started = Instant::now();
@@ -411,81 +414,19 @@ impl LocalJudge {
         let prompt_time = started.elapsed();
         let started = Instant::now();
         let vocab = self.model.vocab();
-        let mut out: Vec<u8> = Vec::new();
-        let mut choices = Vec::new();
-        let mut pending: Option<PendingChoice> = None;
         let mut logit_idx = batch.n_tokens() - 1;
         let mut generated = 0usize;
         let mut finish = FinishReason::Length;
         while generated < budget {
-            let logits = session.ctx.get_logits_ith(logit_idx);
-            if pending.is_none() {
-                if let (Some(s), Some(_)) = (schema, grammar.as_ref()) {
-                    let text = String::from_utf8_lossy(&out);
-                    if let Some((pointer, sub)) = value_schema_at(&text, s) {
-                        if let Some(options) = closed_choices(sub) {
-                            pending = Some(PendingChoice {
-                                pointer,
-                                options,
-                                prefix: String::new(),
-                            });
-                        }
-                    }
-                }
-            }
-            let closing = match grammar.as_mut() {
-                Some(g) if pending.is_none() && repeating_string(&out, LOOP_WINDOW) => {
-                    closing_quote(logits, g, &self.pieces)
-                }
-                _ => None,
-            };
-            let token = if let Some(token) = closing {
-                token
-            } else {
-                match (grammar.as_mut(), sampler.as_mut()) {
-                    (None, None) => argmax(logits),
-                    (None, Some(sampler)) => sample(
-                        logits
-                            .iter()
-                            .enumerate()
-                            .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0))
-                            .collect(),
-                        sampler,
-                    )?,
-                    (Some(g), None) if pending.is_none() => constrained_argmax(logits, g)?,
-                    (Some(g), sampler) => {
-                        let masked = masked_candidates(logits, g);
-                        let token = match sampler {
-                            Some(sampler) => sample(masked.clone(), sampler)?,
-                            None => argmax_data(&masked)
-                                .ok_or_else(|| Error::Engine("grammar allows no token".into()))?,
-                        };
-                        if let Some(p) = pending.as_mut() {
-                            if let Some(done) = p.observe(&masked, token, &self.pieces) {
-                                choices.push(done);
-                                pending = None;
-                            }
-                        }
-                        token
-                    }
-                }
-            };
+            let token = decoder.next_token(session.ctx.get_logits_ith(logit_idx))?;
             if vocab.is_eog(token) {
                 finish = FinishReason::Stop;
                 break;
             }
-            if let Some(g) = grammar.as_mut() {
-                // Only tokens the grammar allowed reach this point.
-                g.accept(token);
-            }
-            let piece = self.pieces.get(token.0 as usize).map_or(&[][..], |p| p);
-            if let (None, Some(s), Some(_)) = (&pending, schema, grammar.as_ref()) {
-                pending = choice_inside(&out, piece, s);
-            }
-            out.extend_from_slice(piece);
+            decoder.accept(token);
             generated += 1;
-            if let Some(cut) = find_stop(&out, stops) {
-                out.truncate(cut);
+            if let Some(cut) = find_stop(&decoder.out, stops) {
+                decoder.out.truncate(cut);
                 finish = FinishReason::Stop;
                 break;
             }
@@ -499,13 +440,119 @@ impl LocalJudge {
             logit_idx = 0;
         }
         Ok(Run {
-            text: String::from_utf8_lossy(&out).into_owned(),
+            text: String::from_utf8_lossy(&decoder.out).into_owned(),
             finish_reason: finish,
             generated,
-            choices,
+            choices: decoder.choices,
             prompt_time,
             generation_time: started.elapsed(),
         })
+    }
+}
+
+/// Chooses each generated token from the model's logits: greedy, or a
+/// seeded draw; under the schema's grammar when there is one, following
+/// each closed choice to report its probabilities and closing a JSON
+/// string that loops. What it has written is `out`. Apart from the model
+/// so that any logits can drive it (the tests drive it with random ones).
+struct Decoder<'a> {
+    grammar: Option<LlamaSampler>,
+    sampler: Option<LlamaSampler>,
+    schema: Option<&'a Value>,
+    pieces: &'a [Vec<u8>],
+    out: Vec<u8>,
+    choices: Vec<ChoicePoint>,
+    pending: Option<PendingChoice>,
+}
+
+impl<'a> Decoder<'a> {
+    fn new(
+        grammar: Option<LlamaSampler>,
+        sampler: Option<LlamaSampler>,
+        schema: Option<&'a Value>,
+        pieces: &'a [Vec<u8>],
+    ) -> Self {
+        Decoder {
+            // Choices are followed under the schema's grammar only.
+            schema: schema.filter(|_| grammar.is_some()),
+            grammar,
+            sampler,
+            pieces,
+            out: Vec::new(),
+            choices: Vec::new(),
+            pending: None,
+        }
+    }
+
+    /// The next token, chosen from `logits` (one per token of the
+    /// vocabulary); an end-of-generation token ends the answer.
+    fn next_token(&mut self, logits: &[f32]) -> Result<LlamaToken, Error> {
+        if self.pending.is_none() {
+            if let Some(s) = self.schema {
+                let text = String::from_utf8_lossy(&self.out);
+                if let Some((pointer, sub)) = value_schema_at(&text, s) {
+                    if let Some(options) = closed_choices(sub) {
+                        self.pending = Some(PendingChoice {
+                            pointer,
+                            options,
+                            prefix: String::new(),
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(g) = self.grammar.as_mut() {
+            if self.pending.is_none() && repeating_string(&self.out, LOOP_WINDOW) {
+                if let Some(token) = closing_quote(logits, g, self.pieces) {
+                    return Ok(token);
+                }
+            }
+        }
+        Ok(match (self.grammar.as_mut(), self.sampler.as_mut()) {
+            (None, None) => argmax(logits),
+            (None, Some(sampler)) => sample(
+                logits
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &l)| LlamaTokenData::new(LlamaToken(i as i32), l, 0.0))
+                    .collect(),
+                sampler,
+            )?,
+            (Some(g), None) if self.pending.is_none() => constrained_argmax(logits, g)?,
+            (Some(g), sampler) => {
+                let masked = masked_candidates(logits, g);
+                let token = match sampler {
+                    Some(sampler) => sample(masked.clone(), sampler)?,
+                    None => argmax_data(&masked)
+                        .ok_or_else(|| Error::Engine("grammar allows no token".into()))?,
+                };
+                if let Some(p) = self.pending.as_mut() {
+                    match p.observe(&masked, token, self.pieces) {
+                        Observed::Open => {}
+                        Observed::Decided(done) => {
+                            self.choices.push(done);
+                            self.pending = None;
+                        }
+                        Observed::NotWritten => self.pending = None,
+                    }
+                }
+                token
+            }
+        })
+    }
+
+    /// Writes `token`, as [`Decoder::next_token`] chose it (not an end of
+    /// generation).
+    fn accept(&mut self, token: LlamaToken) {
+        if let Some(g) = self.grammar.as_mut() {
+            // Only tokens the grammar allowed reach this point.
+            g.accept(token);
+        }
+        let piece = self.pieces.get(token.0 as usize).map_or(&[][..], |p| p);
+        if let (None, Some(s)) = (&self.pending, self.schema) {
+            self.pending = choice_inside(&self.out, piece, s);
+        }
+        self.out.extend_from_slice(piece);
     }
 }
 
@@ -684,15 +731,25 @@ struct PendingChoice {
     prefix: String,
 }
 
+/// What one step did to a [`PendingChoice`].
+enum Observed {
+    /// The chosen token leaves more than one option open.
+    Open,
+    /// The chosen token commits to a strict subset of the options.
+    Decided(ChoicePoint),
+    /// The chosen token writes none of the options: the value was not
+    /// written (an array closed where its next item could have begun).
+    NotWritten,
+}
+
 impl PendingChoice {
-    /// Looks at one constrained step. Returns the finished choice point
-    /// when the chosen token commits to a strict subset of the options.
+    /// Looks at one constrained step.
     fn observe(
         &mut self,
         masked: &[LlamaTokenData],
         chosen: LlamaToken,
         pieces: &[Vec<u8>],
-    ) -> Option<ChoicePoint> {
+    ) -> Observed {
         let consistent = |token: LlamaToken| -> Vec<usize> {
             let piece = pieces
                 .get(token.0 as usize)
@@ -707,6 +764,9 @@ impl PendingChoice {
                 .collect()
         };
         let chosen_set = consistent(chosen);
+        if chosen_set.is_empty() {
+            return Observed::NotWritten;
+        }
         let viable: Vec<usize> = (0..self.options.len())
             .filter(|&i| self.options[i].starts_with(&self.prefix))
             .collect();
@@ -715,7 +775,7 @@ impl PendingChoice {
             if let Some(p) = pieces.get(chosen.0 as usize) {
                 self.prefix.push_str(&String::from_utf8_lossy(p));
             }
-            return None;
+            return Observed::Open;
         }
         let max = masked
             .iter()
@@ -739,7 +799,7 @@ impl PendingChoice {
             .zip(&mass)
             .map(|(o, m)| (o.clone(), if total > 0.0 { m / total } else { 0.0 }))
             .collect();
-        Some(ChoicePoint {
+        Observed::Decided(ChoicePoint {
             pointer: std::mem::take(&mut self.pointer),
             probabilities,
         })
@@ -1006,5 +1066,271 @@ mod tests {
         assert!(choice_inside(br#"{"reason":"fine"#, br#"","verdict":"no"#, &schema).is_none());
         // A piece inside a string opens no value.
         assert!(choice_inside(br#"{"reason":"#, br#""a: b"#, &schema).is_none());
+    }
+
+    /// Found by the property below: after `[`, the next value of an array
+    /// of closed choices may not come (`]`); a choice was then reported
+    /// at `/aa/0` for an empty array.
+    #[test]
+    fn an_array_closed_where_a_choice_could_begin_reports_no_choice() {
+        let pieces: Vec<Vec<u8>> = vec![b"]".to_vec(), b"0".to_vec(), b"1".to_vec()];
+        let masked: Vec<LlamaTokenData> = (0..3)
+            .map(|i| LlamaTokenData::new(LlamaToken(i), 1.0, 0.0))
+            .collect();
+        let choice = || PendingChoice {
+            pointer: "/aa/0".into(),
+            options: vec!["0".into(), "1".into()],
+            prefix: String::new(),
+        };
+        assert!(matches!(
+            choice().observe(&masked, LlamaToken(0), &pieces),
+            Observed::NotWritten
+        ));
+        let Observed::Decided(point) = choice().observe(&masked, LlamaToken(2), &pieces) else {
+            panic!("writing 1 decides the choice");
+        };
+        assert_eq!(point.pointer, "/aa/0");
+        assert_eq!(point.probabilities, [("0".into(), 0.5), ("1".into(), 0.5)]);
+    }
+
+    /// The decoder driven by random logits instead of a model's: under the
+    /// grammar of a random schema of the shapes the prompts use, whatever
+    /// it finishes parses and satisfies the schema, and each closed choice
+    /// it reports is one the answer made, with probabilities summing to 1.
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn config(default_cases: u32) -> ProptestConfig {
+            let cases = std::env::var("PROPTEST_CASES")
+                .ok()
+                .and_then(|n| n.parse().ok());
+            ProptestConfig::with_cases(cases.unwrap_or(default_cases))
+        }
+
+        fn judge() -> &'static LocalJudge {
+            static J: OnceLock<LocalJudge> = OnceLock::new();
+            J.get_or_init(|| {
+                let options = JudgeOptions {
+                    threads: 1,
+                    ..JudgeOptions::default()
+                };
+                LocalJudge::known(KnownJudge::Smollm2135m, options)
+                    .unwrap_or_else(|e| panic!("cannot load the small judge: {e}"))
+            })
+        }
+
+        /// Values and names with what a grammar must escape.
+        fn word() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[a-z]{1,6}",
+                Just("yes".to_owned()),
+                Just("y".to_owned()),
+                Just("a \"quoted\" \\ word".to_owned()),
+                Just("naïve €".to_owned()),
+            ]
+        }
+
+        fn leaf() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(json!({"type": "string"})),
+                Just(json!({"type": "boolean"})),
+                Just(json!({"type": "number"})),
+                Just(json!({"type": "integer"})),
+                (-2i64..3, 1i64..8).prop_map(
+                    |(lo, k)| json!({"type": "integer", "minimum": lo, "maximum": lo + k})
+                ),
+                prop::collection::btree_set(word(), 1..4)
+                    .prop_map(|v| json!({"enum": v.into_iter().collect::<Vec<_>>()})),
+                Just(json!({"enum": [0, 1]})),
+                word().prop_map(|w| json!({"const": w})),
+            ]
+        }
+
+        fn object(inner: impl Strategy<Value = Value>) -> impl Strategy<Value = Value> {
+            (
+                prop::collection::btree_map(word(), inner, 1..4),
+                any::<prop::sample::Index>(),
+                any::<bool>(),
+            )
+                .prop_map(|(properties, cut, reversed)| {
+                    let mut names: Vec<&String> = properties.keys().collect();
+                    if reversed {
+                        names.reverse();
+                    }
+                    names.truncate(cut.index(names.len() + 1));
+                    json!({"type": "object", "properties": properties, "required": names})
+                })
+        }
+
+        /// An object, as every prompt's answer is, of leaves, arrays and
+        /// objects nested up to three deep.
+        fn schema() -> impl Strategy<Value = Value> {
+            let value = leaf().prop_recursive(3, 12, 3, |inner| {
+                prop_oneof![
+                    (inner.clone(), 0u64..3, proptest::option::of(0u64..3)).prop_map(
+                        |(items, min, extra)| {
+                            let mut a = json!({"type": "array", "items": items, "minItems": min});
+                            if let Some(extra) = extra {
+                                a["maxItems"] = json!(min + extra);
+                            }
+                            a
+                        }
+                    ),
+                    object(inner),
+                ]
+            });
+            object(value)
+        }
+
+        /// SplitMix64: the logits of each step from the case's seed.
+        fn next(state: &mut u64) -> u64 {
+            *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = *state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+
+        /// The grammar of an object with one member `w` of `value`'s
+        /// schema, having accepted `written` one character token at a time.
+        struct Written {
+            grammar: LlamaSampler,
+        }
+
+        impl Written {
+            fn new(value: Value, written: &str) -> Self {
+                let judge = judge();
+                let schema =
+                    json!({"type": "object", "properties": {"w": value}, "required": ["w"]});
+                let grammar = schema_to_grammar(&schema).unwrap();
+                let mut grammar = LlamaSampler::grammar(
+                    &judge.model,
+                    grammar.as_str(),
+                    crate::grammar::Grammar::ROOT,
+                )
+                .unwrap();
+                for c in written.chars() {
+                    grammar.accept(Self::token(&c.to_string()));
+                }
+                Written { grammar }
+            }
+
+            fn token(text: &str) -> LlamaToken {
+                let at = judge().pieces.iter().position(|p| p == text.as_bytes());
+                LlamaToken(at.unwrap_or_else(|| panic!("no token {text:?}")) as i32)
+            }
+
+            fn accept(&mut self, text: &str) {
+                self.grammar.accept(Self::token(text));
+            }
+
+            fn allows(&mut self, text: &str) -> bool {
+                let mut one = LlamaTokenDataArray::new(
+                    vec![LlamaTokenData::new(Self::token(text), 0.0, 0.0)],
+                    false,
+                );
+                one.apply_sampler(&mut self.grammar);
+                one.data[0].logit().is_finite()
+            }
+        }
+
+        /// Found by the property below: the grammar let a number's
+        /// exponent take three digits, and `6686E425` is beyond what a
+        /// JSON parser reads as a number. After `{"w":1E42` a digit is
+        /// refused and the object may close.
+        #[test]
+        fn a_number_s_exponent_stops_at_two_digits() {
+            let mut g = Written::new(json!({"type": "number"}), r#"{"w":1E42"#);
+            assert!(!g.allows("5"), "a third exponent digit");
+            assert!(g.allows("}"));
+        }
+
+        /// Found by the property below: the grammar let a string hold a
+        /// lone surrogate escape (`\uddca`), which no JSON parser reads.
+        /// A low surrogate cannot come first, and after a high one only
+        /// its low one may follow.
+        #[test]
+        fn a_surrogate_escape_comes_in_a_pair() {
+            let mut g = Written::new(json!({"type": "string"}), r#"{"w":"\ud"#);
+            assert!(!g.allows("c"), "a low surrogate first");
+            for c in ["8", "0", "0"] {
+                g.accept(c);
+            }
+            assert!(!g.allows("\""), "a lone high surrogate");
+            assert!(g.allows("\\"), "its low surrogate's escape");
+        }
+
+        proptest! {
+            #![proptest_config(config(12))]
+
+            #[test]
+            fn finished_answers_parse_and_satisfy_their_schema(
+                schema in schema(),
+                seed in any::<u64>(),
+                closing in 1u64..8,
+                seeded in any::<bool>(),
+            ) {
+                let judge = judge();
+                let vocab = judge.model.vocab();
+                let n = judge.pieces.len();
+                let eog: Vec<bool> = (0..n).map(|i| vocab.is_eog(LlamaToken(i as i32))).collect();
+                // Tokens that end something (a string, a number, an array,
+                // an object, the answer) are favoured on one step in
+                // `closing` out of 8, so answers finish, their strings
+                // some tokens long.
+                let ends: Vec<bool> = (0..n)
+                    .map(|i| eog[i] || judge.pieces[i].first().is_some_and(|b| b"\"]},".contains(b)))
+                    .collect();
+                let grammar = schema_to_grammar(&schema).unwrap();
+                let sampler = seeded.then(|| {
+                    seeded_sampler(&assay_llm::Sampling {
+                        temperature: 1.0,
+                        seed: Some(seed),
+                        ..assay_llm::Sampling::default()
+                    })
+                    .unwrap()
+                });
+                let grammar = LlamaSampler::grammar(&judge.model, grammar.as_str(), crate::grammar::Grammar::ROOT).unwrap();
+                let mut decoder = Decoder::new(Some(grammar), sampler, Some(&schema), &judge.pieces);
+                let mut state = seed;
+                let mut finished = false;
+                for _ in 0..400 {
+                    let favour = next(&mut state) % 8 < closing;
+                    let logits: Vec<f32> = (0..n)
+                        .map(|i| {
+                            let u = (next(&mut state) >> 40) as f32 / (1u64 << 24) as f32;
+                            if favour && ends[i] { u + 1.0 } else { u }
+                        })
+                        .collect();
+                    let token = decoder.next_token(&logits).unwrap();
+                    if eog[token.0 as usize] {
+                        finished = true;
+                        break;
+                    }
+                    decoder.accept(token);
+                }
+                let text = String::from_utf8_lossy(&decoder.out).into_owned();
+                prop_assume!(finished, "unfinished after 400 tokens: {}", text);
+                let value: Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("{e}: {text}"));
+                assay_llm::schema::validate(&value, &schema)
+                    .unwrap_or_else(|e| panic!("{e}: {text}"));
+                for choice in &decoder.choices {
+                    let written = value.pointer(&choice.pointer).unwrap_or_else(|| {
+                        panic!("a choice at {} is not in {text}", choice.pointer)
+                    });
+                    let written_text = written.to_string();
+                    let p = choice
+                        .probabilities
+                        .iter()
+                        .find(|(o, _)| *o == written_text)
+                        .map(|(_, p)| *p);
+                    prop_assert!(p.is_some_and(|p| p > 0.0), "{written} at {} has no probability: {:?}", choice.pointer, choice.probabilities);
+                    let total: f64 = choice.probabilities.iter().map(|(_, p)| p).sum();
+                    prop_assert!((total - 1.0).abs() < 1e-9, "{total}");
+                }
+            }
+        }
     }
 }
