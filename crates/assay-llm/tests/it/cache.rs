@@ -632,3 +632,159 @@ fn a_version_1_cache_file_is_converted_and_its_answers_served() {
         .unwrap();
     assert_eq!(version, "2");
 }
+
+/// SplitMix64, for the processes' seeded work.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// 64 keys in 8 groups that share the 8 bytes the index goes by.
+fn shared_keys() -> Vec<assay_llm::RequestKey> {
+    (0..64u64)
+        .map(|i| {
+            let hex = format!("{:016x}{:048x}", (i / 8 + 1) * 0x0101_0101, i % 8 + 1);
+            assay_llm::RequestKey::parse(&hex).unwrap()
+        })
+        .collect()
+}
+
+/// The vector stored for `key` by `writer`: its first element names the
+/// key, so a vector found under another key shows.
+fn vector_of(i: usize, writer: u64) -> Vec<f32> {
+    vec![i as f32, writer as f32, 0.5]
+}
+
+/// Several processes at once storing (in a transaction, and through their
+/// logs as a judge does), reading, flushing, clearing and reopening one
+/// cache file, and one of them killed with answers in its log: no lookup
+/// ever returns an answer or a vector stored for another key (keys share
+/// the index's 8-byte prefixes), the processes find answers each other
+/// stored, and the file afterwards holds only right answers, the killed
+/// process's included. `ASSAY_STRESS_ROUNDS` (default 1500) sets each
+/// process's operations, for longer runs.
+#[test]
+fn processes_sharing_a_cache_never_get_another_key_s_answer() {
+    let test = "cache::processes_sharing_a_cache_never_get_another_key_s_answer";
+    let keys = shared_keys();
+    if let Some(dir) = std::env::var_os("ASSAY_IT_CHILD") {
+        let writer: u64 = std::env::var("ASSAY_IT_WRITER").unwrap().parse().unwrap();
+        let rounds: u64 = std::env::var("ASSAY_STRESS_ROUNDS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1500);
+        let path = std::path::Path::new(&dir).join("c.sqlite");
+        let open = || {
+            let cache = Cache::open(&path).unwrap();
+            // Half the processes catch up on every miss, half every 100 ms.
+            if writer % 2 == 1 {
+                cache.with_catch_up_interval(Duration::ZERO)
+            } else {
+                cache
+            }
+        };
+        let mut cache = open();
+        let mut state = writer;
+        let (mut found, mut theirs, mut wrong) = (0, 0, Vec::new());
+        for round in 0..rounds {
+            let r = next(&mut state);
+            let i = (r % 64) as usize;
+            let key = &keys[i];
+            match (r >> 8) % 100 {
+                0..=19 => cache
+                    .put_chat(key, "m", &answer(&format!("{i}/{writer}/{round}")))
+                    .unwrap(),
+                20..=39 => cache
+                    .store_chat(key, "m", &answer(&format!("{i}/{writer}/{round}")))
+                    .unwrap(),
+                40..=49 => cache
+                    .put_embedding(key, "e", &vector_of(i, writer))
+                    .unwrap(),
+                50..=59 => {
+                    if let Some(v) = cache.get_embedding(key).unwrap() {
+                        if v.first() != Some(&(i as f32)) {
+                            wrong.push(format!("vector of key {i}: {v:?}"));
+                        }
+                    }
+                }
+                60..=96 => {
+                    if let Some(a) = cache.get_chat(key).unwrap() {
+                        found += 1;
+                        let mut parts = a.text.split('/');
+                        if parts.next() != Some(&i.to_string()) {
+                            wrong.push(format!("answer of key {i}: {}", a.text));
+                        } else if parts.next() != Some(&writer.to_string()) {
+                            theirs += 1;
+                        }
+                    }
+                }
+                97 => cache.flush().unwrap(),
+                98 if (r >> 16).is_multiple_of(8) => {
+                    cache.clear().unwrap();
+                }
+                _ => {
+                    drop(cache);
+                    cache = open();
+                }
+            }
+        }
+        println!("\nfound={found} theirs={theirs} wrong={}", wrong.len());
+        for w in &wrong {
+            println!("wrong: {w}");
+        }
+        if writer == 0 {
+            // Killed with answers in its log and no destructor run.
+            std::process::abort();
+        }
+        return;
+    }
+    let dir = temp_dir("processes");
+    let children: Vec<_> = (0..4)
+        .map(|writer| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args([test, "--exact", "--nocapture", "--test-threads", "1"])
+                .env("ASSAY_IT_CHILD", dir.path())
+                .env("ASSAY_IT_WRITER", writer.to_string())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut theirs_in_all = 0;
+    for (writer, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.success(),
+            writer != 0,
+            "process {writer}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let counts = stdout
+            .lines()
+            .find(|l| l.starts_with("found="))
+            .unwrap_or_else(|| panic!("process {writer} gave no counts: {stdout}"));
+        assert!(counts.ends_with(" wrong=0"), "process {writer}: {stdout}");
+        let theirs: u64 = counts.split(' ').nth(1).unwrap()["theirs=".len()..]
+            .parse()
+            .unwrap();
+        theirs_in_all += theirs;
+    }
+    assert!(theirs_in_all > 0, "no process found another's answer");
+    let cache = Cache::open(dir.path().join("c.sqlite")).unwrap();
+    let mut stored = 0;
+    for (i, key) in keys.iter().enumerate() {
+        if let Some(a) = cache.get_chat(key).unwrap() {
+            stored += 1;
+            assert_eq!(a.text.split('/').next(), Some(i.to_string().as_str()));
+        }
+        if let Some(v) = cache.get_embedding(key).unwrap() {
+            assert_eq!(v.first(), Some(&(i as f32)));
+        }
+    }
+    assert!(stored > 0, "the processes' last answers are in the file");
+}
