@@ -35,7 +35,9 @@
 //! A request with tools and no assay prompt is an agent's step: the first
 //! tool is called after a user message, and a tool's result is the answer.
 //! A prompt with no rule is answered with the simplest value its schema
-//! accepts ([`satisfying`]).
+//! accepts ([`satisfying`]): the schema of its `response_format`, else the
+//! one its text states after `JSON Schema:` (as ragas' prompts do), so
+//! other libraries' metrics run against this judge too.
 //! Embeddings are letter counts.
 
 use crate::{chat, Recorded, Reply};
@@ -67,6 +69,13 @@ pub fn prompt_name(req: &Recorded) -> Option<&str> {
 
 /// Answers a chat or embeddings request the way [`answer`] and [`embed`] do.
 pub fn reply(req: &Recorded) -> Reply {
+    reply_filling(req, 0)
+}
+
+/// [`reply`], with the arrays of an answer to a prompt with no rule
+/// holding at least `items` items ([`satisfying_with`]): a library whose
+/// metrics extract lists then judge each item makes its later calls.
+pub fn reply_filling(req: &Recorded, items: usize) -> Reply {
     if req.path.ends_with("/embeddings") {
         let data: Vec<Value> = req.body["input"]
             .as_array()
@@ -86,15 +95,33 @@ pub fn reply(req: &Recorded) -> Reply {
             return reply;
         }
     }
-    let schema = &req.body["response_format"]["json_schema"]["schema"];
-    let answer = rule(prompt, req.last_message()).unwrap_or_else(|| satisfying(schema));
+    let answer = rule(prompt, req.last_message()).unwrap_or_else(|| {
+        let schema = &req.body["response_format"]["json_schema"]["schema"];
+        match stated_schema(req.last_message()).filter(|_| schema.is_null()) {
+            Some(stated) => satisfying_with(&stated, items),
+            None => satisfying_with(schema, items),
+        }
+    });
     chat(&answer.to_string())
 }
 
-/// The simplest value `schema` accepts (a schema of the subset assay's
-/// prompts use): an object of its properties so filled, `minItems` copies
-/// of an array's item, the first of an `enum`, "fake" for a string, the
-/// `minimum` (else 0) of a number, true. A prompt without a rule of its own
+/// The JSON Schema a prompt's text states after `JSON Schema:`, as
+/// ragas' prompts do (they ask for JSON in words, without
+/// `response_format`).
+fn stated_schema(message: &str) -> Option<Value> {
+    const MARK: &str = "JSON Schema:";
+    let at = message.find(MARK)? + MARK.len();
+    serde_json::Deserializer::from_str(message[at..].trim_start())
+        .into_iter::<Value>()
+        .next()?
+        .ok()
+}
+
+/// The simplest value `schema` accepts: an object of its properties so
+/// filled (an empty one for a map), `minItems` copies of an array's item, the first of an `enum`
+/// (or of an `anyOf`, or of a list of types), "fake" for a string, the
+/// `minimum` (else 0) of a number, true; a `$ref` within the schema (as
+/// pydantic writes nested models) is followed. A prompt without a rule of its own
 /// is answered so: a new judged metric runs against this judge, with
 /// answers that say nothing, before it has a rule.
 ///
@@ -109,21 +136,72 @@ pub fn reply(req: &Recorded) -> Reply {
 /// );
 /// ```
 pub fn satisfying(schema: &Value) -> Value {
+    satisfying_with(schema, 0)
+}
+
+/// [`satisfying`], with arrays of at least `items` items where their
+/// `maxItems` allows, and maps (`additionalProperties` without
+/// `properties`) of `items` members.
+///
+/// ```
+/// use serde_json::json;
+/// let schema = json!({"type": "object", "properties": {
+///     "topics": {"type": "array", "items": {"$ref": "#/$defs/Topic"}}},
+///     "$defs": {"Topic": {"type": "object", "properties": {"name": {"type": "string"}}}}});
+/// assert_eq!(
+///     assay_test_server::judge::satisfying_with(&schema, 2),
+///     json!({"topics": [{"name": "fake"}, {"name": "fake"}]})
+/// );
+/// ```
+pub fn satisfying_with(schema: &Value, items: usize) -> Value {
+    fill(schema, schema, items)
+}
+
+fn fill(schema: &Value, root: &Value, items: usize) -> Value {
+    if let Some(target) = schema["$ref"].as_str() {
+        return target
+            .strip_prefix('#')
+            .and_then(|pointer| root.pointer(pointer))
+            .map_or(Value::Null, |s| fill(s, root, items));
+    }
     if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
         return first.clone();
     }
-    match schema["type"].as_str() {
+    if let Some(first) = schema["anyOf"].as_array().and_then(|a| a.first()) {
+        return fill(first, root, items);
+    }
+    let kind = match &schema["type"] {
+        Value::Array(kinds) => kinds.first().and_then(Value::as_str),
+        kind => kind.as_str(),
+    };
+    match kind {
+        // A map (no properties, a schema for any member's value) gets
+        // `items` members.
+        Some("object")
+            if schema["properties"].is_null() && schema["additionalProperties"].is_object() =>
+        {
+            let value = fill(&schema["additionalProperties"], root, items);
+            Value::Object(
+                (1..=items)
+                    .map(|k| (format!("fake{k}"), value.clone()))
+                    .collect(),
+            )
+        }
         Some("object") => Value::Object(
             schema["properties"]
                 .as_object()
                 .into_iter()
                 .flatten()
-                .map(|(k, s)| (k.clone(), satisfying(s)))
+                .map(|(k, s)| (k.clone(), fill(s, root, items)))
                 .collect(),
         ),
         Some("array") => {
-            let n = schema["minItems"].as_u64().unwrap_or(0) as usize;
-            Value::Array(vec![satisfying(&schema["items"]); n])
+            let min = schema["minItems"].as_u64().unwrap_or(0) as usize;
+            let max = schema["maxItems"]
+                .as_u64()
+                .map_or(usize::MAX, |m| m as usize);
+            let n = min.max(items.min(max));
+            Value::Array(vec![fill(&schema["items"], root, items); n])
         }
         Some("string") => json!("fake"),
         Some("integer") => json!(schema["minimum"].as_i64().unwrap_or(0)),
@@ -539,4 +617,48 @@ pub fn cosine(a: &[f64], b: &[f64]) -> f64 {
     let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     dot / (a.iter().map(|x| x * x).sum::<f64>().sqrt()
         * b.iter().map(|x| x * x).sum::<f64>().sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn answer_of(reply: Reply) -> Value {
+        let Reply::Http { body, .. } = reply else {
+            panic!("an answer");
+        };
+        let body: Value = serde_json::from_str(&body).unwrap();
+        serde_json::from_str(body["choices"][0]["message"]["content"].as_str().unwrap()).unwrap()
+    }
+
+    /// ragas asks for JSON in words, stating a pydantic model's schema
+    /// (nested models under `$defs`): the answer satisfies it, its lists
+    /// of the items asked for.
+    #[test]
+    fn a_schema_stated_in_the_prompt_is_answered() {
+        let schema = json!({
+            "$defs": {"Verdict": {"type": "object", "properties": {
+                "reason": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "verdict": {"type": "integer"}}}},
+            "type": "object",
+            "properties": {"verdicts": {"type": "array", "items": {"$ref": "#/$defs/Verdict"}}}
+        });
+        let message = format!(
+            "Please return the output in a JSON format that complies with the following \
+             schema as specified in JSON Schema:\n{schema}Do not use single quotes."
+        );
+        let req = Recorded {
+            path: "/v1/chat/completions".into(),
+            headers: Vec::new(),
+            body: json!({"messages": [{"role": "user", "content": message}]}),
+            at: Instant::now(),
+        };
+        let verdict = json!({"reason": "fake", "verdict": 0});
+        assert_eq!(
+            answer_of(reply_filling(&req, 2)),
+            json!({"verdicts": [verdict, verdict]})
+        );
+        assert_eq!(answer_of(reply(&req)), json!({"verdicts": []}));
+    }
 }

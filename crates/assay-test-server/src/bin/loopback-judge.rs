@@ -8,7 +8,9 @@
 //! the key it was given as OpenAI's 401 does (401: refused credentials); `--faulty-per-1000 N` puts a fault in place of N attempts
 //! in a thousand, drawn from every kind of [`assay_test_server::faults`]
 //! with `--fault-seed S` (default 0), stalls lasting `--stall-ms` (default
-//! 60000). On exit it also prints `faults_injected N`, the faults by kind
+//! 60000). `--items N` gives the arrays of answers to prompts with no rule
+//! of their own at least N items ([`assay_test_server::judge::satisfying_with`]),
+//! for other libraries' metrics. On exit it also prints `faults_injected N`, the faults by kind
 //! (`faults_by_kind NAME=N ...`), and the requests by how each relates to
 //! the earlier ones of the same content ([`assay_test_server::faults::Tally`]):
 //! `requests N`, `distinct_requests N`, `retries_after_fault N` and
@@ -23,6 +25,7 @@ use std::time::Duration;
 fn main() {
     let latency = Duration::from_millis(arg("--latency-ms", 0));
     let status = arg("--status", 0);
+    let items = arg("--items", 0) as usize;
     let mut schedule = Schedule::new(arg("--fault-seed", 0), arg("--faulty-per-1000", 0), &[]);
     schedule.stall = Duration::from_millis(arg("--stall-ms", 60_000));
     let schedule = Arc::new(schedule);
@@ -35,7 +38,7 @@ fn main() {
     let server = rt.block_on(Server::start(move |req, _| {
         let reply = match u16::try_from(status) {
             Ok(code) if code > 0 => echo_credential(req, code),
-            _ => faults.answer(req, judge::reply(req)),
+            _ => faults.answer(req, judge::reply_filling(req, items)),
         };
         reply.after(latency)
     }));
