@@ -161,6 +161,30 @@ pub struct CacheStats {
     pub file_bytes: u64,
 }
 
+/// How long a statement waits for another process's lock on the file.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Makes the file's journal a write-ahead log. Switching takes the file's
+/// exclusive lock, and SQLite refuses it at once ("database is locked"),
+/// without waiting out the busy timeout, while another process opening the
+/// same new file holds it: two Ray tasks starting together failed so. So
+/// it is asked again, with short pauses, for as long as that timeout.
+fn use_wal(conn: &Connection) -> Result<(), Error> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            done => return Ok(done?),
+        }
+    }
+}
+
 impl Cache {
     /// Opens (creating if needed) the cache file at `path`, with its parent
     /// folders, and folds in the logs of processes that died before they
@@ -176,11 +200,12 @@ impl Cache {
             })?;
         }
         let conn = Connection::open(&path)?;
+        // First: another process may be writing the file right now.
+        conn.busy_timeout(BUSY_TIMEOUT)?;
         // WAL lets readers go on while one writer appends; NORMAL sync is
         // durable across process crashes, which is what a killed run needs.
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        use_wal(&conn)?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
         // One transaction, so two processes opening an old file at once
         // convert it once.
         conn.execute_batch("BEGIN IMMEDIATE")?;
@@ -194,7 +219,7 @@ impl Cache {
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             let reader = Connection::open(&path)?;
-            reader.busy_timeout(std::time::Duration::from_secs(10))?;
+            reader.busy_timeout(BUSY_TIMEOUT)?;
             readers.push(Mutex::new(reader));
         }
         let writer = Arc::new(Mutex::new(conn));

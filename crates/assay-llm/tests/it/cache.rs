@@ -677,6 +677,9 @@ fn processes_sharing_a_cache_never_get_another_key_s_answer() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(1500);
         let path = std::path::Path::new(&dir).join("c.sqlite");
+        // Released with the others when the test closes our input: all
+        // open the new file at once.
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new()).unwrap();
         let open = || {
             let cache = Cache::open(&path).unwrap();
             // Half the processes catch up on every miss, half every 100 ms.
@@ -742,18 +745,22 @@ fn processes_sharing_a_cache_never_get_another_key_s_answer() {
         return;
     }
     let dir = temp_dir("processes");
-    let children: Vec<_> = (0..4)
+    let mut children: Vec<_> = (0..4)
         .map(|writer| {
             std::process::Command::new(std::env::current_exe().unwrap())
                 .args([test, "--exact", "--nocapture", "--test-threads", "1"])
                 .env("ASSAY_IT_CHILD", dir.path())
                 .env("ASSAY_IT_WRITER", writer.to_string())
+                .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
+    for child in &mut children {
+        drop(child.stdin.take());
+    }
     let mut theirs_in_all = 0;
     for (writer, child) in children.into_iter().enumerate() {
         let out = child.wait_with_output().unwrap();
