@@ -32,6 +32,8 @@ pub fn eval(data: &Path, metrics: &str, out: &Path, extra: &[&str]) -> Output {
     assay(&args, None)
 }
 
+/// Runs the `assay` binary of this build with `args`, writing `stdin` to
+/// its standard input (else it reads none), and waits for its output.
 pub fn assay(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_assay"))
         .args(args)
