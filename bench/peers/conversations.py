@@ -45,7 +45,12 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 # metrics are the same.
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-DEEPEVAL = ["knowledge_retention", "turn_relevancy", "conversation_completeness", "role_adherence"]
+DEEPEVAL = [
+    "knowledge_retention",
+    "turn_relevancy",
+    "conversation_completeness",
+    "role_adherence",
+]
 RAGAS = ["agent_goal_accuracy", "topic_adherence"]
 
 
@@ -59,7 +64,10 @@ def conversation(i: int) -> dict:
         "reference": f"Two seats to Rome {i} are booked",
         "messages": [
             {"role": "system", "content": "You are a travel assistant."},
-            {"role": "user", "content": f"My name is Ada {i}. Which flights go to Rome {i}?"},
+            {
+                "role": "user",
+                "content": f"My name is Ada {i}. Which flights go to Rome {i}?",
+            },
             {
                 "role": "assistant",
                 "content": f"Flights to Rome {i} leave daily. SK{i} leaves at nine",
@@ -91,7 +99,10 @@ def conversation(i: int) -> dict:
             {
                 "role": "assistant",
                 "content": f"Hotel {i} is near the airport. It has a pool",
-                "retrieved_contexts": [f"Hotel {i} is near the airport", "Rome has two airports"],
+                "retrieved_contexts": [
+                    f"Hotel {i} is near the airport",
+                    "Rome has two airports",
+                ],
             },
         ],
     }
@@ -177,10 +188,15 @@ def ragas_sample(row: dict):
             messages.append(HumanMessage(content=m["content"]))
         elif m["role"] == "assistant":
             calls = [
-                ToolCall(name=c["function"]["name"], args=json.loads(c["function"]["arguments"]))
+                ToolCall(
+                    name=c["function"]["name"],
+                    args=json.loads(c["function"]["arguments"]),
+                )
                 for c in m.get("tool_calls") or []
             ]
-            messages.append(AIMessage(content=m["content"] or "", tool_calls=calls or None))
+            messages.append(
+                AIMessage(content=m["content"] or "", tool_calls=calls or None)
+            )
         elif m["role"] == "tool":
             messages.append(ToolMessage(content=m["content"]))
     return MultiTurnSample(
@@ -201,7 +217,9 @@ def ragas_metric(name: str, url: str):
     return TopicAdherenceScore(llm=llm, mode="f1")
 
 
-async def peer_run(name: str, url: str, rows: list[dict], concurrency: int) -> list[float]:
+async def peer_run(
+    name: str, url: str, rows: list[dict], concurrency: int
+) -> list[float]:
     if name in DEEPEVAL:
         from deepeval.models import OpenAIModel
 
@@ -308,7 +326,9 @@ def main() -> None:
             wall, counts, scored = measure(
                 args.judge,
                 args.latency_ms,
-                lambda url, name=name: run_assay(args.assay, name, url, data, args.concurrency),
+                lambda url, name=name: run_assay(
+                    args.assay, name, url, data, args.concurrency
+                ),
             )
             mine = (counts["requests"] / n, wall)
             print(
