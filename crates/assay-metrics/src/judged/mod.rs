@@ -53,33 +53,46 @@ pub mod conversation;
 pub mod per_turn;
 pub mod share;
 
-pub mod agent_goal_accuracy;
-pub mod answer_correctness;
-pub mod answer_relevance;
-pub mod answer_relevancy;
-pub mod argument_correctness;
-pub mod aspect_critique;
-pub mod bias;
-pub mod context_precision;
-pub mod context_recall;
-pub mod context_relevance;
-pub mod context_relevancy;
-pub mod conversation_completeness;
-pub mod conversation_rubric;
-pub mod faithfulness;
-pub mod hallucination;
-pub mod knowledge_retention;
 pub mod ragas_score;
-pub mod role_adherence;
-pub mod rubric;
 pub mod rubrics;
-pub mod semantic_similarity;
-pub mod summarization_score;
-pub mod summary_coherence;
-pub mod task_completion;
-pub mod topic_adherence;
-pub mod toxicity;
-pub mod turn_relevancy;
+
+/// Declares each judged metric's module and registers its definition, in
+/// the order `assay metrics` lists them ([`registry::JUDGED`]): a new
+/// metric is its module, its prompt file and its line here.
+macro_rules! judged_metrics {
+    ($($metric:ident),+ $(,)?) => {
+        $(pub mod $metric;)+
+        const METRICS: &[&metric::JudgedDef] = &[$(&$metric::DEF),+];
+    };
+}
+
+judged_metrics! {
+    faithfulness,
+    answer_relevancy,
+    answer_relevance,
+    context_precision,
+    context_recall,
+    context_relevance,
+    context_relevancy,
+    answer_correctness,
+    summarization_score,
+    summary_coherence,
+    bias,
+    toxicity,
+    hallucination,
+    aspect_critique,
+    semantic_similarity,
+    rubric,
+    knowledge_retention,
+    turn_relevancy,
+    conversation_completeness,
+    role_adherence,
+    agent_goal_accuracy,
+    topic_adherence,
+    argument_correctness,
+    task_completion,
+    conversation_rubric,
+}
 
 pub use aspect_critique::CUSTOM_ASPECT_PREFIX;
 pub use common::SOFT_SCORE;

@@ -4,46 +4,14 @@
 
 use crate::judged::metric::{JudgedDef, JudgedId, UnknownJudged};
 use crate::judged::prompt::{Origin, Prompt, PromptError, PromptId, PromptSet, UnknownPrompt};
-use crate::judged::{
-    agent_goal_accuracy, answer_correctness, answer_relevance, answer_relevancy,
-    argument_correctness, aspect_critique, bias, context_precision, context_recall,
-    context_relevance, context_relevancy, conversation_completeness, conversation_rubric,
-    faithfulness, hallucination, knowledge_retention, likelihood, reason, role_adherence, rubric,
-    semantic_similarity, steps, summarization_score, summary_coherence, task_completion,
-    topic_adherence, toxicity, turn_relevancy,
-};
+use crate::judged::{likelihood, reason, steps};
 use std::path::Path;
 use std::str::FromStr;
 
-/// Every judged metric, in the order `assay metrics` lists them: the one
-/// place a metric is registered.
-pub static JUDGED: &[&JudgedDef] = &[
-    &faithfulness::DEF,
-    &answer_relevancy::DEF,
-    &answer_relevance::DEF,
-    &context_precision::DEF,
-    &context_recall::DEF,
-    &context_relevance::DEF,
-    &context_relevancy::DEF,
-    &answer_correctness::DEF,
-    &summarization_score::DEF,
-    &summary_coherence::DEF,
-    &bias::DEF,
-    &toxicity::DEF,
-    &hallucination::DEF,
-    &aspect_critique::DEF,
-    &semantic_similarity::DEF,
-    &rubric::DEF,
-    &knowledge_retention::DEF,
-    &turn_relevancy::DEF,
-    &conversation_completeness::DEF,
-    &role_adherence::DEF,
-    &agent_goal_accuracy::DEF,
-    &topic_adherence::DEF,
-    &argument_correctness::DEF,
-    &task_completion::DEF,
-    &conversation_rubric::DEF,
-];
+/// Every judged metric, in the order `assay metrics` lists them; each is
+/// registered by its one line in `judged_metrics!` (`judged/mod.rs`),
+/// which also declares its module.
+pub static JUDGED: &[&JudgedDef] = super::METRICS;
 
 impl JudgedId {
     /// Every judged metric, in [`JUDGED`] order.

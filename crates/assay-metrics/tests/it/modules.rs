@@ -2,7 +2,8 @@
 //! metric, a step or a protocol can be read (and changed) with only what
 //! it imports in mind. Read from the sources: every `crate::…` and
 //! `super::…` path outside comments and test modules is an edge to the
-//! module it names.
+//! module it names, and the registry reads every metric that
+//! `judged_metrics!` lists.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -104,6 +105,21 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
             .collect();
         edges.insert(module.clone(), targets);
     }
+    // `JUDGED` (`judged::registry`) is the table `judged_metrics!` makes in
+    // `judged/mod.rs` from the metrics it lists: the registry reads each.
+    let listed = code(&sources["judged"]);
+    let listed = listed
+        .split_once("judged_metrics! {")
+        .and_then(|(_, rest)| rest.split_once('}'))
+        .map_or("", |(list, _)| list);
+    let registry = edges.entry("judged::registry".into()).or_default();
+    registry.extend(
+        listed
+            .split(',')
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(|m| format!("judged::{m}")),
+    );
     edges
 }
 
