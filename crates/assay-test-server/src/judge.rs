@@ -118,12 +118,13 @@ fn stated_schema(message: &str) -> Option<Value> {
 }
 
 /// The simplest value `schema` accepts: an object of its properties so
-/// filled (an empty one for a map), `minItems` copies of an array's item, the first of an `enum`
-/// (or of an `anyOf`, or of a list of types), "fake" for a string, the
-/// `minimum` (else 0) of a number, true; a `$ref` within the schema (as
-/// pydantic writes nested models) is followed. A prompt without a rule of its own
-/// is answered so: a new judged metric runs against this judge, with
-/// answers that say nothing, before it has a rule.
+/// filled (an empty one for a map), `minItems` copies of an array's item,
+/// the first of an `enum` (or of an `anyOf`, or of a list of types),
+/// "fake" for a string, the `minimum` (else 0) of a number, true; a `$ref`
+/// within the schema (as pydantic writes nested models) is followed. A
+/// prompt without a rule of its own is answered so: a new judged metric
+/// runs against this judge, with answers that say nothing, before it has
+/// a rule.
 ///
 /// ```
 /// use serde_json::json;
