@@ -132,6 +132,8 @@ class Judge:
 
 
 def deepeval_case(row: dict):
+    """The row as DeepEval's ConversationalTestCase: its user and assistant
+    turns, a tool call with its result on the turn that made it."""
     from deepeval.test_case import ConversationalTestCase, ToolCall, Turn
 
     turns, calls = [], {}
@@ -162,6 +164,7 @@ def deepeval_case(row: dict):
 
 
 def deepeval_metric(name: str, model):
+    """DeepEval's metric `name`, judged by `model`."""
     from deepeval.metrics import (
         ConversationCompletenessMetric,
         KnowledgeRetentionMetric,
@@ -179,6 +182,7 @@ def deepeval_metric(name: str, model):
 
 
 def ragas_sample(row: dict):
+    """The row as ragas' MultiTurnSample, with its reference and topics."""
     from ragas.dataset_schema import MultiTurnSample
     from ragas.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
@@ -207,6 +211,7 @@ def ragas_sample(row: dict):
 
 
 def ragas_metric(name: str, url: str):
+    """ragas' metric `name`, judged through LangChain's OpenAI client."""
     from langchain_openai import ChatOpenAI
     from ragas.llms import LangchainLLMWrapper
     from ragas.metrics import AgentGoalAccuracyWithReference, TopicAdherenceScore
@@ -220,6 +225,9 @@ def ragas_metric(name: str, url: str):
 async def peer_run(
     name: str, url: str, rows: list[dict], concurrency: int
 ) -> list[float]:
+    """Scores `rows` with the peer's metric `name` against the judge at
+    `url`, at most `concurrency` conversations at once; their scores (NaN
+    where the peer failed)."""
     if name in DEEPEVAL:
         from deepeval.models import OpenAIModel
 
@@ -249,7 +257,9 @@ async def peer_run(
     return await asyncio.gather(*(one(c) for c in cases))
 
 
-def run_assay(assay: str, name: str, url: str, data: Path, concurrency: int) -> dict:
+def run_assay(assay: str, name: str, url: str, data: Path, concurrency: int) -> int:
+    """Runs `assay eval -m NAME` on `data` against the judge at `url`; the
+    number of conversations it scored."""
     with tempfile.TemporaryDirectory() as out:
         done = subprocess.run(
             [
@@ -280,6 +290,8 @@ def run_assay(assay: str, name: str, url: str, data: Path, concurrency: int) -> 
 
 
 def measure(judge_bin: str, latency: int, work) -> tuple[float, dict[str, int], object]:
+    """Runs `work(url)` against a fresh loopback judge; its wall time, the
+    judge's counts and what it returned."""
     judge = Judge(judge_bin, latency)
     started = time.perf_counter()
     try:
