@@ -1183,15 +1183,6 @@ mod tests {
             object(value)
         }
 
-        /// SplitMix64: the logits of each step from the case's seed.
-        fn next(state: &mut u64) -> u64 {
-            *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = *state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
         /// The grammar of an object with one member `w` of `value`'s
         /// schema, having accepted `written` one character token at a time.
         struct Written {
@@ -1293,13 +1284,14 @@ mod tests {
                 });
                 let grammar = LlamaSampler::grammar(&judge.model, grammar.as_str(), crate::grammar::Grammar::ROOT).unwrap();
                 let mut decoder = Decoder::new(Some(grammar), sampler, Some(&schema), &judge.pieces);
-                let mut state = seed;
+                // The logits of each step, from the case's seed.
+                let mut rng = assay_core::aggregate::SplitMix64(seed);
                 let mut finished = false;
                 for _ in 0..400 {
-                    let favour = next(&mut state) % 8 < closing;
+                    let favour = rng.next_u64() % 8 < closing;
                     let logits: Vec<f32> = (0..n)
                         .map(|i| {
-                            let u = (next(&mut state) >> 40) as f32 / (1u64 << 24) as f32;
+                            let u = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
                             if favour && ends[i] { u + 1.0 } else { u }
                         })
                         .collect();

@@ -633,15 +633,6 @@ fn a_version_1_cache_file_is_converted_and_its_answers_served() {
     assert_eq!(version, "2");
 }
 
-/// SplitMix64, for the processes' seeded work.
-fn next(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// 64 keys in 8 groups that share the 8 bytes the index goes by.
 fn shared_keys() -> Vec<assay_llm::RequestKey> {
     (0..64u64)
@@ -690,10 +681,10 @@ fn processes_sharing_a_cache_never_get_another_key_s_answer() {
             }
         };
         let mut cache = open();
-        let mut state = writer;
+        let mut rng = assay_core::aggregate::SplitMix64(writer);
         let (mut found, mut theirs, mut wrong) = (0, 0, Vec::new());
         for round in 0..rounds {
-            let r = next(&mut state);
+            let r = rng.next_u64();
             let i = (r % 64) as usize;
             let key = &keys[i];
             match (r >> 8) % 100 {
