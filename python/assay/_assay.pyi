@@ -2,7 +2,7 @@
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 # The names the extension lists in its `__all__` (PyO3 adds each function
@@ -35,35 +35,11 @@ class UsageError(ValueError): ...
 class JudgeUnavailableError(RuntimeError): ...
 class AuthError(JudgeUnavailableError): ...
 
+# `options` maps the keyword names of `assay.evaluate` (with `rows` and
+# `name`, which say what the file `data` holds) and of `assay.calibrate`
+# to their values; the extension types each and rejects unknown names.
 def evaluate(
-    data: str,
-    metrics: list[str],
-    params: list[tuple[str, str]],
-    out: str,
-    *,
-    rows: bool = False,
-    name: str | None = None,
-    input_format: str | None = None,
-    strict: bool = False,
-    threads: int | None = None,
-    force_new: bool = False,
-    shard: str | None = None,
-    judge: str | None = None,
-    embedder: str | None = None,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    concurrency: int = 16,
-    rpm: int | None = None,
-    tpm: int | None = None,
-    max_retries: int | None = None,
-    timeout: float | None = None,
-    cache: str | None = None,
-    no_cache: bool = False,
-    prompts: str | None = None,
-    prices: list[tuple[str, str]] = ...,
-    repeats: int = 1,
-    reasons: str = "composed",
-    protocol: str | None = None,
+    options: Mapping[str, Any],
     progress: Callable[[str, Any], None] | None = None,
     stop: threading.Event | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]: ...
@@ -77,28 +53,7 @@ def check_gates(
     summary: str, gates: list[tuple[str, str]], max_failed_fraction: float | None = None
 ) -> list[tuple[bool, str | None, str]]: ...
 def calibrate(
-    metric: str,
-    *,
-    set: str | None = None,
-    data: str | None = None,
-    labels: str | None = None,
-    high_score_means: bool | None = None,
-    task: str | None = None,
-    limit: int | None = None,
-    offset: int = 0,
-    out: str | None = None,
-    threads: int | None = None,
-    judge: str | None = None,
-    embedder: str | None = None,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    concurrency: int = 16,
-    max_retries: int | None = None,
-    timeout: float | None = None,
-    cache: str | None = None,
-    no_cache: bool = False,
-    prompts: str | None = None,
-    protocol: str | None = None,
+    options: Mapping[str, Any],
     progress: Callable[[str, Any], None] | None = None,
     stop: threading.Event | None = None,
 ) -> dict[str, Any]: ...

@@ -322,6 +322,11 @@ def evaluate(
     `KeyboardInterrupt` within a second, keeping what is done in `out`;
     so does setting `stop` (a `threading.Event`) from another thread.
     """
+    # Every keyword is an option of the run, passed on as given: the
+    # native reader (`assay-py`'s `options.rs`) types each one and names a
+    # mistake by its keyword.
+    options = dict(locals())
+    del options["progress"], options["stop"]
     keep = out is not None
     folder = Path(out) if keep else Path(tempfile.mkdtemp(prefix="assay-"))
     try:
@@ -329,38 +334,11 @@ def evaluate(
         if input_format is not None:
             source["input_format"] = input_format
         run_dir = folder if keep else folder / "run"
+        options.update(source, metrics=list(metrics), out=run_dir)
         bar = _Bar() if progress is True else None
         callback = bar if bar is not None else (progress if callable(progress) else None)
         try:
-            summary, records = _assay.evaluate(
-                source.pop("data"),
-                list(metrics),
-                [(k, _param_text(v)) for k, v in (params or {}).items()],
-                str(run_dir),
-                **source,
-                strict=strict,
-                threads=threads,
-                force_new=force_new,
-                shard=shard,
-                judge=judge,
-                embedder=embedder,
-                base_url=base_url,
-                api_key=api_key,
-                concurrency=concurrency,
-                rpm=rpm,
-                tpm=tpm,
-                max_retries=max_retries,
-                timeout=timeout,
-                cache=None if isinstance(cache, bool) else os.fspath(cache),
-                no_cache=cache is False,
-                prompts=None if prompts is None else os.fspath(prompts),
-                prices=list((prices or {}).items()),
-                repeats=repeats,
-                reasons=reasons,
-                protocol=protocol,
-                progress=callback,
-                stop=stop,
-            )
+            summary, records = _assay.evaluate(options, progress=callback, stop=stop)
         finally:
             if bar is not None:
                 bar.close()
@@ -390,11 +368,3 @@ async def aevaluate(*args: Any, **kwargs: Any) -> Result:
             with contextlib.suppress(Exception, KeyboardInterrupt):
                 await run
         raise
-
-
-def _param_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Callable
 
 from assay import _assay
@@ -31,10 +32,15 @@ def calibrate(
     base_url: str | None = None,
     api_key: str | None = None,
     concurrency: int = 16,
+    rpm: int | None = None,
+    tpm: int | None = None,
     max_retries: int | None = None,
     timeout: float | None = None,
     cache: bool | PathLike = True,
     prompts: PathLike | None = None,
+    prices: Mapping[str, str] | None = None,
+    repeats: int = 1,
+    reasons: str = "composed",
     protocol: str | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
@@ -52,34 +58,12 @@ def calibrate(
     `out`: the run directory (resumed by the same call); None:
     `runs/calibrate-<unix time>`. The judge keywords are `evaluate`'s.
     """
+    options = dict(locals())
+    del options["progress"], options["stop"]
     bar = _Bar() if progress is True else None
     callback = bar if bar is not None else (progress if callable(progress) else None)
     try:
-        return _assay.calibrate(
-            metric,
-            set=set,
-            data=None if data is None else os.fspath(data),
-            labels=labels,
-            high_score_means=high_score_means,
-            task=task,
-            limit=limit,
-            offset=offset,
-            out=None if out is None else os.fspath(out),
-            threads=threads,
-            judge=judge,
-            embedder=embedder,
-            base_url=base_url,
-            api_key=api_key,
-            concurrency=concurrency,
-            max_retries=max_retries,
-            timeout=timeout,
-            cache=None if isinstance(cache, bool) else os.fspath(cache),
-            no_cache=cache is False,
-            prompts=None if prompts is None else os.fspath(prompts),
-            protocol=protocol,
-            progress=callback,
-            stop=stop,
-        )
+        return _assay.calibrate(options, progress=callback, stop=stop)
     finally:
         if bar is not None:
             bar.close()

@@ -44,7 +44,6 @@ from assay._evaluate import (
     UsageError,
     _columnar,
     _Copy,
-    _param_text,
     _rows,
     _write_rows,
 )
@@ -183,7 +182,7 @@ def evaluate(
         dirs = {k: folder / SHARDS / f"{k}-of-{n}" for k in range(1, n + 1)}
         (folder / SHARDS).mkdir(parents=True, exist_ok=True)
         blob = ray.put(path.read_bytes())
-        args = (list(metrics), {k: _param_text(v) for k, v in (params or {}).items()})
+        args = (list(metrics), dict(params or {}))
         kwargs.update(judge=judge, embedder=embedder)
         # A local model on no more cores than the task holds.
         kwargs.setdefault("threads", max(1, math.ceil(num_cpus)))

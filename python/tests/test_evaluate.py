@@ -2,6 +2,7 @@
 its own process), compared with the `assay` command the wheel installs."""
 
 import asyncio
+import inspect
 import json
 import math
 import os
@@ -277,6 +278,13 @@ def test_usage_errors_raise_before_any_call(tmp_path, judge):
         ({"threads": 0}, "threads: must be at least 1"),
         ({"input_format": "xml"}, "input_format: unknown input format 'xml'"),
         ({"reasons": "long"}, 'reasons: "long": expected'),
+        # A value of the wrong type names its keyword too.
+        ({"concurrency": "many"}, "concurrency: 'str' object cannot be interpreted"),
+        ({"repeats": -1}, "repeats: "),
+        ({"timeout": "soon"}, "timeout: "),
+        ({"cache": 3}, "cache: "),
+        ({"metrics": "rouge"}, "metrics: "),
+        ({"params": ["rouge.types"]}, "params: expected a dict"),
     ],
 )
 def test_a_usage_error_names_the_keyword_at_fault(tmp_path, kwargs, message):
@@ -285,6 +293,27 @@ def test_a_usage_error_names_the_keyword_at_fault(tmp_path, kwargs, message):
         assay.evaluate(rows(), out=tmp_path / "run", progress=False, **args)
     assert str(raised.value).startswith(message), str(raised.value)
     assert "--" not in str(raised.value)
+
+
+def test_the_native_reader_takes_every_keyword_and_refuses_others(tmp_path):
+    # `assay.evaluate` hands its keywords over as they are; a name the
+    # extension does not read fails instead of being ignored.
+    options = {"data": str(EXAMPLE), "metrics": ["rouge"], "out": str(tmp_path / "run")}
+    with pytest.raises(assay.UsageError, match="^unknown keyword argument concurency$"):
+        assay._assay.evaluate({**options, "concurency": 2})
+    summary, records = assay._assay.evaluate(options)
+    assert summary["rows"] == len(rows())
+    assert len(records) == len(summary["outputs"]) * len(rows())
+    with pytest.raises(assay.UsageError, match="^unknown keyword arguments a, b$"):
+        assay._assay.calibrate({"metric": "faithfulness", "set": "ragtruth", "a": 1, "b": 2})
+
+
+def test_calibrate_takes_every_judge_keyword_of_evaluate():
+    def keywords(f):
+        return set(inspect.signature(f).parameters)
+
+    only_evaluate = {"metrics", "params", "input_format", "strict", "force_new", "shard"}
+    assert keywords(assay.evaluate) - only_evaluate <= keywords(assay.calibrate)
 
 
 def test_protocol_per_item_scores_each_statement_alone(tmp_path, judge):

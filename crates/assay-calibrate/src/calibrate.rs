@@ -445,32 +445,33 @@ enum Joined {
 
 fn join(rows: &[Labelled], dir: &Path, output: &str) -> Result<Vec<Joined>> {
     let log = read_results(&dir.join(RESULTS))?;
-    // The soft score, where the judge's probabilities gave one, ranks
-    // finer than the count-based value (see `SOFT_SCORE`).
-    let by_id: BTreeMap<&str, (Status, Option<f64>)> = log
-        .records
-        .iter()
-        .filter(|r| r.metric == output)
-        .map(|r| {
-            let soft = r
-                .details
-                .as_ref()
-                .and_then(|d| d.get(SOFT_SCORE))
-                .and_then(Value::as_f64);
-            (r.sample_id.as_str(), (r.status, soft.or(r.value)))
-        })
-        .collect();
+    // Under `--repeats`, a sample's repeats are judged alike and their
+    // scores averaged: the calibration of the judge as the run used it.
+    let mut by_id: BTreeMap<&str, Vec<(Status, Option<f64>)>> = BTreeMap::new();
+    for r in log.records.iter().filter(|r| r.metric == output) {
+        // The soft score, where the judge's probabilities gave one, ranks
+        // finer than the count-based value (see `SOFT_SCORE`).
+        let soft = r
+            .details
+            .as_ref()
+            .and_then(|d| d.get(SOFT_SCORE))
+            .and_then(Value::as_f64);
+        by_id
+            .entry(r.sample_id.as_str())
+            .or_default()
+            .push((r.status, soft.or(r.value)));
+    }
     Ok(rows
         .iter()
         .map(|row| {
-            let outcomes: Vec<Option<&(Status, Option<f64>)>> = sample_ids(row)
+            let outcomes: Vec<Option<Joined>> = sample_ids(row)
                 .iter()
-                .map(|id| by_id.get(id.as_str()))
+                .map(|id| by_id.get(id.as_str()).map(|repeats| of_repeats(repeats)))
                 .collect();
             let values: Option<Vec<f64>> = outcomes
                 .iter()
                 .map(|o| match o {
-                    Some((Status::Scored, v)) => *v,
+                    Some(Joined::Scored(v)) => Some(*v),
                     _ => None,
                 })
                 .collect();
@@ -479,7 +480,7 @@ fn join(rows: &[Labelled], dir: &Path, output: &str) -> Result<Vec<Joined>> {
                 Some([a, b]) => Joined::Scored(b - a),
                 _ if outcomes
                     .iter()
-                    .any(|o| matches!(o, None | Some((Status::Failed, _)))) =>
+                    .any(|o| matches!(o, None | Some(Joined::Failed))) =>
                 {
                     Joined::Failed
                 }
@@ -487,6 +488,20 @@ fn join(rows: &[Labelled], dir: &Path, output: &str) -> Result<Vec<Joined>> {
             }
         })
         .collect())
+}
+
+/// One sample's outcome over its repeats: the mean when every repeat was
+/// scored, else failed if one failed, else skipped.
+fn of_repeats(repeats: &[(Status, Option<f64>)]) -> Joined {
+    let scored: Option<Vec<f64>> = repeats
+        .iter()
+        .map(|(status, v)| v.filter(|_| *status == Status::Scored))
+        .collect();
+    match scored {
+        Some(vs) if !vs.is_empty() => Joined::Scored(vs.iter().sum::<f64>() / vs.len() as f64),
+        _ if repeats.iter().any(|(s, _)| *s == Status::Failed) => Joined::Failed,
+        _ => Joined::Skipped,
+    }
 }
 
 /// The ROC-AUC of a judge that sees nothing but one number of each item
@@ -1121,6 +1136,21 @@ fn resolve_mapping(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_s_repeats_are_averaged_and_a_failed_repeat_fails_it() {
+        let score = |repeats: &[(Status, Option<f64>)]| match of_repeats(repeats) {
+            Joined::Scored(v) => format!("scored {v}"),
+            Joined::Failed => "failed".into(),
+            Joined::Skipped => "skipped".into(),
+        };
+        let (s, f, k) = (Status::Scored, Status::Failed, Status::Skipped);
+        assert_eq!(score(&[(s, Some(1.0)), (s, Some(0.0))]), "scored 0.5");
+        assert_eq!(score(&[(s, Some(0.25))]), "scored 0.25");
+        assert_eq!(score(&[(s, Some(1.0)), (f, None)]), "failed");
+        assert_eq!(score(&[(k, None), (k, None)]), "skipped");
+        assert_eq!(score(&[(s, Some(1.0)), (k, None)]), "skipped");
+    }
 
     fn row(id: &str, label: Label, pair: Option<&str>) -> Labelled {
         Labelled {

@@ -4,13 +4,12 @@
 //! for Ctrl-C, which cancels the run (what is done is kept) and is raised
 //! as `KeyboardInterrupt` once the run has stopped.
 
+use crate::options::Keywords;
 use crate::review::to_python;
-use assay_config::{EvalConfig, Field, JudgeConfig, ModelPrice, UsageError as Mistake, Words};
-use assay_core::{read_results, Coverage, Original, Source};
-use assay_engine::{CancelToken, EngineError, Observer, Progress, Reasons};
-use assay_llm::{CacheLocation, CallKind, Secret};
-use assay_metrics::params::ParamError;
-use assay_metrics::{AnyId, Setting};
+use assay_config::{Field, UsageError as Mistake, Words};
+use assay_core::{read_results, Coverage};
+use assay_engine::{CancelToken, EngineError, Observer, Progress};
+use assay_llm::CallKind;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -156,157 +155,37 @@ pub(crate) fn usage(e: Mistake) -> PyErr {
     UsageError::new_err(e.in_words(Words::Python))
 }
 
-/// `raw`, the value of `field`, parsed into its type.
-fn parse_one<T: FromStr>(field: Field, raw: &str) -> PyResult<T>
-where
-    T::Err: std::fmt::Display,
-{
-    raw.parse::<T>().map_err(|e| usage(Mistake::of(field, e)))
-}
-
 /// `raw`, the value of `field` when given, parsed into its type.
 pub(crate) fn parse<T: FromStr>(field: Field, raw: Option<&str>) -> PyResult<Option<T>>
 where
     T::Err: std::fmt::Display,
 {
-    raw.map(|r| parse_one(field, r)).transpose()
+    raw.map(|r| r.parse::<T>().map_err(|e| usage(Mistake::of(field, e))))
+        .transpose()
 }
 
 /// Runs one evaluation and returns its summary (as `summary.json`) and its
 /// outcome records (as `results.jsonl`, in row order) as Python objects.
-/// `data` is a file; with `rows` it holds rows given in memory (messages
-/// name them "data row N"), with `name` it is a copy of that file (messages
-/// name it). `params` are `("METRIC.PARAM", value)` pairs and `prices`
-/// `("MODEL", "IN/OUT")`; `cache` is a path, or `None` for the default
-/// place, unless `no_cache`. `progress(kind, payload)` is called with
-/// `("progress", dict)` and `("note", str)`. `stop` (a `threading.Event`)
-/// stops the run like Ctrl-C once set: another thread's way to cancel it.
+/// `options` maps `assay.evaluate`'s keyword names to their values (read
+/// by [`Keywords::eval`]); its `out` is required. `progress(kind,
+/// payload)` is called with `("progress", dict)` and `("note", str)`.
+/// `stop` (a `threading.Event`) stops the run like Ctrl-C once set:
+/// another thread's way to cancel it.
 #[pyfunction]
-#[pyo3(signature = (
-    data, metrics, params, out, *, rows=false, name=None, input_format=None, strict=false,
-    threads=None, force_new=false, shard=None, judge=None, embedder=None, base_url=None,
-    api_key=None, concurrency=16, rpm=None, tpm=None, max_retries=None, timeout=None, cache=None,
-    no_cache=false, prompts=None, prices=Vec::new(), repeats=1, reasons="composed", protocol=None,
-    progress=None, stop=None
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (options, progress=None, stop=None))]
 pub fn evaluate(
     py: Python<'_>,
-    data: PathBuf,
-    metrics: Vec<String>,
-    params: Vec<(String, String)>,
-    out: PathBuf,
-    rows: bool,
-    name: Option<String>,
-    input_format: Option<&str>,
-    strict: bool,
-    threads: Option<usize>,
-    force_new: bool,
-    shard: Option<&str>,
-    judge: Option<&str>,
-    embedder: Option<&str>,
-    base_url: Option<String>,
-    api_key: Option<String>,
-    concurrency: usize,
-    rpm: Option<u32>,
-    tpm: Option<u32>,
-    max_retries: Option<u32>,
-    timeout: Option<f64>,
-    cache: Option<PathBuf>,
-    no_cache: bool,
-    prompts: Option<PathBuf>,
-    prices: Vec<(String, String)>,
-    repeats: u32,
-    reasons: &str,
-    protocol: Option<&str>,
+    options: &Bound<'_, PyAny>,
     progress: Option<Py<PyAny>>,
     stop: Option<Py<PyAny>>,
 ) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
-    let data = match (rows, name) {
-        (false, None) => Source::Path(data),
-        (true, None) => Source::Copy {
-            path: data,
-            of: Original::Rows,
-        },
-        (false, Some(name)) => Source::Copy {
-            path: data,
-            of: Original::File(name),
-        },
-        (true, Some(_)) => {
-            return Err(usage(Mistake::of(
-                Field::Data,
-                "rows in memory have no file name",
-            )))
-        }
-    };
-    let metrics = metrics
-        .iter()
-        .map(|m| parse_one::<AnyId>(Field::Metrics, m))
-        .collect::<PyResult<Vec<_>>>()?;
-    let settings = params
-        .into_iter()
-        .map(|(key, value)| {
-            Setting::new(&key, &value).map_err(|e| {
-                let message = match e {
-                    ParamError::Syntax(_) => "expected a key METRIC.PARAM".to_string(),
-                    other => other.to_string(),
-                };
-                usage(Mistake::of(
-                    Field::Setting {
-                        key,
-                        value: Some(value),
-                    },
-                    message,
-                ))
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let prices = prices
-        .into_iter()
-        .map(|(model, price)| {
-            let price = parse_one(Field::Price(model.clone()), &price)?;
-            Ok(ModelPrice { model, price })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let reasons = match reasons {
-        "composed" => Reasons::Composed,
-        "llm" => Reasons::Llm,
-        other => {
-            return Err(usage(Mistake::of(
-                Field::Reasons,
-                format!("{other:?}: expected \"composed\" or \"llm\""),
-            )))
-        }
-    };
-    let config = EvalConfig {
-        data,
-        metrics,
-        settings,
-        out: Some(out.clone()),
-        input_format: parse(Field::InputFormat, input_format)?,
-        strict,
-        threads,
-        force_new,
-        shard: parse(Field::Shard, shard)?,
-        judge: JudgeConfig {
-            judge: parse(Field::Judge, judge)?,
-            embedder: parse(Field::Embedder, embedder)?,
-            base_url,
-            api_key: api_key.map(Secret::new),
-            concurrency,
-            rpm,
-            tpm,
-            max_retries,
-            timeout,
-            cache: cache_location(cache, no_cache),
-            prompts,
-            prices,
-            repeats,
-            batch_export: false,
-            reasons,
-            protocol: parse(Field::Protocol, protocol)?,
-        },
-    };
+    let mut keywords = Keywords::new(options)?;
+    let config = keywords.eval()?;
+    keywords.finish()?;
+    let out = config
+        .out
+        .clone()
+        .ok_or_else(|| usage(Mistake::of(Field::Out, "no run directory given")))?;
     // Connecting may load a local model: seconds, without the GIL.
     let options = py.detach(|| assay_config::resolve(config)).map_err(usage)?;
     let summary = drive(py, progress, stop, move |observer, cancel| {
@@ -336,15 +215,6 @@ fn records(py: Python<'_>, dir: &Path) -> PyResult<Py<PyAny>> {
 
 fn internal(e: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(e.to_string())
-}
-
-/// `cache=` and `no_cache=` as one location.
-pub(crate) fn cache_location(cache: Option<PathBuf>, no_cache: bool) -> CacheLocation {
-    match (no_cache, cache) {
-        (true, _) => CacheLocation::Disabled,
-        (false, Some(path)) => CacheLocation::Path(path),
-        (false, None) => CacheLocation::Default,
-    }
 }
 
 /// Runs `work` on its own thread with an observer that forwards progress

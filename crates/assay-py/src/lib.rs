@@ -4,6 +4,7 @@
 
 mod evaluate;
 mod lexical;
+mod options;
 mod review;
 
 use pyo3::prelude::*;

@@ -3,11 +3,11 @@
 //! line makes (`assay-calibrate`, `assay-report`), returning Python
 //! objects.
 
-use crate::evaluate::{cache_location, drive, engine_error, parse, usage, UsageError};
+use crate::evaluate::{drive, engine_error, parse, usage, UsageError};
+use crate::options::Keywords;
 use assay_calibrate::calibrate::{CalibrateOptions, Data};
-use assay_config::{Field, JudgeConfig};
+use assay_config::Field;
 use assay_engine::RunSummary;
-use assay_llm::Secret;
 use assay_report::gates::{Condition, Gates, Verdict};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -128,70 +128,39 @@ fn conditions(gates: &[(String, String)]) -> PyResult<Vec<Condition>> {
 
 /// Runs a judged metric over human-labelled rows (a built-in `set` or a
 /// `data` file with a `labels` field) and returns `calibration.json`'s
-/// content as a dict, as `assay calibrate` does.
+/// content as a dict, as `assay calibrate` does. `options` maps
+/// `assay.calibrate`'s keyword names to their values: `metric`, `set` or
+/// `data`, `labels`, `high_score_means`, `task`, `limit`, `offset`,
+/// `out`, `threads`, and the judge keywords of `evaluate`.
 #[pyfunction]
-#[pyo3(signature = (
-    metric, *, set=None, data=None, labels=None, high_score_means=None, task=None,
-    limit=None, offset=0, out=None, threads=None, judge=None, embedder=None, base_url=None,
-    api_key=None, concurrency=16, max_retries=None, timeout=None, cache=None, no_cache=false,
-    prompts=None, protocol=None, progress=None, stop=None
-))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (options, progress=None, stop=None))]
 pub fn calibrate(
     py: Python<'_>,
-    metric: String,
-    set: Option<String>,
-    data: Option<PathBuf>,
-    labels: Option<String>,
-    high_score_means: Option<bool>,
-    task: Option<String>,
-    limit: Option<usize>,
-    offset: usize,
-    out: Option<PathBuf>,
-    threads: Option<usize>,
-    judge: Option<&str>,
-    embedder: Option<&str>,
-    base_url: Option<String>,
-    api_key: Option<String>,
-    concurrency: usize,
-    max_retries: Option<u32>,
-    timeout: Option<f64>,
-    cache: Option<PathBuf>,
-    no_cache: bool,
-    prompts: Option<PathBuf>,
-    protocol: Option<&str>,
+    options: &Bound<'_, PyAny>,
     progress: Option<Py<PyAny>>,
     stop: Option<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let data = match (set, data) {
+    let mut keywords = Keywords::new(options)?;
+    let data = match (keywords.take("set")?, keywords.take("data")?) {
         (Some(name), None) => Data::Set(name),
         (None, Some(path)) => Data::File(path),
         _ => return Err(UsageError::new_err("give one of set=NAME or data=FILE")),
     };
     let options = CalibrateOptions {
-        metric,
+        metric: keywords
+            .take("metric")?
+            .ok_or_else(|| UsageError::new_err("metric: no metric given"))?,
         data,
-        labels,
-        high_score_means,
-        task,
-        limit,
-        offset,
-        out,
-        threads,
-        judge: JudgeConfig {
-            judge: parse(Field::Judge, judge)?,
-            embedder: parse(Field::Embedder, embedder)?,
-            base_url,
-            api_key: api_key.map(Secret::new),
-            concurrency,
-            max_retries,
-            timeout,
-            cache: cache_location(cache, no_cache),
-            prompts,
-            protocol: parse(Field::Protocol, protocol)?,
-            ..JudgeConfig::default()
-        },
+        labels: keywords.take("labels")?,
+        high_score_means: keywords.take("high_score_means")?,
+        task: keywords.take("task")?,
+        limit: keywords.take("limit")?,
+        offset: keywords.take("offset")?.unwrap_or(0),
+        out: keywords.take("out")?,
+        threads: keywords.take("threads")?,
+        judge: keywords.judge()?,
     };
+    keywords.finish()?;
     let done = drive(py, progress, stop, move |observer, cancel| {
         assay_calibrate::calibrate::calibrate(&options, observer, cancel)
     })?
