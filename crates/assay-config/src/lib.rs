@@ -351,7 +351,7 @@ fn connect_judge(
         ModelChoice::Http(spec) => {
             Judge::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
         }
-        ModelChoice::Local(_) => {
+        ModelChoice::Local(name) => {
             // No more threads than the run was given: llama.cpp's threads
             // spin while they wait, so a model that takes cores another
             // process holds (a second run, a Ray task beside it) is slowed
@@ -361,7 +361,7 @@ fn connect_judge(
                 ..LocalJudgeOptions::default()
             };
             let model =
-                LocalJudge::from_spec(&local_spec(choice)?, local).map_err(|e| e.to_string())?;
+                LocalJudge::from_spec(&local_spec(name)?, local).map_err(|e| e.to_string())?;
             Ok(Judge::new(
                 Arc::new(Offloaded::new(Arc::new(model))),
                 cache,
@@ -382,9 +382,8 @@ fn connect_embedder(
         ModelChoice::Http(spec) => {
             CachedEmbedder::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
         }
-        ModelChoice::Local(_) => {
-            let model =
-                LocalEmbedder::from_spec(&local_spec(choice)?).map_err(|e| e.to_string())?;
+        ModelChoice::Local(name) => {
+            let model = LocalEmbedder::from_spec(&local_spec(name)?).map_err(|e| e.to_string())?;
             Ok(CachedEmbedder::new(
                 Arc::new(Offloaded::new(Arc::new(model))),
                 cache,
@@ -397,20 +396,17 @@ fn connect_embedder(
 /// local model file is named without its path (see [`LocalSpec::portable`]).
 fn portable(choice: &ModelChoice) -> ModelChoice {
     match choice {
-        ModelChoice::Local(_) => local_spec(choice)
-            .ok()
-            .and_then(|s| s.portable().parse().ok())
-            .unwrap_or_else(|| choice.clone()),
+        ModelChoice::Local(name) => LocalSpec::named(name.as_deref()).map_or_else(
+            |_| choice.clone(),
+            |s| ModelChoice::Local(s.portable().name()),
+        ),
         ModelChoice::Http(_) => choice.clone(),
     }
 }
 
-/// The in-process model's spec (`local`, `local:NAME`, `local:PATH`).
-fn local_spec(choice: &ModelChoice) -> std::result::Result<LocalSpec, String> {
-    choice
-        .to_string()
-        .parse::<LocalSpec>()
-        .map_err(|e| e.to_string())
+/// The in-process model `local:NAME` names.
+fn local_spec(name: &Option<String>) -> std::result::Result<LocalSpec, String> {
+    LocalSpec::named(name.as_deref()).map_err(|e| e.to_string())
 }
 
 /// The run `args` names, its models connected.

@@ -106,53 +106,86 @@ impl FromStr for LocalSpec {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self, Error> {
-        let bad = |detail: &str| Error::Spec {
-            spec: s.to_owned(),
-            detail: detail.to_owned(),
-        };
-        let rest = match s.strip_prefix("local") {
-            Some("") => return Ok(LocalSpec::Default),
-            Some(r) => r
-                .strip_prefix(':')
-                .ok_or_else(|| bad("expected `local` or `local:MODEL`"))?,
-            None => return Err(bad("local model specs start with `local`")),
-        };
-        if rest.is_empty() {
-            return Err(bad("no model after `local:`"));
+        match s.strip_prefix("local") {
+            Some("") => Ok(LocalSpec::Default),
+            Some(r) => match r.strip_prefix(':') {
+                Some(name) => LocalSpec::named(Some(name)),
+                None => Err(Error::Spec {
+                    spec: s.to_owned(),
+                    detail: "expected `local` or `local:MODEL`".to_owned(),
+                }),
+            },
+            None => Err(Error::Spec {
+                spec: s.to_owned(),
+                detail: "local model specs start with `local`".to_owned(),
+            }),
         }
-        if let Some(j) = KnownJudge::ALL.into_iter().find(|j| j.as_str() == rest) {
+    }
+}
+
+impl fmt::Display for LocalSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            None => f.write_str("local"),
+            Some(name) => write!(f, "local:{name}"),
+        }
+    }
+}
+
+impl LocalSpec {
+    /// The model `name` stands for, the part after `local:` (`None`: the
+    /// default model).
+    ///
+    /// ```
+    /// use assay_local::{KnownJudge, LocalSpec};
+    /// assert_eq!(LocalSpec::named(None).unwrap(), LocalSpec::Default);
+    /// assert_eq!(
+    ///     LocalSpec::named(Some("smollm2-135m")).unwrap(),
+    ///     LocalSpec::Judge(KnownJudge::Smollm2135m)
+    /// );
+    /// assert!(LocalSpec::named(Some("gpt-4o")).is_err());
+    /// ```
+    pub fn named(name: Option<&str>) -> Result<LocalSpec, Error> {
+        let Some(name) = name else {
+            return Ok(LocalSpec::Default);
+        };
+        let bad = |detail: String| Error::Spec {
+            spec: format!("local:{name}"),
+            detail,
+        };
+        if name.is_empty() {
+            return Err(bad("no model after `local:`".to_owned()));
+        }
+        if let Some(j) = KnownJudge::ALL.into_iter().find(|j| j.as_str() == name) {
             return Ok(LocalSpec::Judge(j));
         }
-        if rest == KnownEmbedder::AllMiniLmL6V2.as_str() {
+        if name == KnownEmbedder::AllMiniLmL6V2.as_str() {
             return Ok(LocalSpec::Embedder(KnownEmbedder::AllMiniLmL6V2));
         }
-        if rest.contains('/') || rest.ends_with(".gguf") {
-            return Ok(LocalSpec::File(PathBuf::from(rest)));
+        if name.contains('/') || name.ends_with(".gguf") {
+            return Ok(LocalSpec::File(PathBuf::from(name)));
         }
         let known: Vec<&str> = KnownJudge::ALL
             .iter()
             .map(|j| j.as_str())
             .chain([KnownEmbedder::AllMiniLmL6V2.as_str()])
             .collect();
-        Err(bad(&format!(
+        Err(bad(format!(
             "unknown model; known: {}, or a path to a model file",
             known.join(", ")
         )))
     }
-}
 
-impl fmt::Display for LocalSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// The part after `local:` ([`LocalSpec::named`]'s argument).
+    pub fn name(&self) -> Option<String> {
         match self {
-            LocalSpec::Default => f.write_str("local"),
-            LocalSpec::Judge(j) => write!(f, "local:{}", j.as_str()),
-            LocalSpec::Embedder(e) => write!(f, "local:{}", e.as_str()),
-            LocalSpec::File(p) => write!(f, "local:{}", p.display()),
+            LocalSpec::Default => None,
+            LocalSpec::Judge(j) => Some(j.as_str().to_owned()),
+            LocalSpec::Embedder(e) => Some(e.as_str().to_owned()),
+            LocalSpec::File(p) => Some(p.display().to_string()),
         }
     }
-}
 
-impl LocalSpec {
     /// The spec as manifests and run signatures record it: a model file or
     /// directory by its name alone, since its path differs between
     /// machines (the model's identity carries its SHA-256).
@@ -160,15 +193,15 @@ impl LocalSpec {
     /// ```
     /// use assay_local::LocalSpec;
     /// let s: LocalSpec = "local:/home/me/models/x.gguf".parse().unwrap();
-    /// assert_eq!(s.portable(), "local:x.gguf");
-    /// assert_eq!(LocalSpec::Default.portable(), "local");
+    /// assert_eq!(s.portable().to_string(), "local:x.gguf");
+    /// assert_eq!(LocalSpec::Default.portable(), LocalSpec::Default);
     /// let known: LocalSpec = "local:smollm2-135m".parse().unwrap();
-    /// assert_eq!(known.portable(), "local:smollm2-135m");
+    /// assert_eq!(known.portable(), known);
     /// ```
-    pub fn portable(&self) -> String {
+    pub fn portable(&self) -> LocalSpec {
         match self {
-            LocalSpec::File(p) => format!("local:{}", file_name(p)),
-            other => other.to_string(),
+            LocalSpec::File(p) => LocalSpec::File(PathBuf::from(file_name(p))),
+            other => other.clone(),
         }
     }
 }
