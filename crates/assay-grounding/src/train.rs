@@ -24,6 +24,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The model format's version: bumped with any change to the features.
 pub const VERSION: u32 = 1;
@@ -96,7 +97,27 @@ impl std::fmt::Display for TrainError {
 
 impl std::error::Error for TrainError {}
 
-/// One labelled claim.
+/// One labelled claim of the training files, with the texts that should
+/// support it (the row's question and contexts).
+#[derive(Clone, Debug)]
+pub struct LabelledClaim {
+    /// The row's `source`, else its file's name.
+    pub source: String,
+    /// The source document: claims of one document share a fold.
+    pub group: String,
+    pub text: String,
+    pub support: Arc<[String]>,
+    pub supported: bool,
+}
+
+impl LabelledClaim {
+    /// Its cross-validation fold, `0..FOLDS`.
+    pub fn fold(&self) -> u8 {
+        fold_of(&self.group, &self.source)
+    }
+}
+
+/// One labelled claim's features.
 struct Claim {
     source: String,
     group: String,
@@ -198,7 +219,11 @@ fn fold_of(group: &str, source: &str) -> u8 {
     Sha256::digest(format!("{source}\n{group}").as_bytes())[0] % FOLDS
 }
 
-fn read_claims(dir: &Path, file: &str, claims: &mut Vec<Claim>) -> Result<FileUse, TrainError> {
+fn read_claims(
+    dir: &Path,
+    file: &str,
+    claims: &mut Vec<LabelledClaim>,
+) -> Result<FileUse, TrainError> {
     let path = dir.join(file);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| TrainError::Read(path.display().to_string(), e))?;
@@ -241,14 +266,14 @@ fn read_claims(dir: &Path, file: &str, claims: &mut Vec<Claim>) -> Result<FileUs
             }
             _ => None,
         };
-        let mut texts: Vec<&str> = Vec::new();
+        let mut texts: Vec<String> = Vec::new();
         if let Some(q) = row.get("user_input").and_then(Value::as_str) {
-            texts.push(q);
+            texts.push(q.to_string());
         }
         if let Some(c) = row.get("retrieved_contexts").and_then(Value::as_array) {
-            texts.extend(c.iter().filter_map(Value::as_str));
+            texts.extend(c.iter().filter_map(Value::as_str).map(str::to_string));
         }
-        let support = Support::new(texts);
+        let support: Arc<[String]> = texts.into();
         let source = row
             .get("source")
             .and_then(Value::as_str)
@@ -258,24 +283,42 @@ fn read_claims(dir: &Path, file: &str, claims: &mut Vec<Claim>) -> Result<FileUs
         for (sentence, supported) in labelled_sentences(response, hallucinated, spans.as_deref()) {
             use_.claims += 1;
             use_.supported += usize::from(supported);
-            claims.push(Claim {
+            claims.push(LabelledClaim {
                 source: source.clone(),
                 group: group.clone(),
+                text: sentence,
+                support: Arc::clone(&support),
                 supported,
-                values: Features::of(&sentence, &support).values,
             });
         }
     }
     Ok(use_)
 }
 
-/// Trains the model on the files of `dir` ([`FILES`]).
-pub fn train(dir: &Path) -> Result<Model, TrainError> {
+/// The labelled claims of the files of `dir` ([`FILES`]), in order, and
+/// what was taken from each file.
+pub fn labelled_claims(dir: &Path) -> Result<(Vec<LabelledClaim>, Vec<FileUse>), TrainError> {
     let mut claims = Vec::new();
     let mut files = Vec::new();
     for file in FILES {
         files.push(read_claims(dir, file, &mut claims)?);
     }
+    Ok((claims, files))
+}
+
+/// Trains the model on the files of `dir` ([`FILES`]).
+pub fn train(dir: &Path) -> Result<Model, TrainError> {
+    let (labelled, files) = labelled_claims(dir)?;
+    let claims: Vec<Claim> = labelled
+        .into_iter()
+        .map(|c| Claim {
+            values: Features::of(&c.text, &Support::new(c.support.iter().map(String::as_str)))
+                .values,
+            source: c.source,
+            group: c.group,
+            supported: c.supported,
+        })
+        .collect();
     let rows = |keep: &dyn Fn(&Claim) -> bool| -> Vec<(Vec<f64>, bool)> {
         claims
             .iter()
