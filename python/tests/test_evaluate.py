@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import types
 
 import datasets
 import pandas as pd
@@ -284,7 +285,8 @@ def test_usage_errors_raise_before_any_call(tmp_path, judge):
         ({"timeout": "soon"}, "timeout: "),
         ({"cache": 3}, "cache: "),
         ({"metrics": "rouge"}, "metrics: "),
-        ({"params": ["rouge.types"]}, "params: expected a dict"),
+        ({"params": ["rouge.types"]}, "params: expected a mapping"),
+        ({"prices": {"gpt": 1}}, "prices: "),
     ],
 )
 def test_a_usage_error_names_the_keyword_at_fault(tmp_path, kwargs, message):
@@ -304,6 +306,16 @@ def test_the_native_reader_takes_every_keyword_and_refuses_others(tmp_path):
     summary, records = assay._assay.evaluate(options)
     assert summary["rows"] == len(rows())
     assert len(records) == len(summary["outputs"]) * len(rows())
+    # Any mapping serves for params, its values written as --set takes them.
+    result = assay.evaluate(
+        rows(),
+        ["rouge"],
+        params=types.MappingProxyType(
+            {"rouge.types": ("rouge1", "rougeL"), "rouge.use_stemmer": True}
+        ),
+        progress=False,
+    )
+    assert [o["name"] for o in result.summary["outputs"]] == ["rouge1", "rougeL"]
     with pytest.raises(assay.UsageError, match="^unknown keyword arguments a, b$"):
         assay._assay.calibrate({"metric": "faithfulness", "set": "ragtruth", "a": 1, "b": 2})
 

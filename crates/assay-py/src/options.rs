@@ -14,8 +14,7 @@ use assay_metrics::params::ParamError;
 use assay_metrics::{AnyId, Setting};
 use pyo3::conversion::FromPyObjectOwned;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
-use std::collections::BTreeMap;
+use pyo3::types::{PyBool, PyDict, PyList, PyMapping, PyTuple};
 use std::path::PathBuf;
 use std::str::FromStr;
 
@@ -29,7 +28,7 @@ impl<'py> Keywords<'py> {
     /// reading takes nothing from the caller's dict.
     pub(crate) fn new(options: &Bound<'py, PyAny>) -> PyResult<Keywords<'py>> {
         let left = PyDict::new(options.py());
-        left.update(options.cast::<pyo3::types::PyMapping>()?)?;
+        left.update(options.cast::<PyMapping>()?)?;
         Ok(Keywords { left })
     }
 
@@ -69,6 +68,23 @@ impl<'py> Keywords<'py> {
         Ok(self.field::<bool>(field)?.unwrap_or(false))
     }
 
+    /// The items of keyword `name`, a mapping (`what` says of what);
+    /// none when it is absent or `None`.
+    fn pairs(
+        &mut self,
+        name: &str,
+        what: &str,
+    ) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        let expected = || UsageError::new_err(format!("{name}: expected {what}"));
+        let Some(mapping) = self
+            .take::<Bound<'py, PyMapping>>(name)
+            .map_err(|_| expected())?
+        else {
+            return Ok(Vec::new());
+        };
+        mapping.items()?.extract().map_err(|_: PyErr| expected())
+    }
+
     /// Fails naming every keyword left unread.
     pub(crate) fn finish(self) -> PyResult<()> {
         let left: Vec<String> = self
@@ -93,11 +109,12 @@ impl<'py> Keywords<'py> {
     pub(crate) fn judge(&mut self) -> PyResult<JudgeConfig> {
         let default = JudgeConfig::default();
         let prices = self
-            .take::<BTreeMap<String, String>>("prices")
-            .map_err(|_| UsageError::new_err("prices: expected a dict of MODEL to \"IN/OUT\""))?
-            .unwrap_or_default()
+            .pairs("prices", "a mapping of MODEL to \"IN/OUT\"")?
             .into_iter()
             .map(|(model, price)| {
+                let named = |e: PyErr| UsageError::new_err(format!("prices: {e}"));
+                let model: String = model.extract().map_err(named)?;
+                let price: String = price.extract().map_err(named)?;
                 let field = Field::Price(model.clone());
                 let price = price.parse().map_err(|e| usage(Mistake::of(field, e)))?;
                 Ok(ModelPrice { model, price })
@@ -158,14 +175,8 @@ impl<'py> Keywords<'py> {
     /// `params`: `{"METRIC.PARAM": value}`, a value being text, a number, a
     /// boolean or a list of them (written as `--set` takes it).
     fn settings(&mut self) -> PyResult<Vec<Setting>> {
-        let Some(params) = self.take::<Bound<'py, PyDict>>("params").map_err(|_| {
-            UsageError::new_err("params: expected a dict of \"METRIC.PARAM\" to a value")
-        })?
-        else {
-            return Ok(Vec::new());
-        };
-        params
-            .iter()
+        self.pairs("params", "a mapping of \"METRIC.PARAM\" to a value")?
+            .into_iter()
             .map(|(key, value)| {
                 let key: String = key.extract().map_err(|_| {
                     UsageError::new_err(format!("params: the key {key} is not a string"))
