@@ -86,6 +86,14 @@ def test_calibrate_gives_the_command_line_s_figures(tmp_path, judge, assay_comma
     assert mine["counts"]["selected"] == 12
     overall = next(g for g in mine["groups"] if g["group"] == "overall")
     assert "roc_auc" in overall["figures"] and "lexical_roc_auc" in overall["figures"]
+    # Every judge keyword of evaluate reaches calibrate: judged twice by a
+    # deterministic judge, each row scores its one value and every row is
+    # used once.
+    twice = assay.calibrate(
+        "faithfulness", set="halueval-qa", limit=12, out=tmp_path / "py2", repeats=2, **kwargs
+    )
+    assert twice["counts"] == mine["counts"]
+    assert twice["groups"] == mine["groups"]
     with pytest.raises(assay.UsageError, match="give one of"):
         assay.calibrate("faithfulness", **kwargs)
     with pytest.raises(assay.UsageError, match="not a judged metric"):
