@@ -130,14 +130,14 @@ done
 
 val() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
 
-# The embedder: ours (its matrix products on THREADS threads) and ONNX
+# The embedder: ours (on THREADS threads) and ONNX
 # Runtime (THREADS intra-op threads), each the median of 3 passes over the
 # same 256 sentences. The reference only counts where it read the same
 # tokens and passed its cosine check (it exits non-zero otherwise).
 if wanted embed; then
     o=(); t=(); ratios=()
     for _ in $(seq "$PAIRS"); do
-        mine=$(MATMUL_NUM_THREADS=$THREADS "$BIN" embed)
+        mine=$(ASSAY_BENCH_THREADS=$THREADS "$BIN" embed)
         a=$(val "$mine" embed_sentences_per_s)
         o+=("$a")
         [ -n "$ORT_PY" ] || { say "embed: assay-local $a sentences/s"; continue; }

@@ -147,7 +147,7 @@ def evaluate(
     `shards`: how many tasks (default: the cluster's CPUs); each needs
     `num_cpus` (judge-bound work can ask for less than 1) plus
     `ray_remote_args` (e.g. `{"runtime_env": {"env_vars": {...}}}` to give
-    the workers `OPENAI_API_KEY`); a task's `threads` (its local model's
+    the workers `OPENAI_API_KEY`); a task's `threads` (its local models'
     too) default to `num_cpus` rounded up. Every other keyword is
     `assay.evaluate`'s (base_url, concurrency, rpm, cache, ...).
     `concurrency`, `rpm` and `tpm`, when given, are budgets for the whole

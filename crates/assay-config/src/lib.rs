@@ -371,19 +371,23 @@ fn connect_judge(
     }
 }
 
-/// Connects the embedder, likewise.
+/// Connects the embedder, likewise; a local one computes on `threads`
+/// threads.
 fn connect_embedder(
     choice: &ModelChoice,
     options: &ProviderOptions,
     cache: Option<Arc<Cache>>,
     limiter: Arc<Limiter>,
+    threads: usize,
 ) -> std::result::Result<CachedEmbedder, String> {
     match choice {
         ModelChoice::Http(spec) => {
             CachedEmbedder::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
         }
         ModelChoice::Local(name) => {
-            let model = LocalEmbedder::from_spec(&local_spec(name)?).map_err(|e| e.to_string())?;
+            let model = LocalEmbedder::from_spec(&local_spec(name)?)
+                .map_err(|e| e.to_string())?
+                .with_threads(threads);
             Ok(CachedEmbedder::new(
                 Arc::new(Offloaded::new(Arc::new(model))),
                 cache,
@@ -588,7 +592,7 @@ pub fn judged_run(
     };
     let embedder = match embedder_spec {
         Some(spec) => Some((
-            connect_embedder(&spec, &options, cache, limiter)
+            connect_embedder(&spec, &options, cache, limiter, threads)
                 .map_err(|e| UsageError::of(Field::Embedder, format!("{spec}: {e}")))?,
             portable(&spec),
         )),

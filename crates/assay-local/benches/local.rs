@@ -6,7 +6,7 @@
 //! - `tg N`: generation of N tokens, tokens/s (median of `ASSAY_BENCH_REPS`);
 //! - `call`: a typical judge call (about 600 prompt tokens, 40 generated), seconds;
 //! - `prefix`: 50 calls (`ASSAY_BENCH_CALLS`) sharing one instruction, with and without prefix caching;
-//! - `embed`: sentences/s at batch 32 (median of `ASSAY_BENCH_REPS`);
+//! - `embed`: sentences/s at batch 32, and calls of 4 sentences per second (medians of `ASSAY_BENCH_REPS`);
 //! - `judge-mem` / `embed-mem`: load and use once (run under `/usr/bin/time -v`).
 //!
 //! Threads: `ASSAY_BENCH_THREADS` (default 2); judge model:
@@ -225,7 +225,8 @@ fn main() {
         }
         "embed" => {
             let e = LocalEmbedder::from_spec(&LocalSpec::Default)
-                .unwrap_or_else(|e| fail(&e.to_string()));
+                .unwrap_or_else(|e| fail(&e.to_string()))
+                .with_threads(threads());
             // Sentences of everyday length (STS-benchmark-like, about a
             // dozen words), each made distinct.
             let base: Vec<&str> = include_str!("../../../bench/local/sentences.txt")
@@ -254,6 +255,18 @@ fn main() {
                 })
                 .collect();
             println!("embed_sentences_per_s {:.1}", median(rates));
+            // answer_relevancy's call: the question and its generated ones.
+            let small: Vec<f64> = (0..reps())
+                .map(|_| {
+                    let t = Instant::now();
+                    for call in sentences.chunks(4) {
+                        e.embed_blocking(call)
+                            .unwrap_or_else(|e| fail(&e.to_string()));
+                    }
+                    (sentences.len() / 4) as f64 / secs(t.elapsed())
+                })
+                .collect();
+            println!("embed_calls_of_4_per_s {:.1}", median(small));
         }
         "judge-mem" => {
             let j = judge(PrefixCaching::Enabled);

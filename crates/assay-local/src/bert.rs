@@ -69,6 +69,9 @@ pub struct LocalEmbedder {
     token_type: Vec<f32>,
     embed_norm: LayerNorm,
     layers: Vec<Layer>,
+    /// Threads one call computes on: the call's texts are split among
+    /// them, each part in its own forward passes.
+    threads: usize,
 }
 
 impl LocalEmbedder {
@@ -203,7 +206,17 @@ impl LocalEmbedder {
             token_type,
             embed_norm,
             layers,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         })
+    }
+
+    /// The embedder computing on `threads` threads (at least 1; default:
+    /// every core). An embedding does not depend on the count: each text
+    /// is encoded on its own (nothing is padded), and a matrix product's
+    /// sums run in the same order whatever the rows beside them.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
     }
 
     /// The token ids the model reads for `text` (`[CLS] ... [SEP]`,
@@ -221,19 +234,49 @@ impl LocalEmbedder {
     }
 
     /// Unit-length embeddings of `texts`, in order, with the token count.
+    /// The texts are split into one contiguous part per thread, each
+    /// encoded in batches of 32.
     pub fn embed_blocking(&self, texts: &[String]) -> Result<(Vec<Vec<f32>>, u64), Error> {
         let max_len = MAX_TOKENS.min(self.config.max_positions);
-        let mut vectors = Vec::with_capacity(texts.len());
-        let mut tokens = 0u64;
-        for chunk in texts.chunks(BATCH) {
-            let ids: Vec<Vec<u32>> = chunk
-                .iter()
-                .map(|t| self.tokenizer.encode(t, max_len))
-                .collect();
-            tokens += ids.iter().map(|i| i.len() as u64).sum::<u64>();
-            for v in self.forward(&ids)? {
-                vectors.push(assay_llm::normalize(v).map_err(|e| Error::Engine(e.to_string()))?);
+        let ids: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|t| self.tokenizer.encode(t, max_len))
+            .collect();
+        let tokens = ids.iter().map(|i| i.len() as u64).sum::<u64>();
+        let part = ids
+            .len()
+            .div_ceil(self.threads.min(ids.len()).max(1))
+            .max(1);
+        let encode = |seqs: &[Vec<u32>]| -> Result<Vec<Vec<f32>>, Error> {
+            let mut out = Vec::with_capacity(seqs.len());
+            for batch in seqs.chunks(BATCH) {
+                for v in self.forward(batch)? {
+                    out.push(assay_llm::normalize(v).map_err(|e| Error::Engine(e.to_string()))?);
+                }
             }
+            Ok(out)
+        };
+        let parts: Vec<Result<Vec<Vec<f32>>, Error>> = if ids.len() <= part {
+            vec![encode(&ids)]
+        } else {
+            std::thread::scope(|scope| {
+                let running: Vec<_> = ids
+                    .chunks(part)
+                    .map(|seqs| scope.spawn(move || encode(seqs)))
+                    .collect();
+                running
+                    .into_iter()
+                    .map(|t| {
+                        t.join().unwrap_or_else(|_| {
+                            Err(Error::Engine("an embedding thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let mut vectors = Vec::with_capacity(texts.len());
+        for p in parts {
+            vectors.extend(p?);
         }
         Ok((vectors, tokens))
     }

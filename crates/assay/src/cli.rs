@@ -140,7 +140,7 @@ pub struct EvalArgs {
     /// Stop at the first bad row (exit code 2) instead of recording it as failed.
     #[arg(long)]
     pub strict: bool,
-    /// Worker threads, and the local model's CPU threads [default: all cores].
+    /// Worker threads, and the local judge's and embedder's CPU threads [default: all cores].
     #[arg(long)]
     pub threads: Option<usize>,
     #[command(flatten)]
@@ -214,7 +214,7 @@ pub struct CalibrateArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
-    /// Worker threads, and the local model's CPU threads [default: all cores].
+    /// Worker threads, and the local judge's and embedder's CPU threads [default: all cores].
     #[arg(long)]
     pub threads: Option<usize>,
     #[command(flatten)]

@@ -37,6 +37,28 @@ fn published_similarity_is_reproduced() {
 }
 
 #[test]
+fn the_thread_count_does_not_change_a_bit_of_any_vector() {
+    // 70 texts of varied lengths: more than two batches, split unevenly.
+    let texts: Vec<String> = (0..70)
+        .map(|i| format!("Sentence {i} says {}.", "something more ".repeat(i % 9)))
+        .collect();
+    let on = |threads: usize| {
+        LocalEmbedder::from_spec(&LocalSpec::Default)
+            .unwrap()
+            .with_threads(threads)
+            .embed_blocking(&texts)
+            .unwrap()
+    };
+    let (one, tokens) = on(1);
+    assert_eq!(one.len(), texts.len());
+    for threads in [2, 3, 8, 100] {
+        let (vectors, counted) = on(threads);
+        assert_eq!(counted, tokens, "{threads} threads");
+        assert_eq!(vectors, one, "{threads} threads");
+    }
+}
+
+#[test]
 fn vectors_are_unit_length_and_batching_does_not_change_them() {
     let texts = [
         "A man is eating food.",
