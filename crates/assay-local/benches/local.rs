@@ -244,29 +244,23 @@ fn main() {
                 "embed_tokens_per_sentence {:.1}",
                 tokens as f64 / sentences.len() as f64
             );
-            let rates: Vec<f64> = (0..reps())
-                .map(|_| {
-                    let t = Instant::now();
-                    for batch in sentences.chunks(32) {
-                        e.embed_blocking(batch)
-                            .unwrap_or_else(|e| fail(&e.to_string()));
-                    }
-                    sentences.len() as f64 / secs(t.elapsed())
-                })
-                .collect();
-            println!("embed_sentences_per_s {:.1}", median(rates));
+            // Calls of `size` sentences per second, the median of the reps.
+            let calls_per_s = |size: usize| {
+                let rates: Vec<f64> = (0..reps())
+                    .map(|_| {
+                        let t = Instant::now();
+                        for call in sentences.chunks(size) {
+                            e.embed_blocking(call)
+                                .unwrap_or_else(|e| fail(&e.to_string()));
+                        }
+                        sentences.len().div_ceil(size) as f64 / secs(t.elapsed())
+                    })
+                    .collect();
+                median(rates)
+            };
+            println!("embed_sentences_per_s {:.1}", 32.0 * calls_per_s(32));
             // answer_relevancy's call: the question and its generated ones.
-            let small: Vec<f64> = (0..reps())
-                .map(|_| {
-                    let t = Instant::now();
-                    for call in sentences.chunks(4) {
-                        e.embed_blocking(call)
-                            .unwrap_or_else(|e| fail(&e.to_string()));
-                    }
-                    (sentences.len() / 4) as f64 / secs(t.elapsed())
-                })
-                .collect();
-            println!("embed_calls_of_4_per_s {:.1}", median(small));
+            println!("embed_calls_of_4_per_s {:.1}", calls_per_s(4));
         }
         "judge-mem" => {
             let j = judge(PrefixCaching::Enabled);
