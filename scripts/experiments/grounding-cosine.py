@@ -13,8 +13,11 @@ document, as the committed model's provenance), and on the calibration
 rows (tested only, never fitted on): RAGTruth's response ROC-AUC of
 hallucinated against the mean P(supported) of its sentences, per task;
 SummEval's Spearman with the experts' consistency; HaluEval QA's paired
-accuracy. The first variant's features are the committed model's, so
-its figures should match docs/calibration.md's.
+accuracy; and, on the same rows, the trivial baselines (the response's
+length in characters, and the share of its content words its sources
+lack), each in the direction that does better on the whole set. The
+first variant's features are the committed model's, so its figures
+should match docs/calibration.md's.
 
     python3 grounding-cosine.py CLAIMS.jsonl
 
@@ -58,9 +61,58 @@ def auc(scores, labels):
     return (r[labels].sum() - pos * (pos + 1) / 2) / (pos * neg)
 
 
+def figures(score, meta):
+    """Per set, its figures for a score per row (high: supported)."""
+    rt = [k for k in score if k[0] == "ragtruth"]
+    ragtruth = {}
+    for task in [None, "QA", "Summary", "Data2txt"]:
+        keys = [k for k in rt if task is None or meta[k]["task"] == task]
+        ragtruth[task or "all"] = round(
+            auc(
+                [-score[k] for k in keys],
+                [meta[k]["labels"]["hallucinated"] for k in keys],
+            ),
+            3,
+        )
+    se = [k for k in score if k[0] == "summeval"]
+    summeval = spearmanr(
+        [score[k] for k in se], [meta[k]["labels"]["expert_consistency"] for k in se]
+    )[0]
+    hq = defaultdict(dict)
+    for k in score:
+        if k[0] == "halueval-qa":
+            hq[meta[k]["question"]][meta[k]["labels"]["hallucinated"]] = score[k]
+    pairs = [v for v in hq.values() if len(v) == 2]
+    paired = np.mean(
+        [
+            1.0 if v[False] > v[True] else 0.5 if v[False] == v[True] else 0.0
+            for v in pairs
+        ]
+    )
+    return {
+        "ragtruth": ragtruth,
+        "summeval spearman": round(float(summeval), 3),
+        "halueval paired": round(float(paired), 3),
+    }
+
+
 rows = [json.loads(line) for line in open(CLAIMS)]
 train = [r for r in rows if r["set"] == "train"]
 tests = [r for r in rows if r["set"] != "train"]
+meta = {(r["set"], r["id"]): r for r in tests}
+
+# The trivial baselines on the same rows, each in the direction that does
+# better on the whole of a set (as `assay calibrate` chooses it).
+for baseline in ["novelty", "length"]:
+    up = figures({k: m[baseline] for k, m in meta.items()}, meta)
+    down = figures({k: -m[baseline] for k, m in meta.items()}, meta)
+    best = {
+        "ragtruth": max(up["ragtruth"], down["ragtruth"], key=lambda f: f["all"]),
+        "summeval spearman": max(up["summeval spearman"], down["summeval spearman"]),
+        "halueval paired": max(up["halueval paired"], down["halueval paired"]),
+    }
+    print(f"baseline: {baseline}", json.dumps(best), flush=True)
+
 VARIANTS = {
     "lexical (the committed model's features)": lambda r: r["features"],
     "lexical + cos_max": lambda r: r["features"] + [r["cos_max"]],
@@ -73,57 +125,17 @@ VARIANTS = {
 }
 y = np.array([r["supported"] for r in train], float)
 folds = np.array([r["fold"] for r in train])
-results = {}
 for name, of in VARIANTS.items():
     x = np.array([of(r) for r in train], float)
     oof = np.zeros(len(train))
     for k in range(5):
         held = folds == k
         oof[held] = fit(x[~held], y[~held])(x[held])
-    per_fold = [auc(oof[folds == k], y[folds == k]) for k in range(5)]
-    model = fit(x, y)
-    xt = np.array([of(r) for r in tests], float)
-    p = model(xt)
+    per_fold = [round(auc(oof[folds == k], y[folds == k]), 3) for k in range(5)]
+    p = fit(x, y)(np.array([of(r) for r in tests], float))
     by_row = defaultdict(list)
-    meta = {}
     for r, pi in zip(tests, p):
         by_row[(r["set"], r["id"])].append(pi)
-        meta[(r["set"], r["id"])] = r
     score = {k: float(np.mean(v)) for k, v in by_row.items()}
-    out = {"train folds": [round(a, 3) for a in per_fold]}
-    rt = [k for k in score if k[0] == "ragtruth"]
-    for task in [None, "QA", "Summary", "Data2txt"]:
-        keys = [k for k in rt if task is None or meta[k]["task"] == task]
-        out[f"ragtruth {task or 'all'}"] = round(
-            auc(
-                [-score[k] for k in keys],
-                [meta[k]["labels"]["hallucinated"] for k in keys],
-            ),
-            3,
-        )
-    se = [k for k in score if k[0] == "summeval"]
-    out["summeval spearman"] = round(
-        spearmanr(
-            [score[k] for k in se],
-            [meta[k]["labels"]["expert_consistency"] for k in se],
-        )[0],
-        3,
-    )
-    hq = defaultdict(dict)
-    for k in score:
-        if k[0] == "halueval-qa":
-            hq[meta[k]["question"]][meta[k]["labels"]["hallucinated"]] = score[k]
-    pairs = [v for v in hq.values() if len(v) == 2]
-    out["halueval paired"] = round(
-        float(
-            np.mean(
-                [
-                    1.0 if v[False] > v[True] else 0.5 if v[False] == v[True] else 0.0
-                    for v in pairs
-                ]
-            )
-        ),
-        3,
-    )
-    results[name] = out
+    out = {"train folds": per_fold, **figures(score, meta)}
     print(name, json.dumps(out), flush=True)

@@ -526,7 +526,6 @@ fn baseline(items: &[BinaryItem], of: fn(&BinaryItem) -> f64) -> Estimate {
 /// (lower-cased, stop words left out) that appear nowhere in its question
 /// or contexts; 0 for a response without content words.
 fn novelty(sample: &serde_json::Map<String, Value>) -> f64 {
-    use assay_grounding::features::{is_stop_word, words};
     let text = |v: Option<&Value>| -> String {
         match v {
             Some(Value::String(s)) => s.clone(),
@@ -539,20 +538,9 @@ fn novelty(sample: &serde_json::Map<String, Value>) -> f64 {
         }
     };
     let field = |names: &[&str]| names.iter().find_map(|n| sample.get(*n));
-    let source = format!(
-        "{}\n{}",
-        text(field(&["user_input", "question"])),
-        text(field(&["retrieved_contexts", "contexts"]))
-    );
-    let known: std::collections::HashSet<String> = words(&source).into_iter().collect();
-    let content: Vec<String> = words(&text(sample.get("response")))
-        .into_iter()
-        .filter(|w| !is_stop_word(w))
-        .collect();
-    if content.is_empty() {
-        return 0.0;
-    }
-    content.iter().filter(|w| !known.contains(*w)).count() as f64 / content.len() as f64
+    let question = text(field(&["user_input", "question"]));
+    let contexts = text(field(&["retrieved_contexts", "contexts"]));
+    assay_grounding::features::novelty(&text(sample.get("response")), &[&question, &contexts])
 }
 
 /// A scored item of a binary label: its half, score and whether it is

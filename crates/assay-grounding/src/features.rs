@@ -324,6 +324,29 @@ impl Features {
     }
 }
 
+/// The word-count baseline of calibration: the share of `response`'s
+/// content words (lower-cased, stop words left out, not stemmed) that
+/// appear in none of `sources`; 0 for a response without content words.
+///
+/// ```
+/// use assay_grounding::features::novelty;
+/// let sources = ["Canberra is the capital of Australia."];
+/// assert_eq!(novelty("The capital is Canberra.", &sources), 0.0);
+/// assert_eq!(novelty("The capital is Sydney.", &sources), 0.5);
+/// assert_eq!(novelty("It is.", &sources), 0.0);
+/// ```
+pub fn novelty(response: &str, sources: &[&str]) -> f64 {
+    let known: HashSet<String> = sources.iter().flat_map(|s| words(s)).collect();
+    let content: Vec<String> = words(response)
+        .into_iter()
+        .filter(|w| !is_stop_word(w))
+        .collect();
+    if content.is_empty() {
+        return 0.0;
+    }
+    content.iter().filter(|w| !known.contains(*w)).count() as f64 / content.len() as f64
+}
+
 /// The share of `answer`'s content words (by stem) outside `question`
 /// that `context` holds; where every content word of the answer is in the
 /// question, the share of them all.

@@ -5,7 +5,9 @@
 //! and HaluEval QA rows, it writes one JSON line: the claim's lexical
 //! features and the all-MiniLM-L6-v2 cosine between the claim and the
 //! closest sentence of its question and contexts (`cos_max`), and the
-//! sentence the lexical features call closest (`cos_lexical`).
+//! sentence the lexical features call closest (`cos_lexical`); a
+//! calibration claim also carries its row's trivial baselines (`length`
+//! in characters, `novelty` as `assay calibrate` computes it).
 //! `scripts/experiments/grounding-cosine.py` fits and scores the models.
 //!
 //! ```sh
@@ -68,13 +70,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .pointer("/meta/ragtruth_task")
                 .and_then(Value::as_str)
                 .unwrap_or(str_of("task"));
-            for sentence in split_sentences(str_of("response")) {
+            let response = str_of("response");
+            // The trivial baselines on the same rows: the response's
+            // length and the share of its content words its sources lack.
+            let sources: Vec<&str> = support.iter().map(String::as_str).collect();
+            let novelty = assay_grounding::features::novelty(response, &sources);
+            for sentence in split_sentences(response) {
                 claims.push(Claim {
                     text: sentence.to_string(),
                     support: support.clone(),
                     meta: json!({"set": set, "id": str_of("id"), "task": task,
                                  "question": str_of("user_input"),
-                                 "labels": row.get("labels")}),
+                                 "labels": row.get("labels"),
+                                 "length": response.chars().count(), "novelty": novelty}),
                 });
             }
         }
