@@ -309,16 +309,25 @@ pub fn labelled_claims(dir: &Path) -> Result<(Vec<LabelledClaim>, Vec<FileUse>),
 /// Trains the model on the files of `dir` ([`FILES`]).
 pub fn train(dir: &Path) -> Result<Model, TrainError> {
     let (labelled, files) = labelled_claims(dir)?;
-    let claims: Vec<Claim> = labelled
-        .into_iter()
-        .map(|c| Claim {
-            values: Features::of(&c.text, &Support::new(c.support.iter().map(String::as_str)))
-                .values,
+    let mut claims: Vec<Claim> = Vec::with_capacity(labelled.len());
+    // A row's claims follow each other and share its texts: its support
+    // is built once.
+    let mut support: Option<(Arc<[String]>, Support)> = None;
+    for c in labelled {
+        let row_support = match &support {
+            Some((texts, built)) if Arc::ptr_eq(texts, &c.support) => built,
+            _ => {
+                let built = Support::new(c.support.iter().map(String::as_str));
+                &support.insert((Arc::clone(&c.support), built)).1
+            }
+        };
+        claims.push(Claim {
+            values: Features::of(&c.text, row_support).values,
             source: c.source,
             group: c.group,
             supported: c.supported,
-        })
-        .collect();
+        });
+    }
     let rows = |keep: &dyn Fn(&Claim) -> bool| -> Vec<(Vec<f64>, bool)> {
         claims
             .iter()

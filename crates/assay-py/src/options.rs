@@ -49,7 +49,7 @@ impl<'py> Keywords<'py> {
     }
 
     /// The value of `field`'s keyword.
-    fn field<T: FromPyObjectOwned<'py>>(&mut self, field: Field) -> PyResult<Option<T>> {
+    pub(crate) fn field<T: FromPyObjectOwned<'py>>(&mut self, field: Field) -> PyResult<Option<T>> {
         self.take(&field.named(Words::Python))
     }
 

@@ -156,8 +156,8 @@ pub fn calibrate(
         task: keywords.take("task")?,
         limit: keywords.take("limit")?,
         offset: keywords.take("offset")?.unwrap_or(0),
-        out: keywords.take("out")?,
-        threads: keywords.take("threads")?,
+        out: keywords.field(Field::Out)?,
+        threads: keywords.field(Field::Threads)?,
         judge: keywords.judge()?,
     };
     keywords.finish()?;
