@@ -21,8 +21,10 @@
 pub mod features;
 pub mod fit;
 pub mod train;
+pub mod verifier;
 
 pub use features::{Features, Support, NAMES};
+pub use verifier::{Verified, Verifier};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
