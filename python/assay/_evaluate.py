@@ -282,6 +282,8 @@ def evaluate(
     repeats: int = 1,
     reasons: str = "composed",
     protocol: str | None = None,
+    grounding: PathLike | None = None,
+    grounding_label: str | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
 ) -> Result:
@@ -310,6 +312,11 @@ def evaluate(
     matches answered by the trained grounding model, toxicity and bias
     by a word screen, no judge asked for them); None: grounding for a
     local judge, listed for a remote one (as `--protocol`).
+    `grounding`: a Hugging Face folder of a sequence classifier (an NLI
+    cross-encoder, MiniCheck) that answers every closed grounding
+    question under any judge, and `grounding_label` the label of it that
+    means supported when its `id2label` does not say (as `--grounding`,
+    `--grounding-label`).
 
     A bad row is a `failed` or `skipped` outcome naming the row and field,
     never an exception. A usage error (unknown metric, bad parameter or

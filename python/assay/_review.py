@@ -42,6 +42,8 @@ def calibrate(
     repeats: int = 1,
     reasons: str = "composed",
     protocol: str | None = None,
+    grounding: PathLike | None = None,
+    grounding_label: str | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
 ) -> dict[str, Any]:

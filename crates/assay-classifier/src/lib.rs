@@ -136,11 +136,10 @@ impl Classifier {
     /// Loads the model in `dir`, checking every file first.
     pub fn load(dir: &Path, options: &Options) -> Result<Classifier, Error> {
         if !dir.is_dir() {
-            return Err(Error::Missing {
-                dir: dir.to_owned(),
-                file: "folder".into(),
-                hint: "give the folder a Hugging Face download made, with config.json, \
-                       tokenizer.json and the weights"
+            return Err(Error::Invalid {
+                path: dir.to_owned(),
+                detail: "not a folder: give the folder a Hugging Face download made, \
+                         with config.json, tokenizer.json and the weights"
                     .into(),
             });
         }

@@ -15,7 +15,7 @@ pub(crate) enum Network {
     },
     Roberta(xlm_roberta::XLMRobertaForSequenceClassification),
     DebertaV2 {
-        model: debertav2::DebertaV2SeqClassificationModel,
+        model: Box<debertav2::DebertaV2SeqClassificationModel>,
         token_types: bool,
     },
     ModernBert(modernbert::ModernBertForSequenceClassification),
@@ -51,8 +51,11 @@ impl Network {
                 let token_types = c.type_vocab_size > 0;
                 // The encoder is under `deberta.`; candle reads the pooler
                 // and classifier from the root.
-                let model =
-                    debertav2::DebertaV2SeqClassificationModel::load(vb.pp("deberta"), &c, None)?;
+                let model = Box::new(debertav2::DebertaV2SeqClassificationModel::load(
+                    vb.pp("deberta"),
+                    &c,
+                    None,
+                )?);
                 Network::DebertaV2 { model, token_types }
             }
             Architecture::ModernBert => {

@@ -214,7 +214,7 @@ fn a_broken_folder_is_an_error_naming_it_and_what_is_wrong() {
     let missing = fixture("no-such-model");
     assert!(matches!(
         Classifier::load(&missing, &options(64, None)),
-        Err(Error::Missing { .. })
+        Err(Error::Invalid { .. })
     ));
     for d in [no_weights, no_tokenizer, t5, labels, wrong_shape] {
         let _ = std::fs::remove_dir_all(d);

@@ -31,7 +31,7 @@ use assay_llm::{
 use assay_local::{
     JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec, Offloaded,
 };
-use assay_metrics::judged::{JudgedMetric, PromptSet, Protocol};
+use assay_metrics::judged::{GroundingModel, JudgedMetric, PromptSet, Protocol};
 use assay_metrics::params::ParamError;
 use assay_metrics::{AnyId, Metric, Setting};
 use std::collections::BTreeMap;
@@ -74,6 +74,8 @@ pub enum Field {
     Batch,
     Protocol,
     Reasons,
+    Grounding,
+    GroundingLabel,
 }
 
 /// Whose words name a [`Field`]: the command line's flags or Python's
@@ -141,6 +143,8 @@ impl Field {
             Field::Batch => plain("batch"),
             Field::Protocol => plain("protocol"),
             Field::Reasons => plain("reasons"),
+            Field::Grounding => plain("grounding"),
+            Field::GroundingLabel => plain("grounding_label"),
         }
     }
 }
@@ -273,6 +277,11 @@ pub struct JudgeConfig {
     /// How closed verdicts are asked; `None`: by the trained grounding
     /// model for an in-process judge, listed for a remote one.
     pub protocol: Option<Protocol>,
+    /// A grounding model's folder: it answers the closed grounding
+    /// questions under any protocol.
+    pub grounding: Option<PathBuf>,
+    /// The grounding model's label that means supported.
+    pub grounding_label: Option<String>,
 }
 
 impl Default for JudgeConfig {
@@ -294,6 +303,8 @@ impl Default for JudgeConfig {
             batch_export: false,
             reasons: Reasons::Composed,
             protocol: None,
+            grounding: None,
+            grounding_label: None,
         }
     }
 }
@@ -614,6 +625,14 @@ pub fn judged_run(
              an HTTP endpoint cannot score a given reply",
         ));
     }
+    let prompts = match &args.grounding {
+        Some(dir) => prompts.with_grounding(grounding_model(
+            dir,
+            args.grounding_label.as_deref(),
+            threads,
+        )?),
+        None => prompts,
+    };
     Ok(JudgedRun {
         metrics,
         prompts: prompts.with_protocol(protocol),
@@ -626,6 +645,22 @@ pub fn judged_run(
         export,
         reasons: args.reasons,
     })
+}
+
+/// Loads the grounding model in `dir`, checked before any row is judged.
+pub fn grounding_model(
+    dir: &std::path::Path,
+    label: Option<&str>,
+    threads: usize,
+) -> Result<GroundingModel> {
+    let options = assay_classifier::Options {
+        label: label.map(String::from),
+        threads,
+        ..assay_classifier::Options::default()
+    };
+    let model = assay_classifier::Classifier::load(dir, &options)
+        .map_err(|e| UsageError::of(Field::Grounding, e))?;
+    Ok(GroundingModel(Arc::new(model)))
 }
 
 /// Opens the cache, creating its folder.

@@ -403,8 +403,11 @@ pub async fn run(
         usage: cfg.judged.as_ref().map(|j| usage_json(j, &ledger)),
         ragas_score: None,
         agreement: cfg.judged.as_ref().map(|j| {
+            // The committed figures are the lexical grounding model's: a
+            // metric a given grounding model answers is not measured.
             j.metrics
                 .iter()
+                .filter(|m| j.prompts.grounding().is_none() || !m.asks_grounding(&j.prompts))
                 .flat_map(|m| measured::of(m.id().name(), j.prompts.protocol()))
                 .cloned()
                 .collect()

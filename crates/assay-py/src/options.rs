@@ -105,7 +105,8 @@ impl<'py> Keywords<'py> {
 
     /// The judge keywords (`judge`, `embedder`, `base_url`, `api_key`,
     /// `concurrency`, `rpm`, `tpm`, `max_retries`, `timeout`, `cache`,
-    /// `prompts`, `prices`, `repeats`, `reasons`, `protocol`).
+    /// `prompts`, `prices`, `repeats`, `reasons`, `protocol`, `grounding`,
+    /// `grounding_label`).
     pub(crate) fn judge(&mut self) -> PyResult<JudgeConfig> {
         let default = JudgeConfig::default();
         let prices = self
@@ -149,6 +150,8 @@ impl<'py> Keywords<'py> {
             batch_export: false,
             reasons,
             protocol: self.parsed(Field::Protocol)?,
+            grounding: self.field(Field::Grounding)?,
+            grounding_label: self.field(Field::GroundingLabel)?,
         })
     }
 

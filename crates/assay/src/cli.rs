@@ -300,6 +300,18 @@ pub struct JudgeArgs {
     /// a local judge, listed for a remote one].
     #[arg(long, value_name = "HOW")]
     pub protocol: Option<Protocol>,
+    /// A grounding model: a Hugging Face folder of a sequence classifier
+    /// (NLI cross-encoder, MiniCheck; BERT, RoBERTa, DeBERTa-v2/v3 or
+    /// ModernBERT) that answers every closed grounding question of every
+    /// metric (faithfulness, context_recall, context_precision,
+    /// hallucination, answer_correctness's matches), whatever the judge.
+    #[arg(long, value_name = "DIR")]
+    pub grounding: Option<PathBuf>,
+    /// The grounding model's label that means supported, by name or index
+    /// [default: the one its id2label calls entailment, supported,
+    /// consistent, ...].
+    #[arg(long, value_name = "LABEL", requires = "grounding")]
+    pub grounding_label: Option<String>,
 }
 
 /// How judge calls that are not in the cache are made.

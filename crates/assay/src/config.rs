@@ -60,5 +60,7 @@ pub fn judge_config(args: &JudgeArgs) -> JudgeConfig {
         batch_export: args.batch == Some(BatchMode::Export),
         reasons: args.reasons.into(),
         protocol: args.protocol,
+        grounding: args.grounding.clone(),
+        grounding_label: args.grounding_label.clone(),
     }
 }

@@ -29,7 +29,10 @@ fn agreement_lines(summary: &RunSummary, agreement: &[Agreement]) -> String {
             .map(Agreement::describe)
             .collect();
         let line = if figures.is_empty() {
-            "not measured with this judge and protocol".to_string()
+            format!(
+                "not measured with this judge, protocol and grounding model \
+                 (measure it: assay calibrate --set ragtruth --metric {metric} with this run's judge flags)"
+            )
         } else {
             figures.join("; ")
         };
@@ -98,6 +101,15 @@ pub fn summary_table(summary: &RunSummary) -> String {
         out.push_str(&usage_table("judge usage", usage, |u| u));
         if usage["run"].get("embeddings").is_some() {
             out.push_str(&usage_table("embedding usage", usage, |u| &u["embeddings"]));
+        }
+    }
+    if let Some(input) = &summary.input {
+        out.push_str("\ninput:\n");
+        if let Some(stitched) = &input.stitched {
+            let _ = writeln!(out, "  stitched    {stitched}");
+        }
+        if let Some(references) = &input.references {
+            let _ = writeln!(out, "  references  {references}");
         }
     }
     if !summary.corpus.is_empty() {

@@ -26,17 +26,21 @@
 //!   against the reference's statements, each reference statement against
 //!   the response's.
 
-use crate::judged::prompt::{PromptId, Protocol, SlotValue};
+use crate::judged::prompt::{GroundingModel, PromptId, PromptSet, Protocol, SlotValue};
 use crate::judged::step::Filled;
 use crate::judged::step::{Label, StepOutput, Verdict};
 use crate::judged::steps;
-use assay_grounding::{Judgement, Model, Support};
+use assay_grounding::{Judgement, Model, Support, Verified};
 
 /// The share of an answer's own words a context must hold to be useful.
 pub const USEFUL_FROM: f64 = 0.25;
 
 /// The slope of the logistic that turns that share into P(useful).
 const USEFUL_SLOPE: f64 = 12.0;
+
+/// An answer of fewer words is a bare phrase ("In 1879."), which a
+/// grounding model reads as a claim only after its question.
+const BARE_ANSWER_WORDS: usize = 6;
 
 /// Which grounding question a list prompt asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,8 +58,10 @@ pub enum Form {
 }
 
 impl Form {
-    /// How the grounding model answers list prompt `id` under `protocol`, if it is.
-    pub fn under(protocol: Protocol, id: PromptId) -> Option<Form> {
+    /// How the grounding model answers list prompt `id` of `prompts`, if
+    /// it does: under the grounding protocol, or under any where a
+    /// grounding model is given.
+    pub fn under(prompts: &PromptSet, id: PromptId) -> Option<Form> {
         const FORMS: [(PromptId, Form); 5] = [
             (steps::FAITHFULNESS_VERDICTS, Form::Statements),
             (steps::REFERENCE_ATTRIBUTION, Form::Attribution),
@@ -67,11 +73,17 @@ impl Form {
             .iter()
             .find(|(p, _)| *p == id)
             .map(|(_, form)| *form)
-            .filter(|_| protocol == Protocol::Grounding)
+            .filter(|_| prompts.protocol() == Protocol::Grounding || prompts.grounding().is_some())
     }
 
-    /// The step's output for the filled slots of its list prompt.
-    pub fn answer(self, filled: &Filled) -> StepOutput {
+    /// The step's output for the filled slots of its list prompt, from
+    /// `model` where one is given, else from the lexical model; a model
+    /// that fails gives the error it names.
+    pub fn answer(
+        self,
+        filled: &Filled,
+        model: Option<&GroundingModel>,
+    ) -> Result<StepOutput, String> {
         let text = |name: &str| match filled.slots.get(name) {
             Some(SlotValue::Text(t)) => t.as_str(),
             _ => "",
@@ -80,33 +92,59 @@ impl Form {
             Some(SlotValue::List(items)) => items.as_slice(),
             _ => &[],
         };
-        let model = Model::builtin();
+        let lexical = Model::builtin();
         let with_question = |texts: &[String]| {
             Support::new(std::iter::once(text("question")).chain(texts.iter().map(String::as_str)))
         };
-        match self {
+        // The lexical verdicts, with a given model's probability in place
+        // of the lexical one: the words still tell "says otherwise" (no)
+        // from "says nothing of it" (idk), and name what is missing.
+        let judged = |claims: &[String], sources: &[String], support: &Support| {
+            let lexical: Vec<Judged> = claims
+                .iter()
+                .map(|c| Judged::Lexical(lexical.judge(c, support)))
+                .collect();
+            match model {
+                None => Ok::<_, String>(lexical),
+                Some(m) => {
+                    let verified = m.0.verify(&strs(claims), &strs(sources))?;
+                    Ok(lexical
+                        .into_iter()
+                        .zip(verified)
+                        .map(|(l, v)| match l {
+                            Judged::Lexical(j) => Judged::Model {
+                                lexical: j,
+                                verified: v,
+                                threshold: m.0.threshold(),
+                            },
+                            model @ Judged::Model { .. } => model,
+                        })
+                        .collect())
+                }
+            }
+        };
+        Ok(match self {
             Form::Statements | Form::Attribution => {
-                let support = with_question(list("contexts"));
+                let contexts = list("contexts");
                 let three = self == Form::Statements;
-                StepOutput::Verdicts(
-                    list("statements")
-                        .iter()
-                        .map(|s| statement(&model.judge(s, &support), three))
-                        .collect(),
-                )
+                let verdicts = judged(list("statements"), contexts, &with_question(contexts))?;
+                StepOutput::Verdicts(verdicts.iter().map(|j| statement(j, three)).collect())
             }
             Form::Usefulness => StepOutput::Verdicts(
                 list("contexts")
                     .iter()
-                    .map(|c| usefulness(text("question"), text("answer"), c))
-                    .collect(),
+                    .map(|c| usefulness(text("question"), text("answer"), c, model))
+                    .collect::<Result<_, _>>()?,
             ),
             Form::Contradictions => {
                 let contexts = list("contexts");
                 let all = with_question(contexts);
-                let sentences = assay_text::sentences::split_sentences(text("response"));
-                let judged: Vec<Judgement> =
-                    sentences.iter().map(|s| model.judge(s, &all)).collect();
+                let sentences: Vec<String> =
+                    assay_text::sentences::split_sentences(text("response"))
+                        .into_iter()
+                        .map(String::from)
+                        .collect();
+                let judged = judged(&sentences, contexts, &all)?;
                 StepOutput::Verdicts(
                     contexts
                         .iter()
@@ -117,30 +155,102 @@ impl Form {
             Form::Correctness => {
                 let response = list("response_statements");
                 let reference = list("reference_statements");
-                let against = |claims: &[String], other: &[String]| {
-                    let support = Support::new(other.iter().map(String::as_str));
-                    claims
-                        .iter()
-                        .map(|s| statement(&model.judge(s, &support), false))
-                        .collect()
-                };
+                let against =
+                    |claims: &[String], other: &[String]| -> Result<Vec<Verdict>, String> {
+                        let support = Support::new(other.iter().map(String::as_str));
+                        let sources = [other.join(" ")];
+                        let verdicts = judged(claims, &sources, &support)?;
+                        Ok(verdicts.iter().map(|j| statement(j, false)).collect())
+                    };
                 StepOutput::Classification {
-                    response: against(response, reference),
-                    reference: against(reference, response),
+                    response: against(response, reference)?,
+                    reference: against(reference, response)?,
+                }
+            }
+        })
+    }
+}
+
+fn strs(items: &[String]) -> Vec<&str> {
+    items.iter().map(String::as_str).collect()
+}
+
+/// One claim's verdict: the lexical model's, or a given model's
+/// probability beside the lexical features.
+enum Judged {
+    Lexical(Judgement),
+    Model {
+        lexical: Judgement,
+        verified: Verified,
+        threshold: f64,
+    },
+}
+
+impl Judged {
+    fn probability(&self) -> f64 {
+        match self {
+            Judged::Lexical(j) => j.probability,
+            Judged::Model { verified, .. } => verified.probability,
+        }
+    }
+
+    fn supported(&self) -> bool {
+        match self {
+            Judged::Lexical(j) => j.supported(),
+            Judged::Model {
+                verified,
+                threshold,
+                ..
+            } => verified.probability >= *threshold,
+        }
+    }
+
+    fn lexical(&self) -> &Judgement {
+        match self {
+            Judged::Lexical(j) | Judged::Model { lexical: j, .. } => j,
+        }
+    }
+
+    /// The evidence: the closest sentence and missing words, or the
+    /// model's best window.
+    fn reason(&self) -> String {
+        match self {
+            Judged::Lexical(j) => j.reason(),
+            Judged::Model {
+                verified,
+                threshold,
+                ..
+            } => {
+                let p = verified.probability;
+                if verified.evidence.is_empty() {
+                    format!("P(supported) {p:.2} (supported from {threshold:.2}); no text to check against")
+                } else {
+                    format!(
+                        "P(supported) {p:.2} (supported from {threshold:.2}); best window: \"{}\"",
+                        clip(&verified.evidence, 240)
+                    )
                 }
             }
         }
     }
 }
 
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(max).collect();
+    format!("{cut}…")
+}
+
 /// A statement's verdict: yes when supported; with `three` labels, no
 /// when the closest sentence speaks of the same thing, else idk.
-fn statement(j: &Judgement, three: bool) -> Verdict {
-    let p = j.probability;
+fn statement(j: &Judged, three: bool) -> Verdict {
+    let p = j.probability();
     let (verdict, probabilities) = if three {
         // Unsupported is `no` where the closest sentence speaks of the
         // same thing, else `idk`: all of P(unsupported) goes to that one.
-        let unsupported = if j.features.best_sentence_recall() >= 0.5 {
+        let unsupported = if j.lexical().features.best_sentence_recall() >= 0.5 {
             Label::No
         } else {
             Label::Idk
@@ -170,7 +280,31 @@ fn statement(j: &Judgement, three: bool) -> Verdict {
     }
 }
 
-fn usefulness(question: &str, answer: &str, context: &str) -> Verdict {
+/// A context's usefulness for an answer: with a grounding model, whether
+/// the context supports the answer (the question before it where the
+/// answer is a bare phrase); else the share of the answer's own words it
+/// holds.
+fn usefulness(
+    question: &str,
+    answer: &str,
+    context: &str,
+    model: Option<&GroundingModel>,
+) -> Result<Verdict, String> {
+    if let Some(m) = model {
+        let claim = if assay_grounding::features::words(answer).len() < BARE_ANSWER_WORDS {
+            format!("{question} {answer}")
+        } else {
+            answer.to_string()
+        };
+        let v = m.0.verify(&[claim.as_str()], &[context])?;
+        let p = v.first().map_or(0.0, |v| v.probability);
+        let t = m.0.threshold();
+        return Ok(Verdict {
+            verdict: if p >= t { Label::Yes } else { Label::No },
+            reason: format!("P(the context supports the answer) {p:.2} (useful from {t:.2})"),
+            probabilities: Some(vec![(Label::Yes, p), (Label::No, 1.0 - p)]),
+        });
+    }
     let share = assay_grounding::features::answer_coverage(question, answer, context);
     let p = 1.0 / (1.0 + (-(share - USEFUL_FROM) * USEFUL_SLOPE).exp());
     let verdict = if share >= USEFUL_FROM {
@@ -178,7 +312,7 @@ fn usefulness(question: &str, answer: &str, context: &str) -> Verdict {
     } else {
         Label::No
     };
-    Verdict {
+    Ok(Verdict {
         verdict,
         reason: format!(
             "the context holds {:.0}% of the answer's words outside the question (useful from {:.0}%)",
@@ -186,14 +320,14 @@ fn usefulness(question: &str, answer: &str, context: &str) -> Verdict {
             USEFUL_FROM * 100.0
         ),
         probabilities: Some(vec![(Label::Yes, p), (Label::No, 1.0 - p)]),
-    }
+    })
 }
 
-fn contradiction(sentences: &[&str], judged: &[Judgement], context: &Support) -> Verdict {
+fn contradiction(sentences: &[String], judged: &[Judged], context: &Support) -> Verdict {
     let mut worst: Option<(f64, usize)> = None;
     for (i, (s, j)) in sentences.iter().zip(judged).enumerate() {
         let shared = assay_grounding::Features::of(s, context).best_sentence_recall();
-        let p = (1.0 - j.probability) * (2.0 * shared).min(1.0);
+        let p = (1.0 - j.probability()) * (2.0 * shared).min(1.0);
         if worst.is_none_or(|(w, _)| p > w) {
             worst = Some((p, i));
         }

@@ -329,11 +329,22 @@ impl JudgedMetric {
         self.0.score(&Inputs::new(sample, outputs))
     }
 
+    /// Whether a grounding model (the lexical one or a given one) answers
+    /// some of this metric's questions under `prompts`.
+    pub fn asks_grounding(&self, prompts: &PromptSet) -> bool {
+        self.0
+            .def()
+            .prompts
+            .iter()
+            .any(|id| grounding::Form::under(prompts, *id).is_some())
+    }
+
     /// The signature: id, implementation version, every parameter, and the
     /// version and hash prefix of every prompt used (the per-item forms
     /// too under [`crate::judged::Protocol::PerItem`], the reply prompts
     /// and the likelihood threshold under [`crate::judged::Protocol::Likelihood`],
-    /// the grounding model's identity under [`crate::judged::Protocol::Grounding`]).
+    /// the grounding model's identity under [`crate::judged::Protocol::Grounding`]
+    /// or wherever one is given).
     pub fn signature(&self, prompts: &PromptSet) -> Signature {
         let def = self.0.def();
         let mut sig = Signature::new(def.name, def.signature_version);
@@ -371,18 +382,14 @@ impl JudgedMetric {
         {
             sig = sig.with("screen", "words-v1");
         }
-        if def
-            .prompts
-            .iter()
-            .any(|id| grounding::Form::under(protocol, *id).is_some())
-        {
+        if self.asks_grounding(prompts) {
+            let model = match prompts.grounding() {
+                Some(m) => m.0.identity().to_string(),
+                None => assay_grounding::Model::builtin_identity().to_string(),
+            };
             sig = sig.with(
                 "grounding",
-                format!(
-                    "{}/useful-from-{}",
-                    assay_grounding::Model::builtin_identity(),
-                    grounding::USEFUL_FROM
-                ),
+                format!("{model}/useful-from-{}", grounding::USEFUL_FROM),
             );
         }
         let mut used: Vec<PromptId> = Vec::new();

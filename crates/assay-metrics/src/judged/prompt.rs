@@ -429,6 +429,26 @@ pub struct PromptSet {
     /// In registration order, one per id.
     prompts: Vec<Prompt>,
     protocol: Protocol,
+    /// The grounding model that answers the closed grounding questions
+    /// under any protocol, where one is given.
+    grounding: Option<GroundingModel>,
+}
+
+/// A grounding model read from a folder, shared by the runs that ask it;
+/// two are the same model when their identities are.
+#[derive(Clone)]
+pub struct GroundingModel(pub std::sync::Arc<dyn assay_grounding::Verifier>);
+
+impl std::fmt::Debug for GroundingModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.identity())
+    }
+}
+
+impl PartialEq for GroundingModel {
+    fn eq(&self, other: &GroundingModel) -> bool {
+        self.0.identity() == other.0.identity()
+    }
 }
 
 impl PromptSet {
@@ -437,6 +457,7 @@ impl PromptSet {
         PromptSet {
             prompts,
             protocol: Protocol::default(),
+            grounding: None,
         }
     }
 
@@ -455,6 +476,18 @@ impl PromptSet {
 
     pub fn protocol(&self) -> Protocol {
         self.protocol
+    }
+
+    /// The same prompts with `model` answering every closed grounding
+    /// question, whatever the protocol.
+    pub fn with_grounding(mut self, model: GroundingModel) -> PromptSet {
+        self.grounding = Some(model);
+        self
+    }
+
+    /// The grounding model given, if any.
+    pub fn grounding(&self) -> Option<&GroundingModel> {
+        self.grounding.as_ref()
     }
 
     /// The per-item form `id` is asked in under this set's protocol, if

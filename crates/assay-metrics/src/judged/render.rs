@@ -112,8 +112,11 @@ pub fn render(
         }
     }
     let id = unit.0.prompt();
-    if let Some(form) = grounding::Form::under(prompts.protocol(), id) {
-        return Ok(Request::Resolved(form.answer(&filled)));
+    if let Some(form) = grounding::Form::under(prompts, id) {
+        return form
+            .answer(&filled, prompts.grounding())
+            .map(Request::Resolved)
+            .map_err(InputError::Model);
     }
     if let Some(screen) = screen::Screen::under(prompts.protocol(), id) {
         return Ok(Request::Resolved(screen.answer(&filled)));

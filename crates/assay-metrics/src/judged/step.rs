@@ -380,6 +380,9 @@ pub enum InputError {
     MissingOutput(StepKey),
     #[error("step {0} produced an output of another kind")]
     WrongOutput(StepKey),
+    /// The grounding model given could not answer.
+    #[error("{0}")]
+    Model(String),
 }
 
 /// What a step sees: the sample and the outputs of completed steps.

@@ -8,6 +8,7 @@ mod conversation;
 mod eval;
 mod faults;
 mod gates;
+mod grounding;
 mod judged;
 mod metrics_cmd;
 mod parity;

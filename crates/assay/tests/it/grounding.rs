@@ -1,0 +1,135 @@
+//! `--grounding DIR`: a sequence classifier from a Hugging Face folder
+//! answers the closed grounding questions, under the local default judge
+//! and under a remote one, with its best window as the evidence; a broken
+//! folder stops the run before any row with exit code 2.
+
+use crate::common::{eval, read_json, repo, results, stderr};
+use crate::judged::{by_metric, ok, rag_row, Fixture};
+use assay_classifier::{Classifier, Options};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    repo()
+        .join("crates/assay-classifier/tests/fixtures")
+        .join(name)
+}
+
+fn contexts(row: &Value) -> Vec<String> {
+    row["retrieved_contexts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Each faithfulness statement's probability is the model's for its
+/// best window of the contexts, and its reason quotes that window.
+fn check_statements(record: &Value, contexts: &[String], model: &Classifier) {
+    let statements = record["details"]["statements"].as_array().unwrap();
+    assert!(!statements.is_empty(), "{record}");
+    let sources: Vec<&str> = contexts.iter().map(String::as_str).collect();
+    for s in statements {
+        let claim = s["statement"].as_str().unwrap();
+        let want = model.verify(&[claim], &sources).unwrap().remove(0);
+        let got = s["yes_probability"].as_f64().unwrap();
+        assert!(
+            (got - want.probability).abs() < 1e-9,
+            "{claim}: {got} vs {want:?}"
+        );
+        let reason = s["reason"].as_str().unwrap();
+        let start: String = want.evidence.chars().take(20).collect();
+        assert!(
+            reason.contains(&format!("best window: \"{start}")),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn a_grounding_model_answers_under_the_local_judge_with_its_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let data = repo().join("examples/rag_qa.jsonl");
+    let o = eval(
+        &data,
+        "faithfulness,context_recall,context_precision,hallucination",
+        &out,
+        &["--grounding", fixture("bert").to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let model = Classifier::load(&fixture("bert"), &Options::default()).unwrap();
+    let rows: Vec<Value> = std::fs::read_to_string(&data)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let records = results(&out);
+    let mut checked = 0;
+    for r in records.iter().filter(|r| r["metric"] == "faithfulness") {
+        let row = rows.iter().find(|x| x["id"] == r["sample_id"]).unwrap();
+        if r["status"] == "scored" {
+            check_statements(r, &contexts(row), &model);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "{checked} faithfulness rows scored");
+    // The model's identity is in every grounding metric's signature, and
+    // the figures measured for the lexical model are not printed for it.
+    let manifest = read_json(&out.join("manifest.json"));
+    let text = manifest.to_string();
+    assert!(text.contains(model.identity()), "{text}");
+    let summary = read_json(&out.join("summary.json"));
+    assert_eq!(summary["agreement"], serde_json::json!([]), "{summary}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("faithfulness        not measured")
+            || stderr(&o).contains("faithfulness        not measured"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// Under a remote judge (the listed protocol) the judge still writes the
+/// statements, but no verdict is asked of it: the model gives them.
+#[test]
+fn a_grounding_model_answers_in_place_of_a_remote_judge() {
+    let fx = Fixture::content_reading();
+    let row = rag_row();
+    let data = fx.data(std::slice::from_ref(&row));
+    let o = fx.eval(
+        &data,
+        "faithfulness",
+        "run",
+        &["--grounding", fixture("deberta-v2").to_str().unwrap()],
+    );
+    ok(&o);
+    assert!(fx.asked("statements") >= 1);
+    assert_eq!(fx.asked("faithfulness_verdicts"), 0);
+    let model = Classifier::load(&fixture("deberta-v2"), &Options::default()).unwrap();
+    let r = by_metric(&fx.path("run"), "eiffel");
+    check_statements(&r["faithfulness"], &contexts(&row), &model);
+}
+
+#[test]
+fn a_broken_model_folder_stops_the_run_before_any_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    std::fs::create_dir(&model).unwrap();
+    for f in ["config.json", "tokenizer.json"] {
+        std::fs::copy(fixture("bert").join(f), model.join(f)).unwrap();
+    }
+    let out = dir.path().join("run");
+    let o = eval(
+        &repo().join("examples/rag_qa.jsonl"),
+        "faithfulness",
+        &out,
+        &["--grounding", model.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("--grounding"), "{e}");
+    assert!(e.contains(&model.display().to_string()), "{e}");
+    assert!(e.contains("no weights"), "{e}");
+    assert!(!out.join("results.jsonl").exists());
+}
