@@ -7,6 +7,7 @@
 //! "moons" finds "moon". Numbers are compared as written, less thousands
 //! separators ("1,000" is "1000").
 
+use crate::slots::{conflict_in, Conflict};
 use assay_text::porter::stem;
 use assay_text::sentences::split_sentences;
 use std::collections::{BTreeSet, HashSet};
@@ -29,7 +30,7 @@ pub const NAMES: [&str; 11] = [
 ];
 
 /// Words whose presence turns a statement around.
-const NEGATIONS: &[&str] = &[
+pub(crate) const NEGATIONS: &[&str] = &[
     "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
     "don", "doesn", "didn", "isn", "wasn", "aren", "weren", "won", "wouldn", "couldn", "shouldn",
     "hasn", "haven", "hadn",
@@ -65,6 +66,15 @@ const UNITS: [(&str, &str); 5] = [
 /// assert_eq!(words("100 °C"), ["100", "degrees", "celsius"]);
 /// ```
 pub fn words(text: &str) -> Vec<String> {
+    spelled(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// `text` with its unit symbols spelled out.
+pub(crate) fn spelled(text: &str) -> std::borrow::Cow<'_, str> {
     let mut spelled = std::borrow::Cow::Borrowed(text);
     for (symbol, name) in UNITS {
         if spelled.contains(symbol) {
@@ -72,10 +82,6 @@ pub fn words(text: &str) -> Vec<String> {
         }
     }
     spelled
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
 }
 
 /// Whether a lower-cased word is a stop word.
@@ -155,6 +161,9 @@ pub struct Support {
     bigrams: HashSet<(String, String)>,
     numbers: BTreeSet<String>,
     sentences: Vec<Sentence>,
+    /// The words the texts write in lower case somewhere: a capitalised
+    /// first word among them opens a sentence, it names nothing.
+    lower_case: HashSet<String>,
 }
 
 impl Support {
@@ -167,6 +176,7 @@ impl Support {
             bigrams: HashSet::new(),
             numbers: BTreeSet::new(),
             sentences: Vec::new(),
+            lower_case: HashSet::new(),
         };
         for text in texts {
             let w = words(text);
@@ -176,6 +186,11 @@ impl Support {
             support.prefixes.extend(w.iter().filter_map(|w| prefix(w)));
             support.words.extend(w);
             support.numbers.extend(numbers(text));
+            support.lower_case.extend(
+                text.split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty() && !w.chars().any(char::is_uppercase))
+                    .map(str::to_string),
+            );
             for s in split_sentences(text) {
                 let w = words(s);
                 let stems: Vec<String> = w.iter().map(|w| stem(w)).collect();
@@ -204,7 +219,21 @@ pub struct Features {
     pub missing: Vec<String>,
     /// The claim's numbers that the text does not hold.
     pub missing_numbers: Vec<String>,
+    /// A slot where the claim says something else than one of its closest
+    /// sentences (`crate::slots`; which sentences count: [`CONFLICT_FROM`]).
+    /// Not one of the trained `values`: the model applies it as a rule.
+    pub conflict: Option<Conflict>,
 }
+
+/// The share of a claim's content words outside a conflicting slot (at
+/// least two of them) that the sentence must hold for the conflict to
+/// count: below it the sentence speaks of something else, and a different
+/// word there says nothing. A plain swap keeps every other word; real
+/// answers that reword their source hold about half (RAGTruth), where a
+/// lower share misread as many faithful sentences as it caught wrong ones. The sentences asked are those within one content word of the
+/// claim's closest; none is asked where a sentence that is no question
+/// holds every content word of the claim without a conflict.
+pub const CONFLICT_FROM: f64 = 0.8;
 
 /// The position of `best_sentence_recall` in [`NAMES`].
 const BEST_SENTENCE_RECALL: usize = 7;
@@ -278,15 +307,19 @@ impl Features {
             .count();
         let claim_set: HashSet<&String> = content.iter().map(|(_, s)| *s).collect();
         let mut best: Option<(f64, &Sentence)> = None;
+        let mut recalls = Vec::with_capacity(support.sentences.len());
         for s in &support.sentences {
             let recall = share(
                 claim_set.iter().filter(|c| s.stems.contains(**c)).count(),
                 claim_set.len(),
             );
+            recalls.push(recall);
             if best.is_none_or(|(r, _)| recall > r) {
                 best = Some((recall, s));
             }
         }
+        let conflict =
+            best.and_then(|(r, _)| slot_conflict(claim, &claim_set, support, &recalls, r));
         let (best_recall, best_bigrams, negation_mismatch, best_sentence) = match best {
             Some((recall, s)) => (
                 recall,
@@ -320,8 +353,64 @@ impl Features {
             best_sentence,
             missing,
             missing_numbers,
+            conflict,
         }
     }
+}
+
+/// The slot conflict of `claim` (see [`Features::conflict`]) with the
+/// sentences of `support`, whose recalls of the claim's content stems
+/// `claim_set` are `recalls`, the best `best`.
+///
+/// The sentences within one content word of the closest are asked, the
+/// closest first: the question may tie with the context's sentence that
+/// says otherwise, and a number written "21.0975" counts as two words
+/// that may make another sentence the closest. A conflict counts where
+/// the sentence holds at least [`CONFLICT_FROM`] of the claim's other
+/// content words (it speaks of the same thing), and not where a sentence
+/// that is no question holds every content word of the claim without a
+/// conflict (the text states it).
+fn slot_conflict(
+    claim: &str,
+    claim_set: &HashSet<&String>,
+    support: &Support,
+    recalls: &[f64],
+    best: f64,
+) -> Option<Conflict> {
+    if claim_set.is_empty() {
+        return None;
+    }
+    let stated = support.sentences.iter().zip(recalls).any(|(s, r)| {
+        *r == 1.0
+            && !s.text.trim_end().ends_with('?')
+            && conflict_in(claim, &s.text, &support.lower_case).is_none()
+    });
+    if stated {
+        return None;
+    }
+    let within = best - 1.0 / claim_set.len() as f64 - 1e-9;
+    let mut close: Vec<(f64, &Sentence)> = support
+        .sentences
+        .iter()
+        .zip(recalls)
+        .filter(|(_, r)| **r >= within)
+        .map(|(s, r)| (*r, s))
+        .collect();
+    close.sort_by(|a, b| b.0.total_cmp(&a.0));
+    close.into_iter().find_map(|(_, s)| {
+        let c = conflict_in(claim, &s.text, &support.lower_case)?;
+        let swapped: HashSet<String> = words(&c.claimed).iter().map(|w| stem(w)).collect();
+        let rest: Vec<&&String> = claim_set
+            .iter()
+            .filter(|w| !swapped.contains(w.as_str()))
+            .collect();
+        let held = rest
+            .iter()
+            .filter(|w| s.stems.contains(**w as &String))
+            .count();
+        let enough = rest.len() >= 2 && held as f64 >= CONFLICT_FROM * rest.len() as f64;
+        enough.then_some(c)
+    })
 }
 
 /// The word-count baseline of calibration: the share of `response`'s
@@ -422,6 +511,49 @@ mod tests {
         assert_eq!(f.values[4], 1.0);
         assert_eq!(f.values[6], 2f64.ln_1p()); // Prejudice is there; Charlotte, Bronte are not
         assert_eq!(f.values[9], 1.0);
+    }
+
+    /// The question ties with the context's sentence as the closest: the
+    /// conflict is sought in both, and the reason's sentence is the one
+    /// that says otherwise.
+    #[test]
+    fn a_slot_conflict_is_sought_in_every_sentence_as_close_as_the_closest() {
+        let support = Support::new([
+            "What is the capital of Australia?",
+            "Canberra is the capital city of Australia.",
+        ]);
+        let f = Features::of("Sydney is the capital of Australia.", &support);
+        assert_eq!(
+            f.best_sentence.as_deref(),
+            Some("What is the capital of Australia?")
+        );
+        let c = f.conflict.unwrap();
+        assert_eq!(
+            (c.claimed.as_str(), c.stated.as_str()),
+            ("Sydney", "Canberra")
+        );
+        assert_eq!(c.sentence, "Canberra is the capital city of Australia.");
+    }
+
+    /// A sentence that states the claim outweighs one that differs in a
+    /// slot; one that speaks of something else has no slot to differ in.
+    #[test]
+    fn a_stated_claim_or_a_distant_sentence_has_no_conflict() {
+        let support = Support::new([
+            "Sales of electric cars rose 40 percent in 2022.",
+            "Sales of electric cars rose 40 percent in 2023.",
+        ]);
+        let f = Features::of("Sales of electric cars rose 40 percent in 2023.", &support);
+        assert_eq!(f.conflict, None);
+        // "Sydney" against "Canberra", but of the claim's other content
+        // words the sentence holds 3 of 6 ("summer", "winning" and "bid"
+        // it lacks), fewer than CONFLICT_FROM.
+        let support = Support::new(["Canberra hosted the Olympics in 2000 in Australia."]);
+        let f = Features::of(
+            "Sydney hosted the Summer Olympics in 2000 after winning the bid.",
+            &support,
+        );
+        assert_eq!(f.conflict, None);
     }
 
     #[test]

@@ -8,6 +8,13 @@
 //! `model/grounding.json`, with the hashes of the files it was trained on
 //! and its cross-validated figures; `train-grounding` rebuilds it exactly.
 //!
+//! Words are not meaning: a claim that puts another name, number, date,
+//! unit or polarity in the slot of its closest sentence's ("Sydney" where
+//! the text says "Canberra is the capital") is contradicted whatever else
+//! the text holds, so [`Model::judge`] caps such a claim's probability at
+//! [`CONFLICT_CAP`] ([`slots`]; a rule on top of the trained model, which
+//! it leaves as it is).
+//!
 //! ```
 //! use assay_grounding::{Model, Support};
 //! let model = Model::builtin();
@@ -16,10 +23,19 @@
 //! let no = model.judge("The capital of Australia is Sydney, since 1901.", &support);
 //! assert!(yes.probability > 0.5 && no.probability < 0.5);
 //! assert_eq!(no.features.missing, ["sydney", "since", "1901"]);
+//! // Sydney elsewhere in the text does not make it the capital.
+//! let support = Support::new([
+//!     "Canberra is the capital city of Australia.",
+//!     "Sydney is its largest city.",
+//! ]);
+//! let no = model.judge("The capital of Australia is Sydney.", &support);
+//! assert!(no.probability <= 0.1);
+//! assert!(no.reason().contains("the closest sentence says Canberra where the claim says Sydney"));
 //! ```
 
 pub mod features;
 pub mod fit;
+pub mod slots;
 pub mod train;
 pub mod verifier;
 
@@ -32,6 +48,12 @@ use std::sync::OnceLock;
 
 /// The committed model file.
 const BUILTIN: &str = include_str!("../model/grounding.json");
+
+/// The highest P(supported) of a claim with a slot conflict
+/// ([`Features::conflict`]): well below any threshold, so that the claim
+/// reads as contradicted, but above zero, since the rule can misread a
+/// sentence.
+pub const CONFLICT_CAP: f64 = 0.1;
 
 /// A trained grounding model, as `model/grounding.json` holds it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,11 +91,17 @@ impl Judgement {
         self.probability >= self.threshold
     }
 
-    /// A reason naming the evidence: the best-matching sentence and the
-    /// words the text lacks.
+    /// A reason naming the evidence: the best-matching sentence, the
+    /// words the text lacks and a slot conflict, if any.
     pub fn reason(&self) -> String {
         let p = self.probability;
-        let evidence = match &self.features.best_sentence {
+        // The sentence of a conflict is the one that says otherwise, which
+        // may be another of the sentences as close as the first.
+        let closest = match &self.features.conflict {
+            Some(c) => Some(&c.sentence),
+            None => self.features.best_sentence.as_ref(),
+        };
+        let evidence = match closest {
             Some(s) => format!("closest sentence: \"{}\"", clip(s, 160)),
             None => "the text has no sentence".to_string(),
         };
@@ -83,7 +111,11 @@ impl Judgement {
             format!("not in the text: {}", self.features.missing.join(", "))
         };
         let t = self.threshold;
-        format!("P(supported) {p:.2} (supported from {t:.2}); {missing}; {evidence}")
+        let conflict = match &self.features.conflict {
+            Some(c) => format!("{c}; "),
+            None => String::new(),
+        };
+        format!("P(supported) {p:.2} (supported from {t:.2}); {conflict}{missing}; {evidence}")
     }
 }
 
@@ -107,13 +139,18 @@ impl Model {
     }
 
     /// What identifies the committed model in signatures and cache keys:
-    /// its version and the SHA-256 of its file.
+    /// its version, the SHA-256 of its file and the version of the slot
+    /// rule applied on top of it.
     pub fn builtin_identity() -> &'static str {
         static ID: OnceLock<String> = OnceLock::new();
         ID.get_or_init(|| {
             let hash = Sha256::digest(BUILTIN.as_bytes());
             let hex: String = hash.iter().take(8).map(|b| format!("{b:02x}")).collect();
-            format!("grounding-v{}@sha256:{hex}", Model::builtin().version)
+            format!(
+                "grounding-v{}@sha256:{hex}+slots-v{}",
+                Model::builtin().version,
+                slots::VERSION
+            )
         })
     }
 
@@ -122,11 +159,17 @@ impl Model {
         fit::logistic(values, &self.mean, &self.scale, &self.weights, self.bias)
     }
 
-    /// The verdict on `claim` against `support`.
+    /// The verdict on `claim` against `support`: the model's probability,
+    /// at most [`CONFLICT_CAP`] where the claim puts another word in a
+    /// slot of its closest sentence.
     pub fn judge(&self, claim: &str, support: &Support) -> Judgement {
         let features = Features::of(claim, support);
+        let p = self.probability(&features.values);
         Judgement {
-            probability: self.probability(&features.values),
+            probability: match features.conflict {
+                Some(_) => p.min(CONFLICT_CAP),
+                None => p,
+            },
             threshold: self.threshold,
             features,
         }

@@ -1,6 +1,7 @@
 //! The registry tested as a whole, the lexical scorers on samples, and the
 //! judged metrics' pure layer.
 
+mod grounding;
 mod judged;
 mod judged_golden;
 mod judged_params;
