@@ -20,7 +20,7 @@ from assay._evaluate import (
     evaluate,
 )
 from assay._gates import assert_scores
-from assay._review import calibrate, compare, report
+from assay._review import align, calibrate, compare, report
 from assay._lexical import (
     BleuScore,
     RougeScorer,
@@ -41,6 +41,7 @@ __all__ = [
     "Result",
     "UsageError",
     "aevaluate",
+    "align",
     "assert_scores",
     "calibrate",
     "compare",

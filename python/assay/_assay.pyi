@@ -23,6 +23,7 @@ __all__ = [
     "check_gates",
     "parse_gates",
     "calibrate",
+    "align",
     "cli_main",
     "UsageError",
     "AuthError",
@@ -56,6 +57,13 @@ def calibrate(
     options: Mapping[str, Any],
     progress: Callable[[str, Any], None] | None = None,
     stop: threading.Event | None = None,
+) -> dict[str, Any]: ...
+def align(
+    out: str,
+    set: str | None = None,
+    data: str | None = None,
+    labels: str | None = None,
+    true_means_supported: bool = False,
 ) -> dict[str, Any]: ...
 
 # Stub-only aliases (private, as the extension has no such names).

@@ -182,6 +182,36 @@ def _write_rows(rows: Iterable[Any], folder: Path) -> Path:
     return path
 
 
+def _references(references: Any, folder: Path) -> str:
+    """The path of a references file for `references`: a path as given; a
+    mapping `{id: {field: value}}` or rows with a `trace_id`, `sample_id`
+    or `id` column (a list of dicts, a DataFrame) written as
+    `folder/references-<sha256 prefix>.jsonl`, so that the same references
+    resume the same run."""
+    if isinstance(references, (str, os.PathLike)):
+        return os.fspath(references)
+    if isinstance(references, Mapping):
+        rows: list[Any] = []
+        for key, fields in references.items():
+            if not isinstance(fields, Mapping):
+                raise TypeError(
+                    f"references[{key!r}]: expected a mapping of reference fields to values"
+                )
+            rows.append({"id": key, **fields})
+    else:
+        rows = list(_rows(references))
+    lines = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise TypeError(f"references row {i}: expected a mapping of field names to values")
+        lines.append(json.dumps(_plain(row), ensure_ascii=False) + "\n")
+    text = "".join(lines)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"references-{hashlib.sha256(text.encode()).hexdigest()[:16]}.jsonl"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
 class _Bar:
     """Progress on long runs. On a terminal or in a notebook: tqdm when
     installed, else one line on stderr redrawn in place. Elsewhere (CI logs,
@@ -265,6 +295,8 @@ def evaluate(
     out: PathLike | None = None,
     *,
     input_format: str | None = None,
+    references: Any = None,
+    stitch: bool = True,
     strict: bool = False,
     threads: int | None = None,
     force_new: bool = False,
@@ -284,6 +316,7 @@ def evaluate(
     protocol: str | None = None,
     grounding: PathLike | None = None,
     grounding_label: str | None = None,
+    alignment: PathLike | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
 ) -> Result:
@@ -303,6 +336,14 @@ def evaluate(
     nothing. `cache`: True (the default place), False, or a path.
     `prices`: `{"MODEL": "IN/OUT"}` per million tokens. `shard`: `"K/N"`,
     score only shard K of N (as `--shard`; `assay.ray` uses it).
+    `references`: reference fields joined onto the samples (as
+    `--references`): a JSONL or CSV path, a mapping `{id: {"reference_tool_calls":
+    [...], ...}}`, or rows (a list of dicts, a DataFrame) with a `trace_id`,
+    `sample_id` or `id` column; which samples found none and which
+    references matched no sample are in `summary["input"]["references"]`.
+    `stitch`: False reads each LLM call of a trace export that has no
+    parent span as its own row, instead of stitching the calls into
+    conversations (as `--no-stitch`).
     `protocol`: how closed verdicts are asked, `"listed"` (one call per
     list, a reason before each verdict), `"per-item"` (one call per
     item, the verdict read with its probabilities), `"likelihood"`
@@ -316,7 +357,9 @@ def evaluate(
     cross-encoder, MiniCheck) that answers every closed grounding
     question under any judge, and `grounding_label` the label of it that
     means supported when its `id2label` does not say (as `--grounding`,
-    `--grounding-label`).
+    `--grounding-label`). `alignment`: a file `assay.align` wrote, whose
+    refitted combiner replaces the built-in grounding verdict's (as
+    `--alignment`).
 
     A bad row is a `failed` or `skipped` outcome naming the row and field,
     never an exception. A usage error (unknown metric, bad parameter or
@@ -338,6 +381,8 @@ def evaluate(
     folder = Path(out) if keep else Path(tempfile.mkdtemp(prefix="assay-"))
     try:
         source = _source(data, folder if keep else folder / "input")
+        if references is not None:
+            source["references"] = _references(references, folder if keep else folder / "input")
         if input_format is not None:
             source["input_format"] = input_format
         run_dir = folder if keep else folder / "run"

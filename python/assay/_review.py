@@ -44,6 +44,7 @@ def calibrate(
     protocol: str | None = None,
     grounding: PathLike | None = None,
     grounding_label: str | None = None,
+    alignment: PathLike | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
 ) -> dict[str, Any]:
@@ -69,6 +70,34 @@ def calibrate(
     finally:
         if bar is not None:
             bar.close()
+
+
+def align(
+    out: PathLike,
+    *,
+    set: str | None = None,
+    data: PathLike | None = None,
+    labels: str | None = None,
+    true_means_supported: bool = False,
+) -> dict[str, Any]:
+    """Refits the grounding verdict's combiner on labelled rows (as
+    `assay align`) and writes the alignment file `out`, which
+    `evaluate(..., alignment=out)` uses; returns what the file holds,
+    with `evaluation` giving the held-out ROC-AUC before and after beside
+    the word-count and length baselines.
+
+    `set`: a built-in labelled set (`ragtruth`, `halueval-qa`, ...), or
+    `data`: your own JSONL in the calibrate format; `labels`: the yes/no
+    label field (default `hallucinated`), whose true value means
+    unsupported unless `true_means_supported`.
+    """
+    return _assay.align(
+        os.fspath(out),
+        set,
+        None if data is None else os.fspath(data),
+        labels,
+        true_means_supported,
+    )
 
 
 def compare(a: PathLike, b: PathLike, *, top: int = 10) -> dict[str, Any]:

@@ -324,7 +324,16 @@ def test_calibrate_takes_every_judge_keyword_of_evaluate():
     def keywords(f):
         return set(inspect.signature(f).parameters)
 
-    only_evaluate = {"metrics", "params", "input_format", "strict", "force_new", "shard"}
+    only_evaluate = {
+        "metrics",
+        "params",
+        "input_format",
+        "references",
+        "stitch",
+        "strict",
+        "force_new",
+        "shard",
+    }
     assert keywords(assay.evaluate) - only_evaluate <= keywords(assay.calibrate)
 
 

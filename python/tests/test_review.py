@@ -113,3 +113,46 @@ def test_conversations_in_memory_score_as_the_example_file(tmp_path):
     (record,) = bare.records
     assert record["status"] == "skipped", record
     assert "reference_tool_calls" in json.dumps(record)
+
+
+def test_align_writes_the_command_line_s_file_and_evaluate_uses_it(tmp_path, assay_command):
+    mine = assay.align(tmp_path / "py.json", set="halueval-qa")
+    cli(assay_command, "align", "--set", "halueval-qa", "--out", tmp_path / "cli.json")
+    assert (tmp_path / "py.json").read_text() == (tmp_path / "cli.json").read_text()
+    assert mine == json.loads((tmp_path / "cli.json").read_text())
+    assert mine["evaluation"]["rows"] == sum(f["rows"] for f in mine["evaluation"]["folds"])
+    plain = assay.evaluate(EXAMPLE, ["faithfulness"], cache=False, progress=False)
+    aligned = assay.evaluate(
+        EXAMPLE, ["faithfulness"], alignment=tmp_path / "py.json", cache=False, progress=False
+    )
+
+    # The refit changes the probabilities, and the figures measured for
+    # the built-in verdict are not shown for it.
+    def probabilities(result):
+        return [
+            s["yes_probability"]
+            for r in result.records
+            if r["status"] == "scored"
+            for s in r["details"]["statements"]
+        ]
+
+    assert probabilities(plain) != probabilities(aligned)
+    assert plain.summary["agreement"] and aligned.summary["agreement"] == []
+    with pytest.raises(assay.UsageError, match="give one of"):
+        assay.align(tmp_path / "x.json")
+
+
+def test_a_grounding_model_from_a_folder_gives_verdicts_with_windows(tmp_path):
+    fixture = EXAMPLE.parents[1] / "crates/assay-classifier/tests/fixtures/modernbert"
+    result = assay.evaluate(
+        EXAMPLE, ["faithfulness"], grounding=fixture, cache=False, progress=False
+    )
+    statements = [
+        s for r in result.records if r["status"] == "scored" for s in r["details"]["statements"]
+    ]
+    assert statements and all("best window: " in s["reason"] for s in statements)
+    assert result.summary["agreement"] == []
+    with pytest.raises(assay.UsageError, match="grounding.*no-such-model.*not a folder"):
+        assay.evaluate(
+            EXAMPLE, ["faithfulness"], grounding=tmp_path / "no-such-model", progress=False
+        )

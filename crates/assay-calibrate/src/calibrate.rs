@@ -74,7 +74,7 @@ impl BuiltinSet {
         }
     }
 
-    fn bytes(self) -> &'static [u8] {
+    pub(crate) fn bytes(self) -> &'static [u8] {
         match self {
             BuiltinSet::RagTruth => {
                 include_bytes!("../../../data/calibration/meta/ragtruth_sample.jsonl")
@@ -887,6 +887,7 @@ pub fn calibrate(
     let run = RunOptions {
         source: Source::Path(samples),
         input_format: None,
+        input: Default::default(),
         metrics: Vec::new(),
         judged: Some(Arc::new(judged)),
         out: out.clone(),

@@ -2,11 +2,14 @@
 //! runs a judged metric over human-labelled rows (a built-in set or your
 //! own) and measures its agreement with the labels beside the trivial
 //! baselines, each figure with a bootstrap interval ([`agreement`]);
+//! [`align::align`] refits the grounding verdict on such rows and writes
+//! the alignment file `eval --alignment` reads;
 //! [`correct::Calibration`] corrects a later run's raw rate of a binary
 //! judgement by the sensitivity and specificity measured. The `assay`
 //! command line and the Python package call these; nothing here prints.
 
 pub mod agreement;
+pub mod align;
 pub mod calibrate;
 pub mod correct;
 

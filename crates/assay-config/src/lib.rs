@@ -19,7 +19,7 @@
 //! assert!(options.judged.is_none(), "a lexical run connects no model");
 //! ```
 
-use assay_core::{Format, Source};
+use assay_core::{Format, InputOptions, Source, Stitch};
 use assay_engine::batch::Export;
 use assay_engine::{
     open_cache, Existing, JudgedRun, ModelChoice, Reasons, RunOptions, Shard, Strictness,
@@ -31,7 +31,7 @@ use assay_llm::{
 use assay_local::{
     JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec, Offloaded,
 };
-use assay_metrics::judged::{GroundingModel, JudgedMetric, PromptSet, Protocol};
+use assay_metrics::judged::{Combiner, GroundingModel, JudgedMetric, PromptSet, Protocol};
 use assay_metrics::params::ParamError;
 use assay_metrics::{AnyId, Metric, Setting};
 use std::collections::BTreeMap;
@@ -53,6 +53,10 @@ pub enum Field {
     },
     Out,
     InputFormat,
+    /// `--references FILE`, joined onto the rows.
+    References,
+    /// Whether trace calls are stitched into conversations.
+    Stitch,
     Strict,
     Threads,
     ForceNew,
@@ -76,6 +80,7 @@ pub enum Field {
     Reasons,
     Grounding,
     GroundingLabel,
+    Alignment,
 }
 
 /// Whose words name a [`Field`]: the command line's flags or Python's
@@ -120,6 +125,11 @@ impl Field {
             Field::Metrics => plain("metrics"),
             Field::Out => plain("out"),
             Field::InputFormat => plain("input_format"),
+            Field::References => plain("references"),
+            Field::Stitch => match words {
+                Words::Cli => "--no-stitch".to_string(),
+                Words::Python => "stitch".to_string(),
+            },
             Field::Strict => plain("strict"),
             Field::Threads => plain("threads"),
             Field::ForceNew => plain("force_new"),
@@ -145,6 +155,7 @@ impl Field {
             Field::Reasons => plain("reasons"),
             Field::Grounding => plain("grounding"),
             Field::GroundingLabel => plain("grounding_label"),
+            Field::Alignment => plain("alignment"),
         }
     }
 }
@@ -282,6 +293,9 @@ pub struct JudgeConfig {
     pub grounding: Option<PathBuf>,
     /// The grounding model's label that means supported.
     pub grounding_label: Option<String>,
+    /// An alignment file: the lexical grounding verdict's combiner
+    /// refitted on the user's labels.
+    pub alignment: Option<PathBuf>,
 }
 
 impl Default for JudgeConfig {
@@ -305,6 +319,7 @@ impl Default for JudgeConfig {
             protocol: None,
             grounding: None,
             grounding_label: None,
+            alignment: None,
         }
     }
 }
@@ -320,6 +335,12 @@ pub struct EvalConfig {
     pub out: Option<PathBuf>,
     /// `None`: from the content and extension.
     pub input_format: Option<Format>,
+    /// A references file (JSONL or CSV keyed by `trace_id`, `sample_id`
+    /// or `id`) joined onto the rows.
+    pub references: Option<PathBuf>,
+    /// Whether an OTLP export's LLM calls without a common parent are
+    /// stitched into conversations (else one row per call).
+    pub stitch: Stitch,
     /// Stop at the first bad row instead of recording it.
     pub strict: bool,
     /// Worker threads; `None`: every core.
@@ -341,6 +362,8 @@ impl EvalConfig {
             settings: Vec::new(),
             out: None,
             input_format: None,
+            references: None,
+            stitch: Stitch::On,
             strict: false,
             threads: None,
             judge: JudgeConfig::default(),
@@ -484,6 +507,15 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
     } else {
         Some(Arc::new(judged_run(judged, prompts, &args.judge, threads)?))
     };
+    let references = match args.references {
+        Some(path) if !path.is_file() => {
+            return Err(UsageError::of(
+                Field::References,
+                format!("{}: no such file", path.display()),
+            ))
+        }
+        other => other,
+    };
     let out = match args.out {
         Some(dir) => dir,
         None => PathBuf::from("runs").join(utc_timestamp(std::time::SystemTime::now())?),
@@ -491,6 +523,10 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
     Ok(RunOptions {
         source: args.data,
         input_format: args.input_format,
+        input: InputOptions {
+            references,
+            stitch: args.stitch,
+        },
         metrics,
         judged,
         out,
@@ -633,6 +669,10 @@ pub fn judged_run(
         )?),
         None => prompts,
     };
+    let prompts = match &args.alignment {
+        Some(path) => prompts.with_combiner(alignment(path)?),
+        None => prompts,
+    };
     Ok(JudgedRun {
         metrics,
         prompts: prompts.with_protocol(protocol),
@@ -661,6 +701,18 @@ pub fn grounding_model(
     let model = assay_classifier::Classifier::load(dir, &options)
         .map_err(|e| UsageError::of(Field::Grounding, e))?;
     Ok(GroundingModel(Arc::new(model)))
+}
+
+/// Reads an alignment file (`assay align`): its refitted combiner, named
+/// by the file's hash.
+pub fn alignment(path: &std::path::Path) -> Result<Combiner> {
+    let bad = |e: String| UsageError::of(Field::Alignment, format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let a = assay_grounding::align::Alignment::parse(&text).map_err(bad)?;
+    Ok(Combiner {
+        model: Arc::new(a.model),
+        identity: assay_grounding::align::Alignment::identity(&text),
+    })
 }
 
 /// Opens the cache, creating its folder.

@@ -8,6 +8,8 @@
 //! still come. A leading UTF-8 byte order mark is skipped, and a row whose
 //! explicit `id` an earlier row already had is a bad row too.
 
+use crate::otlp::{Stitch, Stitched};
+use crate::references::{References, ReferencesReport};
 use crate::sample::{kind, Sample};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -126,6 +128,9 @@ pub enum DatasetError {
     UnknownFormat(String),
     #[error("{file}: {message}")]
     Malformed { file: String, message: String },
+    /// The input holds no row, so there is nothing to score.
+    #[error("{file}: no rows to score: {why}")]
+    Empty { file: String, why: String },
 }
 
 /// Where a row is in its input, for messages: `data.jsonl:12` or
@@ -210,6 +215,21 @@ pub type Row = Result<(Sample, Location), RowError>;
 /// decides (`.jsonl`/`.ndjson`, `.json`, `.csv`), else the first non-blank
 /// byte: `[` is a JSON array, anything else JSONL.
 pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetError> {
+    open_with(source, format, &InputOptions::default())
+}
+
+/// Opens a dataset as [`open`] does, its rows joined and stitched as
+/// `options` say.
+pub fn open_with(
+    source: &Source,
+    format: Option<Format>,
+    options: &InputOptions,
+) -> Result<Rows, DatasetError> {
+    let references = options
+        .references
+        .as_deref()
+        .map(References::load)
+        .transpose()?;
     let file = source.display_name();
     let io_err = |source| DatasetError::Io {
         file: file.clone(),
@@ -235,6 +255,7 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
             None => sniff(&mut reader).map_err(io_err)?,
         },
     };
+    let mut stitched = None;
     let inner = match format {
         Format::Jsonl => Inner::Jsonl {
             lines: reader,
@@ -250,14 +271,16 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         },
         Format::Csv => csv_rows(reader, &file)?,
         Format::JsonArray => json_array_rows(reader, file.clone()),
-        Format::Otlp => Inner::Otlp(
-            crate::otlp::read(reader)
-                .map_err(|message| DatasetError::Malformed {
+        Format::Otlp => {
+            let export = crate::otlp::read(reader, options.stitch).map_err(|message| {
+                DatasetError::Malformed {
                     file: file.clone(),
                     message,
-                })?
-                .into_iter(),
-        ),
+                }
+            })?;
+            stitched = export.stitched;
+            Inner::Otlp(export.traces.into_iter())
+        }
     };
     Ok(Rows {
         file,
@@ -267,6 +290,10 @@ pub fn open(source: &Source, format: Option<Format>) -> Result<Rows, DatasetErro
         bytes,
         first_with_id: HashMap::new(),
         unnamed: Vec::new(),
+        references,
+        stitched,
+        peeked: None,
+        finished: false,
     })
 }
 
@@ -356,6 +383,13 @@ pub struct Rows {
     /// The rows read so far that wrote no id and so go by their number, as
     /// ascending runs `(first, last)`: one entry for a wholly unnamed input.
     unnamed: Vec<(u64, u64)>,
+    /// Joined onto each row.
+    references: Option<References>,
+    stitched: Option<Stitched>,
+    /// A row read ahead by [`Rows::check_not_empty`].
+    peeked: Option<Row>,
+    /// Whether the input's end was reached.
+    finished: bool,
 }
 
 enum Inner {
@@ -389,6 +423,38 @@ enum ArrayItem {
 }
 
 impl Rows {
+    /// An error saying why, when the input holds no row at all (a row
+    /// that cannot be read is a row): a run over nothing would print a
+    /// table of zeros. The first row is read ahead and kept.
+    pub fn check_not_empty(&mut self) -> Result<(), DatasetError> {
+        if self.peeked.is_none() {
+            self.peeked = self.next();
+        }
+        if self.peeked.is_some() {
+            return Ok(());
+        }
+        let why = match self.format {
+            Format::Jsonl => "it holds no line with a row (it is empty, or blank)",
+            Format::Csv => "it holds no row below its header (or no header either)",
+            Format::JsonArray => "the JSON array is empty",
+            Format::Otlp => "the export holds no span",
+        };
+        Err(DatasetError::Empty {
+            file: self.file.clone(),
+            why: why.to_string(),
+        })
+    }
+
+    /// What joining and stitching did, so far; `None` when neither did
+    /// anything.
+    pub fn report(&self) -> Option<InputReport> {
+        let report = InputReport {
+            stitched: self.stitched.clone(),
+            references: self.references.as_ref().map(|r| r.report(self.finished)),
+        };
+        (!report.is_empty()).then_some(report)
+    }
+
     /// The format the rows are read in: as given, else from the extension,
     /// else from the first byte.
     pub fn format(&self) -> Format {
@@ -439,6 +505,23 @@ impl Rows {
     }
 
     fn row_from_object(&mut self, map: &Map<String, Value>, at: Position) -> Row {
+        let joined;
+        let map = match self.references.as_mut() {
+            None => map,
+            Some(references) => {
+                let id = match map.get("id") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(Value::Number(n)) => n.to_string(),
+                    _ => self.row.to_string(),
+                };
+                let mut row = map.clone();
+                if let Err((field, message)) = references.join(&id, &mut row) {
+                    return Err(self.row_error(at, Some(field), message));
+                }
+                joined = row;
+                &joined
+            }
+        };
         let sample = Sample::from_json(self.row, map)
             .map_err(|e| self.row_error(at, Some(e.field), e.message))?;
         let problem = if map.get("id").is_some_and(|id| !id.is_null()) {
@@ -503,6 +586,18 @@ impl Iterator for Rows {
     type Item = Row;
 
     fn next(&mut self) -> Option<Row> {
+        if let Some(row) = self.peeked.take() {
+            return Some(row);
+        }
+        let row = self.read_row();
+        self.finished |= row.is_none();
+        row
+    }
+}
+
+impl Rows {
+    /// The next row of the input.
+    fn read_row(&mut self) -> Option<Row> {
         let (value, at) = match &mut self.inner {
             Inner::Done => return None,
             Inner::Jsonl {
@@ -619,6 +714,34 @@ impl Iterator for Rows {
     }
 }
 
+/// What the dataset layer does to the rows before samples are built.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InputOptions {
+    /// A references file joined onto the rows ([`crate::references`]).
+    pub references: Option<PathBuf>,
+    /// Whether an OTLP export's LLM calls without a common parent are
+    /// stitched into conversations.
+    pub stitch: Stitch,
+}
+
+/// What the dataset layer did to the input: `summary.json`'s `input`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct InputReport {
+    /// How an OTLP export's calls without a common parent became rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stitched: Option<Stitched>,
+    /// What joining `--references` found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub references: Option<ReferencesReport>,
+}
+
+impl InputReport {
+    /// Whether there is nothing to say.
+    pub fn is_empty(&self) -> bool {
+        self.stitched.is_none() && self.references.is_none()
+    }
+}
+
 fn csv_rows(reader: BufReader<Box<dyn Read + Send>>, file: &str) -> Result<Inner, DatasetError> {
     let breaks = Breaks::default();
     let reader = LineBreaks {
@@ -721,7 +844,7 @@ impl Read for LineBreaks {
 /// JSON arrays, a conversation's cells (`messages`, `reference_tool_calls`)
 /// JSON (kept as text when they are not, so that only the metrics reading
 /// them fail), every other cell is a string.
-fn csv_object(
+pub(crate) fn csv_object(
     headers: &[String],
     record: &csv::StringRecord,
 ) -> Result<Map<String, Value>, (String, String)> {
@@ -754,9 +877,9 @@ fn csv_object(
 /// by its path (`response`, `messages[1].content`): serde_json would keep
 /// the last value silently, and a row that says two things about one field
 /// must not be scored on a guess.
-struct Checked {
-    value: Value,
-    repeated: Option<String>,
+pub(crate) struct Checked {
+    pub(crate) value: Value,
+    pub(crate) repeated: Option<String>,
 }
 
 impl Checked {

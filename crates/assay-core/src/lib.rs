@@ -9,6 +9,7 @@ pub mod dataset;
 pub mod hash;
 pub mod otlp;
 pub mod outcome;
+pub mod references;
 pub mod results;
 pub mod sample;
 pub mod schema;
@@ -18,10 +19,14 @@ pub use aggregate::{
     paired_difference, Accumulator, Coverage, IntervalMethod, PairedDifference, Summary,
 };
 pub use conversation::{Conversation, Message, Role, ToolCall};
-pub use dataset::{Format, Location, Original, Position, Row, RowError, Rows, Source};
+pub use dataset::{
+    Format, InputOptions, InputReport, Location, Original, Position, Row, RowError, Rows, Source,
+};
+pub use otlp::{Stitch, Stitched};
 pub use outcome::{
     Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status, UnknownFailureKind,
 };
+pub use references::ReferencesReport;
 pub use results::{read_results, visit_results, ResultsLog};
 pub use sample::{Field, Sample};
 pub use signature::Signature;

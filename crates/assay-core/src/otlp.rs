@@ -24,10 +24,28 @@
 //! trace id in hex. A trace without an LLM span (an HTTP request's, say)
 //! is no row; a trace whose messages cannot be read is a bad row naming
 //! the span and attribute.
+//!
+//! LLM calls without a common parent span (an agent that calls its client
+//! directly: each call a root span, usually a trace of its own) are
+//! stitched into conversations ([`Stitch`]): taken by start time, a call
+//! whose input messages extend an earlier call's input and output
+//! messages continues that call's conversation (one of its own trace
+//! first). Each conversation is one row, named by the trace of its first
+//! call.
+//!
+//! References that a test harness records on the spans (`assay.reference`,
+//! `assay.reference_tool_calls`, ... on any span of the trace; see
+//! [`REFERENCE_ATTRIBUTES`]) become the row's reference fields.
+//!
+//! An export whose LLM spans carry no messages (the instrumentation's
+//! content capture is off) is an error that names the attributes found
+//! and how to turn capture on, never an empty run.
 
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt;
 use std::io::Read;
+use std::str::FromStr;
 
 /// One trace of the export: its id and its row, or why it has none.
 #[derive(Debug, PartialEq)]
@@ -48,16 +66,102 @@ pub struct TraceError {
 /// One span, its attributes as plain JSON values.
 struct Span {
     id: String,
+    /// The parent span's id in hex; empty for a root span.
+    parent: String,
     name: String,
     start: u64,
     end: u64,
     attributes: Map<String, Value>,
 }
 
+/// Whether LLM calls without a common parent span are stitched into
+/// conversations (`--no-stitch`, `stitch=False`: one row per call).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stitch {
+    #[default]
+    On,
+    Off,
+}
+
+impl fmt::Display for Stitch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stitch::On => "on",
+            Stitch::Off => "off",
+        })
+    }
+}
+
+impl FromStr for Stitch {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "on" => Ok(Stitch::On),
+            "off" => Ok(Stitch::Off),
+            other => Err(format!("'{other}': expected on or off")),
+        }
+    }
+}
+
+/// What stitching did to an export: how many LLM calls without a common
+/// parent span there were and how many rows they became.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Stitched {
+    pub stitch: Stitch,
+    /// LLM calls without a common parent span.
+    pub calls: u64,
+    /// The rows they became.
+    pub rows: u64,
+    /// Rows made of more than one call.
+    pub rows_of_several_calls: u64,
+}
+
+impl fmt::Display for Stitched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.stitch {
+            Stitch::On => write!(
+                f,
+                "{} LLM calls without a common parent span stitched into {} conversations \
+                 ({} of several calls: each call's input messages extend an earlier call's \
+                 input and output; --no-stitch keeps one row per call)",
+                self.calls, self.rows, self.rows_of_several_calls
+            ),
+            Stitch::Off => write!(
+                f,
+                "{} LLM calls without a common parent span read as one row each (--no-stitch)",
+                self.calls
+            ),
+        }
+    }
+}
+
+/// The rows of an export and what stitching did.
+#[derive(Debug, PartialEq)]
+pub struct Export {
+    pub traces: Vec<Trace>,
+    /// `None` when no call was without a common parent.
+    pub stitched: Option<Stitched>,
+}
+
+/// The attributes that carry a row's reference fields, each a field name
+/// after `assay.`: the list fields and `reference_tool_calls` as JSON text
+/// (or an OTLP array), `reference` and `chatbot_role` as plain text.
+pub const REFERENCE_ATTRIBUTES: [&str; 6] = [
+    "assay.reference",
+    "assay.references",
+    "assay.reference_contexts",
+    "assay.reference_tool_calls",
+    "assay.reference_topics",
+    "assay.chatbot_role",
+];
+
 /// The traces of an OTLP JSON export, in the order their first span
-/// appears. Each trace with an LLM span is a [`Trace`]; the error is why
-/// the export as a whole cannot be read.
-pub fn read(reader: impl Read) -> Result<Vec<Trace>, String> {
+/// appears: one [`Trace`] per trace whose LLM spans share a parent, one
+/// per conversation of the calls that do not ([`Stitch`]). The error is
+/// why the export as a whole cannot be read, or why it holds nothing to
+/// score though it has spans.
+pub fn read(reader: impl Read, stitch: Stitch) -> Result<Export, String> {
     let mut order: Vec<String> = Vec::new();
     let mut traces: HashMap<String, Vec<Span>> = HashMap::new();
     for (n, value) in serde_json::Deserializer::from_reader(reader)
@@ -92,15 +196,308 @@ pub fn read(reader: impl Read) -> Result<Vec<Trace>, String> {
             }
         }
     }
-    Ok(order
+    let all: Vec<(String, Vec<Span>)> = order
         .into_iter()
         .filter_map(|id| {
             let mut spans = traces.remove(&id)?;
             spans.sort_by_key(|s| (s.start, s.end));
-            let row = row(&id, &spans)?;
-            Some(Trace { id, row })
+            Some((id, spans))
         })
-        .collect())
+        .collect();
+    let export = rows(&all, stitch);
+    // Traces whose LLM spans carry no messages: bad rows beside others,
+    // but an export of nothing else holds nothing to score.
+    let bare = all
+        .iter()
+        .filter(|(_, spans)| {
+            spans
+                .iter()
+                .all(|s| Convention::of(&s.attributes).is_none())
+                && spans.iter().any(|s| llm_like(&s.attributes))
+        })
+        .count();
+    if export.traces.len() == bare && !all.is_empty() {
+        return Err(nothing_to_score(&all));
+    }
+    Ok(export)
+}
+
+/// One LLM call of a trace whose LLM spans share no parent.
+struct Call {
+    /// The trace's place in the export, and the span's in the trace.
+    trace: usize,
+    span: usize,
+    input: Vec<Value>,
+    output: Vec<Value>,
+}
+
+/// The rows of the traces `all` (each with its spans in start order).
+fn rows(all: &[(String, Vec<Span>)], stitch: Stitch) -> Export {
+    // (trace, start, trace) of each row, to put them in export order.
+    let mut out: Vec<((usize, u64), Trace)> = Vec::new();
+    let mut calls: Vec<Call> = Vec::new();
+    for (t, (id, spans)) in all.iter().enumerate() {
+        let llm: Vec<(usize, Convention)> = spans
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| Convention::of(&s.attributes).map(|c| (i, c)))
+            .collect();
+        if llm.is_empty() {
+            if let Some(e) = without_content(spans) {
+                out.push(((t, 0), trace_error(id, e)));
+            }
+            continue;
+        }
+        let ids: HashSet<&str> = spans.iter().map(|s| s.id.as_str()).collect();
+        let parented = llm
+            .iter()
+            .all(|(i, _)| ids.contains(spans[*i].parent.as_str()));
+        if parented {
+            if let Some(row) = row(id, spans, &[t], all) {
+                out.push((
+                    (t, 0),
+                    Trace {
+                        id: id.clone(),
+                        row,
+                    },
+                ));
+            }
+            continue;
+        }
+        let mut read = Vec::new();
+        for (i, convention) in llm {
+            match messages(&spans[i], convention) {
+                Ok((input, output)) => read.push(Call {
+                    trace: t,
+                    span: i,
+                    input,
+                    output,
+                }),
+                Err(e) => {
+                    read.clear();
+                    out.push(((t, 0), trace_error(id, e)));
+                    break;
+                }
+            }
+        }
+        calls.extend(read);
+    }
+    let n_calls = calls.len() as u64;
+    let start = |c: &Call| {
+        let s = &all[c.trace].1[c.span];
+        (s.start, s.end, c.trace, c.span)
+    };
+    calls.sort_by_key(start);
+    // Each conversation: its calls, in order.
+    let mut conversations: Vec<Vec<usize>> = Vec::new();
+    for (k, call) in calls.iter().enumerate() {
+        let continued = match stitch {
+            Stitch::Off => None,
+            Stitch::On => conversations
+                .iter()
+                .enumerate()
+                .filter(|(_, conv)| {
+                    let last = &calls[*conv.last().unwrap_or(&k)];
+                    extends(&call.input, &last.input, &last.output)
+                })
+                // One of its own trace first, then the one waiting longest
+                // (agents that run alike give like calls in turn).
+                .max_by_key(|(j, conv)| {
+                    let last = &calls[*conv.last().unwrap_or(&k)];
+                    (
+                        last.trace == call.trace,
+                        std::cmp::Reverse((start(last), *j)),
+                    )
+                })
+                .map(|(j, _)| j),
+        };
+        match continued {
+            Some(j) => conversations[j].push(k),
+            None => conversations.push(vec![k]),
+        }
+    }
+    let mut per_trace: HashMap<usize, usize> = HashMap::new();
+    for conv in &conversations {
+        *per_trace.entry(calls[conv[0]].trace).or_default() += 1;
+    }
+    let several = conversations.iter().filter(|c| c.len() > 1).count() as u64;
+    for conv in &conversations {
+        let first = &calls[conv[0]];
+        let last = &calls[conv[conv.len() - 1]];
+        let (trace_id, spans) = &all[first.trace];
+        let id = if per_trace[&first.trace] > 1 {
+            format!("{trace_id}/{}", spans[first.span].id)
+        } else {
+            trace_id.clone()
+        };
+        let mut involved: Vec<usize> = conv.iter().map(|k| calls[*k].trace).collect();
+        involved.dedup();
+        let messages = last.input.iter().chain(&last.output).cloned().collect();
+        let row = fill(&id, messages, &involved, all);
+        out.push(((first.trace, spans[first.span].start), Trace { id, row }));
+    }
+    out.sort_by_key(|(at, _)| *at);
+    let stitched = (n_calls > 0 && (n_calls > conversations.len() as u64 || stitch == Stitch::Off))
+        .then_some(Stitched {
+            stitch,
+            calls: n_calls,
+            rows: conversations.len() as u64,
+            rows_of_several_calls: several,
+        });
+    Export {
+        traces: out.into_iter().map(|(_, t)| t).collect(),
+        stitched,
+    }
+}
+
+fn trace_error(id: &str, e: TraceError) -> Trace {
+    Trace {
+        id: id.to_string(),
+        row: Err(e),
+    }
+}
+
+/// Whether `input` begins with the messages `before` and `after` (a call's
+/// input and output), compared as [`same_message`] does.
+fn extends(input: &[Value], before: &[Value], after: &[Value]) -> bool {
+    let seen = before.len() + after.len();
+    seen > 0
+        && input.len() > seen
+        && before
+            .iter()
+            .chain(after)
+            .zip(input)
+            .all(|(a, b)| same_message(a, b))
+}
+
+/// Whether two chat messages say the same: role, text (`null` as empty),
+/// tool calls by name and arguments (JSON text read as JSON) and the tool
+/// result's call id. A call's output and the next call's input spell the
+/// same message in small ways differently (`null` or `""` content, a
+/// finish reason, arguments as text or an object).
+fn same_message(a: &Value, b: &Value) -> bool {
+    fn text(v: &Value) -> &str {
+        v.as_str().unwrap_or("").trim()
+    }
+    fn arguments(v: &Value) -> Value {
+        match v {
+            Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+            Value::Null => json!({}),
+            other => other.clone(),
+        }
+    }
+    fn calls(v: &Value) -> Vec<(Value, Value, Value)> {
+        v["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                (
+                    c["id"].clone(),
+                    c["function"]["name"].clone(),
+                    arguments(&c["function"]["arguments"]),
+                )
+            })
+            .collect()
+    }
+    a["role"] == b["role"]
+        && text(&a["content"]) == text(&b["content"])
+        && calls(a) == calls(b)
+        && a.get("tool_call_id") == b.get("tool_call_id")
+}
+
+/// Why an export with spans holds nothing to score: its LLM spans carry no
+/// messages (content capture is off), or it has no LLM span.
+fn nothing_to_score(all: &[(String, Vec<Span>)]) -> String {
+    let spans = all.iter().flat_map(|(_, s)| s);
+    let n_spans = spans.clone().count();
+    let bare: Vec<&Span> = spans.filter(|s| llm_like(&s.attributes)).collect();
+    if bare.is_empty() {
+        let names: BTreeSet<&str> = all
+            .iter()
+            .flat_map(|(_, s)| s)
+            .map(|s| s.name.as_str())
+            .collect();
+        return format!(
+            "no rows to score: none of its {n_spans} spans in {} traces is an LLM span \
+             (spans named {}); assay reads the messages of LLM spans as the OpenTelemetry \
+             GenAI conventions (gen_ai.input.messages, gen_ai.prompt.N.*) or OpenInference \
+             (llm.input_messages.N.*) write them",
+            all.len(),
+            listed(names.into_iter().map(|n| format!("'{n}'")).collect()),
+        );
+    }
+    let found: BTreeSet<&str> = bare
+        .iter()
+        .flat_map(|s| s.attributes.keys())
+        .map(String::as_str)
+        .collect();
+    let traces = all
+        .iter()
+        .filter(|(_, s)| s.iter().any(|s| llm_like(&s.attributes)))
+        .count();
+    format!(
+        "no rows to score: its {} LLM spans (in {traces} traces) carry no messages, only {}: \
+         the instrumentation's content capture is off. Turn it on and export again:\n\
+         {CAPTURE_HINT}",
+        bare.len(),
+        listed(found.into_iter().map(str::to_string).collect()),
+    )
+}
+
+/// How to make each instrumentation write the messages.
+pub const CAPTURE_HINT: &str =
+    "  - OpenTelemetry GenAI (opentelemetry-instrumentation-openai-v2): \
+     OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental and \
+     OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only (its older mode, =true, \
+     writes the messages as log events, which assay does not read)\n  \
+     - OpenInference (openinference-instrumentation-*): leave OPENINFERENCE_HIDE_INPUTS, \
+     OPENINFERENCE_HIDE_OUTPUTS, OPENINFERENCE_HIDE_INPUT_MESSAGES, \
+     OPENINFERENCE_HIDE_OUTPUT_MESSAGES, OPENINFERENCE_HIDE_INPUT_TEXT and \
+     OPENINFERENCE_HIDE_OUTPUT_TEXT unset or false (or hide_* in its TraceConfig)\n  \
+     - OpenLLMetry (opentelemetry-instrumentation-openai): TRACELOOP_TRACE_CONTENT=true \
+     (the default)";
+
+/// At most 12 items, comma-separated, with how many more.
+fn listed(items: Vec<String>) -> String {
+    const MAX: usize = 12;
+    let more = items.len().saturating_sub(MAX);
+    let mut text = items.into_iter().take(MAX).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        text.push_str(&format!(" and {more} more"));
+    }
+    text
+}
+
+/// Whether a span is an LLM call by its attributes, messages aside: a
+/// GenAI `chat` (or text completion) operation, an OpenInference `LLM`
+/// span, or an OpenLLMetry chat request.
+fn llm_like(attributes: &Map<String, Value>) -> bool {
+    let text = |key: &str| attributes.get(key).and_then(Value::as_str);
+    match text("gen_ai.operation.name") {
+        Some(op) => matches!(op, "chat" | "text_completion" | "generate_content"),
+        None => {
+            text("openinference.span.kind") == Some("LLM")
+                || matches!(text("llm.request.type"), Some("chat" | "completion"))
+        }
+    }
+}
+
+/// The error of a trace whose LLM spans carry no messages, when one does.
+fn without_content(spans: &[Span]) -> Option<TraceError> {
+    let span = spans.iter().find(|s| llm_like(&s.attributes))?;
+    let field = if span.attributes.contains_key("openinference.span.kind") {
+        "llm.input_messages"
+    } else {
+        "gen_ai.input.messages"
+    };
+    Some(bad(
+        span,
+        field,
+        "an LLM span without its messages: the instrumentation's content capture is off \
+         (see docs/tool-calls.md, Traces)"
+            .into(),
+    ))
 }
 
 fn read_span(span: &Value) -> Option<(String, Span)> {
@@ -127,6 +524,11 @@ fn read_span(span: &Value) -> Option<(String, Span)> {
         Span {
             id: span
                 .get("spanId")
+                .and_then(Value::as_str)
+                .map(hex_id)
+                .unwrap_or_default(),
+            parent: span
+                .get("parentSpanId")
                 .and_then(Value::as_str)
                 .map(hex_id)
                 .unwrap_or_default(),
@@ -225,30 +627,91 @@ fn base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The row of a trace, `None` when it has no LLM span.
-fn row(id: &str, spans: &[Span]) -> Option<Result<Map<String, Value>, TraceError>> {
+/// The row of a trace whose LLM spans share a parent: the conversation of
+/// its last LLM span; `None` when it has no LLM span. `traces` are the
+/// places in `all` of the traces whose spans give the row its contexts
+/// and references.
+fn row(
+    id: &str,
+    spans: &[Span],
+    traces: &[usize],
+    all: &[(String, Vec<Span>)],
+) -> Option<Result<Map<String, Value>, TraceError>> {
     let (llm, convention) = spans
         .iter()
         .enumerate()
         .filter_map(|(i, s)| Convention::of(&s.attributes).map(|c| (i, s, c)))
         .max_by_key(|(i, s, _)| (s.end, s.start, *i))
         .map(|(_, s, c)| (s, c))?;
-    Some(conversation(llm, convention).map(|messages| {
-        let mut row = Map::new();
-        row.insert("id".into(), Value::String(id.to_string()));
-        let contexts: Vec<Value> = spans.iter().flat_map(documents).collect();
-        if let Some((question, answer)) = exchange(&messages) {
-            row.insert("user_input".into(), question);
-            if let Some(answer) = answer {
-                row.insert("response".into(), answer);
+    Some(
+        messages(llm, convention)
+            .and_then(|(input, output)| fill(id, [input, output].concat(), traces, all)),
+    )
+}
+
+/// The row `id` of a conversation: its messages, its single-turn fields,
+/// the contexts and references on the spans of `traces` (places in
+/// `all`), and the ids of those traces (`trace_id`, and `trace_ids` when
+/// there are several) for references to be joined by.
+fn fill(
+    id: &str,
+    messages: Vec<Value>,
+    traces: &[usize],
+    all: &[(String, Vec<Span>)],
+) -> Result<Map<String, Value>, TraceError> {
+    let mut row = Map::new();
+    row.insert("id".into(), Value::String(id.to_string()));
+    let spans = || traces.iter().flat_map(|t| &all[*t].1);
+    let contexts: Vec<Value> = spans().flat_map(documents).collect();
+    if let Some((question, answer)) = exchange(&messages) {
+        row.insert("user_input".into(), question);
+        if let Some(answer) = answer {
+            row.insert("response".into(), answer);
+        }
+    }
+    if !contexts.is_empty() {
+        row.insert("retrieved_contexts".into(), Value::Array(contexts));
+    }
+    row.insert("messages".into(), Value::Array(messages));
+    let mut given: BTreeMap<&str, (&Span, Value)> = BTreeMap::new();
+    for span in spans() {
+        for attribute in REFERENCE_ATTRIBUTES {
+            let Some(value) = span.attributes.get(attribute) else {
+                continue;
+            };
+            let field = &attribute["assay.".len()..];
+            let value = match value {
+                Value::String(text) if !matches!(field, "reference" | "chatbot_role") => {
+                    serde_json::from_str(text)
+                        .map_err(|e| bad(span, attribute, format!("invalid JSON: {e}")))?
+                }
+                other => other.clone(),
+            };
+            if let Some((earlier, before)) = given.get(field) {
+                if *before != value {
+                    return Err(bad(
+                        span,
+                        attribute,
+                        format!(
+                            "says otherwise than span '{}' ({}): which reference is meant is unclear",
+                            earlier.name, earlier.id
+                        ),
+                    ));
+                }
+                continue;
             }
+            given.insert(field, (span, value));
         }
-        if !contexts.is_empty() {
-            row.insert("retrieved_contexts".into(), Value::Array(contexts));
-        }
-        row.insert("messages".into(), Value::Array(messages));
-        row
-    }))
+    }
+    for (field, (_, value)) in given {
+        row.insert(field.to_string(), value);
+    }
+    row.insert("trace_id".into(), Value::String(all[traces[0]].0.clone()));
+    if traces.len() > 1 {
+        let ids = traces.iter().map(|t| Value::String(all[*t].0.clone()));
+        row.insert("trace_ids".into(), Value::Array(ids.collect()));
+    }
+    Ok(row)
 }
 
 /// The last user message with text, and the last assistant message with
@@ -306,11 +769,13 @@ impl Convention {
     }
 }
 
-/// The messages an LLM span saw and wrote, as OpenAI chat messages, read
-/// as `convention` spells them.
-fn conversation(span: &Span, convention: Convention) -> Result<Vec<Value>, TraceError> {
+/// The messages an LLM span saw and those it wrote, as OpenAI chat
+/// messages, read as `convention` spells them.
+fn messages(span: &Span, convention: Convention) -> Result<(Vec<Value>, Vec<Value>), TraceError> {
     let attributes = &span.attributes;
     let mut messages = Vec::new();
+    // Where the output messages begin.
+    let mut output = 0;
     match convention {
         Convention::GenAi => {
             if let Some(system) = attributes.get("gen_ai.system_instructions") {
@@ -322,6 +787,9 @@ fn conversation(span: &Span, convention: Convention) -> Result<Vec<Value>, Trace
                 }
             }
             for field in ["gen_ai.input.messages", "gen_ai.output.messages"] {
+                if field == "gen_ai.output.messages" {
+                    output = messages.len();
+                }
                 let Some(value) = attributes.get(field) else {
                     continue;
                 };
@@ -342,6 +810,9 @@ fn conversation(span: &Span, convention: Convention) -> Result<Vec<Value>, Trace
         }
         Convention::OpenInference => {
             for prefix in ["llm.input_messages.", "llm.output_messages."] {
+                if prefix == "llm.output_messages." {
+                    output = messages.len();
+                }
                 for (_, m) in indexed(pairs(attributes), prefix) {
                     messages.push(flat_message(&m, "message.", "tool_call.", "function."));
                 }
@@ -349,6 +820,9 @@ fn conversation(span: &Span, convention: Convention) -> Result<Vec<Value>, Trace
         }
         Convention::GenAiFlat => {
             for prefix in ["gen_ai.prompt.", "gen_ai.completion."] {
+                if prefix == "gen_ai.completion." {
+                    output = messages.len();
+                }
                 for (_, m) in indexed(pairs(attributes), prefix) {
                     messages.push(flat_message(&m, "", "", ""));
                 }
@@ -356,10 +830,12 @@ fn conversation(span: &Span, convention: Convention) -> Result<Vec<Value>, Trace
         }
     }
     // A system instruction that the input messages repeat is said once.
-    if messages.len() > 1 && messages[0]["role"] == "system" && messages[0] == messages[1] {
+    if output > 1 && messages[0]["role"] == "system" && messages[0] == messages[1] {
         messages.remove(0);
+        output -= 1;
     }
-    Ok(messages)
+    let outputs = messages.split_off(output);
+    Ok((messages, outputs))
 }
 
 fn bad(span: &Span, field: &str, message: String) -> TraceError {
@@ -536,7 +1012,7 @@ mod tests {
     }
 
     fn rows(text: &str) -> Vec<Trace> {
-        read(text.as_bytes()).unwrap()
+        read(text.as_bytes(), Stitch::On).unwrap().traces
     }
 
     const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
@@ -753,9 +1229,298 @@ mod tests {
         let e = traces[1].row.as_ref().unwrap_err();
         assert_eq!(e.field, "gen_ai.input.messages[0].role");
         for bad in ["[1, 2]", "{\"spans\": []}", "{\"resourceSpans\": [] "] {
-            assert!(read(bad.as_bytes()).is_err(), "{bad}");
+            assert!(read(bad.as_bytes(), Stitch::On).is_err(), "{bad}");
         }
-        assert_eq!(read("".as_bytes()).unwrap(), Vec::new());
+        assert_eq!(read("".as_bytes(), Stitch::On).unwrap().traces, Vec::new());
+    }
+
+    /// A chat call as `opentelemetry-instrumentation-openai-v2` writes it
+    /// under `span_only`, a root span of a trace of its own; without
+    /// `input`/`output`, as it writes it with content capture off.
+    fn v2_call(trace: &str, start: u64, content: Option<(Value, Value)>) -> Value {
+        let mut attributes = vec![
+            attr("gen_ai.operation.name", "chat".into()),
+            attr("gen_ai.provider.name", "openai".into()),
+            attr("gen_ai.request.model", "gpt-4o-mini".into()),
+            attr("gen_ai.usage.input_tokens", json!(31)),
+        ];
+        if let Some((input, output)) = content {
+            attributes.push(attr("gen_ai.input.messages", input.to_string().into()));
+            attributes.push(attr("gen_ai.output.messages", output.to_string().into()));
+        }
+        span(
+            trace,
+            &format!("{start:016x}"),
+            "chat gpt-4o-mini",
+            start,
+            attributes,
+        )
+    }
+
+    fn text(role: &str, content: &str) -> Value {
+        json!({"role": role, "parts": [{"type": "text", "content": content}]})
+    }
+
+    fn call(id: &str, name: &str, arguments: Value) -> Value {
+        json!({"role": "assistant", "parts": [{"type": "tool_call", "id": id, "name": name,
+               "arguments": arguments}], "finish_reason": "tool_calls"})
+    }
+
+    fn result(id: &str, response: &str) -> Value {
+        json!({"role": "tool", "parts": [{"type": "tool_call_response", "id": id,
+               "response": response}]})
+    }
+
+    /// Two conversations of two calls each, every call a trace of its own
+    /// and the agents' calls interleaved in time; the second agent asks
+    /// what the first does, so only the history tells them apart.
+    fn two_agents() -> String {
+        let ask = [
+            text("system", "You book flights."),
+            text("user", "Oslo-Rome?"),
+        ];
+        let calls = |who: &str| {
+            let first = (
+                json!(ask),
+                json!([call("c1", "search", json!({"to": "ROM"}))]),
+            );
+            let mut history = ask.to_vec();
+            history.push(call("c1", "search", json!({"to": "ROM"})));
+            history.push(result("c1", &format!("{who} flies at 9")));
+            let second = (
+                json!(history),
+                json!([text("assistant", &format!("{who} at 9."))]),
+            );
+            (first, second)
+        };
+        let (a1, a2) = calls("SK1");
+        let (b1, b2) = calls("AZ2");
+        export(vec![
+            v2_call("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", 10, Some(a1)),
+            v2_call("b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1", 20, Some(b1)),
+            v2_call("b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2", 30, Some(b2)),
+            v2_call("a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2", 40, Some(a2)),
+        ])
+    }
+
+    #[test]
+    fn calls_without_a_parent_are_stitched_into_their_conversations() {
+        let export = read(two_agents().as_bytes(), Stitch::On).unwrap();
+        let rows: Vec<&Map<String, Value>> = export
+            .traces
+            .iter()
+            .map(|t| t.row.as_ref().unwrap())
+            .collect();
+        assert_eq!(rows.len(), 2);
+        // Each named by the trace of its first call; the second call
+        // whose tool said "AZ2" (the earlier one) continues the
+        // conversation that waited longest, and the history, not the
+        // time, decides.
+        assert_eq!(rows[0]["id"], "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1");
+        assert_eq!(rows[0]["response"], "AZ2 at 9.");
+        assert_eq!(rows[1]["id"], "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1");
+        assert_eq!(rows[1]["response"], "SK1 at 9.");
+        assert_eq!(
+            rows[1]["trace_ids"],
+            json!([
+                "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1",
+                "a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2"
+            ])
+        );
+        let messages = rows[1]["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 5, "{messages:?}");
+        assert_eq!(messages[2]["tool_calls"][0]["function"]["name"], "search");
+        assert_eq!(
+            export.stitched,
+            Some(Stitched {
+                stitch: Stitch::On,
+                calls: 4,
+                rows: 2,
+                rows_of_several_calls: 2
+            })
+        );
+        let apart = read(two_agents().as_bytes(), Stitch::Off).unwrap();
+        assert_eq!(apart.traces.len(), 4, "one row per call");
+        assert_eq!(
+            apart.traces[0].row.as_ref().unwrap()["messages"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
+        assert_eq!(apart.stitched.unwrap().rows, 4);
+    }
+
+    #[test]
+    fn calls_under_one_parent_stay_one_row_per_trace() {
+        let parent = json!({"traceId": TRACE, "spanId": "00000000000000aa", "name": "agent",
+            "startTimeUnixNano": "1", "endTimeUnixNano": "99", "attributes": []});
+        let child = |start: u64, input: Value, output: Value| {
+            let mut s = v2_call(TRACE, start, Some((input, output)));
+            s["parentSpanId"] = json!("00000000000000aa");
+            s
+        };
+        // Two calls that do not extend each other: still the last one's.
+        let file = export(vec![
+            parent,
+            child(
+                10,
+                json!([text("user", "Hi")]),
+                json!([text("assistant", "Hello")]),
+            ),
+            child(
+                20,
+                json!([text("user", "Sum up")]),
+                json!([text("assistant", "Done")]),
+            ),
+        ]);
+        let export = read(file.as_bytes(), Stitch::On).unwrap();
+        assert_eq!(export.traces.len(), 1);
+        assert_eq!(export.traces[0].row.as_ref().unwrap()["response"], "Done");
+        assert_eq!(export.stitched, None);
+    }
+
+    #[test]
+    fn spans_without_messages_say_that_content_capture_is_off() {
+        let bare = export(vec![
+            v2_call("a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1", 10, None),
+            v2_call("b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1", 20, None),
+        ]);
+        let e = read(bare.as_bytes(), Stitch::On).unwrap_err();
+        assert!(
+            e.starts_with(
+                "no rows to score: its 2 LLM spans (in 2 traces) carry no messages, only \
+                 gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model, \
+                 gen_ai.usage.input_tokens: the instrumentation's content capture is off."
+            ),
+            "{e}"
+        );
+        assert!(
+            e.contains("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only"),
+            "{e}"
+        );
+        assert!(e.contains("OPENINFERENCE_HIDE_INPUTS"), "{e}");
+        // OpenInference with its inputs and outputs hidden.
+        let hidden = span(
+            TRACE,
+            "01",
+            "ChatCompletion",
+            1,
+            vec![
+                attr("openinference.span.kind", "LLM".into()),
+                attr("llm.model_name", "gpt-4o-mini".into()),
+                attr("input.value", "__REDACTED__".into()),
+            ],
+        );
+        let e = read(export(vec![hidden.clone()]).as_bytes(), Stitch::On).unwrap_err();
+        assert!(
+            e.contains("only input.value, llm.model_name, openinference.span.kind"),
+            "{e}"
+        );
+        // Beside a trace with content, such a trace is a bad row.
+        let both = export(vec![
+            hidden,
+            v2_call(
+                "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1",
+                20,
+                Some((
+                    json!([text("user", "Hi")]),
+                    json!([text("assistant", "Hello")]),
+                )),
+            ),
+        ]);
+        let traces = read(both.as_bytes(), Stitch::On).unwrap().traces;
+        let e = traces[0].row.as_ref().unwrap_err();
+        assert_eq!(e.field, "llm.input_messages");
+        assert!(
+            e.message.contains("content capture is off"),
+            "{}",
+            e.message
+        );
+        assert!(traces[1].row.is_ok());
+        // Spans, but none of an LLM.
+        let http = span(
+            TRACE,
+            "01",
+            "GET /",
+            1,
+            vec![attr("http.method", "GET".into())],
+        );
+        let e = read(export(vec![http]).as_bytes(), Stitch::On).unwrap_err();
+        assert!(
+            e.starts_with("no rows to score: none of its 1 spans in 1 traces is an LLM span (spans named 'GET /')"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn references_on_spans_become_the_row_s_reference_fields() {
+        let root = span(
+            TRACE,
+            "00000000000000aa",
+            "agent",
+            1,
+            vec![
+                attr(
+                    "assay.reference_tool_calls",
+                    json!([{"name": "search", "args": {"to": "ROM"}}])
+                        .to_string()
+                        .into(),
+                ),
+                attr("assay.reference", "SK1 at 9.".into()),
+                attr("assay.reference_topics", "[\"flights\"]".into()),
+            ],
+        );
+        let mut llm = v2_call(
+            TRACE,
+            10,
+            Some((
+                json!([text("user", "Oslo-Rome?")]),
+                json!([text("assistant", "SK1 at 9.")]),
+            )),
+        );
+        llm["parentSpanId"] = json!("00000000000000aa");
+        let traces = read(
+            export(vec![root.clone(), llm.clone()]).as_bytes(),
+            Stitch::On,
+        )
+        .unwrap()
+        .traces;
+        let row = traces[0].row.as_ref().unwrap();
+        assert_eq!(
+            row["reference_tool_calls"],
+            json!([{"name": "search", "args": {"to": "ROM"}}])
+        );
+        assert_eq!(row["reference"], "SK1 at 9.");
+        assert_eq!(row["reference_topics"], json!(["flights"]));
+        // Two spans that say different things, or JSON that is not, are a
+        // bad row naming the span and attribute.
+        let mut other = llm.clone();
+        other["attributes"]
+            .as_array_mut()
+            .unwrap()
+            .push(attr("assay.reference", "AZ2".into()));
+        let traces = read(export(vec![root, other]).as_bytes(), Stitch::On)
+            .unwrap()
+            .traces;
+        let e = traces[0].row.as_ref().unwrap_err();
+        assert_eq!(e.field, "assay.reference");
+        assert!(
+            e.message.contains("says otherwise than span 'agent'"),
+            "{}",
+            e.message
+        );
+        let mut broken = llm;
+        broken["attributes"]
+            .as_array_mut()
+            .unwrap()
+            .push(attr("assay.reference_tool_calls", "[{".into()));
+        let traces = read(export(vec![broken]).as_bytes(), Stitch::On)
+            .unwrap()
+            .traces;
+        let e = traces[0].row.as_ref().unwrap_err();
+        assert_eq!(e.field, "assay.reference_tool_calls");
+        assert!(e.message.contains("invalid JSON"), "{}", e.message);
     }
 
     #[test]

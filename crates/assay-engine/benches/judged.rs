@@ -162,6 +162,7 @@ impl Bench {
         let options = RunOptions {
             source: Source::Path(self.data(rows)),
             input_format: None,
+            input: Default::default(),
             metrics: Vec::new(),
             judged: Some(Arc::new(judged)),
             out: self.dir.join(out),

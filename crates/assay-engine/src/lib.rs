@@ -26,6 +26,7 @@
 //! let options = RunOptions {
 //!     source: assay_core::Source::Path(data),
 //!     input_format: None,
+//!     input: Default::default(),
 //!     metrics: vec![Metric::configure(MetricId::Rouge, &params)?],
 //!     judged: None,
 //!     out: dir.path().join("run"),
@@ -83,6 +84,7 @@
 //! let options = RunOptions {
 //!     source: assay_core::Source::Path("rag.jsonl".into()),
 //!     input_format: None,
+//!     input: Default::default(),
 //!     metrics: Vec::new(),
 //!     judged: Some(Arc::new(judged)),
 //!     out: "runs/faithfulness".into(),

@@ -5,7 +5,7 @@
 
 use crate::error::{EngineError, OutputContext, Result};
 use crate::shard::Shard;
-use assay_core::{Accumulator, Format, Summary};
+use assay_core::{Accumulator, Format, InputReport, Stitch, Summary};
 use assay_llm::ModelIdentity;
 use assay_metrics::judged::{ragas_score, MetricMean, Protocol};
 use assay_metrics::{CorpusScore, Direction};
@@ -70,6 +70,21 @@ pub struct InputRecord {
     /// before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
+    /// The references file joined onto the rows (`--references`): its
+    /// content decides numbers as the input's does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub references: Option<FileRecord>,
+    /// `off` when an OTLP export's calls were not stitched
+    /// (`--no-stitch`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stitch: Option<Stitch>,
+}
+
+/// A file a run read, by its path as given and its content's hash.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileRecord {
+    pub path: String,
+    pub sha256: String,
 }
 
 /// One metric of a run.
@@ -297,6 +312,10 @@ pub struct RunSummary {
     /// --calibration`), added after the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibrated: Option<Value>,
+    /// What the dataset layer did to the input: calls stitched into
+    /// conversations, references joined (and what found none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<InputReport>,
     /// False when the run stopped before its input ended (Ctrl-C, a bad
     /// row under `--strict`, a refused key): the same command resumes it.
     pub complete: bool,

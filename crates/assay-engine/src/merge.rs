@@ -289,6 +289,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, input: Option<&Path>) -> Result<Strin
         // The shards ran one configuration.
         agreement: first.summary.agreement.clone(),
         calibrated: None,
+        input: None,
         complete: true,
     };
     if first.summary.ragas_score.is_some() {

@@ -4,7 +4,7 @@
 use crate::batch::Export;
 use crate::rundir::Existing;
 use crate::shard::Shard;
-use assay_core::{Format, Source};
+use assay_core::{Format, InputOptions, Source};
 use assay_llm::{CachedEmbedder, Judge, ModelSpec, PriceTable, ProviderOptions};
 use assay_metrics::judged::{JudgedMetric, PromptSet};
 use assay_metrics::{Direction, Metric};
@@ -16,6 +16,8 @@ pub struct RunOptions {
     pub source: Source,
     /// The input's format; `None`: from the extension, else the first byte.
     pub input_format: Option<Format>,
+    /// References joined onto the rows, and how trace calls are stitched.
+    pub input: InputOptions,
     /// The lexical metrics.
     pub metrics: Vec<Metric>,
     /// The judged metrics and their models; `None` when none is asked for.

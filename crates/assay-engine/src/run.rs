@@ -21,14 +21,14 @@ use crate::cancel::CancelToken;
 use crate::error::{EngineError, OutputContext, Result};
 use crate::judging::judge_sample;
 use crate::log::{
-    EmbedderRecord, InputRecord, JudgeRecord, MetricRecord, OutputSummary, OutputUsage,
+    EmbedderRecord, FileRecord, InputRecord, JudgeRecord, MetricRecord, OutputSummary, OutputUsage,
     PromptRecord, RagasSummary, RepeatSpread, RunManifest, RunSummary, Sampling,
 };
 use crate::observer::{Observer, Progress};
 use crate::options::{JudgedRun, OutputName, Reasons, RunOptions, Strictness};
 use crate::rundir::{Existing, RunDir, FORMAT_VERSION, MANIFEST, RESULTS, SUMMARY};
 use assay_core::{
-    dataset, Accumulator, Failure, FailureKind, Format, Outcome, OutcomeRecord, Row, Sample,
+    dataset, Accumulator, Failure, FailureKind, Format, Outcome, OutcomeRecord, Row, Sample, Stitch,
 };
 use assay_llm::{CallKind, ChatModel, Embedder, Latency, PriceTable, UsageLedger, UsageSummary};
 use assay_metrics::judged::{measured, reason, PromptId};
@@ -293,7 +293,11 @@ pub async fn run(
     cancel: &CancelToken,
 ) -> Result<RunSummary> {
     let cfg = options;
-    let mut rows = dataset::open(&cfg.source, cfg.input_format)
+    let mut rows = dataset::open_with(&cfg.source, cfg.input_format, &cfg.input)
+        .map_err(|e| EngineError::Usage(e.to_string()))?;
+    // Before the run directory: a run over nothing is an error, not a
+    // table of zeros.
+    rows.check_not_empty()
         .map_err(|e| EngineError::Usage(e.to_string()))?;
     let ledger = Arc::new(UsageLedger::new());
     if let Some(judged) = &cfg.judged {
@@ -403,16 +407,18 @@ pub async fn run(
         usage: cfg.judged.as_ref().map(|j| usage_json(j, &ledger)),
         ragas_score: None,
         agreement: cfg.judged.as_ref().map(|j| {
-            // The committed figures are the lexical grounding model's: a
-            // metric a given grounding model answers is not measured.
+            // The committed figures are the built-in lexical model's: a
+            // metric a given grounding model or an alignment answers is
+            // not measured.
             j.metrics
                 .iter()
-                .filter(|m| j.prompts.grounding().is_none() || !m.asks_grounding(&j.prompts))
+                .filter(|m| j.prompts.builtin_grounding() || !m.asks_grounding(&j.prompts))
                 .flat_map(|m| measured::of(m.id().name(), j.prompts.protocol()))
                 .cloned()
                 .collect()
         }),
         calibrated: None,
+        input: rows.report(),
         complete: stop.is_none(),
     };
     if cfg.judged.is_some() {
@@ -841,6 +847,20 @@ fn manifest(cfg: &RunOptions, format: Format) -> Result<RunManifest> {
             path,
             sha256,
             format: Some(format),
+            references: cfg
+                .input
+                .references
+                .as_deref()
+                .map(|p| {
+                    Ok::<_, EngineError>(FileRecord {
+                        path: p.display().to_string(),
+                        sha256: assay_core::hash::sha256_file(p)
+                            .with_context(|| format!("cannot read {}", p.display()))?,
+                    })
+                })
+                .transpose()?,
+            stitch: (format == Format::Otlp && cfg.input.stitch == Stitch::Off)
+                .then_some(Stitch::Off),
         },
         metrics: lexical.chain(judged).collect(),
         judge: cfg.judged.as_ref().map(|j| JudgeRecord {

@@ -33,6 +33,7 @@
 //! assert!(no.reason().contains("the closest sentence says Canberra where the claim says Sydney"));
 //! ```
 
+pub mod align;
 pub mod features;
 pub mod fit;
 pub mod slots;

@@ -33,7 +33,7 @@ pub const VERSION: u32 = 1;
 pub const L2: f64 = 1.0;
 
 /// Newton steps at most (it converges in about ten).
-const ITERATIONS: usize = 100;
+pub(crate) const ITERATIONS: usize = 100;
 
 /// Folds of the cross-validation.
 const FOLDS: u8 = 5;
@@ -126,7 +126,7 @@ struct Claim {
 }
 
 /// The claims of one row, as (sentence, supported) pairs.
-fn labelled_sentences(
+pub(crate) fn labelled_sentences(
     response: &str,
     hallucinated: bool,
     spans: Option<&[(usize, usize)]>,
@@ -215,7 +215,7 @@ fn group(file: &str, row: &Value) -> String {
     }
 }
 
-fn fold_of(group: &str, source: &str) -> u8 {
+pub(crate) fn fold_of(group: &str, source: &str) -> u8 {
     Sha256::digest(format!("{source}\n{group}").as_bytes())[0] % FOLDS
 }
 
@@ -387,7 +387,7 @@ pub fn train(dir: &Path) -> Result<Model, TrainError> {
 
 /// The score from which "supported" is predicted with the best balanced
 /// accuracy (the mean of the two classes' recalls), the lowest of ties.
-fn best_threshold(scores: &[f64], labels: &[bool]) -> f64 {
+pub(crate) fn best_threshold(scores: &[f64], labels: &[bool]) -> f64 {
     let mut order: Vec<usize> = (0..scores.len()).collect();
     order.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
     let pos = labels.iter().filter(|l| **l).count() as f64;

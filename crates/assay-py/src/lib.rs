@@ -34,6 +34,7 @@ fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(review::check_gates, m)?)?;
     m.add_function(wrap_pyfunction!(review::parse_gates, m)?)?;
     m.add_function(wrap_pyfunction!(review::calibrate, m)?)?;
+    m.add_function(wrap_pyfunction!(review::align, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("UsageError", m.py().get_type::<evaluate::UsageError>())?;
     m.add("AuthError", m.py().get_type::<evaluate::AuthError>())?;

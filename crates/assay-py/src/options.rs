@@ -7,7 +7,7 @@
 
 use crate::evaluate::{usage, UsageError};
 use assay_config::{EvalConfig, Field, JudgeConfig, ModelPrice, UsageError as Mistake, Words};
-use assay_core::{Original, Source};
+use assay_core::{Original, Source, Stitch};
 use assay_engine::Reasons;
 use assay_llm::{CacheLocation, Secret};
 use assay_metrics::params::ParamError;
@@ -106,7 +106,7 @@ impl<'py> Keywords<'py> {
     /// The judge keywords (`judge`, `embedder`, `base_url`, `api_key`,
     /// `concurrency`, `rpm`, `tpm`, `max_retries`, `timeout`, `cache`,
     /// `prompts`, `prices`, `repeats`, `reasons`, `protocol`, `grounding`,
-    /// `grounding_label`).
+    /// `grounding_label`, `alignment`).
     pub(crate) fn judge(&mut self) -> PyResult<JudgeConfig> {
         let default = JudgeConfig::default();
         let prices = self
@@ -152,6 +152,7 @@ impl<'py> Keywords<'py> {
             protocol: self.parsed(Field::Protocol)?,
             grounding: self.field(Field::Grounding)?,
             grounding_label: self.field(Field::GroundingLabel)?,
+            alignment: self.field(Field::Alignment)?,
         })
     }
 
@@ -243,6 +244,11 @@ impl<'py> Keywords<'py> {
             settings: self.settings()?,
             out: self.field(Field::Out)?,
             input_format: self.parsed(Field::InputFormat)?,
+            references: self.field(Field::References)?,
+            stitch: match self.field::<bool>(Field::Stitch)? {
+                Some(false) => Stitch::Off,
+                None | Some(true) => Stitch::On,
+            },
             strict: self.flag(Field::Strict)?,
             threads: self.field(Field::Threads)?,
             force_new: self.flag(Field::ForceNew)?,

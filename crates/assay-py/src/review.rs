@@ -61,6 +61,38 @@ fn calibrate_error(e: assay_calibrate::Error) -> PyErr {
     }
 }
 
+/// Refits the grounding verdict on labelled rows (as `assay align`):
+/// the built-in set `set` or the JSONL `data`, label field `labels`;
+/// writes the alignment file `out` and returns what it holds.
+#[pyfunction]
+#[pyo3(signature = (out, set=None, data=None, labels=None, true_means_supported=false))]
+pub fn align(
+    py: Python<'_>,
+    out: PathBuf,
+    set: Option<String>,
+    data: Option<PathBuf>,
+    labels: Option<String>,
+    true_means_supported: bool,
+) -> PyResult<Py<PyAny>> {
+    let data = match (set, data) {
+        (Some(name), None) => Data::Set(name),
+        (None, Some(path)) => Data::File(path),
+        _ => return Err(UsageError::new_err("give one of set= or data=")),
+    };
+    let options = assay_calibrate::align::AlignOptions {
+        data,
+        labels,
+        true_means_supported,
+        out,
+    };
+    let done = py
+        .detach(|| assay_calibrate::align::align(&options))
+        .map_err(calibrate_error)?;
+    let value = serde_json::to_value(&done.alignment)
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    to_python(py, &value)
+}
+
 /// Writes `DIR/report.html` for the run directory `dir` and returns its
 /// path.
 #[pyfunction]

@@ -39,6 +39,39 @@ pub enum Command {
     Merge(MergeArgs),
     /// Measure a judged metric's agreement with human labels; writes calibration.json.
     Calibrate(Box<CalibrateArgs>),
+    /// Refit the grounding verdict on your labelled rows, measured before
+    /// and after on held-out folds; writes the file `eval --alignment` reads.
+    Align(AlignArgs),
+}
+
+/// `assay align`: the grounding verdict refitted on labelled rows.
+#[derive(Debug, Args)]
+pub struct AlignArgs {
+    /// A built-in labelled set: ragtruth, halueval-qa, halueval-general, summeval.
+    #[arg(long = "set", value_name = "NAME", conflicts_with = "data")]
+    pub set: Option<String>,
+    /// Your own labelled JSONL (the schema of data/calibration/README.md).
+    #[arg(long, value_name = "FILE")]
+    pub data: Option<PathBuf>,
+    /// The yes/no label field (under `labels`, else at the top level) [default: hallucinated].
+    #[arg(long, value_name = "FIELD")]
+    pub labels: Option<String>,
+    /// What a true label means [default: unsupported, as `hallucinated` does].
+    #[arg(long, value_enum, value_name = "MEANING")]
+    pub true_means: Option<TrueMeans>,
+    /// The alignment file to write.
+    #[arg(long, short, value_name = "FILE")]
+    pub out: PathBuf,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+}
+
+/// What a true label of `assay align` means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TrueMeans {
+    Supported,
+    Unsupported,
 }
 
 #[derive(Debug, Args)]
@@ -137,6 +170,15 @@ pub struct EvalArgs {
     /// trace export is recognised by its first key).
     #[arg(long, value_name = "jsonl|json|csv|otlp")]
     pub input_format: Option<Format>,
+    /// A JSONL or CSV file of references joined onto the samples: each row
+    /// names its sample by `trace_id`, `sample_id` or `id` and gives
+    /// `reference_tool_calls`, `reference`, `reference_topics`, ...
+    #[arg(long, value_name = "FILE")]
+    pub references: Option<PathBuf>,
+    /// Read each LLM call of an OTLP export that has no common parent span
+    /// as its own row, instead of stitching the calls into conversations.
+    #[arg(long)]
+    pub no_stitch: bool,
     /// Stop at the first bad row (exit code 2) instead of recording it as failed.
     #[arg(long)]
     pub strict: bool,
@@ -312,6 +354,10 @@ pub struct JudgeArgs {
     /// consistent, ...].
     #[arg(long, value_name = "LABEL", requires = "grounding")]
     pub grounding_label: Option<String>,
+    /// An alignment file (`assay align`): the lexical grounding verdict's
+    /// combiner refitted on your labels, in place of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub alignment: Option<PathBuf>,
 }
 
 /// How judge calls that are not in the cache are made.

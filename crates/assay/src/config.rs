@@ -24,6 +24,12 @@ pub fn resolve(args: EvalArgs) -> Result<Eval> {
         settings: args.settings,
         out: args.out,
         input_format: args.input_format,
+        references: args.references,
+        stitch: if args.no_stitch {
+            assay_core::Stitch::Off
+        } else {
+            assay_core::Stitch::On
+        },
         strict: args.strict,
         threads: args.threads,
         force_new: args.force_new,
@@ -62,5 +68,6 @@ pub fn judge_config(args: &JudgeArgs) -> JudgeConfig {
         protocol: args.protocol,
         grounding: args.grounding.clone(),
         grounding_label: args.grounding_label.clone(),
+        alignment: args.alignment.clone(),
     }
 }

@@ -210,6 +210,30 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             );
             Ok(0)
         }
+        Command::Align(args) => {
+            let data = match (args.set, args.data) {
+                (Some(name), None) => Data::Set(name),
+                (None, Some(path)) => Data::File(path),
+                _ => {
+                    return Err(config::UsageError::general(
+                        "give one of --set NAME or --data FILE",
+                    )
+                    .into())
+                }
+            };
+            let done = assay_calibrate::align::align(&assay_calibrate::align::AlignOptions {
+                data,
+                labels: args.labels,
+                true_means_supported: args.true_means == Some(cli::TrueMeans::Supported),
+                out: args.out,
+            })?;
+            match args.format {
+                OutputFormat::Json => println!("{}", done.alignment.to_json()),
+                OutputFormat::Table => print!("{}", render::alignment(&done.alignment)),
+            }
+            eprintln!("alignment file: {}", done.path.display());
+            Ok(0)
+        }
         Command::Calibrate(args) => {
             let data = match (args.set, args.data) {
                 (Some(name), None) => Data::Set(name),

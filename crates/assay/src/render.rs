@@ -364,3 +364,40 @@ pub(crate) fn align(rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// `assay align`'s table: the pooled held-out ROC-AUC before and after,
+/// beside the baselines, then each fold.
+pub fn alignment(a: &assay_grounding::align::Alignment) -> String {
+    let e = &a.evaluation;
+    let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}"));
+    let mut rows = vec![["fold", "rows tested", "claims trained", "before", "after"]
+        .map(String::from)
+        .to_vec()];
+    for fold in &e.folds {
+        rows.push(vec![
+            fold.fold.to_string(),
+            fold.rows.to_string(),
+            fold.trained_claims.to_string(),
+            f(fold.before),
+            f(fold.after),
+        ]);
+    }
+    let file = &a.model.provenance.files[0];
+    format!(
+        "aligned on {} ({} rows, {} labelled claims, {} supported)\n\
+         {}\n\
+         ROC-AUC for faithful rows, pooled over the held-out folds ({} rows): before {:.3}, after {:.3}; \
+         word-count baseline {:.3}, length baseline {:.3}\n{}\n",
+        file.name,
+        file.rows,
+        file.claims,
+        file.supported,
+        e.split,
+        e.rows,
+        e.before,
+        e.after,
+        e.novelty,
+        e.length,
+        align(&rows)
+    )
+}

@@ -2,3 +2,4 @@
 
 mod dataset;
 mod props;
+mod references;

@@ -9,6 +9,7 @@ pub fn lexical(data: &Path, out: &Path) -> RunOptions {
     RunOptions {
         source: Source::Path(data.to_path_buf()),
         input_format: None,
+        input: Default::default(),
         metrics: vec![
             Metric::configure(MetricId::Rouge, &BTreeMap::new()).unwrap(),
             Metric::configure(MetricId::Bleu, &BTreeMap::new()).unwrap(),

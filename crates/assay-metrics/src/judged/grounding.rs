@@ -30,7 +30,7 @@ use crate::judged::prompt::{GroundingModel, PromptId, PromptSet, Protocol, SlotV
 use crate::judged::step::Filled;
 use crate::judged::step::{Label, StepOutput, Verdict};
 use crate::judged::steps;
-use assay_grounding::{Judgement, Model, Support, Verified};
+use assay_grounding::{Judgement, Support, Verified};
 
 /// The share of an answer's own words a context must hold to be useful.
 pub const USEFUL_FROM: f64 = 0.25;
@@ -77,13 +77,11 @@ impl Form {
     }
 
     /// The step's output for the filled slots of its list prompt, from
-    /// `model` where one is given, else from the lexical model; a model
-    /// that fails gives the error it names.
-    pub fn answer(
-        self,
-        filled: &Filled,
-        model: Option<&GroundingModel>,
-    ) -> Result<StepOutput, String> {
+    /// the grounding model of `prompts` where one is given, else from the
+    /// lexical model (an alignment's combiner, or the built-in one); a
+    /// model that fails gives the error it names.
+    pub fn answer(self, filled: &Filled, prompts: &PromptSet) -> Result<StepOutput, String> {
+        let model = prompts.grounding();
         let text = |name: &str| match filled.slots.get(name) {
             Some(SlotValue::Text(t)) => t.as_str(),
             _ => "",
@@ -92,7 +90,7 @@ impl Form {
             Some(SlotValue::List(items)) => items.as_slice(),
             _ => &[],
         };
-        let lexical = Model::builtin();
+        let (lexical, _) = prompts.combiner();
         let with_question = |texts: &[String]| {
             Support::new(std::iter::once(text("question")).chain(texts.iter().map(String::as_str)))
         };

@@ -385,7 +385,7 @@ impl JudgedMetric {
         if self.asks_grounding(prompts) {
             let model = match prompts.grounding() {
                 Some(m) => m.0.identity().to_string(),
-                None => assay_grounding::Model::builtin_identity().to_string(),
+                None => prompts.combiner().1.to_string(),
             };
             sig = sig.with(
                 "grounding",

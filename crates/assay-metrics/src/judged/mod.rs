@@ -102,7 +102,7 @@ pub use options::{
     OptionError, PrecisionAgainst, Strictness, TopicMode, Unit, Weights,
 };
 pub use plan::{plan, Plan, PlannedStep};
-pub use prompt::{GroundingModel, Prompt, PromptError, PromptId, PromptSet, Protocol};
+pub use prompt::{Combiner, GroundingModel, Prompt, PromptError, PromptId, PromptSet, Protocol};
 pub use ragas_score::{ragas_score, MetricMean, RagasScore, RagasScoreError};
 pub use render::{render, ItemRequests, Request};
 pub use request::{EmbedRequest, JudgeRequest, Message, Role};

@@ -432,6 +432,23 @@ pub struct PromptSet {
     /// The grounding model that answers the closed grounding questions
     /// under any protocol, where one is given.
     grounding: Option<GroundingModel>,
+    /// The lexical verdict's combiner, where an alignment replaces the
+    /// built-in one.
+    combiner: Option<Combiner>,
+}
+
+/// A refitted combiner of the lexical grounding verdict (an alignment
+/// file's), named by the file's hash.
+#[derive(Clone, Debug)]
+pub struct Combiner {
+    pub model: std::sync::Arc<assay_grounding::Model>,
+    pub identity: String,
+}
+
+impl PartialEq for Combiner {
+    fn eq(&self, other: &Combiner) -> bool {
+        self.identity == other.identity
+    }
 }
 
 /// A grounding model read from a folder, shared by the runs that ask it;
@@ -458,6 +475,7 @@ impl PromptSet {
             prompts,
             protocol: Protocol::default(),
             grounding: None,
+            combiner: None,
         }
     }
 
@@ -488,6 +506,32 @@ impl PromptSet {
     /// The grounding model given, if any.
     pub fn grounding(&self) -> Option<&GroundingModel> {
         self.grounding.as_ref()
+    }
+
+    /// The same prompts with `combiner` in place of the lexical grounding
+    /// verdict's built-in one.
+    pub fn with_combiner(mut self, combiner: Combiner) -> PromptSet {
+        self.combiner = Some(combiner);
+        self
+    }
+
+    /// Whether the grounding verdicts are the built-in lexical model's
+    /// (no grounding model given, no alignment): the one the committed
+    /// agreement figures were measured with.
+    pub fn builtin_grounding(&self) -> bool {
+        self.grounding.is_none() && self.combiner.is_none()
+    }
+
+    /// The lexical grounding verdict's combiner and its identity: an
+    /// alignment's, else the built-in model.
+    pub fn combiner(&self) -> (&assay_grounding::Model, &str) {
+        match &self.combiner {
+            Some(c) => (&c.model, &c.identity),
+            None => (
+                assay_grounding::Model::builtin(),
+                assay_grounding::Model::builtin_identity(),
+            ),
+        }
     }
 
     /// The per-item form `id` is asked in under this set's protocol, if

@@ -114,7 +114,7 @@ pub fn render(
     let id = unit.0.prompt();
     if let Some(form) = grounding::Form::under(prompts, id) {
         return form
-            .answer(&filled, prompts.grounding())
+            .answer(&filled, prompts)
             .map(Request::Resolved)
             .map_err(InputError::Model);
     }

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `assay` binary: real files in, run directory out.
 
+mod align;
 mod batch;
 mod calibrate;
 mod common;
@@ -20,4 +21,5 @@ mod resume;
 mod rubric;
 mod secrets;
 mod shard;
+mod traces;
 mod usage;

@@ -1,0 +1,322 @@
+//! The grounding verdict aligned to a user's own labels: the logistic
+//! combiner of the lexical [`Features`] refitted on the claims of their
+//! labelled rows, measured before and after on folds held out by source
+//! document, and kept as a versioned [`Alignment`] file whose hash enters
+//! every signature that uses it.
+//!
+//! Only the combiner is refitted, on the same features: measured on the
+//! shared RAGTruth rows, features of the texts' form (a question, a record
+//! context, the contexts' length) made the held-out figure worse (0.653
+//! against 0.674), and so did labelling every sentence of a row with the
+//! row's label where it has no spans (0.648).
+//!
+//! A row's claims are its response's sentences, labelled as
+//! [`crate::train`] labels them (from spans where the row has them, else
+//! from the response's label). A row is scored as faithfulness scores it
+//! softly: the mean P(supported) of its sentences.
+//!
+//! ```
+//! use assay_grounding::align::{align, Row};
+//! let row = |i: usize, response: &str, hallucinated: bool| Row {
+//!     id: format!("r{i}"),
+//!     group: format!("doc{}", i % 10),
+//!     question: String::new(),
+//!     contexts: vec!["The bridge opened in 1932 and is 1,149 metres long.".into()],
+//!     response: response.into(),
+//!     hallucinated,
+//!     spans: None,
+//! };
+//! let rows: Vec<Row> = (0..40)
+//!     .map(|i| if i % 2 == 0 {
+//!         row(i, "The bridge opened in 1932.", false)
+//!     } else {
+//!         row(i, "The bridge opened in 1951.", true)
+//!     })
+//!     .collect();
+//! let a = align(&rows, "rows.jsonl", "0000").unwrap();
+//! assert_eq!(a.evaluation.rows, 40);
+//! assert!(a.evaluation.after >= 0.99);
+//! ```
+
+use crate::features::{novelty, Features, Support, NAMES};
+use crate::fit::{fit, roc_auc};
+use crate::train::{self, FileUse, Provenance};
+use crate::Model;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The file format's name and version.
+pub const FORMAT: &str = "assay-alignment";
+pub const VERSION: u32 = 1;
+
+/// Folds of the before-and-after evaluation.
+pub const FOLDS: u8 = 5;
+
+/// One labelled row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub id: String,
+    /// The source document: rows of one document share a fold.
+    pub group: String,
+    pub question: String,
+    pub contexts: Vec<String>,
+    pub response: String,
+    pub hallucinated: bool,
+    /// Byte ranges of `response` that people marked unsupported, where the
+    /// row has them.
+    pub spans: Option<Vec<(usize, usize)>>,
+}
+
+/// A refit combiner and how it was made and measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Alignment {
+    pub format: String,
+    pub version: u32,
+    /// The model it was refitted from.
+    pub base: String,
+    /// The refitted combiner: the base's features, weights fitted on the
+    /// user's claims; its provenance names the data.
+    pub model: Model,
+    pub evaluation: Evaluation,
+}
+
+/// Before and after on held-out folds, beside the trivial baselines on
+/// the same rows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// How rows were split: which trained, which tested.
+    pub split: String,
+    /// Rows scored (those with at least one sentence).
+    pub rows: usize,
+    /// Pooled ROC-AUC of the rows' scores for "faithful" (not
+    /// hallucinated): the base model's, and each row's out-of-fold score
+    /// from the combiner fitted without its fold.
+    pub before: f64,
+    pub after: f64,
+    /// The word-count baseline (share of the response's content words
+    /// its texts lack, low for faithful) and the length baseline (the
+    /// better of short first and long first).
+    pub novelty: f64,
+    pub length: f64,
+    pub folds: Vec<FoldFigures>,
+}
+
+/// One held-out fold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FoldFigures {
+    pub fold: u8,
+    /// Rows tested in this fold, and claims trained on without it.
+    pub rows: usize,
+    pub trained_claims: usize,
+    pub before: Option<f64>,
+    pub after: Option<f64>,
+}
+
+/// Why rows cannot be aligned.
+#[derive(Debug, PartialEq)]
+pub enum AlignError {
+    /// Fewer claims of one label than a fit needs.
+    TooFew {
+        supported: usize,
+        unsupported: usize,
+    },
+}
+
+impl std::error::Error for AlignError {}
+
+impl std::fmt::Display for AlignError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AlignError::TooFew {
+                supported,
+                unsupported,
+            } => write!(
+                f,
+                "too few labelled claims to fit: {supported} supported and {unsupported} \
+                 unsupported (at least {MIN_CLAIMS} of each)"
+            ),
+        }
+    }
+}
+
+/// Claims of each label a fit needs.
+pub const MIN_CLAIMS: usize = 10;
+
+/// A row's claims with their features and labels (where the row gives
+/// them), and all its sentences' features for scoring it.
+struct Prepared {
+    fold: u8,
+    hallucinated: bool,
+    labelled: Vec<(Vec<f64>, bool)>,
+    sentences: Vec<[f64; NAMES.len()]>,
+    novelty: f64,
+    length: f64,
+}
+
+fn prepare(row: &Row) -> Prepared {
+    let contexts: Vec<&str> = row.contexts.iter().map(String::as_str).collect();
+    let texts: Vec<&str> = std::iter::once(row.question.as_str())
+        .chain(contexts.iter().copied())
+        .collect();
+    let support = Support::new(texts.iter().copied());
+    let features = |s: &str| Features::of(s, &support).values;
+    let labelled = train::labelled_sentences(&row.response, row.hallucinated, row.spans.as_deref())
+        .into_iter()
+        .map(|(s, supported)| (features(&s).to_vec(), supported))
+        .collect();
+    let sentences = assay_text::sentences::split_sentences(&row.response)
+        .into_iter()
+        .map(features)
+        .collect();
+    Prepared {
+        fold: train::fold_of(&row.group, "alignment"),
+        hallucinated: row.hallucinated,
+        labelled,
+        sentences,
+        novelty: novelty(&row.response, &texts),
+        length: row.response.chars().count() as f64,
+    }
+}
+
+/// The mean of `p` over a row's sentences.
+fn score<T>(sentences: &[T], p: impl Fn(&T) -> f64) -> f64 {
+    sentences.iter().map(p).sum::<f64>() / sentences.len() as f64
+}
+
+/// Refits the builtin model's combiner on `rows` (read from `file`, whose
+/// SHA-256 is `sha256`) and measures it on held-out folds.
+pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignError> {
+    let base = Model::builtin();
+    let prepared: Vec<Prepared> = rows.iter().map(prepare).collect();
+    let claims = |keep: &dyn Fn(&Prepared) -> bool| -> Vec<(Vec<f64>, bool)> {
+        prepared
+            .iter()
+            .filter(|p| keep(p))
+            .flat_map(|p| p.labelled.iter().cloned())
+            .collect()
+    };
+    let all = claims(&|_| true);
+    let supported = all.iter().filter(|(_, l)| *l).count();
+    if supported < MIN_CLAIMS || all.len() - supported < MIN_CLAIMS {
+        return Err(AlignError::TooFew {
+            supported,
+            unsupported: all.len() - supported,
+        });
+    }
+    let scored: Vec<&Prepared> = prepared
+        .iter()
+        .filter(|p| !p.sentences.is_empty())
+        .collect();
+    let faithful: Vec<bool> = scored.iter().map(|p| !p.hallucinated).collect();
+    let before: Vec<f64> = scored
+        .iter()
+        .map(|p| score(&p.sentences, |x| base.probability(x)))
+        .collect();
+    let mut after = vec![0.0; scored.len()];
+    let mut folds = Vec::new();
+    let mut out_of_fold: Vec<(f64, bool)> = Vec::new();
+    for k in 0..FOLDS {
+        let train_rows = claims(&|p| p.fold != k);
+        let fitted = fit(&train_rows, train::L2, train::ITERATIONS);
+        let (mut b, mut a, mut l) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, p) in scored.iter().enumerate().filter(|(_, p)| p.fold == k) {
+            after[i] = score(&p.sentences, |x| fitted.probability(x));
+            b.push(before[i]);
+            a.push(after[i]);
+            l.push(faithful[i]);
+        }
+        for p in prepared.iter().filter(|p| p.fold == k) {
+            out_of_fold.extend(p.labelled.iter().map(|(x, s)| (fitted.probability(x), *s)));
+        }
+        folds.push(FoldFigures {
+            fold: k,
+            rows: l.len(),
+            trained_claims: train_rows.len(),
+            before: roc_auc(&b, &l),
+            after: roc_auc(&a, &l),
+        });
+    }
+    let novelty: Vec<f64> = scored.iter().map(|p| -p.novelty).collect();
+    let length: Vec<f64> = scored.iter().map(|p| p.length).collect();
+    let auc = |s: &[f64]| roc_auc(s, &faithful).unwrap_or(f64::NAN);
+    let length_auc = auc(&length);
+    let fitted = fit(&all, train::L2, train::ITERATIONS);
+    let (scores, labels): (Vec<f64>, Vec<bool>) = out_of_fold.into_iter().unzip();
+    let split = format!(
+        "{FOLDS} folds by source document (the first byte of the SHA-256 of the row's group, mod {FOLDS}): \
+         each fold's rows tested by a combiner trained on the other folds' claims; the file's combiner \
+         is then trained on every claim"
+    );
+    Ok(Alignment {
+        format: FORMAT.to_string(),
+        version: VERSION,
+        base: Model::builtin_identity().to_string(),
+        model: Model {
+            version: base.version,
+            features: base.features.clone(),
+            mean: fitted.mean,
+            scale: fitted.scale,
+            weights: fitted.weights,
+            bias: fitted.bias,
+            threshold: train::best_threshold(&scores, &labels),
+            provenance: Provenance {
+                files: vec![FileUse {
+                    name: file.to_string(),
+                    sha256: sha256.to_string(),
+                    rows: rows.len(),
+                    claims: all.len(),
+                    supported,
+                }],
+                l2: train::L2,
+                split: split.clone(),
+                folds: folds.iter().map(|f| f.after.unwrap_or(f64::NAN)).collect(),
+                sources: Default::default(),
+            },
+        },
+        evaluation: Evaluation {
+            split,
+            rows: scored.len(),
+            before: auc(&before),
+            after: auc(&after),
+            novelty: auc(&novelty),
+            length: length_auc.max(1.0 - length_auc),
+            folds,
+        },
+    })
+}
+
+impl Alignment {
+    /// The file's text, as `assay align` writes it.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Reads an alignment file's text, checking its format and version.
+    pub fn parse(text: &str) -> Result<Alignment, String> {
+        let a: Alignment =
+            serde_json::from_str(text).map_err(|e| format!("not an alignment: {e}"))?;
+        if a.format != FORMAT || a.version != VERSION {
+            return Err(format!(
+                "format {} version {}: this assay reads {FORMAT} version {VERSION}",
+                a.format, a.version
+            ));
+        }
+        if a.model.features != NAMES || a.model.weights.len() != NAMES.len() {
+            return Err("its features are not this assay's grounding features".into());
+        }
+        Ok(a)
+    }
+
+    /// What names it in signatures and cache keys: the SHA-256 of its
+    /// file's text.
+    pub fn identity(text: &str) -> String {
+        let hash: String = Sha256::digest(text.as_bytes())
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("aligned@sha256:{hash}")
+    }
+}

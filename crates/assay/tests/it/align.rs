@@ -1,0 +1,123 @@
+//! `assay align` refits the grounding verdict on labelled rows and writes
+//! the alignment file; `eval --alignment FILE` judges with it, names it in
+//! the signatures, and no longer prints the figures measured without it.
+
+use crate::common::{assay, eval, read_json, repo, results, stderr};
+use assay_grounding::align::Alignment;
+use assay_grounding::{Model, Support};
+use serde_json::Value;
+
+#[test]
+fn an_alignment_is_made_from_labels_and_judges_the_run_that_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("aligned.json");
+    let o = assay(
+        &[
+            "align",
+            "--set",
+            "halueval-qa",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("pooled over the held-out folds (300 rows)"),
+        "{table}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let a = Alignment::parse(&text).unwrap();
+    assert_eq!(a.evaluation.rows, 300);
+    assert_eq!(a.evaluation.folds.len(), 5);
+    let tested: usize = a.evaluation.folds.iter().map(|f| f.rows).sum();
+    assert_eq!(tested, 300, "every row is tested in exactly one fold");
+    assert_ne!(a.model.weights, Model::builtin().weights);
+
+    let out = dir.path().join("run");
+    let data = repo().join("examples/rag_qa.jsonl");
+    let o = eval(
+        &data,
+        "faithfulness",
+        &out,
+        &["--alignment", file.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<Value> = std::fs::read_to_string(&data)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut checked = 0;
+    for r in results(&out).iter().filter(|r| r["status"] == "scored") {
+        let row = rows.iter().find(|x| x["id"] == r["sample_id"]).unwrap();
+        let mut texts = vec![row["user_input"].as_str().unwrap()];
+        texts.extend(
+            row["retrieved_contexts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap()),
+        );
+        let support = Support::new(texts);
+        for s in r["details"]["statements"].as_array().unwrap() {
+            let want = a.model.judge(s["statement"].as_str().unwrap(), &support);
+            let got = s["yes_probability"].as_f64().unwrap();
+            assert!((got - want.probability).abs() < 1e-12, "{s}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "{checked} statements checked");
+    let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(manifest.contains(&Alignment::identity(&text)), "{manifest}");
+    assert_eq!(
+        read_json(&out.join("summary.json"))["agreement"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn bad_labels_and_bad_alignment_files_are_usage_errors_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("labels.jsonl");
+    std::fs::write(
+        &data,
+        "{\"response\": \"Rome is in Italy.\", \"labels\": {\"hallucinated\": false}}\n\
+         {\"response\": \"Rome is in Spain.\", \"labels\": {\"hallucinated\": \"yes\"}}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("a.json");
+    let o = assay(
+        &[
+            "align",
+            "--data",
+            data.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("line 2: labels.hallucinated: not true or false"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"format\": \"assay-alignment\"}").unwrap();
+    let o = eval(
+        &repo().join("examples/rag_qa.jsonl"),
+        "faithfulness",
+        &dir.path().join("run"),
+        &["--alignment", bad.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("--alignment") && e.contains("bad.json") && e.contains("not an alignment"),
+        "{e}"
+    );
+}
