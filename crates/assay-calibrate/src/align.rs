@@ -128,12 +128,7 @@ fn read_row(
 
 /// Spans' character offsets as byte ranges of `text`.
 fn byte_ranges(text: &str, spans: &[Value]) -> Vec<(usize, usize)> {
-    let bytes: Vec<usize> = text
-        .char_indices()
-        .map(|(b, _)| b)
-        .chain([text.len()])
-        .collect();
-    let at = |c: u64| bytes.get(c as usize).copied().unwrap_or(text.len());
+    let at = assay_grounding::train::byte_offsets(text);
     spans
         .iter()
         .filter_map(|s| Some((at(s.get("start")?.as_u64()?), at(s.get("end")?.as_u64()?))))

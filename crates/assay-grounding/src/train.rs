@@ -149,15 +149,26 @@ pub(crate) fn labelled_sentences(
     out
 }
 
+/// The byte offset of each character offset of `text` (its length past
+/// the end): labelled spans count characters.
+///
+/// ```
+/// let at = assay_grounding::train::byte_offsets("Ünï. x");
+/// assert_eq!((at(0), at(1), at(5), at(99)), (0, 2, 7, 8));
+/// ```
+pub fn byte_offsets(text: &str) -> impl Fn(u64) -> usize + '_ {
+    let bytes: Vec<usize> = text
+        .char_indices()
+        .map(|(b, _)| b)
+        .chain([text.len()])
+        .collect();
+    move |c| bytes.get(c as usize).copied().unwrap_or(text.len())
+}
+
 /// Byte ranges of the spans at least two annotators marked (XSum's
 /// offsets are in characters).
 fn majority_spans(response: &str, spans: &[Value]) -> Vec<(usize, usize)> {
-    let bytes: Vec<usize> = response
-        .char_indices()
-        .map(|(b, _)| b)
-        .chain([response.len()])
-        .collect();
-    let at = |c: u64| bytes.get(c as usize).copied().unwrap_or(response.len());
+    let at = byte_offsets(response);
     let marked: Vec<(usize, usize, &str)> = spans
         .iter()
         .filter_map(|s| {

@@ -211,16 +211,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Align(args) => {
-            let data = match (args.set, args.data) {
-                (Some(name), None) => Data::Set(name),
-                (None, Some(path)) => Data::File(path),
-                _ => {
-                    return Err(config::UsageError::general(
-                        "give one of --set NAME or --data FILE",
-                    )
-                    .into())
-                }
-            };
+            let data = labelled_data(args.set, args.data)?;
             let done = assay_calibrate::align::align(&assay_calibrate::align::AlignOptions {
                 data,
                 labels: args.labels,
@@ -235,16 +226,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Calibrate(args) => {
-            let data = match (args.set, args.data) {
-                (Some(name), None) => Data::Set(name),
-                (None, Some(path)) => Data::File(path),
-                _ => {
-                    return Err(config::UsageError::general(
-                        "give one of --set NAME or --data FILE",
-                    )
-                    .into())
-                }
-            };
+            let data = labelled_data(args.set, args.data)?;
             let options = CalibrateOptions {
                 metric: args.metric,
                 data,
@@ -277,5 +259,15 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(0)
         }
+    }
+}
+
+/// The labelled rows `calibrate` and `align` read: a built-in set or a
+/// file, exactly one.
+fn labelled_data(set: Option<String>, data: Option<std::path::PathBuf>) -> anyhow::Result<Data> {
+    match (set, data) {
+        (Some(name), None) => Ok(Data::Set(name)),
+        (None, Some(path)) => Ok(Data::File(path)),
+        _ => Err(config::UsageError::general("give one of --set NAME or --data FILE").into()),
     }
 }
