@@ -296,6 +296,7 @@ def evaluate(
     *,
     input_format: str | None = None,
     references: Any = None,
+    logs: PathLike | None = None,
     stitch: bool = True,
     strict: bool = False,
     threads: int | None = None,
@@ -341,6 +342,11 @@ def evaluate(
     [...], ...}}`, or rows (a list of dicts, a DataFrame) with a `trace_id`,
     `sample_id` or `id` column; which samples found none and which
     references matched no sample are in `summary["input"]["references"]`.
+    `logs`: the OTLP logs export (a path) whose GenAI events
+    (`gen_ai.user.message`, `gen_ai.choice`, ...) give the messages of a
+    trace export's spans, as `opentelemetry-instrumentation-openai-v2`
+    writes them with `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`
+    (as `--logs`).
     `stitch`: False reads each LLM call of a trace export that has no
     parent span as its own row, instead of stitching the calls into
     conversations (as `--no-stitch`).

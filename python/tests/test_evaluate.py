@@ -329,6 +329,7 @@ def test_calibrate_takes_every_judge_keyword_of_evaluate():
         "params",
         "input_format",
         "references",
+        "logs",
         "stitch",
         "strict",
         "force_new",

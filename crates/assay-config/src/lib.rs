@@ -55,6 +55,9 @@ pub enum Field {
     InputFormat,
     /// `--references FILE`, joined onto the rows.
     References,
+    /// `--logs FILE`, the OTLP logs export whose GenAI events give the
+    /// spans their messages.
+    Logs,
     /// Whether trace calls are stitched into conversations.
     Stitch,
     Strict,
@@ -126,6 +129,7 @@ impl Field {
             Field::Out => plain("out"),
             Field::InputFormat => plain("input_format"),
             Field::References => plain("references"),
+            Field::Logs => plain("logs"),
             Field::Stitch => match words {
                 Words::Cli => "--no-stitch".to_string(),
                 Words::Python => "stitch".to_string(),
@@ -338,6 +342,9 @@ pub struct EvalConfig {
     /// A references file (JSONL or CSV keyed by `trace_id`, `sample_id`
     /// or `id`) joined onto the rows.
     pub references: Option<PathBuf>,
+    /// An OTLP logs export whose GenAI events (`gen_ai.user.message`,
+    /// `gen_ai.choice`, ...) give the trace export's spans their messages.
+    pub logs: Option<PathBuf>,
     /// Whether an OTLP export's LLM calls without a common parent are
     /// stitched into conversations (else one row per call).
     pub stitch: Stitch,
@@ -363,6 +370,7 @@ impl EvalConfig {
             out: None,
             input_format: None,
             references: None,
+            logs: None,
             stitch: Stitch::On,
             strict: false,
             threads: None,
@@ -516,6 +524,15 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
         }
         other => other,
     };
+    let logs = match args.logs {
+        Some(path) if !path.is_file() => {
+            return Err(UsageError::of(
+                Field::Logs,
+                format!("{}: no such file", path.display()),
+            ))
+        }
+        other => other,
+    };
     let out = match args.out {
         Some(dir) => dir,
         None => PathBuf::from("runs").join(utc_timestamp(std::time::SystemTime::now())?),
@@ -525,6 +542,7 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
         input_format: args.input_format,
         input: InputOptions {
             references,
+            logs,
             stitch: args.stitch,
         },
         metrics,

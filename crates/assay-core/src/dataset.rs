@@ -8,7 +8,7 @@
 //! still come. A leading UTF-8 byte order mark is skipped, and a row whose
 //! explicit `id` an earlier row already had is a bad row too.
 
-use crate::otlp::{Stitch, Stitched};
+use crate::otlp::{Events, Stitch, Stitched};
 use crate::references::{References, ReferencesReport};
 use crate::sample::{kind, Sample};
 use serde_json::{Map, Value};
@@ -255,6 +255,15 @@ pub fn open_with(
             None => sniff(&mut reader).map_err(io_err)?,
         },
     };
+    if let (Some(logs), false) = (&options.logs, format == Format::Otlp) {
+        return Err(DatasetError::Malformed {
+            file: logs.display().to_string(),
+            message: format!(
+                "a logs export (--logs) gives the messages of an OTLP trace export's spans, \
+                 but {file} is read as {format}"
+            ),
+        });
+    }
     let mut stitched = None;
     let inner = match format {
         Format::Jsonl => Inner::Jsonl {
@@ -272,12 +281,13 @@ pub fn open_with(
         Format::Csv => csv_rows(reader, &file)?,
         Format::JsonArray => json_array_rows(reader, file.clone()),
         Format::Otlp => {
-            let export = crate::otlp::read(reader, options.stitch).map_err(|message| {
-                DatasetError::Malformed {
+            let events = options.logs.as_deref().map(read_logs).transpose()?;
+            let export = crate::otlp::read_with(reader, options.stitch, events.as_ref()).map_err(
+                |message| DatasetError::Malformed {
                     file: file.clone(),
                     message,
-                }
-            })?;
+                },
+            )?;
             stitched = export.stitched;
             Inner::Otlp(export.traces.into_iter())
         }
@@ -295,6 +305,21 @@ pub fn open_with(
         peeked: None,
         finished: false,
     })
+}
+
+/// The GenAI log events of the OTLP logs export at `path` ([`Events`]).
+fn read_logs(path: &Path) -> Result<Events, DatasetError> {
+    let file = path.display().to_string();
+    let reader = File::open(path).map_err(|source| DatasetError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    let reader = skip_bom(Box::new(reader)).map_err(|source| DatasetError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    Events::read(BufReader::new(reader))
+        .map_err(|message| DatasetError::Malformed { file, message })
 }
 
 /// The UTF-8 byte order mark, which Windows tools write first.
@@ -719,6 +744,9 @@ impl Rows {
 pub struct InputOptions {
     /// A references file joined onto the rows ([`crate::references`]).
     pub references: Option<PathBuf>,
+    /// An OTLP logs export whose GenAI events give the messages of an
+    /// OTLP trace export's spans ([`Events`]).
+    pub logs: Option<PathBuf>,
     /// Whether an OTLP export's LLM calls without a common parent are
     /// stitched into conversations.
     pub stitch: Stitch,

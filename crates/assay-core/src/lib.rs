@@ -22,7 +22,7 @@ pub use conversation::{Conversation, Message, Role, ToolCall};
 pub use dataset::{
     Format, InputOptions, InputReport, Location, Original, Position, Row, RowError, Rows, Source,
 };
-pub use otlp::{Stitch, Stitched};
+pub use otlp::{Events, Stitch, Stitched};
 pub use outcome::{
     Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status, UnknownFailureKind,
 };

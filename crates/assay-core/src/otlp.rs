@@ -162,6 +162,19 @@ pub const REFERENCE_ATTRIBUTES: [&str; 6] = [
 /// why the export as a whole cannot be read, or why it holds nothing to
 /// score though it has spans.
 pub fn read(reader: impl Read, stitch: Stitch) -> Result<Export, String> {
+    read_with(reader, stitch, None)
+}
+
+/// The traces of an OTLP JSON export as [`read`] gives them, the
+/// messages of `events` (an OTLP logs export's GenAI events, [`Events`])
+/// put on their spans first: a span that carries no messages of its own
+/// reads as if it carried its events'. Events whose span is not in the
+/// export are a bad row each (one per span), after the others.
+pub fn read_with(
+    reader: impl Read,
+    stitch: Stitch,
+    events: Option<&Events>,
+) -> Result<Export, String> {
     let mut order: Vec<String> = Vec::new();
     let mut traces: HashMap<String, Vec<Span>> = HashMap::new();
     for (n, value) in serde_json::Deserializer::from_reader(reader)
@@ -196,6 +209,25 @@ pub fn read(reader: impl Read, stitch: Stitch) -> Result<Export, String> {
             }
         }
     }
+    let mut unmatched = Vec::new();
+    if let Some(events) = events {
+        let mut matched: HashSet<&(String, String)> = HashSet::new();
+        for (trace, spans) in traces.iter_mut() {
+            for span in spans.iter_mut() {
+                let key = (trace.clone(), span.id.clone());
+                if let Some((key, of_span)) = events.by_span.get_key_value(&key) {
+                    matched.insert(key);
+                    of_span.attach(span);
+                }
+            }
+        }
+        unmatched = events
+            .order
+            .iter()
+            .filter(|key| !matched.contains(key))
+            .map(|key| events.unmatched(key))
+            .collect();
+    }
     let all: Vec<(String, Vec<Span>)> = order
         .into_iter()
         .filter_map(|id| {
@@ -204,7 +236,7 @@ pub fn read(reader: impl Read, stitch: Stitch) -> Result<Export, String> {
             Some((id, spans))
         })
         .collect();
-    let export = rows(&all, stitch);
+    let mut export = rows(&all, stitch);
     // Traces whose LLM spans carry no messages: bad rows beside others,
     // but an export of nothing else holds nothing to score.
     let bare = all
@@ -217,9 +249,277 @@ pub fn read(reader: impl Read, stitch: Stitch) -> Result<Export, String> {
         })
         .count();
     if export.traces.len() == bare && !all.is_empty() {
-        return Err(nothing_to_score(&all));
+        let mut why = nothing_to_score(&all);
+        match events {
+            Some(events) if events.is_empty() => why.push_str(
+                "\n(the logs export given holds no GenAI log event: gen_ai.user.message, \
+                 gen_ai.choice, ...)",
+            ),
+            Some(events) => why.push_str(&format!(
+                "\n(the {} GenAI log events of the logs export belong to {} spans, none of \
+                 them in this export: are the two files of one run?)",
+                events.records,
+                events.order.len()
+            )),
+            None => {}
+        }
+        return Err(why);
     }
+    export.traces.extend(unmatched);
     Ok(export)
+}
+
+/// The GenAI log events of an OTLP JSON logs export
+/// (`{"resourceLogs": [...]}`), as the older content mode of
+/// `opentelemetry-instrumentation-openai-v2`
+/// (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`) writes the
+/// messages of its spans: `gen_ai.system.message`, `gen_ai.user.message`,
+/// `gen_ai.assistant.message` (`tool_calls`), `gen_ai.tool.message` (`id`)
+/// for the input, `gen_ai.choice` (`index`, `finish_reason`, `message`) for
+/// the output, each log record named by its `eventName` (or its
+/// `event.name` attribute), its `body` the event's payload, and its
+/// `traceId` and `spanId` the span it belongs to.
+#[derive(Debug, Default, PartialEq)]
+pub struct Events {
+    /// (trace id, span id), in hex, to the span's events.
+    by_span: HashMap<(String, String), SpanEvents>,
+    /// The spans in the order their first event appears.
+    order: Vec<(String, String)>,
+    /// GenAI events read.
+    pub records: u64,
+}
+
+/// The events of one span, in record order.
+#[derive(Debug, Default, PartialEq)]
+struct SpanEvents {
+    events: Vec<Event>,
+}
+
+#[derive(Debug, PartialEq)]
+struct Event {
+    name: String,
+    /// `timeUnixNano`, else `observedTimeUnixNano`.
+    time: Option<u64>,
+    /// An input message, or a choice's index and message.
+    message: Value,
+    choice: Option<i64>,
+}
+
+/// The log events that carry GenAI messages: the input messages' by role.
+const MESSAGE_EVENTS: [(&str, &str); 4] = [
+    ("gen_ai.system.message", "system"),
+    ("gen_ai.user.message", "user"),
+    ("gen_ai.assistant.message", "assistant"),
+    ("gen_ai.tool.message", "tool"),
+];
+
+impl Events {
+    /// Reads an OTLP JSON logs export: `{"resourceLogs": [...]}` objects,
+    /// one per line or one document. Log records that are not GenAI
+    /// message events are passed over. The error is why the export as a
+    /// whole cannot be read.
+    pub fn read(reader: impl Read) -> Result<Events, String> {
+        let mut events = Events::default();
+        for (n, value) in serde_json::Deserializer::from_reader(reader)
+            .into_iter::<Value>()
+            .enumerate()
+        {
+            let value = value.map_err(|e| format!("invalid JSON: {e}"))?;
+            let batch = n + 1;
+            let resource_logs = value
+                .get("resourceLogs")
+                .and_then(Value::as_array)
+                .ok_or_else(|| {
+                    format!(
+                        "object {batch}: expected an OTLP logs export ({{\"resourceLogs\": [...]}})"
+                    )
+                })?;
+            for resource in resource_logs {
+                let scopes = resource
+                    .get("scopeLogs")
+                    .or_else(|| resource.get("instrumentationLibraryLogs"))
+                    .and_then(Value::as_array);
+                for scope in scopes.into_iter().flatten() {
+                    let records = scope.get("logRecords").and_then(Value::as_array);
+                    for record in records.into_iter().flatten() {
+                        if let Some((key, event)) = read_event(record) {
+                            events.records += 1;
+                            if !events.by_span.contains_key(&key) {
+                                events.order.push(key.clone());
+                            }
+                            events.by_span.entry(key).or_default().events.push(event);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    /// Whether no GenAI event was read.
+    pub fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+
+    /// The bad row of the events of span `key`, which the trace export
+    /// does not hold.
+    fn unmatched(&self, (trace, span): &(String, String)) -> Trace {
+        let events = &self.by_span[&(trace.clone(), span.clone())].events;
+        let names: BTreeSet<&str> = events.iter().map(|e| e.name.as_str()).collect();
+        let id = format!("{trace}/{span}");
+        let span = if span.is_empty() {
+            "no span id".to_string()
+        } else {
+            format!("span {span}")
+        };
+        Trace {
+            id,
+            row: Err(TraceError {
+                field: "spanId".into(),
+                message: format!(
+                    "{} log events ({}) of {span}, which the trace export does not hold: \
+                     their messages belong to no LLM span (export the spans and logs of \
+                     the same run)",
+                    events.len(),
+                    listed(names.into_iter().map(str::to_string).collect()),
+                ),
+            }),
+        }
+    }
+}
+
+impl SpanEvents {
+    /// Puts the messages on `span` as `gen_ai.input.messages` and
+    /// `gen_ai.output.messages` (chat messages, which [`messages`] reads as
+    /// they are), unless the span carries messages of its own. The events
+    /// are taken in time order when each has a time, else in record order;
+    /// the output is the first choice (the lowest `index`).
+    fn attach(&self, span: &mut Span) {
+        if Convention::of(&span.attributes).is_some() {
+            return;
+        }
+        let mut events: Vec<&Event> = self.events.iter().collect();
+        if events.iter().all(|e| e.time.is_some()) {
+            events.sort_by_key(|e| e.time);
+        }
+        let input: Vec<Value> = events
+            .iter()
+            .filter(|e| e.choice.is_none())
+            .map(|e| e.message.clone())
+            .collect();
+        let first = events.iter().filter_map(|e| e.choice).min();
+        let output: Vec<Value> = events
+            .iter()
+            .filter(|e| e.choice.is_some() && e.choice == first)
+            .map(|e| e.message.clone())
+            .collect();
+        span.attributes
+            .insert("gen_ai.input.messages".into(), Value::Array(input));
+        span.attributes
+            .insert("gen_ai.output.messages".into(), Value::Array(output));
+    }
+}
+
+/// A log record as a GenAI event of its span (trace id, span id), or
+/// `None` when it is no GenAI message event.
+fn read_event(record: &Value) -> Option<((String, String), Event)> {
+    let name = match record.get("eventName").and_then(Value::as_str) {
+        Some(name) if !name.is_empty() => name.to_string(),
+        _ => record
+            .get("attributes")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|kv| kv.get("key").and_then(Value::as_str) == Some("event.name"))
+            .and_then(|kv| any_value(kv.get("value")?).as_str().map(str::to_string))?,
+    };
+    let body = match record.get("body").map(any_value) {
+        // A body written as JSON text.
+        Some(Value::String(text)) => serde_json::from_str(&text).unwrap_or(Value::Null),
+        Some(body) => body,
+        None => Value::Null,
+    };
+    let (message, choice) = if name == "gen_ai.choice" {
+        let index = match &body["index"] {
+            Value::Number(n) => n.as_i64().unwrap_or(0),
+            Value::String(s) => s.parse().unwrap_or(0),
+            _ => 0,
+        };
+        (event_message(&body["message"], "assistant"), Some(index))
+    } else {
+        let role = MESSAGE_EVENTS.iter().find(|(n, _)| *n == name)?.1;
+        (event_message(&body, role), None)
+    };
+    let time = ["timeUnixNano", "observedTimeUnixNano"]
+        .iter()
+        .find_map(|key| match record.get(*key)? {
+            Value::String(s) => s.parse().ok(),
+            Value::Number(n) => n.as_u64(),
+            _ => None,
+        })
+        .filter(|t| *t > 0);
+    let id = |key: &str| {
+        record
+            .get(key)
+            .and_then(Value::as_str)
+            .map(hex_id)
+            .unwrap_or_default()
+    };
+    Some((
+        (id("traceId"), id("spanId")),
+        Event {
+            name,
+            time,
+            message,
+            choice,
+        },
+    ))
+}
+
+/// An event's payload as a chat message: `role` unless it names its own,
+/// `content` (text, or the texts of content parts), the assistant's
+/// `tool_calls` (arguments as JSON text) and a tool result's `id` as its
+/// `tool_call_id`.
+fn event_message(body: &Value, role: &str) -> Value {
+    let role = body["role"].as_str().unwrap_or(role);
+    let content = match &body["content"] {
+        Value::Null => Value::Null,
+        Value::String(s) => Value::String(s.clone()),
+        Value::Array(parts) => Value::String(
+            parts
+                .iter()
+                .filter_map(|p| match p {
+                    Value::String(s) => Some(s.as_str()),
+                    part => part["text"].as_str().or(part["content"].as_str()),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        other => Value::String(other.to_string()),
+    };
+    let mut message = json!({"role": role, "content": content});
+    let calls: Vec<Value> = body["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|call| {
+            let arguments = match &call["function"]["arguments"] {
+                Value::String(s) => s.clone(),
+                Value::Null => "{}".to_string(),
+                other => other.to_string(),
+            };
+            json!({"id": call["id"], "type": "function",
+                   "function": {"name": call["function"]["name"], "arguments": arguments}})
+        })
+        .collect();
+    if !calls.is_empty() {
+        message["tool_calls"] = Value::Array(calls);
+    }
+    if role == "tool" {
+        let id = body.get("id").or(body.get("tool_call_id"));
+        message["tool_call_id"] = id.cloned().unwrap_or(Value::Null);
+    }
+    message
 }
 
 /// One LLM call of a trace whose LLM spans share no parent.
@@ -449,8 +749,9 @@ fn nothing_to_score(all: &[(String, Vec<Span>)]) -> String {
 pub const CAPTURE_HINT: &str =
     "  - OpenTelemetry GenAI (opentelemetry-instrumentation-openai-v2): \
      OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental and \
-     OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only (its older mode, =true, \
-     writes the messages as log events, which assay does not read)\n  \
+     OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only; or, in its older mode \
+     (=true), which writes the messages as log events, export the logs too and pass that \
+     OTLP logs export with --logs FILE (logs= in Python)\n  \
      - OpenInference (openinference-instrumentation-*): leave OPENINFERENCE_HIDE_INPUTS, \
      OPENINFERENCE_HIDE_OUTPUTS, OPENINFERENCE_HIDE_INPUT_MESSAGES, \
      OPENINFERENCE_HIDE_OUTPUT_MESSAGES, OPENINFERENCE_HIDE_INPUT_TEXT and \
@@ -495,7 +796,8 @@ fn without_content(spans: &[Span]) -> Option<TraceError> {
         span,
         field,
         "an LLM span without its messages: the instrumentation's content capture is off \
-         (see docs/tool-calls.md, Traces)"
+         (or it writes them as log events: pass its logs export with --logs FILE; see \
+         docs/tool-calls.md, Traces)"
             .into(),
     ))
 }
@@ -1529,5 +1831,199 @@ mod tests {
         assert_eq!(hex_id("CvdlGRbNQ92ESOshHIAxnA=="), TRACE);
         assert_eq!(hex_id("AAAAAAAAAAE="), "0000000000000001");
         assert_eq!(hex_id("not an id"), "not an id");
+    }
+
+    /// A log record of the GenAI event `name` on span `span` of `trace`,
+    /// its body `body` (plain JSON, written as an OTLP kvlist).
+    fn record(trace: &str, span: &str, name: &str, time: Option<u64>, body: Value) -> Value {
+        fn any(v: &Value) -> Value {
+            match v {
+                Value::String(s) => json!({"stringValue": s}),
+                Value::Number(n) => json!({"intValue": n.to_string()}),
+                Value::Array(items) => {
+                    json!({"arrayValue": {"values": items.iter().map(any).collect::<Vec<_>>()}})
+                }
+                Value::Object(map) => json!({"kvlistValue": {"values": map
+                    .iter()
+                    .map(|(k, v)| json!({"key": k, "value": any(v)}))
+                    .collect::<Vec<_>>()}}),
+                other => json!({"boolValue": other}),
+            }
+        }
+        let mut r =
+            json!({"traceId": trace, "spanId": span, "eventName": name, "body": any(&body)});
+        if let Some(t) = time {
+            r["timeUnixNano"] = json!(t.to_string());
+        }
+        r
+    }
+
+    fn logs(records: Vec<Value>) -> Events {
+        let text = json!({"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]}).to_string();
+        Events::read(text.as_bytes()).unwrap()
+    }
+
+    /// A chat span of openai-v2 in its event mode: no messages.
+    fn bare_chat(trace: &str, id: &str, start: u64) -> Value {
+        span(
+            trace,
+            id,
+            "chat gpt-4o-mini",
+            start,
+            vec![attr("gen_ai.operation.name", "chat".into())],
+        )
+    }
+
+    #[test]
+    fn log_events_give_a_bare_span_its_messages_in_time_order() {
+        let call = json!([{"id": "call_1", "type": "function",
+            "function": {"name": "search_flights", "arguments": "{\"to\": \"ROM\"}"}}]);
+        // Base64 ids in the logs, hex in the spans; the records out of
+        // order, their times in order; the older `event.name` attribute.
+        let (trace64, span64) = ("CvdlGRbNQ92ESOshHIAxnA==", "AAAAAAAAAAI=");
+        let mut older = record(
+            trace64,
+            span64,
+            "",
+            Some(2),
+            json!({"content": "Find a flight."}),
+        );
+        older.as_object_mut().unwrap().remove("eventName");
+        older["attributes"] =
+            json!([{"key": "event.name", "value": {"stringValue": "gen_ai.user.message"}}]);
+        let events = logs(vec![
+            record(
+                trace64,
+                span64,
+                "gen_ai.choice",
+                Some(9),
+                json!({"index": 1, "finish_reason": "stop", "message": {"role": "assistant", "content": "Second choice."}}),
+            ),
+            record(
+                TRACE,
+                "0000000000000002",
+                "gen_ai.choice",
+                Some(8),
+                json!({"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "SK4711."}}),
+            ),
+            record(
+                TRACE,
+                "0000000000000002",
+                "gen_ai.tool.message",
+                Some(5),
+                json!({"content": "SK4711 at 09:05", "id": "call_1"}),
+            ),
+            record(
+                TRACE,
+                "0000000000000002",
+                "gen_ai.assistant.message",
+                Some(4),
+                json!({"tool_calls": call}),
+            ),
+            older,
+            record(
+                TRACE,
+                "0000000000000002",
+                "gen_ai.system.message",
+                Some(1),
+                json!({"content": [{"type": "text", "text": "You book flights."}]}),
+            ),
+            // Not a GenAI message event: passed over.
+            record(
+                TRACE,
+                "0000000000000002",
+                "gen_ai.client.inference.operation.details",
+                Some(3),
+                json!({}),
+            ),
+        ]);
+        assert_eq!(events.records, 6);
+        let spans = export(vec![bare_chat(TRACE, "0000000000000002", 10)]);
+        let traces = read_with(spans.as_bytes(), Stitch::On, Some(&events))
+            .unwrap()
+            .traces;
+        assert_eq!(traces.len(), 1);
+        let row = traces[0].row.as_ref().unwrap();
+        assert_eq!(
+            row["messages"],
+            json!([
+                {"role": "system", "content": "You book flights."},
+                {"role": "user", "content": "Find a flight."},
+                {"role": "assistant", "content": null, "tool_calls": call},
+                {"role": "tool", "content": "SK4711 at 09:05", "tool_call_id": "call_1"},
+                {"role": "assistant", "content": "SK4711."},
+            ])
+        );
+        assert_eq!(row["response"], "SK4711.");
+    }
+
+    #[test]
+    fn log_events_without_their_span_are_a_bad_row_and_a_span_keeps_its_own_messages() {
+        let own = span(
+            TRACE,
+            "0000000000000001",
+            "chat",
+            10,
+            vec![attr(
+                "gen_ai.input.messages",
+                json!([{"role": "user", "parts": [{"type": "text", "content": "Own."}]}])
+                    .to_string()
+                    .into(),
+            )],
+        );
+        let events = logs(vec![
+            record(
+                TRACE,
+                "0000000000000001",
+                "gen_ai.user.message",
+                None,
+                json!({"content": "From logs."}),
+            ),
+            record(
+                TRACE,
+                "00000000000000ff",
+                "gen_ai.user.message",
+                None,
+                json!({"content": "Lost."}),
+            ),
+            record(
+                TRACE,
+                "00000000000000ff",
+                "gen_ai.choice",
+                None,
+                json!({"index": 0, "finish_reason": "stop", "message": {"role": "assistant"}}),
+            ),
+        ]);
+        let traces = read_with(export(vec![own]).as_bytes(), Stitch::On, Some(&events))
+            .unwrap()
+            .traces;
+        assert_eq!(traces.len(), 2);
+        let row = traces[0].row.as_ref().unwrap();
+        assert_eq!(
+            row["messages"],
+            json!([{"role": "user", "content": "Own."}])
+        );
+        assert_eq!(traces[1].id, format!("{TRACE}/00000000000000ff"));
+        let e = traces[1].row.as_ref().unwrap_err();
+        assert_eq!(e.field, "spanId");
+        assert!(
+            e.message.starts_with(
+                "2 log events (gen_ai.choice, gen_ai.user.message) of span 00000000000000ff, \
+                 which the trace export does not hold"
+            ),
+            "{}",
+            e.message
+        );
+        // Logs of another run only: nothing to score, and why.
+        let bare = export(vec![bare_chat(TRACE, "0000000000000003", 10)]);
+        let e = read_with(bare.as_bytes(), Stitch::On, Some(&events)).unwrap_err();
+        assert!(e.contains("carry no messages"), "{e}");
+        assert!(
+            e.contains("belong to 2 spans, none of them in this export"),
+            "{e}"
+        );
+        let e = read_with(bare.as_bytes(), Stitch::On, None).unwrap_err();
+        assert!(e.contains("--logs FILE"), "{e}");
+        assert!(Events::read("{\"resourceSpans\": []}".as_bytes()).is_err());
     }
 }

@@ -74,6 +74,10 @@ pub struct InputRecord {
     /// content decides numbers as the input's does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub references: Option<FileRecord>,
+    /// The OTLP logs export whose GenAI events gave the spans their
+    /// messages (`--logs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs: Option<FileRecord>,
     /// `off` when an OTLP export's calls were not stitched
     /// (`--no-stitch`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]

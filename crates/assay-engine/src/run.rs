@@ -851,14 +851,9 @@ fn manifest(cfg: &RunOptions, format: Format) -> Result<RunManifest> {
                 .input
                 .references
                 .as_deref()
-                .map(|p| {
-                    Ok::<_, EngineError>(FileRecord {
-                        path: p.display().to_string(),
-                        sha256: assay_core::hash::sha256_file(p)
-                            .with_context(|| format!("cannot read {}", p.display()))?,
-                    })
-                })
+                .map(file_record)
                 .transpose()?,
+            logs: cfg.input.logs.as_deref().map(file_record).transpose()?,
             stitch: (format == Format::Otlp && cfg.input.stitch == Stitch::Off)
                 .then_some(Stitch::Off),
         },
@@ -902,6 +897,16 @@ fn manifest(cfg: &RunOptions, format: Format) -> Result<RunManifest> {
 /// Whether the manifest lists prompt `id`: the reason prompt only when
 /// `--reasons llm` uses it, and a metric's own prompts only when it runs,
 /// so the manifests of other runs stay as they were.
+/// A file the run reads beside its input (`--references`, `--logs`), by
+/// its path as given and its content's hash.
+fn file_record(path: &std::path::Path) -> Result<FileRecord> {
+    Ok(FileRecord {
+        path: path.display().to_string(),
+        sha256: assay_core::hash::sha256_file(path)
+            .with_context(|| format!("cannot read {}", path.display()))?,
+    })
+}
+
 fn used_prompt(j: &JudgedRun, id: PromptId) -> bool {
     if id == reason::OUTCOME_REASON {
         j.reasons == Reasons::Llm

@@ -245,6 +245,7 @@ impl<'py> Keywords<'py> {
             out: self.field(Field::Out)?,
             input_format: self.parsed(Field::InputFormat)?,
             references: self.field(Field::References)?,
+            logs: self.field(Field::Logs)?,
             stitch: match self.field::<bool>(Field::Stitch)? {
                 Some(false) => Stitch::Off,
                 None | Some(true) => Stitch::On,

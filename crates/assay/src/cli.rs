@@ -175,6 +175,12 @@ pub struct EvalArgs {
     /// `reference_tool_calls`, `reference`, `reference_topics`, ...
     #[arg(long, value_name = "FILE")]
     pub references: Option<PathBuf>,
+    /// The OTLP logs export (`{"resourceLogs": ...}`) of an OTLP trace
+    /// export whose spans carry no messages: its GenAI events
+    /// (`gen_ai.user.message`, `gen_ai.choice`, ...) give each span its
+    /// messages, joined by trace and span id.
+    #[arg(long, value_name = "FILE")]
+    pub logs: Option<PathBuf>,
     /// Read each LLM call of an OTLP export that has no common parent span
     /// as its own row, instead of stitching the calls into conversations.
     #[arg(long)]

@@ -25,6 +25,7 @@ pub fn resolve(args: EvalArgs) -> Result<Eval> {
         out: args.out,
         input_format: args.input_format,
         references: args.references,
+        logs: args.logs,
         stitch: if args.no_stitch {
             assay_core::Stitch::Off
         } else {

@@ -501,3 +501,211 @@ fn references_files_are_checked_and_part_of_the_run() {
     assert!(e.contains("holds a run with another manifest"), "{e}");
     assert!(e.contains("input.references.sha256"), "{e}");
 }
+
+/// A plain JSON value as an OTLP `AnyValue`, as a logs exporter writes a
+/// record's body.
+fn any_value(v: &Value) -> Value {
+    match v {
+        Value::String(s) => json!({"stringValue": s}),
+        Value::Number(n) => json!({"intValue": n.to_string()}),
+        Value::Bool(b) => json!({"boolValue": b}),
+        Value::Array(items) => {
+            json!({"arrayValue": {"values": items.iter().map(any_value).collect::<Vec<_>>()}})
+        }
+        Value::Object(map) => json!({"kvlistValue": {"values": map
+            .iter()
+            .map(|(k, v)| json!({"key": k, "value": any_value(v)}))
+            .collect::<Vec<_>>()}}),
+        Value::Null => json!({}),
+    }
+}
+
+/// The OTLP logs export of [`export`]`(false)`'s calls, as the older
+/// content mode of `opentelemetry-instrumentation-openai-v2`
+/// (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`) writes
+/// them: per call its input messages as `gen_ai.{role}.message` events
+/// (an assistant's with `tool_calls` only, a tool result's with its call's
+/// `id`) and its output as a `gen_ai.choice` event, each record on its
+/// span. Every other agent's records name the event in the `event.name`
+/// attribute (older exporters) instead of `eventName`; `extra` records
+/// are appended.
+fn logs_export(extra: Vec<Value>) -> String {
+    let record = |a: usize, trace: &str, span: u64, k: u64, name: &str, body: Value| {
+        let time = 1_770_000_000_000_000_000u64 + span * 1_000_000 + 400_000 + k;
+        let mut r = json!({"timeUnixNano": time.to_string(), "observedTimeUnixNano": time.to_string(),
+                           "severityNumber": 9, "traceId": trace, "spanId": format!("{span:016x}"),
+                           "flags": 1, "body": any_value(&body),
+                           "attributes": [attr("gen_ai.system", json!("openai"))]});
+        if a.is_multiple_of(2) {
+            r["eventName"] = json!(name);
+        } else {
+            r["attributes"]
+                .as_array_mut()
+                .unwrap()
+                .push(attr("event.name", json!(name)));
+        }
+        r
+    };
+    let mut records = Vec::new();
+    for (a, agent) in agents().iter().enumerate() {
+        let calls: Vec<Value> = agent
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(k, (name, args))| {
+                json!({"id": format!("call_{a}_{k}"), "type": "function",
+                       "function": {"name": name, "arguments": args.to_string()}})
+            })
+            .collect();
+        let ask = [
+            ("gen_ai.system.message", json!({"content": SYSTEM})),
+            ("gen_ai.user.message", json!({"content": agent.question})),
+        ];
+        let (first, second) = (trace_id(a, 0), trace_id(a, 1));
+        let mut events: Vec<(&str, u64, &str, Value)> = Vec::new();
+        for (name, body) in &ask {
+            events.push((&first, 100 + a as u64, name, body.clone()));
+        }
+        events.push((
+            &first,
+            100 + a as u64,
+            "gen_ai.choice",
+            json!({"index": 0, "finish_reason": "tool_calls",
+                   "message": {"role": "assistant", "tool_calls": calls}}),
+        ));
+        for (name, body) in &ask {
+            events.push((&second, 200 + a as u64, name, body.clone()));
+        }
+        events.push((
+            &second,
+            200 + a as u64,
+            "gen_ai.assistant.message",
+            json!({"tool_calls": calls}),
+        ));
+        for (k, result) in agent.results.iter().enumerate() {
+            events.push((
+                &second,
+                200 + a as u64,
+                "gen_ai.tool.message",
+                json!({"content": result, "id": format!("call_{a}_{k}")}),
+            ));
+        }
+        events.push((
+            &second,
+            200 + a as u64,
+            "gen_ai.choice",
+            json!({"index": 0, "finish_reason": "stop",
+                   "message": {"role": "assistant", "content": agent.answer}}),
+        ));
+        for (k, (trace, span, name, body)) in events.into_iter().enumerate() {
+            records.push(record(a, trace, span, k as u64, name, body));
+        }
+    }
+    records.extend(extra);
+    // A batch per call's records, as a collector's file exporter writes.
+    let lines: Vec<String> = records
+        .chunks(3)
+        .map(|chunk| {
+            json!({"resourceLogs": [{"resource": {"attributes": [attr("service.name", json!("travel-agent"))]},
+                   "scopeLogs": [{"scope": {"name": "opentelemetry.instrumentation.openai_v2"},
+                                  "logRecords": chunk}]}]})
+            .to_string()
+        })
+        .collect();
+    lines.join("\n") + "\n"
+}
+
+/// The older openai-v2 content mode: spans without messages and a logs
+/// export of their events. Given together (`--logs`), the four
+/// conversations score exactly as their JSONL; the spans alone are
+/// refused with the option to pass; events of a span the trace export
+/// lacks are a bad row that names it; the logs file is in the manifest.
+#[test]
+fn spans_without_content_and_their_log_events_score_as_their_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = write(dir.path(), "traces.json", &export(false));
+    let stray = json!({"eventName": "gen_ai.user.message", "traceId": "0000000000000000000000000000beef",
+                       "spanId": "00000000000000ef", "body": any_value(&json!({"content": "Hello?"}))});
+    let logs = write(dir.path(), "logs.json", &logs_export(vec![stray]));
+    let refs = reference_calls();
+    let lines: Vec<String> = (0..4)
+        .map(|a| json!({"trace_id": trace_id(a, 0), "reference_tool_calls": refs[a]}).to_string())
+        .collect();
+    let references = write(dir.path(), "references.jsonl", &(lines.join("\n") + "\n"));
+    let out = dir.path().join("traces-run");
+    let o = eval(
+        &traces,
+        TOOL_METRICS,
+        &out,
+        &[
+            "--references",
+            references.to_str().unwrap(),
+            "--logs",
+            logs.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = summary(&out);
+    assert_eq!(s["rows"], 5, "four conversations and the stray events");
+    assert_eq!(
+        s["input"]["stitched"],
+        json!({"stitch": "on", "calls": 8, "rows": 4, "rows_of_several_calls": 4})
+    );
+    let manifest = crate::common::read_json(&out.join("manifest.json"));
+    assert_eq!(
+        manifest["input"]["logs"]["sha256"],
+        assay_core::hash::sha256_file(&logs).unwrap()
+    );
+
+    let rows = write(dir.path(), "agent.jsonl", &jsonl(&refs));
+    let plain = dir.path().join("jsonl-run");
+    let o = eval(&rows, TOOL_METRICS, &plain, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let from_traces = results_by_key(&out);
+    let from_rows = results_by_key(&plain);
+    for (key, expected) in &from_rows {
+        let got = &from_traces[key];
+        assert_eq!(got["status"], "scored", "{key:?}: {got}");
+        assert_eq!(got["value"], expected["value"], "{key:?}");
+        assert_eq!(got["details"], expected["details"], "{key:?}");
+    }
+    // The stray events: a failed row naming their span.
+    let stray: Vec<&Value> = from_traces
+        .values()
+        .filter(|r| {
+            !from_rows.contains_key(&(
+                r["sample_id"].as_str().unwrap().to_string(),
+                r["metric"].as_str().unwrap().to_string(),
+            ))
+        })
+        .collect();
+    assert_eq!(stray.len(), 3, "{stray:?}");
+    for r in stray {
+        assert_eq!(r["status"], "failed", "{r}");
+        let text = r.to_string();
+        assert!(
+            text.contains("1 log events (gen_ai.user.message) of span 00000000000000ef, which the trace export does not hold"),
+            "{text}"
+        );
+    }
+
+    // The spans alone: refused, naming the option.
+    let o = eval(&traces, TOOL_METRICS, &dir.path().join("bare"), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("carry no messages"), "{e}");
+    assert!(
+        e.contains("pass that OTLP logs export with --logs FILE"),
+        "{e}"
+    );
+
+    // A logs file for another input format is refused.
+    let o = eval(
+        &rows,
+        TOOL_METRICS,
+        &dir.path().join("jsonl-logs"),
+        &["--logs", logs.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is read as jsonl"), "{}", stderr(&o));
+}
