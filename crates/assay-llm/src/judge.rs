@@ -257,6 +257,14 @@ impl CachedEmbedder {
         }
     }
 
+    /// The cached vector of `key`, if there is a cache and it holds one.
+    fn cached(&self, key: &RequestKey) -> Result<Option<Vec<f32>>, Error> {
+        match &self.cache {
+            Some(cache) => cache.get_embedding(key),
+            None => Ok(None),
+        }
+    }
+
     /// Embeds `texts` like [`Embedder::embed`], and says how, for the usage
     /// ledger: [`Source::Upstream`] with its tokens and latency when this
     /// call sent texts upstream, [`Source::Coalesced`] when it only waited
@@ -269,10 +277,8 @@ impl CachedEmbedder {
             .map(|t| RequestKey::embedding(identity, t))
             .collect();
         let mut vectors: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-        if let Some(cache) = &self.cache {
-            for (slot, key) in vectors.iter_mut().zip(&keys) {
-                *slot = cache.get_embedding(key)?;
-            }
+        for (slot, key) in vectors.iter_mut().zip(&keys) {
+            *slot = self.cached(key)?;
         }
         // Each missing text joins a flight: another caller's, or the one
         // this call starts for all texts nobody is fetching yet.
@@ -290,9 +296,16 @@ impl CachedEmbedder {
             };
             let mut fresh_slots: Vec<(usize, usize)> = Vec::new();
             let mut fresh_index: HashMap<&RequestKey, usize> = HashMap::new();
-            for i in (0..texts.len()).filter(|&i| vectors[i].is_none()) {
+            let missing: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
+            for i in missing {
                 if let Some((flight, j)) = map.get(&keys[i]) {
                     joined.push((i, Arc::clone(flight), *j));
+                } else if let Some(v) = self.cached(&keys[i])? {
+                    // A flight that landed between the lookup above and
+                    // this lock left its vector in the cache and its key
+                    // out of the table: asked again, it would be paid
+                    // twice.
+                    vectors[i] = Some(v);
                 } else if let Some(&j) = fresh_index.get(&keys[i]) {
                     fresh_slots.push((i, j));
                 } else {
