@@ -515,24 +515,8 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
     } else {
         Some(Arc::new(judged_run(judged, prompts, &args.judge, threads)?))
     };
-    let references = match args.references {
-        Some(path) if !path.is_file() => {
-            return Err(UsageError::of(
-                Field::References,
-                format!("{}: no such file", path.display()),
-            ))
-        }
-        other => other,
-    };
-    let logs = match args.logs {
-        Some(path) if !path.is_file() => {
-            return Err(UsageError::of(
-                Field::Logs,
-                format!("{}: no such file", path.display()),
-            ))
-        }
-        other => other,
-    };
+    let references = existing_file(args.references, Field::References)?;
+    let logs = existing_file(args.logs, Field::Logs)?;
     let out = match args.out {
         Some(dir) => dir,
         None => PathBuf::from("runs").join(utc_timestamp(std::time::SystemTime::now())?),
@@ -561,6 +545,18 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
         },
         shard: args.shard,
     })
+}
+
+/// `path`, if given, checked to be a file: a side file of the input
+/// (`field`) that is missing is a usage error before the run starts.
+fn existing_file(path: Option<PathBuf>, field: Field) -> Result<Option<PathBuf>> {
+    match path {
+        Some(p) if !p.is_file() => Err(UsageError::of(
+            field,
+            format!("{}: no such file", p.display()),
+        )),
+        other => Ok(other),
+    }
 }
 
 /// Worker threads, and a local model's CPU threads: at least 1; all cores

@@ -286,19 +286,8 @@ fn four_conversations_without_a_parent_span_score_as_their_jsonl() {
         assay_core::hash::sha256_file(&references).unwrap()
     );
 
-    let rows = write(dir.path(), "agent.jsonl", &jsonl(&refs));
-    let plain = dir.path().join("jsonl-run");
-    let o = eval(&rows, TOOL_METRICS, &plain, &[]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let from_traces = results_by_key(&out);
-    let from_rows = results_by_key(&plain);
+    let (from_traces, _) = scored_as_jsonl(dir.path(), &refs, &out);
     assert_eq!(from_traces.len(), 12);
-    for (key, expected) in &from_rows {
-        let got = &from_traces[key];
-        assert_eq!(got["status"], "scored", "{key:?}: {got}");
-        assert_eq!(got["value"], expected["value"], "{key:?}");
-        assert_eq!(got["details"], expected["details"], "{key:?}");
-    }
     let value = |a: usize, metric: &str| {
         from_traces[&(trace_id(a, 0), metric.to_string())]["value"].clone()
     };
@@ -657,18 +646,7 @@ fn spans_without_content_and_their_log_events_score_as_their_jsonl() {
         assay_core::hash::sha256_file(&logs).unwrap()
     );
 
-    let rows = write(dir.path(), "agent.jsonl", &jsonl(&refs));
-    let plain = dir.path().join("jsonl-run");
-    let o = eval(&rows, TOOL_METRICS, &plain, &[]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let from_traces = results_by_key(&out);
-    let from_rows = results_by_key(&plain);
-    for (key, expected) in &from_rows {
-        let got = &from_traces[key];
-        assert_eq!(got["status"], "scored", "{key:?}: {got}");
-        assert_eq!(got["value"], expected["value"], "{key:?}");
-        assert_eq!(got["details"], expected["details"], "{key:?}");
-    }
+    let (from_traces, from_rows) = scored_as_jsonl(dir.path(), &refs, &out);
     // The stray events: a failed row naming their span.
     let stray: Vec<&Value> = from_traces
         .values()
@@ -699,13 +677,36 @@ fn spans_without_content_and_their_log_events_score_as_their_jsonl() {
         "{e}"
     );
 
-    // A logs file for another input format is refused.
+    // A logs file for another input format (the JSONL written above) is
+    // refused.
     let o = eval(
-        &rows,
+        &dir.path().join("agent.jsonl"),
         TOOL_METRICS,
         &dir.path().join("jsonl-logs"),
         &["--logs", logs.to_str().unwrap()],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("is read as jsonl"), "{}", stderr(&o));
+}
+
+/// Records by (sample, metric).
+type ByKey = std::collections::BTreeMap<(String, String), Value>;
+
+/// Scores the conversations `refs` as JSONL in `dir` and checks that the
+/// trace run `out` scored each of their outcomes the same, value and
+/// details; returns both runs' records by (sample, metric).
+fn scored_as_jsonl(dir: &Path, refs: &[Value], out: &Path) -> (ByKey, ByKey) {
+    let rows = write(dir, "agent.jsonl", &jsonl(refs));
+    let plain = dir.join("jsonl-run");
+    let o = eval(&rows, TOOL_METRICS, &plain, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let from_traces = results_by_key(out);
+    let from_rows = results_by_key(&plain);
+    for (key, expected) in &from_rows {
+        let got = &from_traces[key];
+        assert_eq!(got["status"], "scored", "{key:?}: {got}");
+        assert_eq!(got["value"], expected["value"], "{key:?}");
+        assert_eq!(got["details"], expected["details"], "{key:?}");
+    }
+    (from_traces, from_rows)
 }
