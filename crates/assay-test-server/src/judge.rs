@@ -32,8 +32,9 @@
 //! within the reference topics when it shares such a word with them; a
 //! tool call's arguments are wrong when one of them is a word the user
 //! wrote (the agent copied text where a value belongs).
-//! A request with tools and no assay prompt is an agent's step: the first
-//! tool is called after a user message, and a tool's result is the answer.
+//! A request with tools and no assay prompt is an agent's step: after a
+//! user message the tools offered are called in turn, one a step, each with
+//! the `default`s of its parameters, and the last one's result is the answer.
 //! A prompt with no rule is answered with the simplest value its schema
 //! accepts ([`satisfying`]): the schema of its `response_format`, else the
 //! one its text states after `JSON Schema:` (as ragas' prompts do), so
@@ -213,27 +214,66 @@ fn fill(schema: &Value, root: &Value, items: usize) -> Value {
 }
 
 /// A request that offers tools, as an agent's model sees it: after the
-/// user, the first tool is called (with no arguments); after a tool result,
-/// the result is the answer. So an instrumented agent loop against this
-/// judge writes a trace with a call and its result.
+/// user, the first tool is called; after a tool result, the next tool
+/// offered is called, until each has been called once since the user's
+/// last message, and then the last result is the answer. A call's arguments
+/// are the `default`s of its parameters' schema ([`defaults`]): `{}` for a
+/// tool without any. So an instrumented agent loop against this judge
+/// writes a trace with its calls, their arguments and results.
 fn agent_step(req: &Recorded) -> Option<Reply> {
-    let tool = req.body["tools"].as_array()?.first()?["function"]["name"].as_str()?;
-    let last = req.body["messages"].as_array()?.last()?;
+    let tools = req.body["tools"].as_array().filter(|t| !t.is_empty())?;
+    let messages = req.body["messages"].as_array()?;
+    let last = messages.last()?;
+    let since_user = messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] != "user")
+        .filter(|m| m["role"] == "assistant" && m["tool_calls"].is_array())
+        .count();
     match last["role"].as_str()? {
-        "user" => Some(Reply::json(
-            200,
-            json!({
-                "id": "cmpl-1", "object": "chat.completion", "model": "judge",
-                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                    "role": "assistant", "content": null,
-                    "tool_calls": [{"id": "call_1", "type": "function",
-                                    "function": {"name": tool, "arguments": "{}"}}]}}],
-                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-            }),
-        )),
+        "user" | "tool" if since_user < tools.len() => {
+            let function = &tools[since_user]["function"];
+            let arguments = defaults(&function["parameters"]);
+            let arguments = if arguments.is_object() {
+                arguments
+            } else {
+                json!({})
+            };
+            Some(Reply::json(
+                200,
+                json!({
+                    "id": "cmpl-1", "object": "chat.completion", "model": "judge",
+                    "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                        "role": "assistant", "content": null,
+                        "tool_calls": [{"id": format!("call_{}", since_user + 1), "type": "function",
+                                        "function": {"name": function["name"].as_str()?,
+                                                     "arguments": arguments.to_string()}}]}}],
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+                }),
+            ))
+        }
         "tool" => Some(chat(last["content"].as_str()?)),
         _ => None,
     }
+}
+
+/// The value a JSON Schema's `default`s make: its own `default`, else, for
+/// an object, the object of its properties that have one (nested objects
+/// built the same way); `null` when nothing gives one.
+fn defaults(schema: &Value) -> Value {
+    if !schema["default"].is_null() {
+        return schema["default"].clone();
+    }
+    let Some(properties) = schema["properties"].as_object() else {
+        return Value::Null;
+    };
+    Value::Object(
+        properties
+            .iter()
+            .map(|(k, s)| (k.clone(), defaults(s)))
+            .filter(|(_, v)| !v.is_null())
+            .collect(),
+    )
 }
 
 /// The sections of a rendered user message: `name:\nvalue` blocks
@@ -661,5 +701,55 @@ mod tests {
             json!({"verdicts": [verdict, verdict]})
         );
         assert_eq!(answer_of(reply(&req)), json!({"verdicts": []}));
+    }
+
+    /// An agent's steps: each tool offered is called in turn with its
+    /// parameters' defaults (nested ones included), then the last result
+    /// is the answer; a new user message starts the calls again. (The
+    /// schema's keys are in alphabetical order, so the arguments' text is
+    /// the same whether JSON objects keep their order or sort it.)
+    #[test]
+    fn an_agent_calls_each_tool_in_turn_then_answers() {
+        let tools = json!([
+            {"type": "function", "function": {"name": "search", "parameters": {
+                "type": "object", "properties": {"q": {"type": "string"}}}}},
+            {"type": "function", "function": {"name": "book", "parameters": {
+                "type": "object", "properties": {
+                    "flight": {"type": "string", "default": "SK4711"},
+                    "seat": {"type": "object", "properties": {
+                        "letter": {"type": "string", "default": "C"},
+                        "row": {"type": "integer", "default": 12}}}}}}}
+        ]);
+        let step = |messages: Value| {
+            let req = Recorded {
+                path: "/v1/chat/completions".into(),
+                headers: Vec::new(),
+                body: json!({"messages": messages, "tools": tools}),
+                at: Instant::now(),
+            };
+            let Reply::Http { body, .. } = reply(&req) else {
+                panic!("an answer");
+            };
+            serde_json::from_str::<Value>(&body).unwrap()["choices"][0]["message"].clone()
+        };
+        let user = json!({"role": "user", "content": "Book SK4711."});
+        let first = step(json!([user]));
+        assert_eq!(
+            first["tool_calls"][0]["function"],
+            json!({"name": "search", "arguments": "{}"})
+        );
+        let result = json!({"role": "tool", "tool_call_id": "call_1", "content": "found"});
+        let second = step(json!([user, first, result]));
+        assert_eq!(second["tool_calls"][0]["id"], "call_2");
+        assert_eq!(
+            second["tool_calls"][0]["function"],
+            json!({"name": "book",
+                   "arguments": r#"{"flight":"SK4711","seat":{"letter":"C","row":12}}"#})
+        );
+        let booked = json!({"role": "tool", "tool_call_id": "call_2", "content": "booked"});
+        let answer = step(json!([user, first, result, second, booked]));
+        assert_eq!(answer, json!({"role": "assistant", "content": "booked"}));
+        let again = step(json!([user, first, result, second, booked, answer, user]));
+        assert_eq!(again["tool_calls"][0]["function"]["name"], "search");
     }
 }
