@@ -6,10 +6,10 @@
 //! - `messages` in the OpenAI chat format: `role` is `system` (or
 //!   `developer`), `user`, `assistant` or `tool`; an assistant turn may
 //!   carry `tool_calls` (`id`, `type: "function"`, `function.name`,
-//!   `function.arguments` as a JSON string holding an object) and, for RAG
-//!   agents, its own `retrieved_contexts`; a tool turn names its call by
-//!   `tool_call_id`. The same list also reads as traces of two other APIs
-//!   write it:
+//!   `function.arguments` as a JSON string holding an object, or `null`)
+//!   and, for RAG agents, its own `retrieved_contexts`; a tool turn names
+//!   its call by `tool_call_id`. The same list also reads as traces of two
+//!   other APIs write it:
 //!   - content given as a list of blocks: text blocks (`text`,
 //!     `input_text`, `output_text`, `refusal`) are the message's text;
 //!     Anthropic's `tool_use` blocks (`id`, `name`, `input`) are an
@@ -100,7 +100,11 @@ pub struct ToolCall {
     /// The call's id (OpenAI `tool_calls[].id`), which tool results name.
     pub id: Option<String>,
     pub name: String,
+    /// Empty when the arguments were `null`.
     pub args: Map<String, Value>,
+    /// The input gave the arguments as JSON `null`: DeepEval keeps such a
+    /// call (parameters `None`) apart from one with `{}`, ragas refuses it.
+    pub null_args: bool,
 }
 
 /// One message of a conversation.
@@ -135,6 +139,9 @@ pub enum Part {
     /// that called tools or after another tool result (system messages
     /// aside), the order ragas' `MultiTurnSample` insists on.
     Order,
+    /// A tool call whose arguments are JSON `null`: the call is read (with
+    /// [`ToolCall::null_args`]), but ragas' `ToolCall` refuses it.
+    NullArguments,
     /// A message's content.
     Content,
     /// A message's retrieved contexts.
@@ -286,6 +293,7 @@ fn named_call(at: &str, item: &Value) -> Result<ToolCall, (String, String)> {
         id: None,
         name,
         args,
+        null_args: false,
     })
 }
 
@@ -311,7 +319,13 @@ fn deepeval_call(at: &str, item: &Value) -> Result<(ToolCall, Option<String>), (
         Some(other) => Some(other.to_string()),
     };
     let id = Some(at.to_string());
-    Ok((ToolCall { id, name, args }, output))
+    let call = ToolCall {
+        id,
+        name,
+        args,
+        null_args: false,
+    };
+    Ok((call, output))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -362,6 +376,14 @@ impl<'k> Reader<'k> {
             part,
             detail,
         });
+    }
+
+    /// Notes that message `i`'s call has `null` arguments at `field`.
+    fn null_arguments(&mut self, i: usize, field: String) {
+        let detail = "null arguments: ragas' ToolCall needs an object (DeepEval reads null as a \
+                      call without arguments)"
+            .to_string();
+        self.problem(Some(i), field, Part::NullArguments, detail);
     }
 
     fn read(mut self, value: &Value) -> Conversation {
@@ -463,7 +485,13 @@ impl<'k> Reader<'k> {
                         Spelling::Ragas | Spelling::DeepEval => named_call(&call_at, call),
                     };
                     match read {
-                        Ok(call) => message.tool_calls.push(call),
+                        Ok(call) => {
+                            if call.null_args {
+                                let field = format!("{call_at}.function.arguments");
+                                self.null_arguments(i, field);
+                            }
+                            message.tool_calls.push(call)
+                        }
                         Err((field, detail)) => {
                             self.problem(Some(i), field, Part::ToolCalls, detail)
                         }
@@ -681,17 +709,22 @@ impl<'k> Reader<'k> {
         match item_kind {
             ResponsesItem::Reasoning => {}
             ResponsesItem::FunctionCall => match responses_call(&at, m) {
-                Ok(call) => match self.out.messages.last_mut() {
-                    Some(last) if last.role == Role::Assistant => last.tool_calls.push(call),
-                    _ => self.out.messages.push(Message {
-                        index: i,
-                        role: Role::Assistant,
-                        content: None,
-                        tool_calls: vec![call],
-                        tool_call_id: None,
-                        retrieved_contexts: None,
-                    }),
-                },
+                Ok(call) => {
+                    if call.null_args {
+                        self.null_arguments(i, format!("{at}.arguments"));
+                    }
+                    match self.out.messages.last_mut() {
+                        Some(last) if last.role == Role::Assistant => last.tool_calls.push(call),
+                        _ => self.out.messages.push(Message {
+                            index: i,
+                            role: Role::Assistant,
+                            content: None,
+                            tool_calls: vec![call],
+                            tool_call_id: None,
+                            retrieved_contexts: None,
+                        }),
+                    }
+                }
                 Err((field, detail)) => self.problem(Some(i), field, Part::ToolCalls, detail),
             },
             ResponsesItem::FunctionCallOutput => {
@@ -836,15 +869,24 @@ fn openai_call(at: &str, item: &Value) -> Result<ToolCall, (String, String)> {
         format!("{at}.function.arguments"),
         function.get("arguments"),
     )?;
-    Ok(ToolCall { id, name, args })
+    Ok(ToolCall {
+        id,
+        name,
+        null_args: args.is_none(),
+        args: args.unwrap_or_default(),
+    })
 }
 
-/// A call's `arguments`: a JSON string holding an object; errors are
-/// (field, detail).
-fn arguments(field: String, value: Option<&Value>) -> Result<Map<String, Value>, (String, String)> {
+/// A call's `arguments`: a JSON string holding an object, `None` for
+/// `null` (as text or as the value); errors are (field, detail).
+fn arguments(
+    field: String,
+    value: Option<&Value>,
+) -> Result<Option<Map<String, Value>>, (String, String)> {
     match value {
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(args)) => Ok(args),
+            Ok(Value::Object(args)) => Ok(Some(args)),
+            Ok(Value::Null) => Ok(None),
             Ok(other) => Err((
                 field,
                 format!("expected a JSON object, got {}", kind(&other)),
@@ -852,7 +894,8 @@ fn arguments(field: String, value: Option<&Value>) -> Result<Map<String, Value>,
             Err(e) => Err((field, format!("not JSON: {e}"))),
         },
         // Some producers write the object itself; it means the same.
-        Some(Value::Object(args)) => Ok(args.clone()),
+        Some(Value::Object(args)) => Ok(Some(args.clone())),
+        Some(Value::Null) => Ok(None),
         Some(other) => Err((
             field,
             format!(
@@ -894,6 +937,7 @@ fn anthropic_call(at: &str, block: &Map<String, Value>) -> Result<ToolCall, (Str
         id: Some(id),
         name,
         args,
+        null_args: false,
     })
 }
 
@@ -965,7 +1009,8 @@ fn responses_call(at: &str, item: &Map<String, Value>) -> Result<ToolCall, (Stri
     Ok(ToolCall {
         id: Some(id),
         name,
-        args,
+        null_args: args.is_none(),
+        args: args.unwrap_or_default(),
     })
 }
 
@@ -1017,6 +1062,48 @@ mod tests {
         assert_eq!(
             c.messages[2].retrieved_contexts.as_deref(),
             Some(&["doc".to_string()][..])
+        );
+    }
+
+    /// `null` arguments, as text or as the value, in chat messages and
+    /// Responses items: the call is read, with a problem only ragas' metrics
+    /// need; objects keep their keys' input order.
+    #[test]
+    fn null_arguments_are_a_call_without_arguments() {
+        let c = Conversation::from_openai(
+            "messages",
+            &json!([
+                {"role": "assistant", "tool_calls": [
+                    call("a", "f", "null"),
+                    {"id": "b", "type": "function", "function": {"name": "f", "arguments": null}},
+                    call("c", "f", r#"{"z": {"b": 1, "a": 2}, "y": 0}"#)]},
+                {"type": "function_call", "call_id": "d", "name": "g", "arguments": "null"}
+            ]),
+        );
+        let calls = c.tool_calls().unwrap();
+        let null: Vec<bool> = calls.iter().map(|c| c.null_args).collect();
+        assert_eq!(null, [true, true, false, true]);
+        assert!(calls[0].args.is_empty());
+        assert_eq!(calls[2].args.keys().collect::<Vec<_>>(), ["z", "y"]);
+        assert_eq!(calls[2].args["z"].to_string(), r#"{"b":1,"a":2}"#);
+        let fields: Vec<(&str, Part)> = c
+            .problems
+            .iter()
+            .map(|p| (p.field.as_str(), p.part))
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                (
+                    "messages[0].tool_calls[0].function.arguments",
+                    Part::NullArguments
+                ),
+                (
+                    "messages[0].tool_calls[1].function.arguments",
+                    Part::NullArguments
+                ),
+                ("messages[1].arguments", Part::NullArguments),
+            ]
         );
     }
 

@@ -287,11 +287,14 @@ fn property_order<'a>(
             }
         }
     }
-    for k in props.keys() {
-        if !order.contains(&k.as_str()) {
-            order.push(k);
-        }
-    }
+    // By name whatever map order serde_json keeps (`preserve_order` is on).
+    let mut rest: Vec<&str> = props
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !order.contains(k))
+        .collect();
+    rest.sort_unstable();
+    order.extend(rest);
     Ok(order)
 }
 
@@ -520,15 +523,16 @@ mod tests {
     fn object_members_follow_required_order() {
         let text = g(json!({
             "type": "object",
-            "properties": {"verdict": {"enum": [0, 1]}, "reason": {"type": "string"}, "extra": {"type": "boolean"}},
+            "properties": {"verdict": {"enum": [0, 1]}, "reason": {"type": "string"}, "extra": {"type": "boolean"}, "also": {"type": "boolean"}},
             "required": ["reason", "verdict"],
             "additionalProperties": false
         }));
         let root = text.lines().find(|l| l.starts_with("r0 ::=")).unwrap();
         let reason = root.find("reason").unwrap();
         let verdict = root.find("verdict").unwrap();
+        let also = root.find("also").unwrap();
         let extra = root.find("extra").unwrap();
-        assert!(reason < verdict && verdict < extra, "{root}");
+        assert!(reason < verdict && verdict < also && also < extra, "{root}");
         assert!(text.contains("jstring ::="));
     }
 

@@ -47,8 +47,9 @@ impl ToolMetric {
     pub fn score(&self, sample: &Sample) -> Outcome {
         let needs = match self {
             // ragas builds a MultiTurnSample, whose validator rejects a tool
-            // result out of place; DeepEval sees the calls alone.
-            ToolMetric::Accuracy(_) | ToolMetric::F1 => &[Part::Order][..],
+            // result out of place, and its ToolCall null arguments;
+            // DeepEval sees the calls alone, and takes null as no arguments.
+            ToolMetric::Accuracy(_) | ToolMetric::F1 => &[Part::Order, Part::NullArguments][..],
             ToolMetric::Correctness(_) => &[],
         };
         let calls = match calls(sample, needs) {
@@ -59,9 +60,19 @@ impl ToolMetric {
         match self {
             ToolMetric::Accuracy(p) => p.score(&predicted, reference),
             ToolMetric::F1 => tool_call_f1::score(&predicted, reference),
-            ToolMetric::Correctness(p) => p.score(&predicted, reference),
+            ToolMetric::Correctness(p) => p
+                .score(&predicted, reference)
+                .unwrap_or_else(|e| input_failure(sample, e)),
         }
     }
+}
+
+/// A failure of `sample`'s input, for the reason `why`.
+fn input_failure(sample: &Sample, why: impl std::fmt::Display) -> Outcome {
+    Outcome::Failed(Failure {
+        kind: FailureKind::Input,
+        message: format!("row {}: {why}", sample.row),
+    })
 }
 
 /// The predicted and the reference calls, or the failure that names the
@@ -70,12 +81,7 @@ fn calls<'s>(
     sample: &'s Sample,
     needs: &[Part],
 ) -> Result<(Vec<&'s ToolCall>, &'s [ToolCall]), Outcome> {
-    let fail = |p: &Problem| {
-        Outcome::Failed(Failure {
-            kind: FailureKind::Input,
-            message: format!("row {}: {p}", sample.row),
-        })
-    };
+    let fail = |p: &Problem| input_failure(sample, p);
     let missing = |field| Outcome::Skipped(SkipReason::MissingField(field));
     let conversation = sample
         .messages
@@ -95,6 +101,7 @@ fn call(name: &str, args: Value) -> ToolCall {
     ToolCall {
         id: None,
         name: name.into(),
+        null_args: args.is_null(),
         args: args.as_object().cloned().unwrap_or_default(),
     }
 }

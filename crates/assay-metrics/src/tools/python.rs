@@ -67,18 +67,19 @@ pub fn map_eq(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
 /// Python's `str()` of the value: a string is itself, anything else its
 /// `repr`.
 ///
-/// Objects are written with their keys sorted (assay reads JSON objects
-/// so), where Python keeps the input's order. Non-ASCII characters are
-/// written as they are, but for the invisible ones (controls, format
-/// characters, spaces other than ' ', private use) that Python escapes;
-/// code points unassigned in Python's Unicode tables count as printable.
+/// Objects are written in their keys' input order, as a Python dict from
+/// `json.loads` is (serde_json keeps it: its `preserve_order` feature).
+/// Non-ASCII characters are written as they are, but for the invisible
+/// ones (controls, format characters, spaces other than ' ', private use)
+/// that Python escapes; code points unassigned in Python's Unicode tables
+/// count as printable.
 ///
 /// ```
 /// use assay_metrics::tools::python::py_str;
 /// use serde_json::json;
 /// assert_eq!(py_str(&json!("it's")), "it's");
-/// assert_eq!(py_str(&json!({"a": [1, 1e-5, 1e16, "it's", null, true]})),
-///            r#"{'a': [1, 1e-05, 1e+16, "it's", None, True]}"#);
+/// assert_eq!(py_str(&json!({"b": [1, 1e-5, 1e16, "it's", null, true], "a": false})),
+///            r#"{'b': [1, 1e-05, 1e+16, "it's", None, True], 'a': False}"#);
 /// ```
 pub fn py_str(v: &Value) -> String {
     match v {

@@ -8,7 +8,8 @@
 //!
 //! - both empty: 1; `P` empty or `R` empty (not both): 0;
 //! - `strict_order=false`: both lists are first sorted by the key
-//!   `(name, arg1, str(value1), arg2, str(value2), ...)`, arguments by name;
+//!   `(name, arg1, str(value1), arg2, str(value2), ...)`, arguments by name
+//!   (stably: calls with equal keys keep their order);
 //! - `aligned` = the names of `P` equal the names of `R` as sequences
 //!   (same length, same order);
 //! - pairing `R[i]` with `P[i]` for the shorter length, a pair with equal
@@ -25,14 +26,17 @@
 //! - Any extra or missing call breaks the alignment: the score is 0, though
 //!   every reference call was made (the partial credit and the coverage
 //!   factor only show when names align, so they never lower a score).
+//! - `str()` writes a nested object in the input's key order, so the same
+//!   object with its keys in another order does not match; and an argument
+//!   given as text that is the `str()` of the reference's value (say
+//!   `"{'a': None, 'b': 1e-05}"`) does.
 //! - Without strict order, calls sort by their names and the `str` of their
-//!   arguments, so `a=10` sorts before `a=9`.
+//!   arguments, so `a=10` sorts before `a=9`, and objects by their first
+//!   key as given.
 //! - The reference validates the conversation (ragas `MultiTurnSample`): a
 //!   tool result not right after an assistant message with calls or another
-//!   result fails the row here too.
-//! - One divergence: a nested object inside an argument is written by
-//!   `str()` in the input's key order by ragas, in sorted key order by
-//!   assay, so two key orders of the same object match here and not there.
+//!   result fails the row here too, and so does a call whose arguments are
+//!   `null` (ragas' `ToolCall` refuses them).
 //!
 //! Empty inputs: 1 when neither side has a call, 0 when only one has.
 
@@ -92,7 +96,7 @@ impl Params {
             Order::Strict => "strict",
             Order::Any => "sorted",
         };
-        Signature::new(SPEC.id.name(), 1)
+        Signature::new(SPEC.id.name(), 2)
             .with("order", order)
             .with("args", "py-str")
             .with("ref", "ragas-0.4.3")
@@ -139,10 +143,14 @@ impl Params {
     }
 }
 
-/// ragas' `_sorted_key_for_tool_call`.
+/// ragas' `_sorted_key_for_tool_call`: the name, then each argument's name
+/// and `str()` of its value, by argument name (Python's `sorted`, by code
+/// point, which is UTF-8 byte order), whatever order the input gave.
 fn sort_key(call: &ToolCall) -> Vec<String> {
+    let mut args: Vec<(&String, &Value)> = call.args.iter().collect();
+    args.sort_unstable_by_key(|(name, _)| *name);
     let mut key = vec![call.name.clone()];
-    for (name, value) in &call.args {
+    for (name, value) in args {
         key.push(name.clone());
         key.push(py_str(value));
     }

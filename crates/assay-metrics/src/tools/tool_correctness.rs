@@ -37,6 +37,12 @@
 //!   only with `input_parameters=true`.
 //! - Only the tool-result order is not checked: DeepEval sees the calls
 //!   alone, so a conversation whose tool results are out of place scores.
+//! - A call whose arguments are JSON `null` is a call with parameters
+//!   `None`: it scores as any call while arguments are ignored, is not
+//!   equal to a call with `{}` (the set of used calls, `exact_match` with
+//!   `input_parameters`), and where `input_parameters` weighs it against a
+//!   call of its name with other parameters DeepEval raises (its
+//!   `_compare_dicts` reads `None`): the row fails here, saying so.
 //!
 //! Empty inputs: 1 when neither side has a call; 0 when calls were made
 //! and none expected; 0 when calls were expected and none made.
@@ -48,6 +54,7 @@ use crate::MetricId;
 use assay_core::conversation::ToolCall;
 use assay_core::{Field, Outcome, Signature};
 use serde_json::{json, Map, Value};
+use std::fmt;
 
 pub const SPEC: MetricSpec = MetricSpec {
     id: MetricId::ToolCorrectness,
@@ -99,6 +106,26 @@ pub enum Arguments {
     Compared,
 }
 
+/// Where DeepEval raises: `input_parameters` weighs a call whose
+/// arguments are `null` against a call of its name with other arguments.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NullCompared {
+    /// The tool's name.
+    pub name: String,
+}
+
+impl fmt::Display for NullCompared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tool_correctness with input_parameters=true compares a '{}' call whose arguments are \
+             null with one whose arguments are not; DeepEval raises there (AttributeError in \
+             _compare_dicts)",
+            self.name
+        )
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Params {
     pub pairing: Pairing,
@@ -147,43 +174,50 @@ impl Params {
             Arguments::Ignored => "ignored",
             Arguments::Compared => "compared",
         };
-        Signature::new(SPEC.id.name(), 1)
+        Signature::new(SPEC.id.name(), 2)
             .with("pairing", pairing)
             .with("args", args)
             .with("ref", "deepeval-4.3.1")
     }
 
-    /// The pure score.
-    pub fn score(&self, called: &[&ToolCall], expected: &[ToolCall]) -> Outcome {
+    /// The pure score, or where DeepEval would raise.
+    pub fn score(
+        &self,
+        called: &[&ToolCall],
+        expected: &[ToolCall],
+    ) -> Result<Outcome, NullCompared> {
         let value = if called.is_empty() && expected.is_empty() {
             1.0
         } else {
             match self.pairing {
                 Pairing::Exact => self.exact(called, expected),
                 _ if expected.is_empty() => 0.0,
-                Pairing::Ordered => self.weighted_lcs(called, expected) / expected.len() as f64,
-                Pairing::AnyOrder => self.any_order(called, expected) / expected.len() as f64,
+                Pairing::Ordered => self.weighted_lcs(called, expected)? / expected.len() as f64,
+                Pairing::AnyOrder => self.any_order(called, expected)? / expected.len() as f64,
             }
         };
-        Outcome::scored(
+        Ok(Outcome::scored(
             value,
             json!({"called": called.len(), "expected": expected.len()}),
-        )
+        ))
     }
 
     /// The weight of a pair whose names are equal.
-    fn weight(&self, expected: &ToolCall, called: &ToolCall) -> f64 {
+    fn weight(&self, expected: &ToolCall, called: &ToolCall) -> Result<f64, NullCompared> {
         match self.arguments {
-            Arguments::Ignored => 1.0,
-            Arguments::Compared => compare_dicts(&expected.args, &called.args),
+            Arguments::Ignored => Ok(1.0),
+            Arguments::Compared if same_params(expected, called) => Ok(1.0),
+            Arguments::Compared if expected.null_args || called.null_args => Err(NullCompared {
+                name: called.name.clone(),
+            }),
+            Arguments::Compared => Ok(compare_dicts(&expected.args, &called.args)),
         }
     }
 
     fn exact(&self, called: &[&ToolCall], expected: &[ToolCall]) -> f64 {
         let all = called.len() == expected.len()
             && called.iter().zip(expected).all(|(c, e)| {
-                c.name == e.name
-                    && (self.arguments == Arguments::Ignored || map_eq(&c.args, &e.args))
+                c.name == e.name && (self.arguments == Arguments::Ignored || same_params(c, e))
             });
         if all {
             1.0
@@ -193,21 +227,18 @@ impl Params {
     }
 
     /// `_calculate_non_exact_match_score`'s sum.
-    fn any_order(&self, called: &[&ToolCall], expected: &[ToolCall]) -> f64 {
+    fn any_order(&self, called: &[&ToolCall], expected: &[ToolCall]) -> Result<f64, NullCompared> {
         let mut total = 0.0;
         let mut used: Vec<&ToolCall> = Vec::new();
         for e in expected {
             let mut best = (0.0, None);
             for c in called {
                 // DeepEval's set of used calls: equal calls count as used.
-                if used
-                    .iter()
-                    .any(|u| u.name == c.name && map_eq(&u.args, &c.args))
-                {
+                if used.iter().any(|u| u.name == c.name && same_params(u, c)) {
                     continue;
                 }
                 if e.name == c.name {
-                    let w = self.weight(e, c);
+                    let w = self.weight(e, c)?;
                     if w > best.0 {
                         best = (w, Some(*c));
                     }
@@ -218,11 +249,15 @@ impl Params {
                 used.push(c);
             }
         }
-        total
+        Ok(total)
     }
 
     /// `_compute_weighted_lcs`'s total, traced back as DeepEval does.
-    fn weighted_lcs(&self, called: &[&ToolCall], expected: &[ToolCall]) -> f64 {
+    fn weighted_lcs(
+        &self,
+        called: &[&ToolCall],
+        expected: &[ToolCall],
+    ) -> Result<f64, NullCompared> {
         let (m, n) = (expected.len(), called.len());
         let mut dp = vec![vec![0.0f64; n + 1]; m + 1];
         for i in 1..=m {
@@ -232,7 +267,7 @@ impl Params {
                 dp[i][j] = if e.name != c.name {
                     keep
                 } else {
-                    let w = self.weight(e, c);
+                    let w = self.weight(e, c)?;
                     // Python's max(a, b, x + w if w > 0 else 0): first of equals.
                     let take = if w > 0.0 { dp[i - 1][j - 1] + w } else { 0.0 };
                     py_max(keep, take)
@@ -251,8 +286,14 @@ impl Params {
                 j -= 1;
             }
         }
-        total
+        Ok(total)
     }
+}
+
+/// DeepEval's `==` between two calls' parameters: `None` (null arguments)
+/// equals only `None`, objects compare as Python's dicts.
+fn same_params(a: &ToolCall, b: &ToolCall) -> bool {
+    a.null_args == b.null_args && map_eq(&a.args, &b.args)
 }
 
 /// Python's `max(a, b)`: `a` unless `b` is greater.
@@ -289,7 +330,7 @@ mod tests {
 
     fn value(p: &Params, c: &[ToolCall], e: &[ToolCall]) -> f64 {
         match p.score(&c.iter().collect::<Vec<_>>(), e) {
-            Outcome::Scored { value, .. } => value,
+            Ok(Outcome::Scored { value, .. }) => value,
             other => panic!("{other:?}"),
         }
     }
@@ -332,5 +373,13 @@ mod tests {
         let nested = call("f", json!({"a": 1, "b": {"c": 1, "d": 2}}));
         let other = call("f", json!({"a": 1.0, "b": {"c": 1, "d": 3}}));
         assert_eq!(value(&args, &[other], &[nested]), 0.75);
+        // Null arguments: not equal to `{}`, so both calls are used; where
+        // they are weighed, DeepEval raises.
+        let null = call("f", Value::Null);
+        let empty = call("f", json!({}));
+        let both = [null.clone(), empty.clone()];
+        assert_eq!(value(&any, &both, &[empty.clone(), empty.clone()]), 1.0);
+        let err = args.score(&[&null], &[empty]).unwrap_err();
+        assert_eq!(err.name, "f");
     }
 }

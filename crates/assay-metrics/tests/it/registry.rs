@@ -132,7 +132,7 @@ fn signatures_are_golden() {
     );
     assert_eq!(
         sig(MetricId::ToolCallAccuracy),
-        format!("tool_call_accuracy|v1|order:strict|args:py-str|ref:ragas-0.4.3|assay:{v}")
+        format!("tool_call_accuracy|v2|order:strict|args:py-str|ref:ragas-0.4.3|assay:{v}")
     );
     assert_eq!(
         sig(MetricId::ToolCallF1),
@@ -140,7 +140,7 @@ fn signatures_are_golden() {
     );
     assert_eq!(
         sig(MetricId::ToolCorrectness),
-        format!("tool_correctness|v1|pairing:any-order|args:ignored|ref:deepeval-4.3.1|assay:{v}")
+        format!("tool_correctness|v2|pairing:any-order|args:ignored|ref:deepeval-4.3.1|assay:{v}")
     );
 }
 

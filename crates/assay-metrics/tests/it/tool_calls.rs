@@ -80,6 +80,41 @@ fn a_tool_result_out_of_place_fails_the_ragas_metrics_only() {
 }
 
 #[test]
+fn null_arguments_fail_the_ragas_metrics_and_deepeval_scores_them() {
+    let row = json!({
+        "messages": [
+            {"role": "user", "content": "weather?"},
+            {"role": "assistant", "tool_calls": [call("a", "weather", "null")]},
+        ],
+        "reference_tool_calls": [{"name": "weather", "args": {}}]
+    });
+    for id in [MetricId::ToolCallAccuracy, MetricId::ToolCallF1] {
+        let Outcome::Failed(f) = outcome(id, &row) else {
+            panic!("{id}: not failed")
+        };
+        assert_eq!(
+            f.message,
+            "row 4: message 1, field 'messages[1].tool_calls[0].function.arguments': null \
+             arguments: ragas' ToolCall needs an object (DeepEval reads null as a call without \
+             arguments)"
+        );
+    }
+    assert!(matches!(
+        outcome(MetricId::ToolCorrectness, &row),
+        Outcome::Scored { value, .. } if value == 1.0
+    ));
+    // Weighed against `{}` by its arguments, it makes DeepEval raise.
+    let params = BTreeMap::from([("input_parameters".to_string(), "true".to_string())]);
+    let metric = Metric::configure(MetricId::ToolCorrectness, &params).unwrap();
+    let sample = Sample::from_json(4, row.as_object().unwrap()).unwrap();
+    let [Outcome::Failed(f)] = &metric.scorer().score(&sample)[..] else {
+        panic!("not failed")
+    };
+    assert_eq!(f.kind, FailureKind::Input);
+    assert!(f.message.starts_with("row 4: tool_correctness with input_parameters=true compares a 'weather' call whose arguments are null"), "{}", f.message);
+}
+
+#[test]
 fn a_result_naming_no_call_still_scores_and_bad_references_fail() {
     let row = json!({
         "messages": [
