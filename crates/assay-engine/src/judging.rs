@@ -1,17 +1,18 @@
 //! The judged metrics of one sample: its plan's steps start as soon as the
 //! steps they read are done, judge calls go through the `Judge` (cache,
-//! single-flight, limiter, retries, schema repair), embeddings through the
-//! `CachedEmbedder`. An answer that fits its schema but not its question
-//! (a [`Mismatch`]) is shown back to the judge with the problem, at most
-//! `repair_attempts` times, then fails as a `mismatch` carrying the answer;
-//! a step that draws several votes, or asks one item at a time, has each
-//! vote or item checked and repaired on its own. Failures become outcomes
-//! of the metrics that needed the step; only a run-fatal judge error
-//! ([`assay_llm::Error::is_run_fatal`]: refused credentials, or a judge
-//! that cannot be reached or used and has answered nothing yet) is
-//! returned as an error. Under
-//! `--batch export` a judge call missing from the cache defers its step
-//! (and the steps that read it), and the sample gives no judged outcome.
+//! single-flight, schema repair) to its model (an HTTP model's limiter and
+//! retries, or an in-process model's one-call-at-a-time queue), embeddings
+//! through the `CachedEmbedder`. An answer that fits its schema but not
+//! its question (a [`Mismatch`]) is shown back to the judge with the
+//! problem, at most `repair_attempts` times, then fails as a `mismatch`
+//! carrying the answer; a step that draws several votes, or asks one item
+//! at a time, has each vote or item checked and repaired on its own.
+//! Failures become outcomes of the metrics that needed the step; only a
+//! run-fatal judge error ([`assay_llm::Error::is_run_fatal`]: refused
+//! credentials, or a judge that cannot be reached or used and has answered
+//! nothing yet) is returned as an error. Under `--batch export` a judge
+//! call missing from the cache defers its step (and the steps that read
+//! it), and the sample gives no judged outcome.
 //!
 //! With `--reasons llm`, each scored outcome then gets one more call for a
 //! prose reason ([`assay_metrics::judged::reason`]), checked and repaired

@@ -8,10 +8,11 @@
 //!
 //! A model serves one call at a time (one llama.cpp context; the embedder
 //! already spreads one batch over every core), so calls wait for their turn
-//! in an async queue, not on the blocking pool: with `--concurrency 16` one
-//! blocking thread computes instead of sixteen sitting on a lock. A call's
-//! latency is measured once it has its turn, so it is the time the model
-//! computed for it, not its time in the queue.
+//! in an async queue, not on the blocking pool: with many calls waiting (a
+//! sample's steps, or the samples an HTTP judge keeps in flight beside a
+//! local embedder) one blocking thread computes instead of each sitting on
+//! a lock. A call's latency is measured once it has its turn, so it is the
+//! time the model computed for it, not its time in the queue.
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -3,7 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// Every metric assay knows, by the id users type.
+/// A lexical or tool-call metric, by the id users type; judged metrics
+/// are [`crate::judged::JudgedId`]s, and [`crate::AnyId`] is either.
 ///
 /// ```
 /// use assay_metrics::MetricId;
@@ -26,7 +27,8 @@ pub enum MetricId {
 }
 
 impl MetricId {
-    /// Every metric, in the order `assay metrics` lists them.
+    /// Every lexical and tool-call metric, in the order `assay metrics`
+    /// lists them (before the judged ones).
     pub const ALL: [MetricId; 11] = [
         MetricId::Rouge,
         MetricId::Bleu,

@@ -1,5 +1,11 @@
-//! The one registry of assay's metrics: ids, what each needs and accepts,
-//! its signature, and per-sample scoring.
+//! assay's metrics: ids, what each needs and accepts, its signature, and
+//! per-sample scoring.
+//!
+//! Two registries, neither holding the other's metrics: [`specs`] lists
+//! the lexical and tool-call metrics ([`MetricId`]), [`judged::registry`]
+//! the judged metrics and their prompts ([`judged::JudgedId`]).
+//! [`registry`] keeps no list: it joins the two ([`AnyId`]) for what
+//! users type and `assay metrics` lists.
 //!
 //! The lexical metrics wrap the pure algorithms of `assay-text`; scoring is
 //! a function of the sample alone, so it is tested without any model.

@@ -1,5 +1,7 @@
-//! The one registry users see: every metric id, lexical or judged, with its
-//! documentation, parsed once at the boundary.
+//! Every metric users can name, lexical or judged, with its documentation,
+//! parsed once at the boundary. It keeps no list of its own: [`AnyId`]
+//! joins the lexical and tool-call metrics of [`crate::specs`] and the
+//! judged ones of [`crate::judged::registry`].
 
 use crate::id::{MetricId, UnknownMetric};
 use crate::judged::{JudgedId, JudgedMetric};

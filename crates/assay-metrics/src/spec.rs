@@ -1,6 +1,6 @@
-//! What a metric is, needs and accepts: the types of its entry in the
-//! table ([`crate::specs::SPECS`]) behind `assay metrics`, parameter
-//! checking and the metrics reference.
+//! What a lexical or tool-call metric is, needs and accepts: the types of
+//! its entry in [`crate::specs::SPECS`], read by `assay metrics` (and so
+//! the metrics reference) and by parameter checking.
 
 use crate::params::ParamSpec;
 use crate::MetricId;

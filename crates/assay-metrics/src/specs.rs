@@ -1,5 +1,6 @@
-//! The entry of every lexical and tool-call metric: the one table behind
-//! `assay metrics`, parameter checking and the metrics reference.
+//! The entry of every lexical and tool-call metric, read by `assay
+//! metrics` (and so the metrics reference) and by parameter checking.
+//! The judged metrics are in [`crate::judged::registry`].
 
 use crate::params::ParamSpec;
 use crate::spec::{Direction, MetricSpec};

@@ -1,5 +1,7 @@
-//! `answer_relevance` (valor-lite; seed 004, "Answer Relevance"): the share
-//! of the response's statements that are relevant to the question.
+//! `answer_relevance`, valor-lite's "Answer Relevance" (seed 004): the
+//! share of the response's statements that are relevant to the question.
+//! Not ragas' [`crate::judged::answer_relevancy`], which embeds questions
+//! generated from the response; each keeps its library's name.
 //!
 //! Steps: [`steps::response_statements`] (`prompts/statements.json`), then
 //! [`steps::relevance_verdicts`] (`prompts/relevance_verdicts.json`), yes /

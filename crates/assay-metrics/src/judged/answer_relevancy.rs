@@ -1,6 +1,8 @@
-//! `answer_relevancy` (ragas; seed 002, "Answer Relevancy"): how directly
+//! `answer_relevancy`, ragas' "Answer Relevancy" (seed 002): how directly
 //! the response answers the question, measured by the questions it
-//! answers.
+//! answers. Not valor-lite's [`crate::judged::answer_relevance`], which
+//! counts the response's statements relevant to the question; each keeps
+//! its library's name.
 //!
 //! Steps: [`steps::generated_questions`] (`prompts/generated_questions.json`):
 //! in ONE call, `strictness` (default 3) questions the response answers,

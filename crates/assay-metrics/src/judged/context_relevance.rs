@@ -1,5 +1,8 @@
-//! `context_relevance` (valor-lite, DeepEval; seed 004, "Context
-//! Relevance"): the share of retrieved contexts relevant to the question.
+//! `context_relevance`, valor-lite's "Context Relevance" (seed 004, its
+//! instruction adapted from DeepEval's): the share of retrieved contexts
+//! relevant to the question, one verdict per context. Not ragas'
+//! [`crate::judged::context_relevancy`], which measures how much of the
+//! contexts' sentences is needed to answer; each keeps its library's name.
 //!
 //! Steps: [`steps::context_relevance`] (`prompts/context_relevance.json`),
 //! yes/no per context. Score = relevant / contexts.

@@ -1,11 +1,15 @@
-//! `context_relevancy` (the older ragas metric of seed 002, "Context
-//! Relevancy"): how much of the retrieved context is needed to answer.
+//! `context_relevancy`, the older ragas "Context Relevancy" (seed 002):
+//! how much of the retrieved context is needed to answer, as the share of
+//! its sentences extracted as needed. Not valor-lite's
+//! [`crate::judged::context_relevance`], which counts the contexts relevant
+//! to the question; each keeps its library's name.
 //!
 //! Steps: [`steps::sentence_extraction`] (`prompts/sentence_extraction.json`)
 //! over the contexts joined by newlines: the sentences needed to answer,
 //! verbatim, or "insufficient information"; `strictness` > 1 draws that
 //! many votes (temperature > 0, distinct seeds). With
-//! `agreement=embedding`, also [`EmbedText::Extractions`].
+//! `agreement=embedding` and more than one vote, also
+//! [`EmbedText::Extractions`].
 //!
 //! Per vote, overlap = min(extracted sentences found verbatim in the
 //! context / context sentences, 1); insufficient information: 0. Score =

@@ -1,6 +1,8 @@
-//! Every judged metric and every prompt, registered once: the one module
-//! that knows them all, so that the metrics and steps themselves never
-//! need to.
+//! Every judged metric (each registered by its line in `judged_metrics!`,
+//! `judged/mod.rs`) and every prompt, listed once, so that the metrics and
+//! steps themselves need no list of the others. The lexical and tool-call
+//! metrics are in [`crate::specs`]; [`crate::registry`] joins both for
+//! users.
 
 use crate::judged::metric::{JudgedDef, JudgedId, UnknownJudged};
 use crate::judged::prompt::{Origin, Prompt, PromptError, PromptId, PromptSet, UnknownPrompt};

@@ -1,10 +1,11 @@
-//! `rubric`: a judged rating on a criterion the user writes (DeepEval's
-//! G-Eval, promptfoo's `llm-rubric`, ragas' rubric scores), over the
-//! sample's fields (`rubric.fields`, default `user_input,response`).
+//! `rubric`, the metric: a judged rating on a criterion the user writes
+//! (DeepEval's G-Eval, promptfoo's `llm-rubric`, ragas' rubric scores),
+//! over the sample's fields (`rubric.fields`, default `user_input,response`).
 //!
-//! The machinery (parameters, named rubrics, evaluation steps written
-//! once per run, the probability-weighted rating) is the rubric shape's:
-//! [`crate::judged::rubrics`].
+//! This module is only its definition and default fields. What it runs
+//! (parameters, named rubrics, evaluation steps written once per run, the
+//! probability-weighted rating) is in [`crate::judged::rubrics`], which
+//! `conversation_rubric` shares.
 
 use crate::judged::metric::{JudgedDef, JudgedId, JudgedMetric, PerOutput};
 use crate::judged::prompt::PromptSet;

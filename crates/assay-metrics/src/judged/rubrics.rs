@@ -1,7 +1,9 @@
-//! The shape of the rubric metrics (G-Eval): `rubric` rates a sample's
-//! fields, `conversation_rubric` a whole conversation, on criteria the user
-//! writes. Each of those modules is its definition; this is their one
-//! [`MetricUnit`], their parameters and their two steps.
+//! What the two rubric metrics (G-Eval) share, not a metric of its own:
+//! [`crate::judged::rubric`] rates a sample's fields,
+//! [`crate::judged::conversation_rubric`] a whole conversation, on
+//! criteria the user writes. Each of those modules is only a definition;
+//! this is their one [`MetricUnit`] (the rubrics, unnamed and named, of
+//! one configured metric), their parameters and their two steps.
 //!
 //! `--set METRIC.criteria="..."` rates every sample on a scale 1..N
 //! (`METRIC.scale`, default 5) and maps the rating to [0, 1] as
@@ -21,9 +23,9 @@
 //! fails, every sample's outcome is `failed` with its failure.
 //!
 //! Several rubrics in one run: `METRIC.NAME.criteria=...` (with optional
-//! `NAME.steps`, `NAME.scale`, `NAME.fields`, which default to the
-//! unnamed ones' values), outputs `METRIC/NAME`; `METRIC.criteria` gives
-//! the output `METRIC`.
+//! `NAME.steps`, written by the judge when absent, and `NAME.scale`,
+//! `NAME.fields`, which default to the unnamed ones' values), outputs
+//! `METRIC/NAME`; `METRIC.criteria` gives the output `METRIC`.
 //!
 //! Steps: per rubric, one rating call per sample (`prompts/rubric_rating.json`).
 //!
