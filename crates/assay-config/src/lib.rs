@@ -31,7 +31,7 @@ use assay_llm::{
 use assay_local::{
     JudgeOptions as LocalJudgeOptions, LocalEmbedder, LocalJudge, LocalSpec, Offloaded,
 };
-use assay_metrics::judged::{Combiner, GroundingModel, JudgedMetric, PromptSet, Protocol};
+use assay_metrics::judged::{fitness, Combiner, GroundingModel, JudgedMetric, PromptSet, Protocol};
 use assay_metrics::params::ParamError;
 use assay_metrics::{AnyId, Metric, Setting};
 use std::collections::BTreeMap;
@@ -687,9 +687,13 @@ pub fn judged_run(
         Some(path) => prompts.with_combiner(alignment(path)?),
         None => prompts,
     };
+    let prompts = prompts.with_protocol(protocol);
     Ok(JudgedRun {
-        metrics,
-        prompts: prompts.with_protocol(protocol),
+        metrics: metrics
+            .into_iter()
+            .map(|m| fitness::under(m, &prompts))
+            .collect(),
+        prompts,
         judge,
         judge_spec: portable(&judge_spec),
         embedder,

@@ -159,11 +159,14 @@ pub enum FailureKind {
     /// The answer was valid JSON but did not fit the question (wrong number
     /// of verdicts, a label outside the set), even after one repair.
     Mismatch,
+    /// The judge in use is measured unfit for the metric, which declined
+    /// to print a number and asked nothing (`assay_metrics::judged::fitness`).
+    Unfit,
 }
 
 impl FailureKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FailureKind; 15] = [
+    pub const ALL: [FailureKind; 16] = [
         FailureKind::Input,
         FailureKind::Undefined,
         FailureKind::Auth,
@@ -179,6 +182,7 @@ impl FailureKind {
         FailureKind::Cache,
         FailureKind::Config,
         FailureKind::Mismatch,
+        FailureKind::Unfit,
     ];
 
     /// The stable snake_case id.
@@ -199,6 +203,7 @@ impl FailureKind {
             FailureKind::Cache => "cache",
             FailureKind::Config => "config",
             FailureKind::Mismatch => "mismatch",
+            FailureKind::Unfit => "unfit",
         }
     }
 }

@@ -312,6 +312,11 @@ pub struct RunSummary {
     /// measured. Runs with judged metrics only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agreement: Option<Vec<assay_metrics::judged::measured::Agreement>>,
+    /// Per judged metric of the run, the local judge's verdicts on the
+    /// plain conversations under the run's protocol, and whether it
+    /// declined for them (`assay_metrics::judged::fitness`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fitness: Option<Vec<assay_metrics::judged::fitness::Fitness>>,
     /// The prevalence corrected with a judge calibration (`assay eval
     /// --calibration`), added after the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

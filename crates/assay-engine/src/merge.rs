@@ -288,6 +288,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, input: Option<&Path>) -> Result<Strin
         ragas_score: None,
         // The shards ran one configuration.
         agreement: first.summary.agreement.clone(),
+        fitness: first.summary.fitness.clone(),
         calibrated: None,
         input: None,
         complete: true,

@@ -3,7 +3,9 @@
 //! next batch is read, so memory stays flat and finished work is on disk.
 //!
 //! With judged metrics, rows are read as work frees up instead: a bounded
-//! number of samples (4 x `--concurrency`) is in flight on a tokio runtime,
+//! number of samples is in flight on a tokio runtime (4 x `--concurrency`
+//! with an HTTP judge, whose limiter holds the requests to `--concurrency`;
+//! one with an in-process judge, which computes one call at a time),
 //! each sample's judge steps start as their inputs are ready, and a
 //! sample's outcomes are appended (whole lines, flushed) as soon as it
 //! completes, in completion order. Lexical metrics of the same run are
@@ -31,7 +33,7 @@ use assay_core::{
     dataset, Accumulator, Failure, FailureKind, Format, Outcome, OutcomeRecord, Row, Sample, Stitch,
 };
 use assay_llm::{CallKind, ChatModel, Embedder, Latency, PriceTable, UsageLedger, UsageSummary};
-use assay_metrics::judged::{measured, reason, PromptId};
+use assay_metrics::judged::{fitness, measured, reason, PromptId};
 use assay_metrics::{Corpus, Metric, Scorer};
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -414,6 +416,13 @@ pub async fn run(
                 .iter()
                 .filter(|m| j.prompts.builtin_grounding() || !m.asks_grounding(&j.prompts))
                 .flat_map(|m| measured::of(m.id().name(), j.prompts.protocol()))
+                .cloned()
+                .collect()
+        }),
+        fitness: cfg.judged.as_ref().map(|j| {
+            j.metrics
+                .iter()
+                .filter_map(|m| fitness::of(m.id().name(), j.prompts.protocol()))
                 .cloned()
                 .collect()
         }),
@@ -894,9 +903,6 @@ fn manifest(cfg: &RunOptions, format: Format) -> Result<RunManifest> {
     })
 }
 
-/// Whether the manifest lists prompt `id`: the reason prompt only when
-/// `--reasons llm` uses it, and a metric's own prompts only when it runs,
-/// so the manifests of other runs stay as they were.
 /// A file the run reads beside its input (`--references`, `--logs`), by
 /// its path as given and its content's hash.
 fn file_record(path: &std::path::Path) -> Result<FileRecord> {
@@ -907,6 +913,10 @@ fn file_record(path: &std::path::Path) -> Result<FileRecord> {
     })
 }
 
+/// Whether the manifest lists prompt `id`: a shared prompt
+/// ([`PromptId::is_shared`]) always, the reason prompt only when `--reasons
+/// llm` uses it, and a metric's own prompts only when it runs, so the
+/// manifests of other runs stay as they were.
 fn used_prompt(j: &JudgedRun, id: PromptId) -> bool {
     if id == reason::OUTCOME_REASON {
         j.reasons == Reasons::Llm

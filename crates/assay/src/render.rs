@@ -1,5 +1,6 @@
 //! What `eval` and `metrics` print on stdout.
 
+use assay_core::FailureKind;
 use assay_engine::RunSummary;
 use assay_metrics::judged::measured::Agreement;
 use assay_metrics::{AnyId, Direction};
@@ -23,6 +24,27 @@ fn agreement_lines(summary: &RunSummary, agreement: &[Agreement]) -> String {
         }
     }
     for metric in judged {
+        let declined = summary.outputs.iter().any(|o| {
+            o.metric == metric
+                && o.summary
+                    .failed_by_kind
+                    .contains_key(FailureKind::Unfit.name())
+        });
+        let measured = summary.fitness.iter().flatten();
+        if let Some(fit) = measured.into_iter().find(|f| f.metric == metric) {
+            let verdict = if declined {
+                "declined: no number printed (the failures say which judge to use)"
+            } else {
+                "agreement with people not measured (no labelled conversations)"
+            };
+            let _ = writeln!(
+                out,
+                "  {metric:<19} {} right on {} of {} plain conversations \
+                 (examples/conversations.jsonl); {verdict}",
+                fit.judge, fit.right, fit.of
+            );
+            continue;
+        }
         let figures: Vec<String> = agreement
             .iter()
             .filter(|a| a.metric == metric)

@@ -374,9 +374,11 @@ fn topic_adherence_counts_answered_and_refused_topics_against_the_reference() {
     assert_eq!(recall["details"]["mode"], "recall");
 }
 
-/// With the real small local judge: every conversation metric runs
-/// in-process to a score or its documented skip (a 135M model may find no
-/// fact to retain), never a failure. Needs `scripts/fetch-models.sh`.
+/// With the real small local judge, asked anyway (`--protocol per-item`;
+/// by default it declines the metrics it is unfit for): every conversation
+/// metric runs in-process to a score or its documented skip (a 135M model
+/// may find no fact to retain), never a failure. Needs
+/// `scripts/fetch-models.sh`.
 #[test]
 fn the_local_judge_scores_conversations() {
     let _cores = crate::common::one_local_model_at_a_time();
@@ -391,6 +393,8 @@ fn the_local_judge_scores_conversations() {
             METRICS,
             "--judge",
             "local:smollm2-135m",
+            "--protocol",
+            "per-item",
             "--no-cache",
             "--out",
             out.to_str().unwrap(),
@@ -613,4 +617,78 @@ fn a_metric_that_embeds_is_refused_per_turn_and_precision_reads_the_reference() 
     );
     assert_eq!(fx.chats().len(), fx.asked("context_usefulness"));
     assert_eq!(fx.asked("context_usefulness"), 2);
+}
+
+/// The plain conversations of `examples/conversations.jsonl`, whose right
+/// verdicts (`meta.expected`) a person sees at a glance, with the default
+/// judge: a metric the local judge is measured unfit for fails every row
+/// with `unfit`, says so in the summary's agreement line and asks nothing;
+/// every other metric gives each row the verdict it expects (above 0.5 for
+/// 1, below for 0). Needs `scripts/fetch-models.sh`.
+#[test]
+fn plain_conversations_get_the_right_verdict_or_none() {
+    let _cores = crate::common::one_local_model_at_a_time();
+    let metrics = "knowledge_retention,turn_relevancy,conversation_completeness,role_adherence,\
+                   agent_goal_accuracy,topic_adherence,argument_correctness,task_completion";
+    let data = repo().join("examples/conversations.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let o = assay(
+        &[
+            "eval",
+            data.to_str().unwrap(),
+            "-m",
+            metrics,
+            "--no-cache",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    // Exit 1 or 0: a run with declined metrics has failed outcomes.
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<Value> = std::fs::read_to_string(&data)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut declined = 0;
+    for metric in metrics.split(',') {
+        let outcomes: Vec<(Value, Value)> = rows
+            .iter()
+            .map(|row| {
+                let id = row["id"].as_str().unwrap();
+                (
+                    row["meta"]["expected"][metric].clone(),
+                    by_metric(&out, id)[metric].clone(),
+                )
+            })
+            .collect();
+        if outcomes[0].1["error"]["kind"] == "unfit" {
+            declined += 1;
+            for (_, outcome) in &outcomes {
+                assert_eq!(outcome["error"]["kind"], "unfit", "{metric}: {outcome}");
+                let why = outcome["error"]["message"].as_str().unwrap();
+                assert!(why.contains("--judge openai:MODEL"), "{why}");
+            }
+            let line = stdout
+                .lines()
+                .find(|l| l.trim_start().starts_with(metric) && l.contains("declined"));
+            assert!(
+                line.is_some(),
+                "{metric} declined in the summary:\n{stdout}"
+            );
+            continue;
+        }
+        for (expected, outcome) in outcomes.iter().filter(|(e, _)| !e.is_null()) {
+            let value = outcome["value"].as_f64();
+            let right = value.is_some_and(|v| (v > 0.5) == (expected.as_f64() == Some(1.0)));
+            assert!(right, "{metric}: expected {expected}, got {outcome}");
+        }
+    }
+    assert!(
+        declined > 0,
+        "the local judge declines what it was measured unfit for"
+    );
 }
