@@ -5,6 +5,7 @@
 
 use crate::error::{EngineError, OutputContext, Result};
 use crate::shard::Shard;
+use assay_core::dataset::InputOptions;
 use assay_core::{Accumulator, Format, InputReport, Stitch, Summary};
 use assay_llm::ModelIdentity;
 use assay_metrics::judged::{ragas_score, MetricMean, Protocol};
@@ -12,7 +13,7 @@ use assay_metrics::{CorpusScore, Direction};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use assay_core::OutcomeRecord;
 
@@ -89,6 +90,29 @@ pub struct InputRecord {
 pub struct FileRecord {
     pub path: String,
     pub sha256: String,
+}
+
+impl InputRecord {
+    /// How the run read its input, to read it again the same way (a
+    /// merge's corpus scores, the report's fields): its references and
+    /// logs joined, its calls stitched or not. An error names a side file
+    /// that cannot be read or has changed since the run.
+    pub fn options(&self) -> std::result::Result<InputOptions, String> {
+        let unchanged = |f: &FileRecord| {
+            let now = assay_core::hash::sha256_file(Path::new(&f.path))
+                .map_err(|e| format!("cannot read {}: {e}", f.path))?;
+            if now == f.sha256 {
+                Ok(PathBuf::from(&f.path))
+            } else {
+                Err(format!("{} changed since the run", f.path))
+            }
+        };
+        Ok(InputOptions {
+            references: self.references.as_ref().map(unchanged).transpose()?,
+            logs: self.logs.as_ref().map(unchanged).transpose()?,
+            stitch: self.stitch.unwrap_or_default(),
+        })
+    }
 }
 
 /// One metric of a run.

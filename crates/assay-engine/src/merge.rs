@@ -51,8 +51,13 @@ fn corpus_scores(manifest: &RunManifest, input: Option<&Path>) -> Result<Vec<Cor
     if actual != recorded {
         return Err(format!("the input {path} changed since the shards ran"));
     }
-    let rows = dataset::open(&Source::Path(PathBuf::from(path)), manifest.input.format)
-        .map_err(|e| e.to_string())?;
+    let options = manifest.input.options()?;
+    let rows = dataset::open_with(
+        &Source::Path(PathBuf::from(path)),
+        manifest.input.format,
+        &options,
+    )
+    .map_err(|e| e.to_string())?;
     for (sample, _) in rows.flatten() {
         for scorer in &mut scorers {
             scorer.score(&sample);

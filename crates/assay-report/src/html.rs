@@ -14,7 +14,7 @@
 //! the whole run.
 
 use crate::{Error, Result};
-use assay_core::dataset::{self, Format, Source};
+use assay_core::dataset::{self, Format, InputOptions, Source};
 use assay_core::{visit_results, Field, OutcomeRecord, Sample, Status};
 use assay_engine::rundir::{MANIFEST, RESULTS, SUMMARY};
 use assay_engine::{RunManifest, RunSummary};
@@ -138,8 +138,9 @@ fn replace_chars(text: &str, replace: impl Fn(char) -> Option<&'static str>) -> 
 /// Whether the input named in the manifest is still the one scored.
 #[derive(Debug, PartialEq)]
 enum Input {
-    /// Same SHA-256 as at run time: its fields can be shown.
-    Verified(PathBuf),
+    /// Same SHA-256 as at run time, and its side files too: its fields can
+    /// be shown, read as the run read them.
+    Verified(PathBuf, InputOptions),
     Changed {
         path: String,
         now: String,
@@ -155,7 +156,7 @@ enum Input {
 impl Input {
     fn note(&self) -> String {
         match self {
-            Input::Verified(p) => format!("{}: unchanged since the run", p.display()),
+            Input::Verified(p, _) => format!("{}: unchanged since the run", p.display()),
             Input::Changed { path, now } => format!(
                 "{path} has changed since the run (sha256 now {now}): its fields are not shown"
             ),
@@ -176,7 +177,10 @@ fn check_input(manifest: &RunManifest) -> Input {
         });
     };
     match assay_core::hash::sha256_file(Path::new(path)) {
-        Ok(now) if now == recorded => Input::Verified(PathBuf::from(path)),
+        Ok(now) if now == recorded => match manifest.input.options() {
+            Ok(options) => Input::Verified(PathBuf::from(path), options),
+            Err(why) => Input::Unavailable(why),
+        },
         Ok(now) => Input::Changed {
             path: path.into(),
             now,
@@ -711,7 +715,9 @@ fn embedded_data(run: &Run, outputs: &[String]) -> Result<Value> {
     let shown = &run.results.samples;
     let total = run.results.rows.len();
     let fields = match run.input {
-        Input::Verified(path) => Some(input_fields(path, run.input_format, shown)?),
+        Input::Verified(path, options) => {
+            Some(input_fields(path, run.input_format, options, shown)?)
+        }
         _ => None,
     };
     let samples: Vec<Value> = shown
@@ -754,10 +760,11 @@ fn embedded_data(run: &Run, outputs: &[String]) -> Result<Value> {
 fn input_fields<T>(
     path: &Path,
     format: Option<Format>,
+    options: &InputOptions,
     wanted: &BTreeMap<u64, T>,
 ) -> Result<BTreeMap<u64, Value>> {
     let last = wanted.keys().next_back().copied().unwrap_or(0);
-    let rows = dataset::open(&Source::Path(path.to_path_buf()), format)
+    let rows = dataset::open_with(&Source::Path(path.to_path_buf()), format, options)
         .map_err(|e| Error::Usage(format!("cannot read the input {}: {e}", path.display())))?;
     let mut fields = BTreeMap::new();
     for row in rows {
@@ -933,7 +940,10 @@ mod tests {
             .unwrap()
         };
         let manifest = |sha: &str| with_input(path.to_str().unwrap(), Some(sha));
-        assert_eq!(check_input(&manifest(&sha)), Input::Verified(path.clone()));
+        assert_eq!(
+            check_input(&manifest(&sha)),
+            Input::Verified(path.clone(), InputOptions::default())
+        );
         assert!(matches!(check_input(&manifest("0")), Input::Changed { .. }));
         fs::remove_file(&path).unwrap();
         let missing = check_input(&manifest(&sha)).note();

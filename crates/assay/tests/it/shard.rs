@@ -319,3 +319,65 @@ fn conversation_shards_merged_equal_the_unsharded_run() {
             > 0
     );
 }
+
+/// A run whose references come from `--references` is read again the same
+/// way: the merge's corpus scores join the file's references to the rows
+/// (the unsharded run's scores, not those of rows without references),
+/// and the report shows the joined reference. A side file changed since
+/// the run is named where the corpus scores would be.
+#[test]
+fn a_merge_and_a_report_read_the_references_the_run_joined() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parity =
+        std::fs::read_to_string(repo().join("crates/assay-text/tests/data/parity/public.jsonl"))
+            .unwrap();
+    let (mut rows, mut refs) = (String::new(), String::new());
+    for (i, line) in parity.lines().take(60).enumerate() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        let id = format!("r{i}");
+        rows += &format!("{}\n", json!({"id": id, "response": row["prediction"]}));
+        refs += &format!("{}\n", json!({"id": id, "reference": row["references"][0]}));
+    }
+    let data = tmp.path().join("rows.jsonl");
+    let references = tmp.path().join("refs.jsonl");
+    std::fs::write(&data, rows).unwrap();
+    std::fs::write(&references, refs).unwrap();
+    let with_refs = ["--references", references.to_str().unwrap()];
+    let full = tmp.path().join("full");
+    ok(&eval(&data, &full, &with_refs));
+    let shards: Vec<PathBuf> = ["1/2", "2/2"]
+        .iter()
+        .map(|k| {
+            let dir = tmp.path().join(format!("shard-{}", &k[..1]));
+            ok(&eval(
+                &data,
+                &dir,
+                &[&["--shard", k][..], &with_refs].concat(),
+            ));
+            dir
+        })
+        .collect();
+    let merged = tmp.path().join("merged");
+    ok(&merge(&shards, &merged));
+    let corpus = |dir: &Path| read_json(&dir.join("summary.json"))["corpus"].clone();
+    assert!(!corpus(&full).as_array().unwrap().is_empty());
+    assert_eq!(corpus(&merged), corpus(&full));
+
+    ok(&assay(&["report", full.to_str().unwrap()], None));
+    let html = std::fs::read_to_string(full.join("report.html")).unwrap();
+    let first: Value = serde_json::from_str(parity.lines().next().unwrap()).unwrap();
+    let reference = first["references"][0].as_str().unwrap();
+    let shown = serde_json::to_string(&reference[..reference.len().min(40)]).unwrap();
+    assert!(
+        html.contains(shown.trim_matches('"')),
+        "the joined reference is shown"
+    );
+
+    std::fs::write(&references, "").unwrap();
+    let again = tmp.path().join("again");
+    ok(&merge(&shards, &again));
+    let summary = read_json(&again.join("summary.json"));
+    assert_eq!(summary["corpus"], json!([]));
+    let note = summary["corpus_note"].as_str().unwrap();
+    assert!(note.contains("refs.jsonl changed since the run"), "{note}");
+}
