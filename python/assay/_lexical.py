@@ -164,7 +164,21 @@ class RougeScorer:
         scorer.score(target, prediction)["rougeL"].fmeasure
     """
 
-    def __init__(self, rouge_types: Sequence[str], use_stemmer: bool = False, **_: object):
+    def __init__(
+        self,
+        rouge_types: Sequence[str],
+        use_stemmer: bool = False,
+        split_summaries: bool = False,
+        tokenizer: object = None,
+    ):
+        # rouge-score's other options change its numbers; taking them and
+        # scoring without them would differ from it without a word.
+        if tokenizer is not None or split_summaries:
+            raise ValueError(
+                "assay.RougeScorer scores with rouge-score's default tokenizer and rougeLsum "
+                "over newline-separated lines only; for tokenizer= or split_summaries=True "
+                "use rouge_score.rouge_scorer.RougeScorer"
+            )
         self.rouge_types = list(rouge_types)
         self.use_stemmer = use_stemmer
         # Checks the types now, as rouge-score does.

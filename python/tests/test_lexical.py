@@ -134,3 +134,14 @@ def test_bad_arguments_raise_clear_errors():
         assay.chrf(["a"], "a")
     with pytest.raises(ValueError):
         assay.sacrebleu("a", [])
+
+
+def test_rouge_scorer_refuses_the_options_it_would_score_without():
+    class Chars:
+        def tokenize(self, text):
+            return list(text)
+
+    for kwargs in ({"tokenizer": Chars()}, {"split_summaries": True}):
+        with pytest.raises(ValueError, match="rouge_score.rouge_scorer.RougeScorer"):
+            assay.RougeScorer(["rouge1"], **kwargs)
+    assert assay.RougeScorer(["rouge1"], split_summaries=False, tokenizer=None).score("a b", "a")
