@@ -32,7 +32,7 @@
 //! it fails on that row (naming the message and the field) while a metric
 //! that reads only well-formed parts scores the row.
 
-use crate::sample::kind;
+use crate::json::kind;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;

@@ -13,8 +13,9 @@
 //! references row and which references rows matched no sample is counted
 //! ([`ReferencesReport`]), never silent.
 
-use crate::dataset::{self, DatasetError, Position};
-use crate::sample::{kind, Field, Sample};
+use crate::json::kind;
+use crate::read::{self, DatasetError, Position};
+use crate::sample::{Field, Sample};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fs::File;
@@ -156,7 +157,7 @@ impl References {
                 let record =
                     record.map_err(|e| refs.malformed(None, None, format!("invalid CSV: {e}")))?;
                 let at = Position::Line(record.position().map_or(0, |p| p.line()));
-                let map = dataset::csv_object(&headers, &record)
+                let map = read::csv_object(&headers, &record)
                     .map_err(|(field, message)| refs.malformed(Some(at), Some(&field), message))?;
                 refs.add(map, at)?;
             }
@@ -167,7 +168,7 @@ impl References {
                     continue;
                 }
                 let at = Position::Line(n as u64 + 1);
-                let checked: dataset::Checked = serde_json::from_str(&line)
+                let checked: read::Checked = serde_json::from_str(&line)
                     .map_err(|e| refs.malformed(Some(at), None, format!("invalid JSON: {e}")))?;
                 if let Some(key) = checked.repeated {
                     return Err(refs.malformed(

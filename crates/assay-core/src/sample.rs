@@ -1,6 +1,7 @@
 //! The unit of evaluation: one dataset row, with its fields parsed once.
 
 use crate::conversation::{self, Conversation, Problem, ToolCall};
+use crate::json::kind;
 use serde_json::{Map, Value};
 use std::fmt;
 use std::str::FromStr;
@@ -302,18 +303,6 @@ fn field_error(key: &str, message: String) -> FieldError {
     FieldError {
         field: key.to_string(),
         message,
-    }
-}
-
-/// A JSON value's type, in the words an error message needs.
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 

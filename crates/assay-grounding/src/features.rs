@@ -8,10 +8,11 @@
 //! separators ("1,000" is "1000").
 
 use crate::slots::{conflict_in, Conflict};
+use crate::words::NEGATIONS;
+pub use crate::words::{is_stop_word, words};
 use assay_text::porter::stem;
 use assay_text::sentences::split_sentences;
 use std::collections::{BTreeSet, HashSet};
-use std::sync::OnceLock;
 
 /// The features' names, in the order of [`Features::values`] and of the
 /// model's weights.
@@ -28,66 +29,6 @@ pub const NAMES: [&str; 11] = [
     "negation_mismatch",
     "log_content_words",
 ];
-
-/// Words whose presence turns a statement around.
-pub(crate) const NEGATIONS: &[&str] = &[
-    "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
-    "don", "doesn", "didn", "isn", "wasn", "aren", "weren", "won", "wouldn", "couldn", "shouldn",
-    "hasn", "haven", "hadn",
-];
-
-fn stop_words() -> &'static HashSet<&'static str> {
-    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    WORDS.get_or_init(|| {
-        include_str!("../data/stopwords.txt")
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .collect()
-    })
-}
-
-/// Unit symbols and the words they stand for: a text that writes "100 °C"
-/// states what "100 degrees Celsius" claims.
-const UNITS: [(&str, &str); 5] = [
-    ("°C", " degrees celsius"),
-    ("°F", " degrees fahrenheit"),
-    ("ºC", " degrees celsius"),
-    ("ºF", " degrees fahrenheit"),
-    ("%", " percent"),
-];
-
-/// The lower-cased words of `text`: runs of letters and digits, with unit
-/// symbols spelled out.
-///
-/// ```
-/// use assay_grounding::features::words;
-/// assert_eq!(words("Brontë's 1813 novel"), ["brontë", "s", "1813", "novel"]);
-/// assert_eq!(words("100 °C"), ["100", "degrees", "celsius"]);
-/// ```
-pub fn words(text: &str) -> Vec<String> {
-    spelled(text)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// `text` with its unit symbols spelled out.
-pub(crate) fn spelled(text: &str) -> std::borrow::Cow<'_, str> {
-    let mut spelled = std::borrow::Cow::Borrowed(text);
-    for (symbol, name) in UNITS {
-        if spelled.contains(symbol) {
-            spelled = spelled.replace(symbol, name).into();
-        }
-    }
-    spelled
-}
-
-/// Whether a lower-cased word is a stop word.
-pub fn is_stop_word(word: &str) -> bool {
-    stop_words().contains(word)
-}
 
 /// The numbers written in `text`: digit runs with the `.` or `,` inside
 /// them, commas dropped.

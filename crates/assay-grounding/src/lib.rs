@@ -39,6 +39,7 @@ pub mod fit;
 pub mod slots;
 pub mod train;
 pub mod verifier;
+pub mod words;
 
 pub use features::{Features, Support, NAMES};
 pub use verifier::{Verified, Verifier};

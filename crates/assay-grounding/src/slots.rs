@@ -38,7 +38,7 @@
 //! Tottenham striker" for "Harry Kane"), or another spelling of the same
 //! name ("Theresa"). Pure and deterministic.
 
-use crate::features::{is_stop_word, spelled, NEGATIONS};
+use crate::words::{is_stop_word, spelled, NEGATIONS};
 use assay_text::porter::stem;
 use std::collections::HashSet;
 use std::fmt;

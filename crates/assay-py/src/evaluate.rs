@@ -4,43 +4,20 @@
 //! for Ctrl-C, which cancels the run (what is done is kept) and is raised
 //! as `KeyboardInterrupt` once the run has stopped.
 
+use crate::convert::{engine_error, to_python, usage, UsageError};
 use crate::options::Keywords;
-use crate::review::to_python;
-use assay_config::{Field, UsageError as Mistake, Words};
+use assay_config::{Field, UsageError as Mistake};
 use assay_core::{read_results, Coverage};
-use assay_engine::{CancelToken, EngineError, Observer, Progress};
+use assay_engine::{CancelToken, Observer, Progress};
 use assay_llm::CallKind;
-use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-create_exception!(
-    assay,
-    UsageError,
-    PyValueError,
-    "A bad metric, parameter, model spec, option or input, found before any judge call."
-);
-create_exception!(
-    assay,
-    JudgeUnavailableError,
-    PyRuntimeError,
-    "The judge cannot serve the run: it refused the credentials, or it answered nothing and \
-     failed in a way no retry fixes (connection refused, unknown host, TLS, unknown model). \
-     The run stopped at once and kept what it had done; the same call resumes."
-);
-create_exception!(
-    assay,
-    AuthError,
-    JudgeUnavailableError,
-    "The judge refused the credentials; the run stopped and kept what it had done."
-);
 
 /// How often the waiting thread checks for Ctrl-C and draws progress.
 const TICK: Duration = Duration::from_millis(100);
@@ -121,18 +98,6 @@ impl Forward {
     }
 }
 
-pub(crate) fn engine_error(e: EngineError) -> PyErr {
-    match e {
-        EngineError::Usage(_) | EngineError::Locked { .. } => UsageError::new_err(e.to_string()),
-        EngineError::JudgeUnavailable {
-            kind: assay_core::FailureKind::Auth,
-            ..
-        } => AuthError::new_err(e.to_string()),
-        EngineError::JudgeUnavailable { .. } => JudgeUnavailableError::new_err(e.to_string()),
-        EngineError::Output(_) | EngineError::Internal(_) => PyRuntimeError::new_err(e.to_string()),
-    }
-}
-
 fn snapshot_dict<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("rows", s.rows)?;
@@ -147,21 +112,6 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDi
     d.set_item("completion_tokens", s.completion_tokens)?;
     d.set_item("cost", s.cost)?;
     Ok(d)
-}
-
-/// A mistake in the caller's arguments, named as Python names them
-/// (`params["rouge.types"]`, `judge`).
-pub(crate) fn usage(e: Mistake) -> PyErr {
-    UsageError::new_err(e.in_words(Words::Python))
-}
-
-/// `raw`, the value of `field` when given, parsed into its type.
-pub(crate) fn parse<T: FromStr>(field: Field, raw: Option<&str>) -> PyResult<Option<T>>
-where
-    T::Err: std::fmt::Display,
-{
-    raw.map(|r| r.parse::<T>().map_err(|e| usage(Mistake::of(field, e))))
-        .transpose()
 }
 
 /// Runs one evaluation and returns its summary (as `summary.json`) and its

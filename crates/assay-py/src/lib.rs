@@ -2,6 +2,7 @@
 //! lexical scorers (`lexical`), `evaluate` over the engine (`evaluate`),
 //! and calibration, comparison, reports and gates (`review`). The Rust crates it calls know nothing of Python.
 
+mod convert;
 mod evaluate;
 mod lexical;
 mod options;
@@ -36,11 +37,11 @@ fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(review::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(review::align, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
-    m.add("UsageError", m.py().get_type::<evaluate::UsageError>())?;
-    m.add("AuthError", m.py().get_type::<evaluate::AuthError>())?;
+    m.add("UsageError", m.py().get_type::<convert::UsageError>())?;
+    m.add("AuthError", m.py().get_type::<convert::AuthError>())?;
     m.add(
         "JudgeUnavailableError",
-        m.py().get_type::<evaluate::JudgeUnavailableError>(),
+        m.py().get_type::<convert::JudgeUnavailableError>(),
     )?;
     Ok(())
 }

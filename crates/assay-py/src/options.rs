@@ -5,7 +5,7 @@
 //! `params["rouge.types"]`), and a keyword no reader takes is an error:
 //! the Python signature and this reader cannot drift apart unseen.
 
-use crate::evaluate::{usage, UsageError};
+use crate::convert::{usage, UsageError};
 use assay_config::{EvalConfig, Field, JudgeConfig, ModelPrice, UsageError as Mistake, Words};
 use assay_core::{Original, Source, Stitch};
 use assay_engine::Reasons;

@@ -3,7 +3,8 @@
 //! line makes (`assay-calibrate`, `assay-report`), returning Python
 //! objects.
 
-use crate::evaluate::{drive, engine_error, parse, usage, UsageError};
+use crate::convert::{engine_error, parse, to_python, usage, UsageError};
+use crate::evaluate::drive;
 use crate::options::Keywords;
 use assay_calibrate::calibrate::{CalibrateOptions, Data};
 use assay_config::Field;
@@ -11,38 +12,7 @@ use assay_engine::RunSummary;
 use assay_report::gates::{Condition, Gates, Verdict};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use pyo3::IntoPyObjectExt;
-use serde_json::Value;
 use std::path::PathBuf;
-
-/// A JSON value as the Python object `json.loads` would give.
-pub(crate) fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
-    Ok(match value {
-        Value::Null => py.None(),
-        Value::Bool(b) => b.into_py_any(py)?,
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => i.into_py_any(py)?,
-            (None, Some(u)) => u.into_py_any(py)?,
-            _ => n.as_f64().unwrap_or(f64::NAN).into_py_any(py)?,
-        },
-        Value::String(s) => s.into_py_any(py)?,
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_python(py, item)?)?;
-            }
-            list.into_any().unbind()
-        }
-        Value::Object(map) => {
-            let dict = PyDict::new(py);
-            for (k, v) in map {
-                dict.set_item(k, to_python(py, v)?)?;
-            }
-            dict.into_any().unbind()
-        }
-    })
-}
 
 fn report_error(e: assay_report::Error) -> PyErr {
     match e {
