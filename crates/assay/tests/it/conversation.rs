@@ -633,18 +633,7 @@ fn plain_conversations_get_the_right_verdict_or_none() {
     let data = repo().join("examples/conversations.jsonl");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = assay(
-        &[
-            "eval",
-            data.to_str().unwrap(),
-            "-m",
-            metrics,
-            "--no-cache",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = crate::common::eval(&data, metrics, &out, &["--no-cache"]);
     // Exit 1 or 0: a run with declined metrics has failed outcomes.
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);

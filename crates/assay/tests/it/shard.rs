@@ -21,6 +21,19 @@ fn eval(data: &Path, out: &Path, extra: &[&str]) -> Output {
     assay(&args, None)
 }
 
+/// Shard `k` of each of `ks` run into `tmp/shard-K`, each with `extra`;
+/// the manifests record their shard.
+fn shards(data: &Path, tmp: &Path, ks: &[&str], extra: &[&str]) -> Vec<PathBuf> {
+    ks.iter()
+        .map(|k| {
+            let dir = tmp.join(format!("shard-{}", &k[..1]));
+            ok(&eval(data, &dir, &[&["--shard", k][..], extra].concat()));
+            assert_eq!(read_json(&dir.join("manifest.json"))["shard"], *k);
+            dir
+        })
+        .collect()
+}
+
 fn merge(dirs: &[PathBuf], out: &Path) -> Output {
     merge_with(dirs, out, &[])
 }
@@ -45,19 +58,12 @@ fn three_shards_merged_equal_the_unsharded_run() {
     let full = tmp.path().join("full");
     ok(&eval(&data, &full, &["--set", "bleu.smoothing=method3"]));
     // Given out of order: merge orders by row.
-    let shards: Vec<PathBuf> = ["3/3", "1/3", "2/3"]
-        .iter()
-        .map(|k| {
-            let dir = tmp.path().join(format!("shard-{}", &k[..1]));
-            ok(&eval(
-                &data,
-                &dir,
-                &["--shard", k, "--set", "bleu.smoothing=method3"],
-            ));
-            assert_eq!(read_json(&dir.join("manifest.json"))["shard"], *k);
-            dir
-        })
-        .collect();
+    let shards = shards(
+        &data,
+        tmp.path(),
+        &["3/3", "1/3", "2/3"],
+        &["--set", "bleu.smoothing=method3"],
+    );
     let whole = results(&full);
     let mut seen: BTreeSet<String> = BTreeSet::new();
     for dir in &shards {
@@ -345,18 +351,7 @@ fn a_merge_and_a_report_read_the_references_the_run_joined() {
     let with_refs = ["--references", references.to_str().unwrap()];
     let full = tmp.path().join("full");
     ok(&eval(&data, &full, &with_refs));
-    let shards: Vec<PathBuf> = ["1/2", "2/2"]
-        .iter()
-        .map(|k| {
-            let dir = tmp.path().join(format!("shard-{}", &k[..1]));
-            ok(&eval(
-                &data,
-                &dir,
-                &[&["--shard", k][..], &with_refs].concat(),
-            ));
-            dir
-        })
-        .collect();
+    let shards = shards(&data, tmp.path(), &["1/2", "2/2"], &with_refs);
     let merged = tmp.path().join("merged");
     ok(&merge(&shards, &merged));
     let corpus = |dir: &Path| read_json(&dir.join("summary.json"))["corpus"].clone();
