@@ -4,6 +4,7 @@
 //! No model code lives here: every other crate builds on these types.
 
 pub mod aggregate;
+pub mod chat;
 pub mod conversation;
 pub mod dataset;
 pub mod hash;

@@ -29,7 +29,7 @@ use assay_metrics::judged::likelihood::reply_answer;
 use assay_metrics::judged::validate::{with_choice_probabilities, without_choice_probabilities};
 use assay_metrics::judged::{
     reason, render, validate, validate_vote, Inputs, ItemRequests, JudgeRequest, JudgedMetric,
-    Mismatch, Outputs, Problem, PromptId, Request, Role, StepKey, StepOutput,
+    Mismatch, Outputs, Problem, PromptId, Request, StepKey, StepOutput,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -313,7 +313,7 @@ async fn explain(
                 ledger: &ledger,
                 scope: &scope,
             };
-            let chat = chat_request(req.prompt_id, req.prompt_version, to_llm_all(&req.messages))
+            let chat = chat_request(req.prompt_id, req.prompt_version, req.messages.clone())
                 .with_schema(req.schema);
             (
                 o,
@@ -429,18 +429,6 @@ fn scope_of(reads: &[(String, Vec<StepKey>)], key: &StepKey) -> Scope {
     )
 }
 
-fn to_llm(m: &assay_metrics::judged::Message) -> Message {
-    match m.role {
-        Role::System => Message::system(m.content.clone()),
-        Role::User => Message::user(m.content.clone()),
-        Role::Assistant => Message::assistant(m.content.clone()),
-    }
-}
-
-fn to_llm_all(messages: &[assay_metrics::judged::Message]) -> Vec<Message> {
-    messages.iter().map(to_llm).collect()
-}
-
 /// A chat request of prompt `id` at `version` (its cache key's prompt part).
 fn chat_request(id: PromptId, version: u32, messages: Vec<Message>) -> ChatRequest {
     ChatRequest::new(
@@ -463,7 +451,7 @@ fn seeded(mut chat: ChatRequest, temperature: f64, seed: u64) -> ChatRequest {
 /// 0 keeps seeds 0..n (and the cache of runs made before `--repeats`).
 fn chat_requests(req: &JudgeRequest, repeat: u32) -> Vec<ChatRequest> {
     let n_votes = req.n_votes.max(1);
-    let chat = chat_request(req.prompt_id, req.prompt_version, to_llm_all(&req.messages))
+    let chat = chat_request(req.prompt_id, req.prompt_version, req.messages.clone())
         .with_schema(req.schema.clone());
     (0..n_votes)
         .map(|vote| {
@@ -563,11 +551,7 @@ impl Asker<'_> {
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                let chat = chat_request(
-                    item.prompt_id,
-                    item.prompt_version,
-                    to_llm_all(&item.messages),
-                );
+                let chat = chat_request(item.prompt_id, item.prompt_version, item.messages.clone());
                 let chat = match &item.continuation {
                     Some(reply) => chat.with_continuation(reply.clone()),
                     None => chat.with_schema(item.schema.clone()),

@@ -17,50 +17,7 @@ use crate::Error;
 /// A boxed, sendable future: what the trait methods return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Who speaks in a chat message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Instructions.
-    System,
-    /// The asking side.
-    User,
-    /// The model's own earlier answer.
-    Assistant,
-}
-
-/// One rendered chat message.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Message {
-    /// Who speaks.
-    pub role: Role,
-    /// What is said.
-    pub content: String,
-}
-
-impl Message {
-    /// A system message.
-    pub fn system(content: impl Into<String>) -> Self {
-        Message {
-            role: Role::System,
-            content: content.into(),
-        }
-    }
-    /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
-        Message {
-            role: Role::User,
-            content: content.into(),
-        }
-    }
-    /// An assistant message.
-    pub fn assistant(content: impl Into<String>) -> Self {
-        Message {
-            role: Role::Assistant,
-            content: content.into(),
-        }
-    }
-}
+pub use assay_core::chat::{Message, Role};
 
 /// Sampling parameters. The default is deterministic: temperature 0, seed 0.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

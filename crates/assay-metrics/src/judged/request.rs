@@ -6,7 +6,6 @@
 use crate::judged::prompt::{canonical_json, Prompt, PromptId, SlotValue};
 use crate::judged::step::StepKey;
 use serde_json::Value;
-use std::fmt;
 
 /// Temperature of steps that draw several votes: above 0 so that the
 /// votes can differ (each vote also needs its own seed, see
@@ -16,37 +15,7 @@ pub const VOTE_TEMPERATURE: f64 = 0.7;
 /// The text embedded for a vote that extracted no sentence.
 pub const NO_SENTENCES: &str = "(no sentences)";
 
-/// The author of a chat message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-}
-
-impl Role {
-    /// The OpenAI-protocol role name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// One chat message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Message {
-    pub role: Role,
-    pub content: String,
-}
+pub use assay_core::chat::{Message, Role};
 
 /// A chat request, ready for any provider. Everything in it belongs in the
 /// cache key; the messages never depend on anything but the prompt file
