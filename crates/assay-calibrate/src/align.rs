@@ -3,7 +3,7 @@
 //! rows, the grounding verdict's combiner refitted on them, and the
 //! versioned alignment file written (`eval --alignment FILE` reads it).
 
-use crate::calibrate::{BuiltinSet, Data};
+use crate::calibrate::{lookup, BuiltinSet, Data};
 use crate::{Error, Result};
 use assay_grounding::align::{align as refit, Alignment, Row};
 use serde_json::Value;
@@ -33,17 +33,20 @@ pub struct Aligned {
 
 /// Reads the rows, refits, and writes the alignment file.
 pub fn align(options: &AlignOptions) -> Result<Aligned> {
-    let (name, text) = match &options.data {
+    // Rows are grouped by task as `assay calibrate` groups them.
+    let (name, text, task_field) = match &options.data {
         Data::Set(name) => {
             let set: BuiltinSet = name.parse().map_err(Error::Usage)?;
             (
                 format!("{}.jsonl", set.name()),
                 String::from_utf8_lossy(set.bytes()).into_owned(),
+                set.group_field(),
             )
         }
         Data::File(path) => (
             path.display().to_string(),
             std::fs::read_to_string(path).map_err(Error::io("read", path))?,
+            "task",
         ),
     };
     let field = options.labels.as_deref().unwrap_or("hallucinated");
@@ -54,7 +57,7 @@ pub fn align(options: &AlignOptions) -> Result<Aligned> {
         }
         let bad = |what: String| Error::Usage(format!("{name}, line {}: {what}", i + 1));
         let row: Value = serde_json::from_str(line).map_err(|e| bad(format!("not JSON: {e}")))?;
-        rows.push(read_row(&row, field, options.true_means_supported).map_err(bad)?);
+        rows.push(read_row(&row, field, task_field, options.true_means_supported).map_err(bad)?);
     }
     let sha256: String = Sha256::digest(text.as_bytes())
         .iter()
@@ -76,6 +79,7 @@ pub fn align(options: &AlignOptions) -> Result<Aligned> {
 fn read_row(
     row: &Value,
     field: &str,
+    task_field: &str,
     true_means_supported: bool,
 ) -> std::result::Result<Row, String> {
     let text = |name: &str| row.get(name).and_then(Value::as_str);
@@ -123,6 +127,9 @@ fn read_row(
         response,
         hallucinated,
         spans,
+        task: lookup(row, task_field)
+            .and_then(Value::as_str)
+            .map(str::to_string),
     })
 }
 
@@ -144,8 +151,9 @@ mod tests {
     fn a_row_reads_its_texts_label_and_spans_in_bytes() {
         let row = json!({"id": "a", "user_input": "Q?", "response": "Ünï. Bad part.",
             "retrieved_contexts": ["C"], "labels": {"hallucinated": true, "spans": [{"start": 5, "end": 14}]},
-            "meta": {"source_id": "7"}});
-        let r = read_row(&row, "hallucinated", false).unwrap();
+            "meta": {"source_id": "7", "ragtruth_task": "QA"}});
+        let r = read_row(&row, "hallucinated", "meta.ragtruth_task", false).unwrap();
+        assert_eq!(r.task.as_deref(), Some("QA"));
         assert_eq!(
             (r.question.as_str(), r.contexts.as_slice()),
             ("Q?", &["C".to_string()][..])
@@ -156,9 +164,13 @@ mod tests {
         assert_eq!(r.spans, Some(vec![(7, 16)]));
         assert_eq!(&r.response[7..16], "Bad part.");
         let faithful = json!({"response": "x", "faithful": true});
-        assert!(!read_row(&faithful, "faithful", true).unwrap().hallucinated);
+        assert!(
+            !read_row(&faithful, "faithful", "task", true)
+                .unwrap()
+                .hallucinated
+        );
         assert_eq!(
-            read_row(&json!({"response": "x"}), "hallucinated", false).unwrap_err(),
+            read_row(&json!({"response": "x"}), "hallucinated", "task", false).unwrap_err(),
             "labels.hallucinated: missing"
         );
     }

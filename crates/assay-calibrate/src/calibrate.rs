@@ -96,7 +96,7 @@ impl BuiltinSet {
 
     /// The field rows are grouped by ("per task"): RAGTruth's own task
     /// (QA, Summary, Data2txt) is finer than the schema's `task`.
-    fn group_field(self) -> &'static str {
+    pub(crate) fn group_field(self) -> &'static str {
         match self {
             BuiltinSet::RagTruth => "meta.ragtruth_task",
             _ => "task",
@@ -269,7 +269,7 @@ fn usage(msg: impl std::fmt::Display) -> Error {
 }
 
 /// A dotted path (`meta.ragtruth_task`) into a row.
-fn lookup<'a>(row: &'a Value, path: &str) -> Option<&'a Value> {
+pub(crate) fn lookup<'a>(row: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(row, |v, key| v.get(key))
 }
 

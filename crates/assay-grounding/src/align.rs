@@ -25,6 +25,7 @@
 //!     response: response.into(),
 //!     hallucinated,
 //!     spans: None,
+//!     task: None,
 //! };
 //! let rows: Vec<Row> = (0..40)
 //!     .map(|i| if i % 2 == 0 {
@@ -65,6 +66,9 @@ pub struct Row {
     /// Byte ranges of `response` that people marked unsupported, where the
     /// row has them.
     pub spans: Option<Vec<(usize, usize)>>,
+    /// The row's task, where it names one: the figures are also given per
+    /// task.
+    pub task: Option<String>,
 }
 
 /// A refit combiner and how it was made and measured.
@@ -99,6 +103,22 @@ pub struct Evaluation {
     pub novelty: f64,
     pub length: f64,
     pub folds: Vec<FoldFigures>,
+    /// The same figures per task, where rows name their task (files
+    /// written before these were kept have none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskFigures>,
+}
+
+/// Before, after and the baselines on the rows of one task, from the same
+/// out-of-fold scores as the pooled figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskFigures {
+    pub task: String,
+    pub rows: usize,
+    pub before: Option<f64>,
+    pub after: Option<f64>,
+    pub novelty: Option<f64>,
+    pub length: Option<f64>,
 }
 
 /// One held-out fold.
@@ -146,6 +166,7 @@ pub const MIN_CLAIMS: usize = 10;
 /// them), and all its sentences' features for scoring it.
 struct Prepared {
     fold: u8,
+    task: Option<String>,
     hallucinated: bool,
     labelled: Vec<(Vec<f64>, bool)>,
     sentences: Vec<[f64; NAMES.len()]>,
@@ -170,6 +191,7 @@ fn prepare(row: &Row) -> Prepared {
         .collect();
     Prepared {
         fold: train::fold_of(&row.group, "alignment"),
+        task: row.task.clone(),
         hallucinated: row.hallucinated,
         labelled,
         sentences,
@@ -240,6 +262,34 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
     let length: Vec<f64> = scored.iter().map(|p| p.length).collect();
     let auc = |s: &[f64]| roc_auc(s, &faithful).unwrap_or(f64::NAN);
     let length_auc = auc(&length);
+    let mut names: Vec<&String> = scored.iter().filter_map(|p| p.task.as_ref()).collect();
+    names.sort();
+    names.dedup();
+    let tasks = names
+        .into_iter()
+        .map(|task| {
+            let of = |s: &[f64]| -> (Vec<f64>, Vec<bool>) {
+                scored
+                    .iter()
+                    .zip(s.iter().zip(&faithful))
+                    .filter(|(p, _)| p.task.as_ref() == Some(task))
+                    .map(|(_, (x, y))| (*x, *y))
+                    .unzip()
+            };
+            let auc = |s: &[f64]| {
+                let (x, y) = of(s);
+                roc_auc(&x, &y)
+            };
+            TaskFigures {
+                task: task.clone(),
+                rows: of(&before).0.len(),
+                before: auc(&before),
+                after: auc(&after),
+                novelty: auc(&novelty),
+                length: auc(&length).map(|a| a.max(1.0 - a)),
+            }
+        })
+        .collect();
     let fitted = fit(&all, train::L2, train::ITERATIONS);
     let (scores, labels): (Vec<f64>, Vec<bool>) = out_of_fold.into_iter().unzip();
     let split = format!(
@@ -281,6 +331,7 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
             novelty: auc(&novelty),
             length: length_auc.max(1.0 - length_auc),
             folds,
+            tasks,
         },
     })
 }

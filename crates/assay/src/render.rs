@@ -405,7 +405,7 @@ pub fn alignment(a: &assay_grounding::align::Alignment) -> String {
         ]);
     }
     let file = &a.model.provenance.files[0];
-    format!(
+    let mut out = format!(
         "aligned on {} ({} rows, {} labelled claims, {} supported)\n\
          {}\n\
          ROC-AUC for faithful rows, pooled over the held-out folds ({} rows): before {:.3}, after {:.3}; \
@@ -421,5 +421,29 @@ pub fn alignment(a: &assay_grounding::align::Alignment) -> String {
         e.novelty,
         e.length,
         align(&rows)
-    )
+    );
+    if !e.tasks.is_empty() {
+        let mut rows = vec![[
+            "task",
+            "rows",
+            "before",
+            "after",
+            "word-count baseline",
+            "length baseline",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for t in &e.tasks {
+            rows.push(vec![
+                t.task.clone(),
+                t.rows.to_string(),
+                f(t.before),
+                f(t.after),
+                f(t.novelty),
+                f(t.length),
+            ]);
+        }
+        out.push_str(&format!("per task, the same scores:\n{}\n", align(&rows)));
+    }
+    out
 }

@@ -34,6 +34,13 @@ fn an_alignment_is_made_from_labels_and_judges_the_run_that_names_it() {
     let tested: usize = a.evaluation.folds.iter().map(|f| f.rows).sum();
     assert_eq!(tested, 300, "every row is tested in exactly one fold");
     assert_ne!(a.model.weights, Model::builtin().weights);
+    // Every row's task is `rag`: its figures are the pooled ones.
+    let [rag] = &a.evaluation.tasks[..] else {
+        panic!("{:?}", a.evaluation.tasks)
+    };
+    assert_eq!((rag.task.as_str(), rag.rows), ("rag", 300));
+    assert_eq!(rag.after, Some(a.evaluation.after));
+    assert_eq!(rag.novelty, Some(a.evaluation.novelty));
 
     let out = dir.path().join("run");
     let data = repo().join("examples/rag_qa.jsonl");
@@ -119,5 +126,41 @@ fn bad_labels_and_bad_alignment_files_are_usage_errors_naming_them() {
     assert!(
         e.contains("--alignment") && e.contains("bad.json") && e.contains("not an alignment"),
         "{e}"
+    );
+}
+
+/// RAGTruth's rows are grouped by its own task, as `assay calibrate`
+/// groups them, and each task's figures are printed beside the pooled
+/// ones.
+#[test]
+fn an_alignment_reports_each_task_of_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("aligned.json");
+    let o = assay(
+        &[
+            "align",
+            "--set",
+            "ragtruth",
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = Alignment::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let tasks: Vec<(&str, usize)> = a
+        .evaluation
+        .tasks
+        .iter()
+        .map(|t| (t.task.as_str(), t.rows))
+        .collect();
+    assert_eq!(tasks, [("Data2txt", 130), ("QA", 68), ("Summary", 100)]);
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("per task, the same scores:"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("QA ") && l.contains(" 68 ")),
+        "{table}"
     );
 }
