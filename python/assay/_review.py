@@ -84,7 +84,8 @@ def align(
     `assay align`) and writes the alignment file `out`, which
     `evaluate(..., alignment=out)` uses; returns what the file holds,
     with `evaluation` giving the held-out ROC-AUC before and after beside
-    the word-count and length baselines.
+    the word-count and length baselines, pooled and (`evaluation["tasks"]`)
+    per task where the rows name one.
 
     `set`: a built-in labelled set (`ragtruth`, `halueval-qa`, ...), or
     `data`: your own JSONL in the calibrate format; `labels`: the yes/no

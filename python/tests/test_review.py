@@ -121,6 +121,7 @@ def test_align_writes_the_command_line_s_file_and_evaluate_uses_it(tmp_path, ass
     assert (tmp_path / "py.json").read_text() == (tmp_path / "cli.json").read_text()
     assert mine == json.loads((tmp_path / "cli.json").read_text())
     assert mine["evaluation"]["rows"] == sum(f["rows"] for f in mine["evaluation"]["folds"])
+    assert [(t["task"], t["rows"]) for t in mine["evaluation"]["tasks"]] == [("rag", 300)]
     plain = assay.evaluate(EXAMPLE, ["faithfulness"], cache=False, progress=False)
     aligned = assay.evaluate(
         EXAMPLE, ["faithfulness"], alignment=tmp_path / "py.json", cache=False, progress=False
