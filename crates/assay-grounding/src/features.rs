@@ -8,8 +8,8 @@
 //! separators ("1,000" is "1000").
 
 use crate::slots::{conflict_in, Conflict};
-use crate::words::NEGATIONS;
 pub use crate::words::{is_stop_word, words};
+use crate::words::{spelled, NEGATIONS};
 use assay_text::porter::stem;
 use assay_text::sentences::split_sentences;
 use std::collections::{BTreeSet, HashSet};
@@ -34,7 +34,7 @@ pub const NAMES: [&str; 11] = [
 /// them, commas dropped.
 fn numbers(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let chars: Vec<char> = text.chars().collect();
+    let chars: Vec<char> = spelled(text).chars().collect();
     let mut i = 0;
     while i < chars.len() {
         if !chars[i].is_ascii_digit() {

@@ -526,11 +526,17 @@ fn raw_words(text: &str) -> Vec<String> {
                 w.push_str(&rest);
                 i += rest.chars().count();
             }
-        } else {
+        } else if c.is_alphabetic() {
             while i < chars.len() && chars[i].is_alphabetic() {
                 w.push(chars[i]);
                 i += 1;
             }
+        } else {
+            // A numeral that is neither a letter nor a digit `spelled`
+            // reads ("²", "½", "൧"): a word of its own. (Read as a letter,
+            // it made no word and the loop never moved on.)
+            w.push(c);
+            i += 1;
         }
         out.push(w);
     }
@@ -1175,6 +1181,14 @@ mod tests {
         assert_eq!(
             slot("He is an American writer.", "He is a writer from America."),
             None
+        );
+    }
+
+    #[test]
+    fn numerals_of_every_kind_are_read_and_the_reading_ends() {
+        assert_eq!(
+            raw_words("5² and ½, chapter Ⅻ, ൧൨ items"),
+            ["5", "²", "and", "½", "chapter", "Ⅻ", "൧", "൨", "items"]
         );
     }
 

@@ -35,24 +35,75 @@ const UNITS: [(&str, &str); 5] = [
 ];
 
 /// The lower-cased words of `text`: runs of letters and digits, with unit
-/// symbols spelled out.
+/// symbols spelled out and digits read as [`spelled`] reads them. A
+/// script written without spaces (Chinese characters, kana) has no runs
+/// to cut: each of its characters is a word, so that a clause is not one
+/// word that matches nothing or everything.
 ///
 /// ```
 /// use assay_grounding::words::words;
 /// assert_eq!(words("Brontë's 1813 novel"), ["brontë", "s", "1813", "novel"]);
 /// assert_eq!(words("100 °C"), ["100", "degrees", "celsius"]);
+/// assert_eq!(words("总部位于汉堡"), ["总", "部", "位", "于", "汉", "堡"]);
+/// assert_eq!(words("عام ١٩٠٠"), ["عام", "1900"]);
 /// ```
 pub fn words(text: &str) -> Vec<String> {
-    spelled(text)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut Vec<String>| {
+        if !word.is_empty() {
+            out.push(word.to_lowercase());
+            word.clear();
+        }
+    };
+    for c in spelled(text).chars() {
+        if unspaced(c) {
+            flush(&mut word, &mut out);
+            out.push(c.to_string());
+        } else if c.is_alphanumeric() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
-/// `text` with its unit symbols spelled out.
+/// Whether `c` belongs to a script written without spaces between words:
+/// CJK ideographs and the Japanese kana.
+fn unspaced(c: char) -> bool {
+    matches!(c,
+        '\u{3040}'..='\u{30ff}' // hiragana, katakana
+        | '\u{3400}'..='\u{4dbf}' // CJK extension A
+        | '\u{4e00}'..='\u{9fff}' // CJK unified ideographs
+        | '\u{f900}'..='\u{faff}' // CJK compatibility ideographs
+        | '\u{ff66}'..='\u{ff9f}' // half-width katakana
+        | '\u{20000}'..='\u{2ffff}') // CJK extensions B and later
+}
+
+/// The ASCII digit that `c` writes, for the decimal digits of other
+/// scripts and the full-width forms: `١٩٠٠` and `１９００` are 1900.
+fn ascii_digit(c: char) -> Option<char> {
+    const ZEROS: [u32; 7] = [0x660, 0x6f0, 0x966, 0x9e6, 0xe50, 0xff10, 0x1d7ce];
+    let code = c as u32;
+    ZEROS
+        .iter()
+        .find(|&&zero| (zero..zero + 10).contains(&code))
+        .and_then(|zero| char::from_digit(code - zero, 10))
+}
+
+/// `text` as the features read it: its unit symbols spelled out, and the
+/// digits of every script written as ASCII digits.
 pub(crate) fn spelled(text: &str) -> std::borrow::Cow<'_, str> {
     let mut spelled = std::borrow::Cow::Borrowed(text);
+    if text.chars().any(|c| ascii_digit(c).is_some()) {
+        spelled = text
+            .chars()
+            .map(|c| ascii_digit(c).unwrap_or(c))
+            .collect::<String>()
+            .into();
+    }
     for (symbol, name) in UNITS {
         if spelled.contains(symbol) {
             spelled = spelled.replace(symbol, name).into();

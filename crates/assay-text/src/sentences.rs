@@ -24,13 +24,30 @@ const MAYBE_FINAL: &[&str] = &[
 ];
 
 fn is_terminator(c: char) -> bool {
-    matches!(c, '.' | '!' | '?' | '\u{2026}')
+    matches!(
+        c,
+        '.' | '!' | '?' | '\u{2026}' | '\u{61f}' | '\u{964}' | '\u{965}' | '\u{6d4}'
+    ) || is_full_width_end(c)
+}
+
+/// The sentence ends of Chinese and Japanese, which no space follows.
+fn is_full_width_end(c: char) -> bool {
+    matches!(c, '\u{3002}' | '\u{ff01}' | '\u{ff1f}' | '\u{ff61}')
 }
 
 fn is_closing(c: char) -> bool {
     matches!(
         c,
-        '"' | '\'' | ')' | ']' | '}' | '\u{201d}' | '\u{2019}' | '\u{bb}'
+        '"' | '\''
+            | ')'
+            | ']'
+            | '}'
+            | '\u{201d}'
+            | '\u{2019}'
+            | '\u{bb}'
+            | '\u{300d}'
+            | '\u{300f}'
+            | '\u{ff09}'
     )
 }
 
@@ -79,7 +96,8 @@ pub fn split_sentences(text: &str) -> Vec<&str> {
         while end < chars.len() && is_closing(chars[end].1) {
             end += 1;
         }
-        let spaced = chars.get(end).is_none_or(|(_, n)| n.is_whitespace());
+        let spaced = chars.get(end).is_none_or(|(_, n)| n.is_whitespace())
+            || terminators.chars().any(is_full_width_end);
         if spaced
             && ends_here(
                 &text[start..byte(i)],
@@ -115,9 +133,15 @@ fn ends_here(before: &str, terminators: &str, closed: bool, next: Option<char>) 
     // What may follow the end of a sentence: nothing, or a word that is
     // neither in lower case nor a number (`Jan. 5`, `etc. and`).
     let new_start = next.is_none_or(|c| !c.is_lowercase() && !c.is_ascii_digit());
-    if terminators.contains(['!', '?']) {
+    if terminators.chars().any(is_full_width_end) {
+        return true;
+    }
+    if terminators.contains(['!', '?', '\u{61f}']) {
         // `"Why?" she asked.` is one sentence.
         return !(closed && next.is_some_and(char::is_lowercase));
+    }
+    if terminators.contains(['\u{964}', '\u{965}', '\u{6d4}']) {
+        return true;
     }
     if terminators != "." {
         // An ellipsis trails off inside a sentence unless a new one starts.
@@ -162,6 +186,32 @@ mod tests {
                 "Did he play violin?",
                 "Yes."
             ]
+        );
+        assert_eq!(split_sentences("v1.2 is out"), ["v1.2 is out"]);
+    }
+
+    #[test]
+    fn other_scripts_end_their_sentences() {
+        assert_eq!(
+            split_sentences("西门子的总部位于慕尼黑。公司成立于1847年！真的吗？是的。"),
+            [
+                "西门子的总部位于慕尼黑。",
+                "公司成立于1847年！",
+                "真的吗？",
+                "是的。"
+            ]
+        );
+        assert_eq!(
+            split_sentences("「東京は首都です。」と彼は言った。"),
+            ["「東京は首都です。」", "と彼は言った。"]
+        );
+        assert_eq!(
+            split_sentences("أين تقع الشركة؟ تقع في ميونخ."),
+            ["أين تقع الشركة؟", "تقع في ميونخ."]
+        );
+        assert_eq!(
+            split_sentences("कंपनी म्यूनिख में है। इसकी स्थापना 1847 में हुई।"),
+            ["कंपनी म्यूनिख में है।", "इसकी स्थापना 1847 में हुई।"]
         );
         assert_eq!(split_sentences("v1.2 is out"), ["v1.2 is out"]);
     }
