@@ -5,6 +5,7 @@
 //! [`crate::conversation`]'s, which is wider: it has tool messages, tool
 //! calls and the message's place in the input, which a prompt never has.
 
+use crate::conversation;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -21,12 +22,18 @@ pub enum Role {
 }
 
 impl Role {
-    /// The OpenAI-protocol role name.
+    /// The OpenAI-protocol role name (a conversation's role's).
     pub fn name(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
+        conversation::Role::from(self).name()
+    }
+}
+
+impl From<Role> for conversation::Role {
+    fn from(role: Role) -> conversation::Role {
+        match role {
+            Role::System => conversation::Role::System,
+            Role::User => conversation::Role::User,
+            Role::Assistant => conversation::Role::Assistant,
         }
     }
 }
