@@ -515,6 +515,20 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
     } else {
         Some(Arc::new(judged_run(judged, prompts, &args.judge, threads)?))
     };
+    // A run whose every metric declines would score nothing.
+    if let (true, Some(j)) = (metrics.is_empty(), &judged) {
+        let declined: Option<Vec<String>> = j
+            .metrics
+            .iter()
+            .map(|m| fitness::declined(m.id().name(), &j.prompts).map(|f| f.reason()))
+            .collect();
+        if let Some(reasons) = declined {
+            return Err(UsageError::of(
+                Field::Metrics,
+                format!("nothing would be scored: {}", reasons.join("; ")),
+            ));
+        }
+    }
     let references = existing_file(args.references, Field::References)?;
     let logs = existing_file(args.logs, Field::Logs)?;
     let out = match args.out {

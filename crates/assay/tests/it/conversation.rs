@@ -680,4 +680,15 @@ fn plain_conversations_get_the_right_verdict_or_none() {
         declined > 0,
         "the local judge declines what it was measured unfit for"
     );
+
+    // A run of declined metrics alone would score nothing: a usage error.
+    let o = crate::common::eval(&data, "knowledge_retention", &dir.path().join("none"), &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "nothing would be scored: the in-process judges are not fit for knowledge_retention"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
