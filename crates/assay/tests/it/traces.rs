@@ -97,6 +97,20 @@ fn genai_calls(agent: &Agent, a: usize, as_text: bool) -> Value {
     json!({"role": "assistant", "parts": parts})
 }
 
+/// Agent `a`'s calls as OpenAI chat `tool_calls`, their arguments as JSON
+/// text.
+fn chat_calls(agent: &Agent, a: usize) -> Vec<Value> {
+    agent
+        .calls
+        .iter()
+        .enumerate()
+        .map(|(k, (name, args))| {
+            json!({"id": format!("call_{a}_{k}"), "type": "function",
+                   "function": {"name": name, "arguments": args.to_string()}})
+        })
+        .collect()
+}
+
 fn attr(key: &str, value: Value) -> Value {
     let value = match value {
         Value::String(s) => json!({"stringValue": s}),
@@ -179,15 +193,7 @@ fn export(content: bool) -> String {
 fn jsonl(references: &[Value]) -> String {
     let mut out = String::new();
     for (a, agent) in agents().iter().enumerate() {
-        let calls: Vec<Value> = agent
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(k, (name, args))| {
-                json!({"id": format!("call_{a}_{k}"), "type": "function",
-                       "function": {"name": name, "arguments": args.to_string()}})
-            })
-            .collect();
+        let calls = chat_calls(agent, a);
         let mut messages = vec![
             json!({"role": "system", "content": SYSTEM}),
             json!({"role": "user", "content": agent.question}),
@@ -537,15 +543,7 @@ fn logs_export(extra: Vec<Value>) -> String {
     };
     let mut records = Vec::new();
     for (a, agent) in agents().iter().enumerate() {
-        let calls: Vec<Value> = agent
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(k, (name, args))| {
-                json!({"id": format!("call_{a}_{k}"), "type": "function",
-                       "function": {"name": name, "arguments": args.to_string()}})
-            })
-            .collect();
+        let calls = chat_calls(agent, a);
         let ask = [
             ("gen_ai.system.message", json!({"content": SYSTEM})),
             ("gen_ai.user.message", json!({"content": agent.question})),
