@@ -39,8 +39,12 @@ project's shared parity set, with provenance per pair). The normal test
 suite checks every pair, to 1e-9: ROUGE P/R/F of all four types with the
 stemmer off and on (and per reference), nltk BLEU with every smoothing
 method, sacreBLEU BLEU, chrF and chrF++, sentence and corpus, and
-valor-lite's own test vectors. The CLI tests run the same set through
-`assay eval` and compare `results.jsonl` and `summary.json`. Where the
+valor-lite's own test vectors. sacreBLEU's other tokenizers
+(`sacrebleu.tokenize`) and chrF's `whitespace` and `lowercase` are checked
+on 140 pairs in Chinese, Japanese, Arabic, Russian, Hindi and English
+(`tokenize_parity.json`, sentence and corpus, to 1e-12). The CLI tests run
+the 1,593 pairs through `assay eval` and compare `results.jsonl` and
+`summary.json`. Where the
 references disagree with each other (case, Unicode, `-\\n`, HTML entities,
 line splits), assay follows each reference exactly;
 `crates/assay-text/tests/data/parity/REFERENCE_BEHAVIOUR.md` lists the

@@ -3,13 +3,14 @@
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypedDict
 
 # The names the extension lists in its `__all__` (PyO3 adds each function
 # and class it registers).
 __all__ = [
     "__version__",
     "rouge",
+    "rouge_tokens",
     "sentence_bleu",
     "corpus_bleu",
     "sentence_sacrebleu",
@@ -68,10 +69,27 @@ def align(
 
 # Stub-only aliases (private, as the extension has no such names).
 _Prf: TypeAlias = tuple[float, float, float]
+# A text as a caller's tokenizer split it, tokens as ids: the whole text's,
+# and each non-empty line's.
+_TokenIds: TypeAlias = tuple[list[int], list[list[int]]]
+
+class _ChrfOptions(TypedDict):
+    char_order: int
+    word_order: int
+    beta: int
+    whitespace: bool
+    lowercase: bool
 _SacreScore: TypeAlias = tuple[float, list[int], list[int], list[float], float, int, int]
 
 def rouge(
-    predictions: list[str], references: list[list[str]], types: list[str], use_stemmer: bool
+    predictions: list[str],
+    references: list[list[str]],
+    types: list[str],
+    use_stemmer: bool,
+    tokenizer: str,
+) -> list[list[_Prf]]: ...
+def rouge_tokens(
+    predictions: list[_TokenIds], references: list[list[_TokenIds]], types: list[str]
 ) -> list[list[_Prf]]: ...
 def sentence_bleu(
     predictions: list[str], references: list[list[str]], weights: list[float], smoothing: str
@@ -80,21 +98,15 @@ def corpus_bleu(
     predictions: list[str], references: list[list[str]], weights: list[float], smoothing: str
 ) -> float: ...
 def sentence_sacrebleu(
-    predictions: list[str], references: list[list[str]]
+    predictions: list[str], references: list[list[str]], tokenize: str, lowercase: bool
 ) -> list[_SacreScore]: ...
-def corpus_sacrebleu(predictions: list[str], references: list[list[str]]) -> _SacreScore: ...
+def corpus_sacrebleu(
+    predictions: list[str], references: list[list[str]], tokenize: str, lowercase: bool
+) -> _SacreScore: ...
 def sentence_chrf(
-    predictions: list[str],
-    references: list[list[str]],
-    char_order: int,
-    word_order: int,
-    beta: int,
+    predictions: list[str], references: list[list[str]], options: _ChrfOptions
 ) -> list[float]: ...
 def corpus_chrf(
-    predictions: list[str],
-    references: list[list[str]],
-    char_order: int,
-    word_order: int,
-    beta: int,
+    predictions: list[str], references: list[list[str]], options: _ChrfOptions
 ) -> float: ...
 def cli_main(argv: list[str]) -> int: ...

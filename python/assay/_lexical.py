@@ -9,14 +9,68 @@ reference (or list of references) each and returns a list.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple, Union
+from collections.abc import Hashable, Sequence
+from typing import NamedTuple, Protocol, Union
 
 from assay import _assay
 
 References = Union[str, Sequence[str]]
 
 DEFAULT_ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
+
+
+class Tokenizer(Protocol):
+    """What rouge-score's `tokenizer=` takes: an object whose
+    `tokenize(text)` returns the text's tokens (hashable, compared with
+    `==`), as `rouge_score.tokenizers.Tokenizer` subclasses do."""
+
+    def tokenize(self, text: str) -> Sequence[Hashable]: ...
+
+
+# The tokenizer id lists of one call: the whole text's, and each
+# non-empty line's.
+_TokenIds = tuple[list[int], list[list[int]]]
+
+
+def _token_ids(
+    tokenizer: Tokenizer, types: Sequence[str], text: str, ids: dict[Hashable, int]
+) -> _TokenIds:
+    """`text` as rouge-score's `RougeScorer.score` tokenizes it with a
+    tokenizer object: `tokenize(text)` for rougeN and rougeL (not called
+    when rougeLsum is the only type), `tokenize(line)` for each non-empty
+    `\\n`-separated line for rougeLsum; tokens become ids, equal tokens equal
+    ids (`ids` is shared by the texts of one call)."""
+
+    def numbered(tokens: Sequence[Hashable]) -> list[int]:
+        return [ids.setdefault(t, len(ids)) for t in tokens]
+
+    only_lsum = len(types) == 1 and types[0] == "rougeLsum"
+    whole = [] if only_lsum else numbered(tokenizer.tokenize(text))
+    lines = (
+        [numbered(tokenizer.tokenize(line)) for line in text.split("\n") if len(line)]
+        if "rougeLsum" in types
+        else []
+    )
+    return whole, lines
+
+
+def _rouge_rows(
+    preds: list[str],
+    refs: list[list[str]],
+    types: list[str],
+    use_stemmer: bool,
+    tokenizer: str | Tokenizer,
+) -> list[list[tuple[float, float, float]]]:
+    """Per pair, (precision, recall, fmeasure) per type: with one of assay's
+    tokenizers (a name) or with a tokenizer object's tokens."""
+    if isinstance(tokenizer, str):
+        return _assay.rouge(preds, refs, types, use_stemmer, tokenizer)
+    token_preds, token_refs = [], []
+    for pred, targets in zip(preds, refs):
+        ids: dict[Hashable, int] = {}
+        token_preds.append(_token_ids(tokenizer, types, pred, ids))
+        token_refs.append([_token_ids(tokenizer, types, t, ids) for t in targets])
+    return _assay.rouge_tokens(token_preds, token_refs, types)
 
 
 class Score(NamedTuple):
@@ -58,20 +112,37 @@ def rouge(
     references: References | Sequence[References],
     types: Sequence[str] = DEFAULT_ROUGE_TYPES,
     use_stemmer: bool = False,
+    *,
+    tokenizer: str | Tokenizer = "default",
 ) -> dict[str, Score] | list[dict[str, Score]]:
     """ROUGE per pair, as `rouge_score.rouge_scorer.RougeScorer(types,
     use_stemmer).score_multi(references, prediction)`: with several
     references, the best-scoring one per type.
 
+    `tokenizer` is rouge-score's own by default (`"default"`: lowercased
+    runs of `[a-z0-9]`, so other scripts have no tokens), one of assay's
+    (`"unicode"`: letters, marks and digits of any script, each Chinese
+    character and kana a token; `"whitespace"`; `"char"`), or an object
+    with a `tokenize(text)` method, used as `RougeScorer(tokenizer=...)`
+    uses it (then `use_stemmer` must stay off: the object does its own
+    stemming).
+
     >>> import assay
     >>> assay.rouge("the cat sat", "the cat sat down", types=["rouge1"])["rouge1"].recall
     0.75
+    >>> assay.rouge("猫坐在垫子上", "猫在垫子上", types=["rouge1"], tokenizer="unicode")["rouge1"].recall
+    1.0
     """
     single, preds, refs = _pairs(predictions, references)
     types = list(types)
+    if not isinstance(tokenizer, str) and use_stemmer:
+        raise ValueError(
+            "use_stemmer=True stems the tokens of assay's tokenizers; a tokenizer object "
+            "stems (or not) itself, so leave use_stemmer off"
+        )
     rows = [
         {t: Score(*prf) for t, prf in zip(types, row)}
-        for row in _assay.rouge(preds, refs, types, use_stemmer)
+        for row in _rouge_rows(preds, refs, types, use_stemmer, tokenizer)
     ]
     return rows[0] if single else rows
 
@@ -115,19 +186,50 @@ class BleuScore(NamedTuple):
 def sacrebleu(
     predictions: str | Sequence[str],
     references: References | Sequence[References],
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = False,
 ) -> BleuScore | list[BleuScore]:
-    """sacreBLEU `sentence_bleu` per pair (13a tokenizer, exp smoothing,
-    effective order)."""
+    """sacreBLEU `sentence_bleu(prediction, references, tokenize=...,
+    lowercase=...)` per pair (exp smoothing, effective order).
+
+    `tokenize` is one of sacreBLEU's tokenizers that need no external model:
+    `"13a"` (its default), `"intl"`, `"zh"`, `"char"` or `"none"`; another
+    name raises ValueError. `lowercase` lowercases both texts first.
+
+    >>> import assay
+    >>> assay.sacrebleu("猫坐在垫子上。", "猫坐在垫子上。", tokenize="zh").sys_len
+    7
+    """
     single, preds, refs = _pairs(predictions, references)
-    scores = [BleuScore(*s) for s in _assay.sentence_sacrebleu(preds, refs)]
+    scores = [BleuScore(*s) for s in _assay.sentence_sacrebleu(preds, refs, tokenize, lowercase)]
     return scores[0] if single else scores
 
 
-def corpus_sacrebleu(predictions: Sequence[str], references: Sequence[References]) -> BleuScore:
+def corpus_sacrebleu(
+    predictions: Sequence[str],
+    references: Sequence[References],
+    *,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+) -> BleuScore:
     """sacreBLEU `corpus_bleu` over the pairs, each prediction with its own
-    references (sacreBLEU takes them transposed, as reference streams)."""
+    references (sacreBLEU takes them transposed, as reference streams);
+    `tokenize` and `lowercase` as for `sacrebleu`."""
     _, preds, refs = _pairs(predictions, references)
-    return BleuScore(*_assay.corpus_sacrebleu(preds, refs))
+    return BleuScore(*_assay.corpus_sacrebleu(preds, refs, tokenize, lowercase))
+
+
+def _chrf_options(
+    char_order: int, word_order: int, beta: int, whitespace: bool, lowercase: bool
+) -> dict[str, int | bool]:
+    return {
+        "char_order": char_order,
+        "word_order": word_order,
+        "beta": beta,
+        "whitespace": whitespace,
+        "lowercase": lowercase,
+    }
 
 
 def chrf(
@@ -136,10 +238,17 @@ def chrf(
     char_order: int = 6,
     word_order: int = 0,
     beta: int = 2,
+    *,
+    whitespace: bool = False,
+    lowercase: bool = False,
 ) -> float | list[float]:
-    """sacreBLEU `sentence_chrf` per pair, 0..100 (`word_order=2`: chrF++)."""
+    """sacreBLEU `CHRF(char_order, word_order, beta, lowercase,
+    whitespace).sentence_score` per pair, 0..100 (`word_order=2`: chrF++).
+    `whitespace=True` keeps white space in the character n-grams (what
+    `sentence_chrf(..., remove_whitespace=False)` does)."""
     single, preds, refs = _pairs(predictions, references)
-    scores = _assay.sentence_chrf(preds, refs, char_order, word_order, beta)
+    options = _chrf_options(char_order, word_order, beta, whitespace, lowercase)
+    scores = _assay.sentence_chrf(preds, refs, options)
     return scores[0] if single else scores
 
 
@@ -149,10 +258,15 @@ def corpus_chrf(
     char_order: int = 6,
     word_order: int = 0,
     beta: int = 2,
+    *,
+    whitespace: bool = False,
+    lowercase: bool = False,
 ) -> float:
-    """sacreBLEU `corpus_chrf` over the pairs, 0..100."""
+    """sacreBLEU `CHRF(...).corpus_score` over the pairs, 0..100; the
+    options as for `chrf`."""
     _, preds, refs = _pairs(predictions, references)
-    return _assay.corpus_chrf(preds, refs, char_order, word_order, beta)
+    options = _chrf_options(char_order, word_order, beta, whitespace, lowercase)
+    return _assay.corpus_chrf(preds, refs, options)
 
 
 class RougeScorer:
@@ -162,6 +276,15 @@ class RougeScorer:
         from assay import RougeScorer  # was: from rouge_score.rouge_scorer import RougeScorer
         scorer = RougeScorer(["rouge1", "rougeL"], use_stemmer=True)
         scorer.score(target, prediction)["rougeL"].fmeasure
+
+    `tokenizer=` is used as rouge-score uses it: an object (if truthy)
+    whose `tokenize(text)` gives the tokens of each text, and of each line
+    for rougeLsum; `use_stemmer` is then unused, as in rouge-score. The
+    prediction is tokenized once per call, not once per target. A name of
+    one of assay's tokenizers (`"unicode"`, `"whitespace"`, `"char"`; see
+    `assay.rouge`) is taken too. `split_summaries=True` is refused: it
+    splits rougeLsum's texts with nltk's punkt sentence tokenizer, which
+    assay does not reproduce.
     """
 
     def __init__(
@@ -169,20 +292,34 @@ class RougeScorer:
         rouge_types: Sequence[str],
         use_stemmer: bool = False,
         split_summaries: bool = False,
-        tokenizer: object = None,
+        tokenizer: Tokenizer | str | None = None,
     ):
-        # rouge-score's other options change its numbers; taking them and
-        # scoring without them would differ from it without a word.
-        if tokenizer is not None or split_summaries:
+        # Scoring without an option rouge-score honours would differ from
+        # it without a word.
+        if split_summaries:
             raise ValueError(
-                "assay.RougeScorer scores with rouge-score's default tokenizer and rougeLsum "
-                "over newline-separated lines only; for tokenizer= or split_summaries=True "
-                "use rouge_score.rouge_scorer.RougeScorer"
+                "split_summaries=True splits rougeLsum's texts into sentences with nltk's punkt "
+                "(nltk.sent_tokenize), which assay does not reproduce; put one sentence per line "
+                "('\\n'.join(sentences)) and leave split_summaries off, or use "
+                "rouge_score.rouge_scorer.RougeScorer"
             )
         self.rouge_types = list(rouge_types)
         self.use_stemmer = use_stemmer
-        # Checks the types now, as rouge-score does.
-        _assay.rouge([], [], self.rouge_types, use_stemmer)
+        # As rouge-score: `if tokenizer:` picks the object, else the default.
+        self._tokenizer: Tokenizer | str = tokenizer if tokenizer else "default"
+        if not isinstance(self._tokenizer, str) and not callable(
+            getattr(self._tokenizer, "tokenize", None)
+        ):
+            raise TypeError("tokenizer: expected an object with a tokenize(text) method")
+        # Checks the types (and a tokenizer name) now, as rouge-score checks
+        # the types.
+        _assay.rouge(
+            [],
+            [],
+            self.rouge_types,
+            use_stemmer,
+            self._tokenizer if isinstance(self._tokenizer, str) else "default",
+        )
 
     def score(self, target: str, prediction: str) -> dict[str, Score]:
         """Scores one prediction against one target (reference)."""
@@ -190,5 +327,7 @@ class RougeScorer:
 
     def score_multi(self, targets: Sequence[str], prediction: str) -> dict[str, Score]:
         """Scores one prediction against several targets: the best per type."""
-        row = _assay.rouge([prediction], [list(targets)], self.rouge_types, self.use_stemmer)[0]
-        return {t: Score(*prf) for t, prf in zip(self.rouge_types, row)}
+        rows = _rouge_rows(
+            [prediction], [list(targets)], self.rouge_types, self.use_stemmer, self._tokenizer
+        )
+        return {t: Score(*prf) for t, prf in zip(self.rouge_types, rows[0])}

@@ -267,7 +267,7 @@ def test_usage_errors_raise_before_any_call(tmp_path, judge):
         # Each names the keyword at fault as Python writes it, never a flag.
         (
             {"params": {"rouge.stem": True}},
-            "params[\"rouge.stem\"]: rouge has no parameter 'stem' (known: types, use_stemmer)",
+            "params[\"rouge.stem\"]: rouge has no parameter 'stem' (known: types, use_stemmer, tokenizer)",
         ),
         ({"params": {"rouge.types": "rouge0"}}, 'params["rouge.types"]="rouge0": '),
         ({"params": {"bleu.smoothing": "method1"}}, 'params["bleu.smoothing"]="method1": metric'),

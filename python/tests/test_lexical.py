@@ -1,6 +1,7 @@
 """The drop-in lexical scorers against the shared parity set: every public
 pair scored by rouge-score 0.1.2, nltk 3.10.4 and sacreBLEU 2.6.0, to 1e-9."""
 
+import importlib.util
 import json
 import math
 from pathlib import Path
@@ -136,12 +137,117 @@ def test_bad_arguments_raise_clear_errors():
         assay.sacrebleu("a", [])
 
 
-def test_rouge_scorer_refuses_the_options_it_would_score_without():
-    class Chars:
-        def tokenize(self, text):
-            return list(text)
-
-    for kwargs in ({"tokenizer": Chars()}, {"split_summaries": True}):
-        with pytest.raises(ValueError, match="rouge_score.rouge_scorer.RougeScorer"):
-            assay.RougeScorer(["rouge1"], **kwargs)
+def test_rouge_scorer_refuses_split_summaries_and_bad_tokenizers():
+    with pytest.raises(ValueError, match="nltk's punkt"):
+        assay.RougeScorer(["rougeLsum"], split_summaries=True)
+    with pytest.raises(TypeError, match="tokenize"):
+        assay.RougeScorer(["rouge1"], tokenizer=object())
+    with pytest.raises(ValueError, match="default, unicode, whitespace, char"):
+        assay.RougeScorer(["rouge1"], tokenizer="jieba")
     assert assay.RougeScorer(["rouge1"], split_summaries=False, tokenizer=None).score("a b", "a")
+
+
+# rouge-score's RougeScorer(types, tokenizer=T) on pairs in six scripts, for
+# the tokenizer objects of data/gen_rouge_tokenizer_expected.py, which wrote
+# the expected values with rouge-score 0.1.2 (not installed here).
+ROUGE_TOKENIZERS = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="module")
+def rouge_tokenizers():
+    spec = importlib.util.spec_from_file_location(
+        "gen_rouge_tokenizer_expected",
+        ROUGE_TOKENIZERS / "gen_rouge_tokenizer_expected.py",
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    expected = json.loads((ROUGE_TOKENIZERS / "rouge_tokenizer_expected.json").read_text())
+    return module.TOKENIZERS, expected
+
+
+def test_rouge_scorer_honours_tokenizer_objects_as_rouge_score(rouge_tokenizers):
+    tokenizers, expected = rouge_tokenizers
+    pairs = expected["pairs"]
+    assert {p["id"][:2] for p in pairs} >= {"zh", "ja", "ar", "ru", "hi", "en"}
+    bad, compared = [], 0
+    for name, per_types in expected["expected"].items():
+        for types_name, rows in per_types.items():
+            types = expected["type_sets"][types_name]
+            scorer = assay.RougeScorer(types, tokenizer=tokenizers[name])
+            for p, want in zip(pairs, rows):
+                got = {"multi": scorer.score_multi(p["references"], p["prediction"])}
+                if "first" in want:
+                    got["first"] = scorer.score(p["references"][0], p["prediction"])
+                for how, scores in got.items():
+                    for t in types:
+                        compared += 1
+                        if list(scores[t]) != pytest.approx(want[how][t], abs=TOL):
+                            bad.append((name, types_name, p["id"], how, t))
+    assert compared > 9_000
+    assert not bad, bad[:5]
+
+
+def test_rouge_takes_a_tokenizer_by_name_or_object(rouge_tokenizers):
+    tokenizers, _ = rouge_tokenizers
+    zh = ("猫坐在垫子上。", "猫在垫子上。")
+    assert assay.rouge(*zh, types=["rouge1"])["rouge1"].fmeasure == 0.0
+    for tokenizer in ("unicode", "char", tokenizers["chars"]):
+        got = assay.rouge(*zh, types=["rouge1"], tokenizer=tokenizer)["rouge1"]
+        # The full stop is a token of the object's, not of assay's.
+        n = 7 if tokenizer is tokenizers["chars"] else 6
+        assert (got.precision, got.recall) == ((n - 1) / n, 1.0), tokenizer
+    hindi = assay.rouge("बिल्ली चटाई पर बैठी है।", "बिल्ली चटाई पर बैठी थी।", tokenizer="unicode")
+    assert hindi["rouge1"].fmeasure == pytest.approx(0.8, abs=TOL)
+    assert assay.rouge("a,b c", "a,b c", tokenizer="whitespace")["rouge2"].fmeasure == 1.0
+    with pytest.raises(ValueError, match="use_stemmer"):
+        assay.rouge("a", "a", use_stemmer=True, tokenizer=tokenizers["chars"])
+    with pytest.raises(ValueError, match="default, unicode, whitespace, char"):
+        assay.rouge("a", "a", tokenizer="jieba")
+
+
+# sacreBLEU's tokenizers and chrF options through the Python functions, on
+# the parity set of crates/assay-text (tokenize_parity.json, written by its
+# gen_tokenize_parity.py with sacrebleu 2.6.0).
+@pytest.fixture(scope="module")
+def tokenize_parity():
+    return json.loads((PARITY / "tokenize_parity.json").read_text())
+
+
+def test_sacrebleu_tokenize_matches_sacrebleu(tokenize_parity):
+    pairs = tokenize_parity["pairs"]
+    preds, refs = columns(pairs)
+    for key, config in tokenize_parity["bleu_configs"].items():
+        options = {"tokenize": config["tokenize"], "lowercase": config["lowercase"]}
+        for p, got in zip(pairs, assay.sacrebleu(preds, refs, **options)):
+            want = p["bleu"][key]
+            assert math.isclose(got.score, want["score"], rel_tol=0.0, abs_tol=1e-12), (
+                p["id"],
+                key,
+            )
+            assert (got.counts, got.totals) == (want["counts"], want["totals"]), (p["id"], key)
+            assert (got.sys_len, got.ref_len) == (want["sys_len"], want["ref_len"]), (p["id"], key)
+        whole = assay.corpus_sacrebleu(preds, refs, **options)
+        want = tokenize_parity["corpus"]["all"]["bleu"][key]
+        assert close(whole.score, want["score"]) and whole.counts == want["counts"], key
+
+
+def test_chrf_options_match_sacrebleu(tokenize_parity):
+    pairs = tokenize_parity["pairs"]
+    preds, refs = columns(pairs)
+    for key, config in tokenize_parity["chrf_configs"].items():
+        got = assay.chrf(preds, refs, **config)
+        bad = [p["id"] for p, g in zip(pairs, got) if not close(g, p["chrf"][key])]
+        assert not bad, (key, bad[:5])
+        want = tokenize_parity["corpus"]["all"]["chrf"][key]["score"]
+        assert close(assay.corpus_chrf(preds, refs, **config), want), key
+
+
+def test_unknown_lexical_options_name_the_accepted_ones():
+    with pytest.raises(ValueError, match="none, 13a, intl, zh, char"):
+        assay.sacrebleu("a", "a", tokenize="ja-mecab")
+    with pytest.raises(ValueError, match="none, 13a, intl, zh, char"):
+        assay.corpus_sacrebleu(["a"], ["a"], tokenize="spm")
+    # The new options are keyword-only: sacreBLEU's positional
+    # `remove_whitespace` means the opposite of `whitespace`.
+    with pytest.raises(TypeError):
+        assay.chrf("a", "a", 6, 0, 2, True)  # type: ignore[misc]

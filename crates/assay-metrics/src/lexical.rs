@@ -9,9 +9,11 @@ use crate::tools::{self, ToolMetric};
 use crate::MetricId;
 use assay_core::{Failure, FailureKind, Outcome, Sample, Signature, SkipReason};
 use assay_text::bleu::{self, BleuStats, Smoothing};
-use assay_text::chrf::{self, ChrfConfig, ChrfStats};
-use assay_text::rouge::{Prf, RougeScorer, RougeType, Stemming};
-use assay_text::sacrebleu::{self, EffectiveOrder, NRefs, SacreBleuStats};
+use assay_text::chrf::{self, ChrfConfig, ChrfStats, Whitespace};
+use assay_text::rouge::{Prf, RougeScorer, RougeTokenizer, RougeType, Stemming};
+use assay_text::sacrebleu::{
+    self, Case, EffectiveOrder, NRefs, SacreBleuConfig, SacreBleuStats, SacreTokenizer,
+};
 use assay_text::string::{self, StringDistance};
 use assay_text::tokenize::BleuTokenizer;
 use serde::{Deserialize, Serialize};
@@ -40,7 +42,7 @@ enum Kind {
         smoothing: Smoothing,
         tokenizer: BleuTokenizer,
     },
-    Sacrebleu,
+    Sacrebleu(SacreBleuConfig),
     Chrf(ChrfConfig),
     ExactMatch,
     StringPresence,
@@ -61,8 +63,11 @@ impl Metric {
                 let stemming = values.get("use_stemmer", |s| {
                     parse_bool(s).map(|on| if on { Stemming::Porter } else { Stemming::Off })
                 })?;
+                let tokenizer = values.parse::<RougeTokenizer>("tokenizer")?;
                 Kind::Rouge(Box::new(
-                    values.get("types", |_| RougeScorer::new(&types, stemming))?,
+                    values
+                        .get("types", |_| RougeScorer::new(&types, stemming))?
+                        .with_tokenizer(tokenizer),
                 ))
             }
             MetricId::Bleu => Kind::Bleu {
@@ -78,9 +83,29 @@ impl Metric {
                 smoothing: values.get("smoothing", str::parse::<Smoothing>)?,
                 tokenizer: values.get("tokenizer", str::parse::<BleuTokenizer>)?,
             },
-            MetricId::Sacrebleu => Kind::Sacrebleu,
-            MetricId::Chrf => Kind::Chrf(ChrfConfig::CHRF),
-            MetricId::Chrfpp => Kind::Chrf(ChrfConfig::CHRF_PP),
+            MetricId::Sacrebleu => Kind::Sacrebleu(SacreBleuConfig {
+                tokenizer: values.parse::<SacreTokenizer>("tokenize")?,
+                case: values.get("lowercase", parse_case)?,
+            }),
+            MetricId::Chrf | MetricId::Chrfpp => Kind::Chrf(ChrfConfig {
+                word_order: values.get("word_order", |s| {
+                    s.parse::<usize>()
+                        .ok()
+                        .filter(|n| *n <= 9)
+                        .ok_or("expected a whole number from 0 to 9")
+                })?,
+                case: values.get("lowercase", parse_case)?,
+                whitespace: values.get("whitespace", |s| {
+                    parse_bool(s).map(|on| {
+                        if on {
+                            Whitespace::Included
+                        } else {
+                            Whitespace::Excluded
+                        }
+                    })
+                })?,
+                ..ChrfConfig::CHRF
+            }),
             MetricId::ExactMatch => Kind::ExactMatch,
             MetricId::StringPresence => Kind::StringPresence,
             MetricId::StringSimilarity => Kind::StringSimilarity {
@@ -110,7 +135,7 @@ impl Metric {
     pub fn has_corpus_score(&self) -> bool {
         matches!(
             self.kind,
-            Kind::Bleu { .. } | Kind::Sacrebleu | Kind::Chrf(_)
+            Kind::Bleu { .. } | Kind::Sacrebleu(_) | Kind::Chrf(_)
         )
     }
 
@@ -122,12 +147,19 @@ impl Metric {
         }
     }
 
-    /// Every parameter's value, defaults included, for the manifest.
+    /// Every parameter's value, defaults included, for the manifest;
+    /// except that the parameters added after run format 1 (rouge's
+    /// `tokenizer`, sacrebleu's `tokenize` and `lowercase`, chrF's
+    /// `word_order`, `whitespace` and `lowercase`) appear only when they
+    /// differ from their defaults. At their defaults the numbers, and the
+    /// signature, are those of a run from before them, which then still
+    /// resumes and merges (a resumed run's manifest must be its own).
     pub fn params_json(&self) -> Value {
-        match &self.kind {
+        let mut params = match &self.kind {
             Kind::Rouge(scorer) => json!({
                 "types": scorer.types().iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "use_stemmer": scorer.stemming() == Stemming::Porter,
+                "tokenizer": scorer.tokenizer().to_string(),
             }),
             Kind::Bleu {
                 weights,
@@ -136,12 +168,40 @@ impl Metric {
             } => json!({
                 "weights": weights, "smoothing": smoothing.to_string(), "tokenizer": tokenizer.to_string(),
             }),
+            Kind::Sacrebleu(config) => json!({
+                "tokenize": config.tokenizer.to_string(),
+                "lowercase": config.case == Case::Lower,
+            }),
+            Kind::Chrf(config) => json!({
+                "word_order": config.word_order,
+                "whitespace": config.whitespace == Whitespace::Included,
+                "lowercase": config.case == Case::Lower,
+            }),
             Kind::StringSimilarity { distance } => json!({"distance": distance.to_string()}),
             Kind::Tool(tool) => tool.params_json(),
-            Kind::Sacrebleu | Kind::Chrf { .. } | Kind::ExactMatch | Kind::StringPresence => {
-                json!({})
+            Kind::ExactMatch | Kind::StringPresence => json!({}),
+        };
+        if let (Some(map), Some(added)) = (params.as_object_mut(), added_params(self.id)) {
+            for p in self
+                .spec()
+                .params
+                .iter()
+                .filter(|p| added.contains(&p.name))
+            {
+                let at_default = map.get(p.name).is_some_and(|v| match v {
+                    Value::String(s) => s == p.default,
+                    Value::Bool(b) => p.default.parse::<bool>() == Ok(*b),
+                    Value::Number(n) => {
+                        n.as_u64().is_some() && p.default.parse().ok() == n.as_u64()
+                    }
+                    _ => false,
+                });
+                if at_default {
+                    map.remove(p.name);
+                }
             }
         }
+        params
     }
 
     /// The signature of this metric's numbers: it changes whenever anything
@@ -159,7 +219,13 @@ impl Metric {
                         "no"
                     },
                 )
-                .with("tok", "rouge-score")
+                .with(
+                    "tok",
+                    match scorer.tokenizer() {
+                        RougeTokenizer::Default => "rouge-score",
+                        other => other.name(),
+                    },
+                )
                 .with("multiref", "max"),
             Kind::Bleu {
                 weights,
@@ -178,21 +244,27 @@ impl Metric {
                 .with("smooth", smoothing)
                 .with("tiny", "zero")
                 .with("ref", NLTK),
-            Kind::Sacrebleu => Signature::new(name, 1)
+            Kind::Sacrebleu(config) => Signature::new(name, 1)
                 .with("nrefs", "var")
-                .with("case", "mixed")
+                .with("case", config.case)
                 .with("eff", "yes")
-                .with("tok", "13a")
+                .with("tok", config.tokenizer)
                 .with("smooth", "exp")
                 .with("version", SACREBLEU),
             Kind::Chrf(config) => Signature::new(name, 1)
                 .with("nrefs", "var")
-                .with("case", "mixed")
+                .with("case", config.case)
                 .with("eff", "yes")
                 .with("nc", config.char_order)
                 .with("nw", config.word_order)
                 .with("beta", config.beta)
-                .with("space", "no")
+                .with(
+                    "space",
+                    match config.whitespace {
+                        Whitespace::Excluded => "no",
+                        Whitespace::Included => "yes",
+                    },
+                )
                 .with("version", SACREBLEU),
             Kind::ExactMatch | Kind::StringPresence => {
                 Signature::new(name, 1).with("multiref", "any")
@@ -209,7 +281,7 @@ impl Metric {
         let state = match &self.kind {
             Kind::Rouge(scorer) => State::Rouge(scorer.clone()),
             Kind::Bleu { .. } => State::Bleu(Summed::default()),
-            Kind::Sacrebleu => State::Sacrebleu(Summed::default()),
+            Kind::Sacrebleu(_) => State::Sacrebleu(Summed::default()),
             Kind::Chrf(_) => State::Chrf(Summed::default()),
             Kind::ExactMatch
             | Kind::StringPresence
@@ -221,6 +293,21 @@ impl Metric {
             state,
         }
     }
+}
+
+/// The parameters of `id` added after run format 1, which the manifest
+/// holds only when set to another value than their default.
+fn added_params(id: MetricId) -> Option<&'static [&'static str]> {
+    match id {
+        MetricId::Rouge => Some(&["tokenizer"]),
+        MetricId::Sacrebleu => Some(&["tokenize", "lowercase"]),
+        MetricId::Chrf | MetricId::Chrfpp => Some(&["word_order", "whitespace", "lowercase"]),
+        _ => None,
+    }
+}
+
+fn parse_case(s: &str) -> Result<Case, String> {
+    parse_bool(s).map(|on| if on { Case::Lower } else { Case::Mixed })
 }
 
 fn parse_rouge_types(s: &str) -> Result<Vec<RougeType>, String> {
@@ -344,7 +431,7 @@ impl Scorer {
                 };
                 vec![outcome]
             }
-            (Kind::Sacrebleu, State::Sacrebleu(corpus)) => vec![match sacrebleu::segment_stats(response, &references) {
+            (Kind::Sacrebleu(config), State::Sacrebleu(corpus)) => vec![match config.segment_stats(response, &references) {
                 Ok(stats) => {
                     let score = sacrebleu::finalize(&stats, EffectiveOrder::On);
                     corpus.add(sample.row, references.len(), stats);
@@ -461,13 +548,13 @@ impl Corpus {
                     signature: None,
                 })
             }
-            (CorpusKind::Sacrebleu(c), _) if c.rows > 0 => {
+            (CorpusKind::Sacrebleu(c), Kind::Sacrebleu(config)) if c.rows > 0 => {
                 let score = sacrebleu::finalize(&c.total, EffectiveOrder::Off);
                 Some(CorpusScore {
                     name,
                     value: score.score / 100.0,
                     details: sacrebleu_details(&score),
-                    signature: Some(sacrebleu::bleu_signature(c.nrefs(), EffectiveOrder::Off)),
+                    signature: Some(config.signature(c.nrefs(), EffectiveOrder::Off)),
                 })
             }
             (CorpusKind::Chrf(c), Kind::Chrf(config)) if c.rows > 0 => {

@@ -9,6 +9,41 @@ use assay_core::Field;
 
 const RESPONSE_AND_REFERENCES: &[Field] = &[Field::Response, Field::References];
 
+/// chrF's parameters after `word_order`, the same for chrF and chrF++.
+const CHRF_SPACE_AND_CASE: [ParamSpec; 2] = [
+    ParamSpec {
+        name: "whitespace",
+        default: "false",
+        doc:
+            "keep white space in character n-grams (sacreBLEU whitespace=True; signature space:yes)",
+    },
+    ParamSpec {
+        name: "lowercase",
+        default: "false",
+        doc: "lowercase both texts first (Python's str.lower(); signature case:lc)",
+    },
+];
+
+const CHRF_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "word_order",
+        default: "0",
+        doc: "word n-gram orders added to the 6 character orders, 0 to 9 (2 is chrF++)",
+    },
+    CHRF_SPACE_AND_CASE[0],
+    CHRF_SPACE_AND_CASE[1],
+];
+
+const CHRFPP_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "word_order",
+        default: "2",
+        doc: "word n-gram orders added to the 6 character orders, 0 to 9",
+    },
+    CHRF_SPACE_AND_CASE[0],
+    CHRF_SPACE_AND_CASE[1],
+];
+
 /// The spec of a metric.
 pub fn spec(id: MetricId) -> &'static MetricSpec {
     SPECS.iter().find(|s| s.id == id).unwrap_or(&SPECS[0])
@@ -21,7 +56,10 @@ pub static SPECS: [MetricSpec; 11] = [
         summary: "n-gram and longest-common-subsequence overlap with the reference (F-measure)",
         definition: "rouge-score 0.1.2 RougeScorer.score_multi(references, response): lowercased ASCII \
                      alphanumeric tokens, optional NLTK Porter stemming of tokens longer than 3 characters; \
-                     per ROUGE type the reference with the best F (first on ties); value = F, details = P/R/F.",
+                     per ROUGE type the reference with the best F (first on ties); value = F, details = P/R/F. \
+                     rouge-score's tokenizer finds no token in text without ASCII letters or digits (Chinese, \
+                     Arabic, Hindi, Russian...): for such text set tokenizer=unicode (or char, whitespace), \
+                     assay's own tokenizers, which rouge-score does not have.",
         required: RESPONSE_AND_REFERENCES,
         params: &[
             ParamSpec {
@@ -33,6 +71,14 @@ pub static SPECS: [MetricSpec; 11] = [
                 name: "use_stemmer",
                 default: "false",
                 doc: "apply NLTK's Porter stemmer (NLTK_EXTENSIONS mode) to tokens longer than 3 characters",
+            },
+            ParamSpec {
+                name: "tokenizer",
+                default: "default",
+                doc: "default: rouge-score's (lowercased runs of [a-z0-9]); unicode: lowercased runs of letters, \
+                      marks and digits of any script, each Chinese character and kana a token; whitespace: \
+                      lowercased str.split(), for pre-segmented text; char: each lowercased letter, mark or digit \
+                      a token. The stemmer applies to [a-z0-9] tokens only",
             },
         ],
         direction: Direction::HigherIsBetter,
@@ -70,11 +116,25 @@ pub static SPECS: [MetricSpec; 11] = [
     },
     MetricSpec {
         id: MetricId::Sacrebleu,
-        summary: "sacreBLEU sentence BLEU (13a tokenizer, exp smoothing, effective order), scaled to [0, 1]",
-        definition: "sacrebleu 2.6.0 sentence_bleu(response, references) / 100; corpus BLEU (effective order \
-                     off) and its sacreBLEU signature in the summary.",
+        summary: "sacreBLEU sentence BLEU (13a tokenizer by default, exp smoothing, effective order), scaled to [0, 1]",
+        definition: "sacrebleu 2.6.0 sentence_bleu(response, references, tokenize=..., lowercase=...) / 100; \
+                     corpus BLEU (effective order off) and its sacreBLEU signature in the summary.",
         required: RESPONSE_AND_REFERENCES,
-        params: &[],
+        params: &[
+            ParamSpec {
+                name: "tokenize",
+                default: "13a",
+                doc: "sacreBLEU's tokenizer: 13a (mteval-v13a); intl (mteval-v14: Unicode punctuation and \
+                      symbols split off, numbers kept whole); zh (each Chinese character a token, then 13a's \
+                      punctuation rules); char (each character a token); none (split on white space only). \
+                      sacreBLEU's ja-mecab, ko-mecab and spm need external models and are not offered",
+            },
+            ParamSpec {
+                name: "lowercase",
+                default: "false",
+                doc: "lowercase both texts first (Python's str.lower(); signature case:lc)",
+            },
+        ],
         direction: Direction::HigherIsBetter,
         empty_inputs: "0 for an empty response",
         outputs: "sacrebleu",
@@ -82,10 +142,10 @@ pub static SPECS: [MetricSpec; 11] = [
     MetricSpec {
         id: MetricId::Chrf,
         summary: "character n-gram F-score (chrF2), scaled to [0, 1]",
-        definition: "sacrebleu 2.6.0 sentence_chrf: character order 6, word order 0, beta 2, whitespace removed, \
-                     the best reference's statistics; / 100. Corpus chrF in the summary.",
+        definition: "sacrebleu 2.6.0 CHRF(word_order, whitespace, lowercase).sentence_score: character order 6, \
+                     beta 2, the best reference's statistics; / 100. Corpus chrF in the summary.",
         required: RESPONSE_AND_REFERENCES,
-        params: &[],
+        params: CHRF_PARAMS,
         direction: Direction::HigherIsBetter,
         empty_inputs: "0 when either side is empty",
         outputs: "chrf",
@@ -93,9 +153,10 @@ pub static SPECS: [MetricSpec; 11] = [
     MetricSpec {
         id: MetricId::Chrfpp,
         summary: "chrF++: chrF plus word unigrams and bigrams, scaled to [0, 1]",
-        definition: "sacrebleu 2.6.0 sentence_chrf with word_order=2; / 100. Corpus chrF++ in the summary.",
+        definition: "sacrebleu 2.6.0 CHRF(word_order=2, whitespace, lowercase).sentence_score; / 100. Corpus \
+                     chrF++ in the summary.",
         required: RESPONSE_AND_REFERENCES,
-        params: &[],
+        params: CHRFPP_PARAMS,
         direction: Direction::HigherIsBetter,
         empty_inputs: "0 when either side is empty",
         outputs: "chrfpp",

@@ -4,9 +4,9 @@
 //! and sacreBLEU do.
 
 use assay_text::bleu::{self, BleuConfig};
-use assay_text::chrf::{self, ChrfConfig};
-use assay_text::rouge::{RougeScorer, RougeType, Stemming};
-use assay_text::sacrebleu::{self, BleuScore};
+use assay_text::chrf::{self, ChrfConfig, Whitespace};
+use assay_text::rouge::{RougeScorer, RougeTokenizer, RougeType, Stemming, Tokenized};
+use assay_text::sacrebleu::{BleuScore, Case, SacreBleuConfig};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -42,9 +42,18 @@ fn per_pair<T: Send, E: std::fmt::Display>(
     })
 }
 
+fn rouge_types(types: &[String]) -> PyResult<Vec<RougeType>> {
+    types
+        .iter()
+        .map(|t| t.parse::<RougeType>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(value_error)
+}
+
 /// ROUGE of each prediction against its references (the best-scoring
 /// reference per type, as `RougeScorer.score_multi` picks it): per pair, one
-/// `(precision, recall, fmeasure)` per type in `types`' order.
+/// `(precision, recall, fmeasure)` per type in `types`' order. `tokenizer`
+/// names one of assay's (`default` is rouge-score's).
 #[pyfunction]
 pub fn rouge(
     py: Python<'_>,
@@ -52,12 +61,10 @@ pub fn rouge(
     references: Vec<Vec<String>>,
     types: Vec<String>,
     use_stemmer: bool,
+    tokenizer: &str,
 ) -> PyResult<Vec<Vec<Prf>>> {
-    let types = types
-        .iter()
-        .map(|t| t.parse::<RougeType>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(value_error)?;
+    let types = rouge_types(&types)?;
+    let tokenizer: RougeTokenizer = tokenizer.parse().map_err(value_error)?;
     let stemming = if use_stemmer {
         Stemming::Porter
     } else {
@@ -67,13 +74,49 @@ pub fn rouge(
     py.detach(|| {
         // Built here: the scorer keeps per-thread scratch, so it stays on
         // the thread that scores.
-        let scorer = RougeScorer::new(&types, stemming).map_err(value_error)?;
+        let scorer = RougeScorer::new(&types, stemming)
+            .map_err(value_error)?
+            .with_tokenizer(tokenizer);
         Ok(predictions
             .iter()
             .zip(&references)
             .map(|(p, refs)| {
                 scorer
                     .score_multi(refs, p)
+                    .into_iter()
+                    .map(|s| (s.precision, s.recall, s.fmeasure))
+                    .collect()
+            })
+            .collect())
+    })
+}
+
+/// One text as a caller's tokenizer split it, tokens as ids (equal tokens,
+/// equal ids): the whole text's, and each sentence's.
+type TokenIds = (Vec<u32>, Vec<Vec<u32>>);
+
+/// ROUGE on texts tokenized by the caller (rouge-score's `tokenizer=`): per
+/// pair, one `(precision, recall, fmeasure)` per type, the best reference
+/// per type.
+#[pyfunction]
+pub fn rouge_tokens(
+    py: Python<'_>,
+    predictions: Vec<TokenIds>,
+    references: Vec<Vec<TokenIds>>,
+    types: Vec<String>,
+) -> PyResult<Vec<Vec<Prf>>> {
+    let types = rouge_types(&types)?;
+    same_length(predictions.len(), references.len())?;
+    let tokenized = |(tokens, sentences): TokenIds| Tokenized { tokens, sentences };
+    py.detach(|| {
+        let scorer = RougeScorer::new(&types, Stemming::Off).map_err(value_error)?;
+        Ok(predictions
+            .into_iter()
+            .zip(references)
+            .map(|(p, refs)| {
+                let refs: Vec<Tokenized<u32>> = refs.into_iter().map(tokenized).collect();
+                scorer
+                    .score_multi_tokens(&refs, &tokenized(p))
                     .into_iter()
                     .map(|s| (s.precision, s.recall, s.fmeasure))
                     .collect()
@@ -132,15 +175,33 @@ fn sacre(s: BleuScore) -> SacreScore {
     )
 }
 
+fn case(lowercase: bool) -> Case {
+    if lowercase {
+        Case::Lower
+    } else {
+        Case::Mixed
+    }
+}
+
+fn sacrebleu_config(tokenize: &str, lowercase: bool) -> PyResult<SacreBleuConfig> {
+    Ok(SacreBleuConfig {
+        tokenizer: tokenize.parse().map_err(value_error)?,
+        case: case(lowercase),
+    })
+}
+
 /// sacreBLEU `sentence_bleu` of each prediction against its references.
 #[pyfunction]
 pub fn sentence_sacrebleu(
     py: Python<'_>,
     predictions: Vec<String>,
     references: Vec<Vec<String>>,
+    tokenize: &str,
+    lowercase: bool,
 ) -> PyResult<Vec<SacreScore>> {
+    let config = sacrebleu_config(tokenize, lowercase)?;
     per_pair(py, &predictions, &references, |p, refs| {
-        sacrebleu::sentence_bleu(p, refs).map(sacre)
+        config.sentence_bleu(p, refs).map(sacre)
     })
 }
 
@@ -151,46 +212,66 @@ pub fn corpus_sacrebleu(
     py: Python<'_>,
     predictions: Vec<String>,
     references: Vec<Vec<String>>,
+    tokenize: &str,
+    lowercase: bool,
 ) -> PyResult<SacreScore> {
-    py.detach(|| sacrebleu::corpus_bleu(&predictions, &references).map(sacre))
+    let config = sacrebleu_config(tokenize, lowercase)?;
+    py.detach(|| config.corpus_bleu(&predictions, &references).map(sacre))
         .map_err(value_error)
 }
 
-fn chrf_config(char_order: usize, word_order: usize, beta: u32) -> ChrfConfig {
-    ChrfConfig {
-        char_order,
-        word_order,
-        beta,
+/// chrF settings as `assay.chrf` and `assay.corpus_chrf` pass them: a dict
+/// of their keyword arguments.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct ChrfOptions {
+    char_order: usize,
+    word_order: usize,
+    beta: u32,
+    whitespace: bool,
+    lowercase: bool,
+}
+
+impl From<ChrfOptions> for ChrfConfig {
+    fn from(o: ChrfOptions) -> ChrfConfig {
+        ChrfConfig {
+            char_order: o.char_order,
+            word_order: o.word_order,
+            beta: o.beta,
+            case: case(o.lowercase),
+            whitespace: if o.whitespace {
+                Whitespace::Included
+            } else {
+                Whitespace::Excluded
+            },
+        }
     }
 }
 
-/// sacreBLEU `sentence_chrf` of each prediction against its references.
+/// sacreBLEU `CHRF(...).sentence_score` of each prediction against its
+/// references.
 #[pyfunction]
 pub fn sentence_chrf(
     py: Python<'_>,
     predictions: Vec<String>,
     references: Vec<Vec<String>>,
-    char_order: usize,
-    word_order: usize,
-    beta: u32,
+    options: ChrfOptions,
 ) -> PyResult<Vec<f64>> {
-    let config = chrf_config(char_order, word_order, beta);
+    let config = ChrfConfig::from(options);
     per_pair(py, &predictions, &references, |p, refs| {
         chrf::sentence_chrf(p, refs, &config)
     })
 }
 
-/// sacreBLEU `corpus_chrf` over all pairs.
+/// sacreBLEU `CHRF(...).corpus_score` over all pairs.
 #[pyfunction]
 pub fn corpus_chrf(
     py: Python<'_>,
     predictions: Vec<String>,
     references: Vec<Vec<String>>,
-    char_order: usize,
-    word_order: usize,
-    beta: u32,
+    options: ChrfOptions,
 ) -> PyResult<f64> {
-    let config = chrf_config(char_order, word_order, beta);
+    let config = ChrfConfig::from(options);
     py.detach(|| chrf::corpus_chrf(&predictions, &references, &config))
         .map_err(value_error)
 }

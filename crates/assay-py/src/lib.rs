@@ -22,6 +22,7 @@ fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
 fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(lexical::rouge, m)?)?;
+    m.add_function(wrap_pyfunction!(lexical::rouge_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(lexical::sentence_bleu, m)?)?;
     m.add_function(wrap_pyfunction!(lexical::corpus_bleu, m)?)?;
     m.add_function(wrap_pyfunction!(lexical::sentence_sacrebleu, m)?)?;

@@ -1,7 +1,13 @@
-//! chrF and chrF++ as sacreBLEU 2.6.0 computes them (`sacrebleu.CHRF`).
+//! chrF and chrF++ as sacreBLEU 2.6.0 computes them (`sacrebleu.CHRF`,
+//! with `char_order`, `word_order`, `beta`, `lowercase` and `whitespace`;
+//! not `eps_smoothing`).
 //!
+//! - With `lowercase`, both texts go through Python's `str.lower()` first
+//!   ([`crate::tokenize::python_lower`]).
 //! - Whitespace (Python's set) is removed before extracting character
-//!   n-grams, which are over code points (NFC and NFD differ).
+//!   n-grams, unless `whitespace` is on ([`Whitespace::Included`]: the text
+//!   as it is, not even stripped). N-grams are over code points (NFC and
+//!   NFD differ).
 //! - chrF++ adds word n-grams over `split()` words, where a word longer than
 //!   one character has one ASCII punctuation character split off its end
 //!   (checked first) or else its start, as a separate word.
@@ -18,11 +24,23 @@ use std::ops::AddAssign;
 use std::cell::Cell;
 
 use crate::bleu::ngram::{ngram_count, with_local, Interner, NgramIndex};
-use crate::sacrebleu::{NRefs, SacreBleuError, SACREBLEU_VERSION};
+use crate::sacrebleu::{Case, NRefs, SacreBleuError, SACREBLEU_VERSION};
 use crate::tokenize::{is_python_whitespace, python_split};
 
-/// chrF settings (sacreBLEU's `CHRF(char_order, word_order, beta)`,
-/// case-sensitive, whitespace not included).
+/// Whether white space takes part in character n-grams (sacreBLEU's
+/// `whitespace`, the signature's `space:` field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Whitespace {
+    /// Removed before extracting character n-grams (`space:no`, the
+    /// default).
+    #[default]
+    Excluded,
+    /// Kept, as every other character (`space:yes`).
+    Included,
+}
+
+/// chrF settings (sacreBLEU's `CHRF(char_order, word_order, beta,
+/// lowercase, whitespace)`, without eps smoothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ChrfConfig {
     /// Character n-gram orders (sacreBLEU default 6).
@@ -31,6 +49,10 @@ pub struct ChrfConfig {
     pub word_order: usize,
     /// Recall weight beta (default 2).
     pub beta: u32,
+    /// Lowercasing (`lowercase=`, default off).
+    pub case: Case,
+    /// White space in character n-grams (`whitespace=`, default excluded).
+    pub whitespace: Whitespace,
 }
 
 impl ChrfConfig {
@@ -39,12 +61,16 @@ impl ChrfConfig {
         char_order: 6,
         word_order: 0,
         beta: 2,
+        case: Case::Mixed,
+        whitespace: Whitespace::Excluded,
     };
     /// chrF++: char order 6, word order 2, beta 2.
     pub const CHRF_PP: ChrfConfig = ChrfConfig {
         char_order: 6,
         word_order: 2,
         beta: 2,
+        case: Case::Mixed,
+        whitespace: Whitespace::Excluded,
     };
 
     fn orders(&self) -> usize {
@@ -62,9 +88,13 @@ impl ChrfConfig {
     /// );
     /// ```
     pub fn signature(&self, nrefs: NRefs) -> String {
+        let space = match self.whitespace {
+            Whitespace::Excluded => "no",
+            Whitespace::Included => "yes",
+        };
         format!(
-            "nrefs:{nrefs}|case:mixed|eff:yes|nc:{}|nw:{}|space:no|version:{SACREBLEU_VERSION}",
-            self.char_order, self.word_order
+            "nrefs:{nrefs}|case:{}|eff:yes|nc:{}|nw:{}|space:{space}|version:{SACREBLEU_VERSION}",
+            self.case, self.char_order, self.word_order
         )
     }
 }
@@ -164,9 +194,11 @@ thread_local! {
     static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
 }
 
-fn push_chars(text: &str, out: &mut Vec<u32>) {
+fn push_chars(text: &str, whitespace: Whitespace, out: &mut Vec<u32>) {
     out.clear();
-    if text.is_ascii() {
+    if whitespace == Whitespace::Included {
+        out.extend(text.chars().map(u32::from));
+    } else if text.is_ascii() {
         let kept = text
             .bytes()
             .filter(|&b| !is_python_whitespace(char::from(b)));
@@ -188,7 +220,9 @@ impl Scratch {
             return Err(SacreBleuError::NoReferences);
         }
         let (nc, nw) = (config.char_order, config.word_order);
-        push_chars(hypothesis, &mut self.hyp);
+        let hypothesis = config.case.apply(hypothesis);
+        let hypothesis = hypothesis.as_ref();
+        push_chars(hypothesis, config.whitespace, &mut self.hyp);
         let hyp_chars = self.hyp.len();
         self.chars.set_hypothesis(&self.hyp, nc);
         // Words only for chrF++ (capacity 0 does not allocate).
@@ -201,10 +235,11 @@ impl Scratch {
         }
         let mut best: Option<(f64, ChrfStats)> = None;
         for r in references {
+            let r = config.case.apply(r.as_ref());
             let r = r.as_ref();
             self.stats.clear();
             self.stats.resize(nc + nw, [0; 3]);
-            push_chars(r, &mut self.reference);
+            push_chars(r, config.whitespace, &mut self.reference);
             fill_totals(&mut self.stats[..nc], hyp_chars, self.reference.len());
             add_matches(
                 &mut self.chars,

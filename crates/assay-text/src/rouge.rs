@@ -3,7 +3,10 @@
 //!
 //! - Tokens are the runs of `[a-z0-9]` after Unicode lowercasing; every
 //!   other character separates them, so text without ASCII letters or
-//!   digits (Cyrillic, CJK, ...) has no tokens and scores 0.
+//!   digits (Cyrillic, CJK, ...) has no tokens and scores 0. Other
+//!   tokenizers: [`RougeTokenizer`] (assay's own, for other scripts), or
+//!   the caller's tokens ([`RougeScorer::score_multi_tokens`], which is how
+//!   rouge-score's `tokenizer=` is honoured).
 //! - With [`Stemming::Porter`], tokens longer than three characters go
 //!   through NLTK's Porter stemmer ([`crate::porter`]).
 //! - rougeN (N = 1..=9) is clipped n-gram overlap, rougeL the LCS over the
@@ -33,12 +36,16 @@ mod ngram;
 mod vocab;
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::Hash;
 use std::str::FromStr;
 
 use lcs::{BitLcs, SummaryLcs};
 use ngram::NgramIndex;
-use vocab::{Side, Vocab};
+use vocab::{Side, Vocab, NONE};
+
+use crate::tokenize::{is_word, python_lower, python_split};
 
 /// One ROUGE variant, named as in rouge-score (`rouge1`..`rouge9`,
 /// `rougeL`, `rougeLsum`).
@@ -134,6 +141,197 @@ impl FromStr for Stemming {
     }
 }
 
+/// How [`RougeScorer`] turns a text into tokens. Every tokenizer works
+/// line by line (rougeLsum's sentences are the `\n`-separated lines), and
+/// with [`Stemming::Porter`] stems the tokens of `[a-z0-9]` longer than
+/// three characters, as rouge-score stems its own.
+///
+/// ```
+/// use assay_text::rouge::{RougeTokenizer, Stemming};
+/// let t: RougeTokenizer = "unicode".parse()?;
+/// assert_eq!(t.tokenize("Привет, МИР! 北京欢迎你", Stemming::Off), ["привет", "мир", "北", "京", "欢", "迎", "你"]);
+/// assert_eq!(t.tokenize("किताबें पढ़ो।", Stemming::Off), ["किताबें", "पढ़ो"]);
+/// assert_eq!(RougeTokenizer::Char.tokenize("Ab, 猫!", Stemming::Off), ["a", "b", "猫"]);
+/// assert_eq!(RougeTokenizer::Whitespace.tokenize("A,b  c", Stemming::Off), ["a,b", "c"]);
+/// # Ok::<(), assay_text::rouge::RougeError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RougeTokenizer {
+    /// rouge-score's own (`default`): lowercased runs of `[a-z0-9]`, so any
+    /// other script has no tokens.
+    #[default]
+    Default,
+    /// `unicode`: Python's `str.lower()`, then the runs of letters, marks
+    /// and digits of any script (the `\w` class without connector
+    /// punctuation such as `_`), except that each Chinese character and
+    /// kana is a token of its own, since those scripts put no spaces
+    /// between words. Vowel signs and other combining marks stay in their
+    /// word (Hindi, Arabic with diacritics).
+    Unicode,
+    /// `whitespace`: Python's `str.lower()`, then `str.split()`: for text
+    /// already tokenized (by a segmenter, say), punctuation included.
+    Whitespace,
+    /// `char`: Python's `str.lower()`, then each letter, mark or digit a
+    /// token (code points; punctuation, symbols and white space dropped):
+    /// character-level ROUGE, as often reported for Chinese.
+    Char,
+}
+
+impl RougeTokenizer {
+    /// Every tokenizer.
+    pub const ALL: [RougeTokenizer; 4] = [
+        RougeTokenizer::Default,
+        RougeTokenizer::Unicode,
+        RougeTokenizer::Whitespace,
+        RougeTokenizer::Char,
+    ];
+
+    /// Its name, as `--set rouge.tokenizer=` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RougeTokenizer::Default => "default",
+            RougeTokenizer::Unicode => "unicode",
+            RougeTokenizer::Whitespace => "whitespace",
+            RougeTokenizer::Char => "char",
+        }
+    }
+
+    /// The tokens of `text` (all lines together).
+    pub fn tokenize(self, text: &str, stemming: Stemming) -> Vec<String> {
+        match self {
+            RougeTokenizer::Default => tokenize(text, stemming),
+            _ => {
+                let mut out = Vec::new();
+                self.tokenize_line(text, stemming, &mut out);
+                out
+            }
+        }
+    }
+
+    /// The tokens of one line, appended to `out` (not for `Default`, which
+    /// has its own fast path).
+    fn tokenize_line(self, line: &str, stemming: Stemming, out: &mut Vec<String>) {
+        let lower = python_lower(line);
+        let start = out.len();
+        match self {
+            RougeTokenizer::Default => out.extend(tokenize(line, stemming)),
+            RougeTokenizer::Whitespace => out.extend(python_split(&lower).map(str::to_string)),
+            RougeTokenizer::Char => {
+                out.extend(
+                    lower
+                        .chars()
+                        .filter(|&c| is_letter_or_digit(c))
+                        .map(String::from),
+                );
+            }
+            RougeTokenizer::Unicode => {
+                let mut word = String::new();
+                for c in lower.chars() {
+                    if is_letter_or_digit(c) && !unspaced(c) {
+                        word.push(c);
+                        continue;
+                    }
+                    if !word.is_empty() {
+                        out.push(std::mem::take(&mut word));
+                    }
+                    if unspaced(c) {
+                        out.push(String::from(c));
+                    }
+                }
+                if !word.is_empty() {
+                    out.push(word);
+                }
+            }
+        }
+        if stemming == Stemming::Porter && self != RougeTokenizer::Default {
+            for token in &mut out[start..] {
+                if token.len() > 3
+                    && token
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                {
+                    let mut bytes = std::mem::take(token).into_bytes();
+                    crate::porter::stem_ascii_lower(&mut bytes);
+                    *token = String::from_utf8(bytes).unwrap_or_default();
+                }
+            }
+            // rouge-score drops a token whose stem is empty.
+            let stemmed: Vec<String> = out.drain(start..).filter(|t| !t.is_empty()).collect();
+            out.extend(stemmed);
+        }
+    }
+}
+
+/// A letter, mark or digit of any script: the `\w` class of the Python
+/// `regex` module without connector punctuation (`_`, `‿`, ...).
+fn is_letter_or_digit(c: char) -> bool {
+    is_word(c)
+        && !matches!(
+            c,
+            '_' | '\u{203f}'
+                | '\u{2040}'
+                | '\u{2054}'
+                | '\u{fe33}'
+                | '\u{fe34}'
+                | '\u{fe4d}'
+                | '\u{fe4e}'
+                | '\u{fe4f}'
+                | '\u{ff3f}'
+        )
+}
+
+/// A character of a script written without spaces between words: CJK
+/// ideographs and the Japanese kana; each is a token of its own.
+fn unspaced(c: char) -> bool {
+    matches!(c,
+        '\u{3005}' | '\u{3007}' // ideographic iteration mark and zero
+        | '\u{3040}'..='\u{30ff}' // hiragana, katakana
+        | '\u{31f0}'..='\u{31ff}' // katakana phonetic extensions
+        | '\u{3400}'..='\u{4dbf}' // CJK extension A
+        | '\u{4e00}'..='\u{9fff}' // CJK unified ideographs
+        | '\u{f900}'..='\u{faff}' // CJK compatibility ideographs
+        | '\u{ff66}'..='\u{ff9f}' // half-width katakana
+        | '\u{1b000}'..='\u{1b16f}' // kana supplement and extensions
+        | '\u{20000}'..='\u{3ffff}') // CJK extensions B and later
+}
+
+impl fmt::Display for RougeTokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RougeTokenizer {
+    type Err = RougeError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RougeTokenizer::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| RougeError::UnknownTokenizer(s.to_string()))
+    }
+}
+
+/// A text tokenized by the caller: its tokens as a whole (for rougeN and
+/// rougeL) and the tokens of each of its sentences (for rougeLsum), as
+/// rouge-score gets them from a `tokenizer=` object: `tokenize(text)` and
+/// `tokenize(line)` for each non-empty `\n`-separated line. Tokens are
+/// compared with `==` (and hashed).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tokenized<T> {
+    /// The whole text's tokens.
+    pub tokens: Vec<T>,
+    /// Each sentence's tokens.
+    pub sentences: Vec<Vec<T>>,
+}
+
+impl<T: PartialEq> Tokenized<T> {
+    /// Whether the sentences' tokens, end to end, are the whole text's.
+    fn sentences_make_tokens(&self) -> bool {
+        self.sentences.iter().flatten().eq(self.tokens.iter())
+    }
+}
+
 /// What can go wrong when configuring ROUGE.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RougeError {
@@ -143,6 +341,9 @@ pub enum RougeError {
     /// A stemming name other than `off` or `porter`.
     #[error("unknown stemming {0:?}: expected off or porter")]
     UnknownStemming(String),
+    /// A tokenizer name other than those of [`RougeTokenizer`].
+    #[error("unknown ROUGE tokenizer {0:?}: expected one of default, unicode, whitespace, char")]
+    UnknownTokenizer(String),
     /// [`RougeType::N`] with N outside `1..=9`.
     #[error("ROUGE-N order {0} is outside 1..=9")]
     NgramOrder(u8),
@@ -212,6 +413,7 @@ pub fn tokenize(text: &str, stemming: Stemming) -> Vec<String> {
 pub struct RougeScorer {
     types: Vec<RougeType>,
     stemming: Stemming,
+    tokenizer: RougeTokenizer,
     /// Largest n-gram order needed (at least 1 when rougeLsum needs the
     /// prediction's token counts).
     levels: usize,
@@ -252,6 +454,7 @@ impl RougeScorer {
         Ok(RougeScorer {
             types: types.to_vec(),
             stemming,
+            tokenizer: RougeTokenizer::Default,
             levels,
             state: Cell::new(State::default()),
         })
@@ -267,6 +470,18 @@ impl RougeScorer {
         self.stemming
     }
 
+    /// The same scorer with another tokenizer (rouge-score's is the
+    /// default).
+    pub fn with_tokenizer(mut self, tokenizer: RougeTokenizer) -> Self {
+        self.tokenizer = tokenizer;
+        self
+    }
+
+    /// The configured tokenizer.
+    pub fn tokenizer(&self) -> RougeTokenizer {
+        self.tokenizer
+    }
+
     /// Scores `prediction` against one reference: one [`Prf`] per configured
     /// type, in order (rouge-score's `score(target, prediction)`).
     pub fn score(&self, reference: &str, prediction: &str) -> Vec<Prf> {
@@ -280,6 +495,9 @@ impl RougeScorer {
     ///
     /// The prediction is tokenized once, not once per reference.
     pub fn score_multi<S: AsRef<str>>(&self, references: &[S], prediction: &str) -> Vec<Prf> {
+        if self.tokenizer != RougeTokenizer::Default {
+            return self.score_multi_builtin(references, prediction);
+        }
         let mut best = vec![Prf::default(); self.types.len()];
         let mut st = self.state.take();
         st.vocab.begin();
@@ -308,6 +526,137 @@ impl RougeScorer {
         st.vocab.end();
         self.state.set(st);
         best
+    }
+
+    /// [`Self::score_multi`] with one of assay's tokenizers: line by line,
+    /// so the whole text's tokens are its lines' tokens end to end.
+    fn score_multi_builtin<S: AsRef<str>>(&self, references: &[S], prediction: &str) -> Vec<Prf> {
+        let lines = |text: &str| -> Vec<Vec<String>> {
+            text.split('\n')
+                .map(|line| {
+                    let mut tokens = Vec::new();
+                    self.tokenizer
+                        .tokenize_line(line, self.stemming, &mut tokens);
+                    tokens
+                })
+                .collect()
+        };
+        let prediction = lines(prediction);
+        let references: Vec<Vec<Vec<String>>> =
+            references.iter().map(|r| lines(r.as_ref())).collect();
+        let references: Vec<&[Vec<String>]> = references.iter().map(Vec::as_slice).collect();
+        let mut best = vec![Prf::default(); self.types.len()];
+        let mut st = self.state.take();
+        self.score_lines(&mut st, &prediction, &references, &mut best);
+        self.state.set(st);
+        best
+    }
+
+    /// rouge-score's `score_multi` on texts the caller tokenized (how
+    /// rouge-score uses a `tokenizer=` object, and then ignores
+    /// `use_stemmer`; so does this, whatever the scorer's stemming and
+    /// tokenizer): rougeN and rougeL over each text's `tokens`, rougeLsum
+    /// over its `sentences`. Per type the reference with the highest F
+    /// (the first on ties); with no reference every score is 0.
+    ///
+    /// ```
+    /// use assay_text::rouge::{RougeScorer, RougeType, Stemming, Tokenized};
+    /// let scorer = RougeScorer::new(&[RougeType::N(1), RougeType::Lsum], Stemming::Off)?;
+    /// let chars = |s: &str| Tokenized {
+    ///     tokens: s.chars().filter(|c| *c != '\n').collect(),
+    ///     sentences: s.split('\n').map(|l| l.chars().collect()).collect(),
+    /// };
+    /// let got = scorer.score_multi_tokens(&[chars("猫坐\n垫子")], &chars("猫坐在垫子"));
+    /// assert_eq!((got[0].recall, got[1].recall), (1.0, 1.0));
+    /// assert_eq!(got[0].precision, 0.8);
+    /// # Ok::<(), assay_text::rouge::RougeError>(())
+    /// ```
+    pub fn score_multi_tokens<T: Hash + Eq>(
+        &self,
+        references: &[Tokenized<T>],
+        prediction: &Tokenized<T>,
+    ) -> Vec<Prf> {
+        let n = self.types.len();
+        let has_lsum = self.types.contains(&RougeType::Lsum);
+        let has_others = self.types.iter().any(|t| *t != RougeType::Lsum);
+        let mut st = self.state.take();
+        let mut best = vec![Prf::default(); n];
+        let one_pass = !has_others
+            || (has_lsum
+                && prediction.sentences_make_tokens()
+                && references.iter().all(Tokenized::sentences_make_tokens));
+        if !has_lsum {
+            // Whole texts, one line each.
+            let prediction = [prediction.tokens.as_slice()];
+            let lines: Vec<[&[T]; 1]> = references.iter().map(|r| [r.tokens.as_slice()]).collect();
+            let references: Vec<&[&[T]]> = lines.iter().map(|l| l.as_slice()).collect();
+            self.score_lines(&mut st, &prediction, &references, &mut best);
+        } else if one_pass {
+            let references: Vec<&[Vec<T>]> =
+                references.iter().map(|r| r.sentences.as_slice()).collect();
+            self.score_lines(&mut st, &prediction.sentences, &references, &mut best);
+        } else {
+            // The sentences' tokens differ from the whole text's: rougeLsum
+            // from the one, the other types from the other.
+            let sentences: Vec<&[Vec<T>]> =
+                references.iter().map(|r| r.sentences.as_slice()).collect();
+            let mut lsum = vec![Prf::default(); n];
+            self.score_lines(&mut st, &prediction.sentences, &sentences, &mut lsum);
+            let whole = [prediction.tokens.as_slice()];
+            let lines: Vec<[&[T]; 1]> = references.iter().map(|r| [r.tokens.as_slice()]).collect();
+            let references: Vec<&[&[T]]> = lines.iter().map(|l| l.as_slice()).collect();
+            self.score_lines(&mut st, &whole, &references, &mut best);
+            for ((t, b), l) in self.types.iter().zip(best.iter_mut()).zip(lsum) {
+                if *t == RougeType::Lsum {
+                    *b = l;
+                }
+            }
+        }
+        self.state.set(st);
+        best
+    }
+
+    /// Loads the prediction's tokens, line by line (lines without tokens
+    /// take no place, as in [`Vocab::tokenize`]), then scores each
+    /// reference against it into `best`.
+    fn score_lines<T: Hash + Eq, L: AsRef<[T]>>(
+        &self,
+        st: &mut State,
+        prediction: &[L],
+        references: &[&[L]],
+        best: &mut [Prf],
+    ) {
+        let mut ids: HashMap<&T, u32> = HashMap::new();
+        st.pred.clear();
+        st.pred_lines.clear();
+        for line in prediction {
+            let line = line.as_ref();
+            for token in line {
+                let next = ids.len() as u32;
+                st.pred.push(*ids.entry(token).or_insert(next));
+            }
+            if !line.is_empty() {
+                st.pred_lines.push(st.pred.len() as u32);
+            }
+        }
+        let distinct = ids.len();
+        st.ngrams.build(&st.pred, distinct, self.levels);
+        if self.types.contains(&RougeType::L) || self.types.contains(&RougeType::Lsum) {
+            st.lcs.build(&st.pred, distinct);
+        }
+        for (k, reference) in references.iter().enumerate() {
+            st.reference.clear();
+            st.ref_lines.clear();
+            for line in reference.iter() {
+                let line = line.as_ref();
+                st.reference
+                    .extend(line.iter().map(|t| ids.get(t).copied().unwrap_or(NONE)));
+                if !line.is_empty() {
+                    st.ref_lines.push(st.reference.len() as u32);
+                }
+            }
+            self.score_reference(st, k == 0, best);
+        }
     }
 
     /// Scores the loaded reference against the loaded prediction and keeps,
@@ -369,6 +718,7 @@ impl Clone for RougeScorer {
         RougeScorer {
             types: self.types.clone(),
             stemming: self.stemming,
+            tokenizer: self.tokenizer,
             levels: self.levels,
             state: Cell::new(State::default()),
         }
@@ -380,6 +730,7 @@ impl fmt::Debug for RougeScorer {
         f.debug_struct("RougeScorer")
             .field("types", &self.types)
             .field("stemming", &self.stemming)
+            .field("tokenizer", &self.tokenizer)
             .finish_non_exhaustive()
     }
 }
@@ -603,5 +954,93 @@ mod tests {
         assert_eq!(got[1], prf(0.0, 0.0, 0.0));
         let got = s.score_multi(&["a x y", "x a b"], "a b");
         assert_eq!(got[1], prf(1.0, 0.5, 0.6666666666666666));
+    }
+
+    #[test]
+    fn tokenizer_names_round_trip() {
+        for t in RougeTokenizer::ALL {
+            assert_eq!(t.to_string().parse::<RougeTokenizer>(), Ok(t));
+        }
+        let err = "jieba".parse::<RougeTokenizer>().unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("default, unicode, whitespace, char"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unicode_tokenizer_scores_other_scripts() {
+        let types = [RougeType::N(1), RougeType::L, RougeType::Lsum];
+        let s = RougeScorer::new(&types, Stemming::Off)
+            .unwrap()
+            .with_tokenizer(RougeTokenizer::Unicode);
+        // Six characters against five, all of them matching in order.
+        let (p, r) = (1.0, 5.0 / 6.0);
+        let f = 2.0 * p * r / (p + r);
+        assert_eq!(s.score("猫坐在垫子上。", "猫在垫子上！"), [prf(p, r, f); 3]);
+        // The default tokenizer finds no token in either.
+        let default = RougeScorer::new(&types, Stemming::Off).unwrap();
+        assert_eq!(
+            default.score("猫坐在垫子上。", "猫在垫子上！"),
+            [Prf::default(); 3]
+        );
+        // Russian words are lowercased runs; Hindi vowel signs stay inside.
+        assert_eq!(
+            s.score("Кошка СИДИТ", "кошка сидит"),
+            [prf(1.0, 1.0, 1.0); 3]
+        );
+        assert_eq!(s.score("पढ़ो किताबें", "किताबें"), [prf(1.0, 0.5, 2.0 / 3.0); 3]);
+    }
+
+    #[test]
+    fn builtin_tokenizers_stem_ascii_tokens_only() {
+        let t = RougeTokenizer::Unicode;
+        assert_eq!(
+            t.tokenize("Running dogs бегают", Stemming::Porter),
+            ["run", "dog", "бегают"]
+        );
+        assert_eq!(
+            RougeTokenizer::Whitespace.tokenize("Cats, running", Stemming::Porter),
+            ["cats,", "run"]
+        );
+    }
+
+    #[test]
+    fn caller_tokens_take_rouge_lsum_from_the_sentences() {
+        let s = RougeScorer::new(&[RougeType::N(1), RougeType::Lsum], Stemming::Off).unwrap();
+        let abc = || vec!["a", "b", "c"];
+        let reference = Tokenized {
+            tokens: abc(),
+            sentences: vec![abc()],
+        };
+        // The whole text's tokens match the reference's; the one sentence
+        // is reversed, so its LCS with the reference is one token.
+        let prediction = Tokenized {
+            tokens: abc(),
+            sentences: vec![vec!["c", "b", "a"]],
+        };
+        let third = 1.0 / 3.0;
+        assert_eq!(
+            s.score_multi_tokens(std::slice::from_ref(&reference), &prediction),
+            [
+                prf(1.0, 1.0, 1.0),
+                prf(third, third, 2.0 * third * third / (2.0 * third))
+            ]
+        );
+        // Only rougeLsum asked: the whole-text tokens are not needed.
+        let lsum = RougeScorer::new(&[RougeType::Lsum], Stemming::Off).unwrap();
+        let prediction = Tokenized {
+            tokens: vec![],
+            sentences: vec![abc()],
+        };
+        assert_eq!(
+            lsum.score_multi_tokens(&[reference], &prediction),
+            [prf(1.0, 1.0, 1.0)]
+        );
+        assert_eq!(
+            lsum.score_multi_tokens::<&str>(&[], &prediction),
+            [Prf::default()]
+        );
     }
 }

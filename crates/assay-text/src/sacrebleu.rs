@@ -1,23 +1,30 @@
-//! BLEU as sacreBLEU 2.6.0 computes it with its defaults: tokenizer `13a`,
-//! case-sensitive, `exp` smoothing, max order 4.
+//! BLEU as sacreBLEU 2.6.0 computes it: `exp` smoothing, max order 4, with
+//! any of its tokenizers that need no external model
+//! ([`SacreTokenizer`]: `none`, `13a`, `intl`, `zh`, `char`) and optional
+//! lowercasing ([`SacreBleuConfig`]). The free functions use its defaults:
+//! tokenizer `13a`, case-sensitive.
 //!
 //! [`segment_stats`] gives a segment's statistics ([`SacreBleuStats`]), which
 //! add up; [`finalize`] scores them. [`sentence_bleu`] turns effective order
 //! on, as sacreBLEU's `sentence_bleu` wrapper does; [`corpus_bleu`] leaves it
 //! off, as `corpus_bleu` and `BLEU()` do. Scores are on a 0-100 scale.
 //!
-//! Preprocessing per segment is `rstrip()` (Python whitespace), then
-//! [`tokenize_13a`](crate::tokenize::tokenize_13a). The score is
+//! Preprocessing per segment is Python's `str.lower()` when lowercasing
+//! ([`python_lower`]), `rstrip()` (Python whitespace), then the tokenizer;
+//! tokens are the `str.split()` of its output. The score is
 //! `bp * exp(sum(log p_n) / N)` with a plain left-to-right sum and
 //! `log(0)` taken as -9999999999, as sacreBLEU does.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::AddAssign;
 
 use std::cell::Cell;
 
 use crate::bleu::ngram::{closest_ref_len, ngram_count, with_local, Interner, NgramIndex};
-use crate::tokenize::{is_python_whitespace, python_split, Buf13a};
+use crate::tokenize::{is_python_whitespace, python_lower, python_split, SacreBuf};
+
+pub use crate::tokenize::SacreTokenizer;
 
 /// sacreBLEU's maximum n-gram order.
 pub const MAX_ORDER: usize = 4;
@@ -89,6 +96,137 @@ impl fmt::Display for NRefs {
     }
 }
 
+/// Whether texts are lowercased before scoring (sacreBLEU's `lowercase`,
+/// the signature's `case:` field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Case {
+    /// Case-sensitive (`case:mixed`, the default).
+    #[default]
+    Mixed,
+    /// Python's `str.lower()` first ([`python_lower`]; `case:lc`).
+    Lower,
+}
+
+impl Case {
+    /// `text` as scored.
+    ///
+    /// ```
+    /// use assay_text::sacrebleu::Case;
+    /// assert_eq!(Case::Lower.apply("ПРИВЕТ İ"), "привет i\u{307}");
+    /// assert_eq!(Case::Mixed.apply("A"), "A");
+    /// ```
+    pub fn apply(self, text: &str) -> Cow<'_, str> {
+        match self {
+            Case::Mixed => Cow::Borrowed(text),
+            Case::Lower => python_lower(text),
+        }
+    }
+}
+
+impl fmt::Display for Case {
+    /// sacreBLEU's signature value: `mixed` or `lc`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Case::Mixed => "mixed",
+            Case::Lower => "lc",
+        })
+    }
+}
+
+/// sacreBLEU's `BLEU(tokenize=..., lowercase=...)` with its other defaults
+/// (`exp` smoothing, max order 4). `Default` is sacreBLEU's default: `13a`,
+/// case-sensitive, which is what the free functions of this module use.
+///
+/// ```
+/// use assay_text::sacrebleu::{Case, SacreBleuConfig, SacreTokenizer};
+/// let zh = SacreBleuConfig { tokenizer: SacreTokenizer::Zh, case: Case::Mixed };
+/// let s = zh.sentence_bleu("猫坐在垫子上。", &["猫坐在垫子上。"]).unwrap();
+/// assert_eq!((s.sys_len, s.counts[3]), (7, 4));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SacreBleuConfig {
+    /// The tokenizer (`tokenize=`).
+    pub tokenizer: SacreTokenizer,
+    /// Lowercasing (`lowercase=`).
+    pub case: Case,
+}
+
+impl SacreBleuConfig {
+    /// Statistics of one segment against its references (raw text).
+    pub fn segment_stats<R: AsRef<str>>(
+        &self,
+        hypothesis: &str,
+        references: &[R],
+    ) -> Result<SacreBleuStats, SacreBleuError> {
+        with_local(&SCRATCH, |s| s.stats(hypothesis, references, self))
+    }
+
+    /// sacreBLEU `sentence_bleu(hypothesis, references, tokenize=...,
+    /// lowercase=...)`: effective order on.
+    pub fn sentence_bleu<R: AsRef<str>>(
+        &self,
+        hypothesis: &str,
+        references: &[R],
+    ) -> Result<BleuScore, SacreBleuError> {
+        Ok(finalize(
+            &self.segment_stats(hypothesis, references)?,
+            EffectiveOrder::On,
+        ))
+    }
+
+    /// The summed statistics of a corpus.
+    pub fn corpus_stats<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
+        &self,
+        hypotheses: &[H],
+        references: &[RS],
+    ) -> Result<SacreBleuStats, SacreBleuError> {
+        if hypotheses.len() != references.len() {
+            return Err(SacreBleuError::LengthMismatch {
+                hypotheses: hypotheses.len(),
+                references: references.len(),
+            });
+        }
+        let mut scratch = Scratch::default();
+        let mut total = SacreBleuStats::default();
+        for (h, rs) in hypotheses.iter().zip(references) {
+            total += &scratch.stats(h.as_ref(), rs.as_ref(), self)?;
+        }
+        Ok(total)
+    }
+
+    /// sacreBLEU `corpus_bleu`: statistics summed over segments, effective
+    /// order off. Each hypothesis has its own (non-empty) list of references.
+    pub fn corpus_bleu<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
+        &self,
+        hypotheses: &[H],
+        references: &[RS],
+    ) -> Result<BleuScore, SacreBleuError> {
+        Ok(finalize(
+            &self.corpus_stats(hypotheses, references)?,
+            EffectiveOrder::Off,
+        ))
+    }
+
+    /// sacreBLEU's BLEU signature for these settings.
+    ///
+    /// ```
+    /// use assay_text::sacrebleu::{Case, EffectiveOrder, NRefs, SacreBleuConfig, SacreTokenizer};
+    /// let config = SacreBleuConfig { tokenizer: SacreTokenizer::Intl, case: Case::Lower };
+    /// assert_eq!(
+    ///     config.signature(NRefs::Fixed(1), EffectiveOrder::Off),
+    ///     "nrefs:1|case:lc|eff:no|tok:intl|smooth:exp|version:2.6.0"
+    /// );
+    /// ```
+    pub fn signature(&self, nrefs: NRefs, effective_order: EffectiveOrder) -> String {
+        format!(
+            "nrefs:{nrefs}|case:{}|eff:{}|tok:{}|smooth:exp|version:{SACREBLEU_VERSION}",
+            self.case,
+            effective_order.signature(),
+            self.tokenizer
+        )
+    }
+}
+
 /// Errors of sacreBLEU-style scoring.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SacreBleuError {
@@ -151,8 +289,8 @@ pub struct BleuScore {
 /// Reusable buffers; one per segment scored would allocate each time.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    hyp_text: Buf13a,
-    ref_text: Buf13a,
+    hyp_text: SacreBuf,
+    ref_text: SacreBuf,
     index: NgramIndex,
     hyp: Vec<u32>,
     reference: Vec<u32>,
@@ -167,20 +305,26 @@ impl Scratch {
         &mut self,
         hypothesis: &str,
         references: &[R],
+        config: &SacreBleuConfig,
     ) -> Result<SacreBleuStats, SacreBleuError> {
         if references.is_empty() {
             return Err(SacreBleuError::NoReferences);
         }
-        self.hyp_text
-            .run(hypothesis.trim_end_matches(is_python_whitespace));
+        let hypothesis = config.case.apply(hypothesis);
+        let text = self.hyp_text.run(
+            config.tokenizer,
+            hypothesis.trim_end_matches(is_python_whitespace),
+        );
         let mut interner = Interner::with_capacity(64);
-        interner.insert_all(python_split(self.hyp_text.text()), &mut self.hyp);
+        interner.insert_all(python_split(text), &mut self.hyp);
         self.index.set_hypothesis(&self.hyp, MAX_ORDER);
         let mut ref_lens = Vec::with_capacity(references.len());
         for r in references {
-            self.ref_text
-                .run(r.as_ref().trim_end_matches(is_python_whitespace));
-            interner.lookup_all(python_split(self.ref_text.text()), &mut self.reference);
+            let r = config.case.apply(r.as_ref());
+            let text = self
+                .ref_text
+                .run(config.tokenizer, r.trim_end_matches(is_python_whitespace));
+            interner.lookup_all(python_split(text), &mut self.reference);
             ref_lens.push(self.reference.len());
             self.index.count_reference(&self.reference);
             self.index.merge_reference_max();
@@ -211,7 +355,7 @@ pub fn segment_stats<R: AsRef<str>>(
     hypothesis: &str,
     references: &[R],
 ) -> Result<SacreBleuStats, SacreBleuError> {
-    with_local(&SCRATCH, |s| s.stats(hypothesis, references))
+    SacreBleuConfig::default().segment_stats(hypothesis, references)
 }
 
 /// sacreBLEU's `my_log`: `log(0)` is -9999999999.
@@ -291,10 +435,7 @@ pub fn sentence_bleu<R: AsRef<str>>(
     hypothesis: &str,
     references: &[R],
 ) -> Result<BleuScore, SacreBleuError> {
-    Ok(finalize(
-        &segment_stats(hypothesis, references)?,
-        EffectiveOrder::On,
-    ))
+    SacreBleuConfig::default().sentence_bleu(hypothesis, references)
 }
 
 /// sacreBLEU `corpus_bleu`: statistics summed over segments, effective
@@ -303,10 +444,7 @@ pub fn corpus_bleu<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
     hypotheses: &[H],
     references: &[RS],
 ) -> Result<BleuScore, SacreBleuError> {
-    Ok(finalize(
-        &corpus_stats(hypotheses, references)?,
-        EffectiveOrder::Off,
-    ))
+    SacreBleuConfig::default().corpus_bleu(hypotheses, references)
 }
 
 /// The summed statistics of a corpus.
@@ -314,18 +452,7 @@ pub fn corpus_stats<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
     hypotheses: &[H],
     references: &[RS],
 ) -> Result<SacreBleuStats, SacreBleuError> {
-    if hypotheses.len() != references.len() {
-        return Err(SacreBleuError::LengthMismatch {
-            hypotheses: hypotheses.len(),
-            references: references.len(),
-        });
-    }
-    let mut scratch = Scratch::default();
-    let mut total = SacreBleuStats::default();
-    for (h, rs) in hypotheses.iter().zip(references) {
-        total += &scratch.stats(h.as_ref(), rs.as_ref())?;
-    }
-    Ok(total)
+    SacreBleuConfig::default().corpus_stats(hypotheses, references)
 }
 
 /// sacreBLEU's BLEU signature for the default settings.
@@ -338,10 +465,7 @@ pub fn corpus_stats<H: AsRef<str>, R: AsRef<str>, RS: AsRef<[R]>>(
 /// );
 /// ```
 pub fn bleu_signature(nrefs: NRefs, effective_order: EffectiveOrder) -> String {
-    format!(
-        "nrefs:{nrefs}|case:mixed|eff:{}|tok:13a|smooth:exp|version:{SACREBLEU_VERSION}",
-        effective_order.signature()
-    )
+    SacreBleuConfig::default().signature(nrefs, effective_order)
 }
 
 #[cfg(test)]

@@ -3,15 +3,24 @@
 //! - [`python_split`]: Python's `str.split()` with no argument.
 //! - [`regex_tokens`]: valor-lite's `RegexpTokenizer(r"\w+|\$[\d]+|[^\s\.]+")`.
 //! - [`tokenize_13a`]: sacreBLEU's default `13a` tokenizer.
+//! - [`SacreTokenizer`]: every sacreBLEU tokenizer that needs no external
+//!   model (`none`, `13a`, `intl`, `zh`, `char`).
+//! - [`python_lower`]: Python 3.11's `str.lower()`.
 //!
 //! `str.split()` and 13a use Python's notion of whitespace
 //! ([`is_python_whitespace`]), which is wider than Rust's
 //! `char::is_whitespace`; the regex tokenizer does not (see there).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
+mod intl_tables;
+mod sacre;
 mod unicode_tables;
+
+pub(crate) use sacre::SacreBuf;
+pub use sacre::{SacreTokenizer, UnknownSacreTokenizer};
 
 /// Whether `c` is whitespace for Python's `str.isspace()`, `str.split()` and
 /// the `re` class `\s` on `str`.
@@ -37,6 +46,66 @@ pub fn is_python_whitespace(c: char) -> bool {
 #[inline]
 const fn is_ascii_python_whitespace(b: u8) -> bool {
     matches!(b, b'\t'..=b'\r' | 0x1c..=b' ')
+}
+
+/// Code points that Rust's `char::to_lowercase` maps and Python 3.11's
+/// `str.lower()` leaves alone: characters assigned after Unicode 14.0
+/// (Python 3.11's version), so to Python they are neither cased nor
+/// case-ignorable either. Sorted, inclusive ranges; a test compares every
+/// code point with Python's mapping (`tests/data/parity/tokenize_parity.json`).
+const LOWERED_AFTER_UNICODE_14: &[(u32, u32)] = &[
+    (0x1C89, 0x1C89),
+    (0xA7CB, 0xA7CC),
+    (0xA7CE, 0xA7CE),
+    (0xA7D2, 0xA7D2),
+    (0xA7D4, 0xA7D4),
+    (0xA7DA, 0xA7DA),
+    (0xA7DC, 0xA7DC),
+    (0x10D50, 0x10D65),
+    (0x16EA0, 0x16EB8),
+];
+
+fn lowered_after_unicode_14(c: char) -> bool {
+    u32::from(c) >= 0x1C89 && in_table(c, LOWERED_AFTER_UNICODE_14)
+}
+
+/// Python 3.11's `str.lower()`: full case mapping (`İ` becomes `i` +
+/// U+0307) and the final-sigma rule (`ΟΔΟΣ` becomes `οδος`), with Python's
+/// Unicode 14.0 mappings: characters lowercased only by later versions stay
+/// as they are. (The final-sigma rule looks past case-ignorable characters
+/// for cased ones; for characters assigned after Unicode 14 those two
+/// properties are Rust's, a difference no real text is known to show.)
+///
+/// ```
+/// use assay_text::tokenize::python_lower;
+/// assert_eq!(python_lower("ΣΟΦΟΣ İz"), "σοφος i\u{307}z");
+/// assert_eq!(python_lower("\u{a7cb}"), "\u{a7cb}");
+/// ```
+pub fn python_lower(s: &str) -> Cow<'_, str> {
+    if s.is_ascii() {
+        return if s.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(s.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(s)
+        };
+    }
+    if !s.chars().any(lowered_after_unicode_14) {
+        return Cow::Owned(s.to_lowercase());
+    }
+    // Lowercase the runs between such characters on their own: to Python
+    // they end the final-sigma context, as the end of a run does.
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some((i, c)) = rest
+        .char_indices()
+        .find(|&(_, c)| lowered_after_unicode_14(c))
+    {
+        out.push_str(&rest[..i].to_lowercase());
+        out.push(c);
+        rest = &rest[i + c.len_utf8()..];
+    }
+    out.push_str(&rest.to_lowercase());
+    Cow::Owned(out)
 }
 
 /// Python's `str.split()` with no argument: the maximal runs of
@@ -137,7 +206,7 @@ fn in_table(c: char, table: &[(u32, u32)]) -> bool {
 
 /// `\w` of the Python `regex` module (Unicode word characters).
 #[inline]
-fn is_word(c: char) -> bool {
+pub(crate) fn is_word(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_alphanumeric() || c == '_'
     } else {
@@ -286,6 +355,17 @@ fn class_13a(b: u8) -> u8 {
     CLASS_13A[usize::from(b)]
 }
 
+/// Whether sacreBLEU's `TokenizerRegexp` gets its line wrapped in spaces:
+/// `13a` calls it on `f' {line} '`, `zh` on the line as it is, which
+/// changes what a `.` or `,` at either end does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Padding {
+    /// One space before and after the line (`13a`).
+    Spaces,
+    /// The line as it is (`zh`).
+    None,
+}
+
 impl Buf13a {
     /// Tokenizes `line`; the tokens are then `python_split(self.text())`.
     pub(crate) fn run(&mut self, line: &str) {
@@ -310,6 +390,13 @@ impl Buf13a {
                 }
             }
         }
+        self.regexp(&line, Padding::Spaces);
+    }
+
+    /// sacreBLEU's `TokenizerRegexp` (the language-dependent part of 13a,
+    /// which `zh` shares) on `line`; the tokens are then
+    /// `python_split(self.text())`.
+    pub(crate) fn regexp(&mut self, line: &str, padding: Padding) {
         // The four regex passes run fused, as a chain of streaming stages
         // (see `Pipe`), on bytes: every pattern is ASCII, and the only
         // non-ASCII-sensitive class, `[^0-9]`, matches any UTF-8 byte that is
@@ -325,7 +412,9 @@ impl Buf13a {
         };
         pipe.out.clear();
         pipe.out.reserve(line.len() * 2 + 2);
-        pipe.s2(b' ');
+        if padding == Padding::Spaces {
+            pipe.s2(b' ');
+        }
         let bytes = line.as_bytes();
         let mut i = 0;
         while i < bytes.len() {
@@ -353,7 +442,9 @@ impl Buf13a {
             }
             i += 1;
         }
-        pipe.s2(b' ');
+        if padding == Padding::Spaces {
+            pipe.s2(b' ');
+        }
         pipe.finish();
         // Only ASCII bytes were inserted next to ASCII bytes, so the output
         // is still valid UTF-8; the lossy conversion never replaces anything.

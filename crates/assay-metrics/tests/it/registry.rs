@@ -6,6 +6,15 @@ use std::collections::{BTreeMap, HashSet};
 const ALTERNATIVES: &[(MetricId, &str, &str)] = &[
     (MetricId::Rouge, "types", "rouge1,rouge3"),
     (MetricId::Rouge, "use_stemmer", "true"),
+    (MetricId::Rouge, "tokenizer", "unicode"),
+    (MetricId::Sacrebleu, "tokenize", "zh"),
+    (MetricId::Sacrebleu, "lowercase", "true"),
+    (MetricId::Chrf, "word_order", "2"),
+    (MetricId::Chrf, "whitespace", "true"),
+    (MetricId::Chrf, "lowercase", "true"),
+    (MetricId::Chrfpp, "word_order", "1"),
+    (MetricId::Chrfpp, "whitespace", "true"),
+    (MetricId::Chrfpp, "lowercase", "true"),
     (MetricId::Bleu, "weights", "0.5,0.5"),
     (MetricId::Bleu, "smoothing", "method4"),
     (MetricId::Bleu, "tokenizer", "whitespace"),
@@ -141,6 +150,100 @@ fn signatures_are_golden() {
     assert_eq!(
         sig(MetricId::ToolCorrectness),
         format!("tool_correctness|v2|pairing:any-order|args:ignored|ref:deepeval-4.3.1|assay:{v}")
+    );
+}
+
+/// The lexical options name themselves in the signature as sacreBLEU
+/// does (`tok:`, `case:`, `space:`, `nw:`), and a bad value names the
+/// accepted ones.
+#[test]
+fn lexical_options_in_signatures_and_errors() {
+    let v = env!("CARGO_PKG_VERSION");
+    let sig = |id, params: &[(&str, &str)]| {
+        let given = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Metric::configure(id, &given)
+            .unwrap()
+            .signature()
+            .to_string()
+    };
+    assert_eq!(
+        sig(
+            MetricId::Sacrebleu,
+            &[("tokenize", "intl"), ("lowercase", "true")]
+        ),
+        format!(
+            "sacrebleu|v1|nrefs:var|case:lc|eff:yes|tok:intl|smooth:exp|version:2.6.0|assay:{v}"
+        )
+    );
+    assert_eq!(
+        sig(MetricId::Chrf, &[("word_order", "2"), ("whitespace", "true")]),
+        format!("chrf|v1|nrefs:var|case:mixed|eff:yes|nc:6|nw:2|beta:2|space:yes|version:2.6.0|assay:{v}")
+    );
+    assert_eq!(
+        sig(MetricId::Rouge, &[("tokenizer", "char")]),
+        format!("rouge|v1|stem:no|tok:char|multiref:max|assay:{v}")
+    );
+    for (id, param, value, accepted) in [
+        (
+            MetricId::Sacrebleu,
+            "tokenize",
+            "ja-mecab",
+            "none, 13a, intl, zh, char",
+        ),
+        (
+            MetricId::Rouge,
+            "tokenizer",
+            "jieba",
+            "default, unicode, whitespace, char",
+        ),
+        (MetricId::Chrf, "word_order", "10", "0 to 9"),
+        (MetricId::Chrfpp, "whitespace", "maybe", "true or false"),
+    ] {
+        let given = BTreeMap::from([(param.to_string(), value.to_string())]);
+        let err = Metric::configure(id, &given).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!("{id}.{param}={value}: ")) && err.contains(accepted),
+            "{err}"
+        );
+    }
+}
+
+/// At their defaults, the parameters added after run format 1 stay out of
+/// the manifest, so that a run from before them still resumes; set, they
+/// are in it.
+#[test]
+fn parameters_added_later_are_in_the_manifest_only_when_set() {
+    let params = |id, given: &[(&str, &str)]| {
+        let given = given
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Metric::configure(id, &given).unwrap().params_json()
+    };
+    assert_eq!(
+        params(MetricId::Rouge, &[]),
+        serde_json::json!({"types": ["rouge1", "rouge2", "rougeL", "rougeLsum"], "use_stemmer": false})
+    );
+    for id in [MetricId::Sacrebleu, MetricId::Chrf, MetricId::Chrfpp] {
+        assert_eq!(params(id, &[]), serde_json::json!({}), "{id}");
+    }
+    assert_eq!(
+        params(
+            MetricId::Chrfpp,
+            &[("word_order", "2"), ("lowercase", "true")]
+        ),
+        serde_json::json!({"lowercase": true})
+    );
+    assert_eq!(
+        params(MetricId::Sacrebleu, &[("tokenize", "char")]),
+        serde_json::json!({"tokenize": "char"})
+    );
+    assert_eq!(
+        params(MetricId::Rouge, &[("tokenizer", "unicode")])["tokenizer"],
+        "unicode"
     );
 }
 

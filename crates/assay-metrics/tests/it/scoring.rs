@@ -140,3 +140,47 @@ fn corpus_statistics_merge_across_scorers() {
     assert_eq!(whole.value, merged.value);
     assert!(whole.value > 0.0 && whole.value < 1.0);
 }
+
+/// Text without ASCII letters scores 0 with the defaults that reproduce
+/// rouge-score and sacreBLEU's 13a, and is scored with the tokenizers
+/// made for it; the corpus signature names the tokenizer.
+#[test]
+fn tokenizers_for_other_scripts() {
+    let s = sample(json!({"response": "猫坐在垫子上。", "reference": "猫在垫子上。"}));
+    let rouge1 =
+        |params: &[(&str, &str)]| value(&metric(MetricId::Rouge, params).scorer().score(&s)[0]);
+    assert_eq!(rouge1(&[]), 0.0);
+    // Five of the six characters match, in order: F = 2 * 5/6 / (1 + 5/6).
+    let f = 2.0 * (5.0 / 6.0) / (1.0 + 5.0 / 6.0);
+    assert_eq!(rouge1(&[("tokenizer", "unicode")]), f);
+    assert_eq!(rouge1(&[("tokenizer", "char")]), f);
+
+    // 13a sees one token each, and they differ.
+    let bleu = |params: &[(&str, &str)]| {
+        let m = metric(MetricId::Sacrebleu, params);
+        let mut scorer = m.scorer();
+        let v = value(&scorer.score(&s)[0]);
+        (
+            v,
+            scorer.into_corpus().finalize().unwrap().signature.unwrap(),
+        )
+    };
+    assert_eq!(bleu(&[]).0, 0.0);
+    let (zh, signature) = bleu(&[("tokenize", "zh")]);
+    assert!(zh > 0.5, "{zh}");
+    assert_eq!(
+        signature,
+        "nrefs:1|case:mixed|eff:no|tok:zh|smooth:exp|version:2.6.0"
+    );
+
+    let chrf = metric(
+        MetricId::Chrf,
+        &[("whitespace", "true"), ("word_order", "2")],
+    );
+    let mut scorer = chrf.scorer();
+    assert!(value(&scorer.score(&s)[0]) > 0.5);
+    assert_eq!(
+        scorer.into_corpus().finalize().unwrap().signature.unwrap(),
+        "nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:yes|version:2.6.0"
+    );
+}

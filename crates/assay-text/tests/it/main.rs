@@ -7,4 +7,5 @@ mod common;
 mod rouge_parity;
 mod sacrebleu_parity;
 mod string_metrics;
+mod tokenize_parity;
 mod valor_vectors;

@@ -5,7 +5,7 @@
 
 use crate::common::{self, Pair};
 use assay_text::porter;
-use assay_text::rouge::{Prf, RougeScorer, RougeType, Stemming};
+use assay_text::rouge::{self, Prf, RougeScorer, RougeType, Stemming, Tokenized};
 use serde_json::Value;
 
 /// Collects every disagreement so one run shows them all.
@@ -92,6 +92,42 @@ fn per_reference(stemming: Stemming, key: &str) {
         }
     }
     check.finish(key);
+}
+
+/// rouge-score's own tokens handed over as a caller's tokenizer's: the
+/// tokens path gives the same numbers as the text path, every type.
+fn caller_tokens(stemming: Stemming, key: &str) {
+    let tokenized = |text: &str| Tokenized {
+        tokens: rouge::tokenize(text, stemming),
+        sentences: text
+            .split('\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| rouge::tokenize(line, stemming))
+            .collect(),
+    };
+    // The scorer's own stemming is ignored on this path.
+    let scorer = RougeScorer::new(&RougeType::DEFAULT, Stemming::Off).expect("valid types");
+    let mut check = Check::default();
+    for pair in common::pairs() {
+        let references: Vec<Tokenized<String>> =
+            pair.references.iter().map(|r| tokenized(r)).collect();
+        let got = scorer.score_multi_tokens(&references, &tokenized(&pair.prediction));
+        for (t, prf) in RougeType::DEFAULT.iter().zip(got) {
+            let want = &pair.expected[key][t.to_string()];
+            check.prf(
+                prf,
+                [&want["precision"], &want["recall"], &want["fmeasure"]],
+                &|| format!("{} {key} {t} (tokens)", pair.id),
+            );
+        }
+    }
+    check.finish(key);
+}
+
+#[test]
+fn parity_caller_tokens() {
+    caller_tokens(Stemming::Off, "rouge");
+    caller_tokens(Stemming::Porter, "rouge_stem");
 }
 
 #[test]

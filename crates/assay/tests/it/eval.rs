@@ -246,7 +246,7 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
         ),
         (
             vec!["eval", ex, "-m", "rouge", "--set", "rouge.stem=true"],
-            "--set rouge.stem: rouge has no parameter 'stem' (known: types, use_stemmer)",
+            "--set rouge.stem: rouge has no parameter 'stem' (known: types, use_stemmer, tokenizer)",
         ),
         (
             vec!["eval", ex, "-m", "bleu", "--set", "bleu.smoothing=method9"],
