@@ -84,6 +84,7 @@ pub enum Field {
     Grounding,
     GroundingLabel,
     Alignment,
+    Language,
 }
 
 /// Whose words name a [`Field`]: the command line's flags or Python's
@@ -160,6 +161,7 @@ impl Field {
             Field::Grounding => plain("grounding"),
             Field::GroundingLabel => plain("grounding_label"),
             Field::Alignment => plain("alignment"),
+            Field::Language => plain("language"),
         }
     }
 }
@@ -300,6 +302,9 @@ pub struct JudgeConfig {
     /// An alignment file: the lexical grounding verdict's combiner
     /// refitted on the user's labels.
     pub alignment: Option<PathBuf>,
+    /// The language of every row, for the lexical grounding verdict;
+    /// `None`: each row's, detected.
+    pub language: Option<String>,
 }
 
 impl Default for JudgeConfig {
@@ -324,6 +329,7 @@ impl Default for JudgeConfig {
             grounding: None,
             grounding_label: None,
             alignment: None,
+            language: None,
         }
     }
 }
@@ -701,11 +707,25 @@ pub fn judged_run(
         Some(path) => prompts.with_combiner(alignment(path)?),
         None => prompts,
     };
+    let prompts = match &args.language {
+        Some(name) => {
+            prompts.with_language(assay_grounding::language::named(name).map_err(|_| {
+                UsageError::of(
+                    Field::Language,
+                    format!(
+                        "{name}: the grounding verdict reads {}",
+                        assay_grounding::language::names()
+                    ),
+                )
+            })?)
+        }
+        None => prompts,
+    };
     let prompts = prompts.with_protocol(protocol);
     Ok(JudgedRun {
         metrics: metrics
             .into_iter()
-            .map(|m| fitness::under(m, &prompts))
+            .map(|m| fitness::under(m, &prompts).reading_languages(&prompts))
             .collect(),
         prompts,
         judge,
@@ -744,6 +764,7 @@ pub fn alignment(path: &std::path::Path) -> Result<Combiner> {
     Ok(Combiner {
         model: Arc::new(a.model),
         identity: assay_grounding::align::Alignment::identity(&text),
+        demonstrations: Arc::new(assay_grounding::demonstrations::Pool::new(a.demonstrations)),
     })
 }
 

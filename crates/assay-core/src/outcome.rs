@@ -68,6 +68,9 @@ pub enum SkipReason {
     /// No assistant reply of the conversation carries its own retrieved
     /// contexts, so a per-turn RAG metric has no turn to score.
     NoTurnContexts,
+    /// The row is written in a language the metric's verdict cannot read;
+    /// the text names it and says what can.
+    UnsupportedLanguage(String),
 }
 
 impl fmt::Display for SkipReason {
@@ -100,6 +103,7 @@ impl fmt::Display for SkipReason {
             SkipReason::NoTurnContexts => f.write_str(
                 "no_turn_contexts: no assistant reply carries its own retrieved contexts",
             ),
+            SkipReason::UnsupportedLanguage(why) => write!(f, "unsupported_language: {why}"),
         }
     }
 }
@@ -370,6 +374,10 @@ mod tests {
             (SkipReason::NoTopics, "no_topics: "),
             (SkipReason::NoCalls, "no_calls: "),
             (SkipReason::NoTurnContexts, "no_turn_contexts: "),
+            (
+                SkipReason::UnsupportedLanguage("Mandarin".into()),
+                "unsupported_language: Mandarin",
+            ),
         ] {
             assert!(why.to_string().starts_with(key), "{why}");
         }

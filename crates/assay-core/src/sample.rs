@@ -269,6 +269,19 @@ impl Sample {
         }
     }
 
+    /// The row's own texts, the ones that tell its language: the
+    /// question, the response, the contexts and the references.
+    pub fn own_texts(&self) -> Vec<&str> {
+        let mut texts: Vec<&str> = [&self.user_input, &self.response]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        texts.extend(self.retrieved_contexts.iter().flatten().map(String::as_str));
+        texts.extend(self.reference_list().into_iter().flatten());
+        texts
+    }
+
     /// All references: `references`, else `reference` as a one-element list.
     pub fn reference_list(&self) -> Option<Vec<&str>> {
         match (&self.references, &self.reference) {

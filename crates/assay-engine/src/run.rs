@@ -409,12 +409,14 @@ pub async fn run(
         usage: cfg.judged.as_ref().map(|j| usage_json(j, &ledger)),
         ragas_score: None,
         agreement: cfg.judged.as_ref().map(|j| {
-            // The committed figures are the built-in lexical model's: a
-            // metric a given grounding model or an alignment answers is
-            // not measured.
+            // The committed figures are the built-in lexical model's and
+            // the prompt files' own: a metric a given grounding model or an
+            // alignment answers, or whose judge reads an alignment's
+            // demonstrations, is not measured.
             j.metrics
                 .iter()
                 .filter(|m| j.prompts.builtin_grounding() || !m.asks_grounding(&j.prompts))
+                .filter(|m| !m.uses_demonstrations(&j.prompts))
                 .flat_map(|m| measured::of(m.id().name(), j.prompts.protocol()))
                 .cloned()
                 .collect()

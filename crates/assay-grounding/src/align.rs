@@ -13,7 +13,9 @@
 //! A row's claims are its response's sentences, labelled as
 //! [`crate::train`] labels them (from spans where the row has them, else
 //! from the response's label). A row is scored as faithfulness scores it
-//! softly: the mean P(supported) of its sentences.
+//! softly: the mean P(supported) of its sentences. The same claims, each
+//! with its closest sentence, are kept as [`crate::demonstrations`] for
+//! LLM judges.
 //!
 //! ```
 //! use assay_grounding::align::{align, Row};
@@ -37,8 +39,12 @@
 //! let a = align(&rows, "rows.jsonl", "0000").unwrap();
 //! assert_eq!(a.evaluation.rows, 40);
 //! assert!(a.evaluation.after >= 0.99);
+//! let wrong = a.demonstrations.iter().find(|d| d.statement.contains("1951")).unwrap();
+//! assert_eq!(wrong.verdict, "no");
+//! assert_eq!(wrong.context, "The bridge opened in 1932 and is 1,149 metres long.");
 //! ```
 
+use crate::demonstrations::Demonstration;
 use crate::features::{novelty, Features, Support, NAMES};
 use crate::fit::{fit, roc_auc};
 use crate::train::{self, FileUse, Provenance};
@@ -82,6 +88,10 @@ pub struct Alignment {
     /// user's claims; its provenance names the data.
     pub model: Model,
     pub evaluation: Evaluation,
+    /// Labelled claims for LLM judges' prompts ([`crate::demonstrations`]),
+    /// at most [`MAX_DEMONSTRATIONS`] of the rows' claims.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub demonstrations: Vec<Demonstration>,
 }
 
 /// Before and after on held-out folds, beside the trivial baselines on
@@ -162,6 +172,11 @@ impl std::fmt::Display for AlignError {
 /// Claims of each label a fit needs.
 pub const MIN_CLAIMS: usize = 10;
 
+/// Demonstrations an alignment keeps at most: beyond a few thousand the
+/// file grows and the nearest ones hardly change. Which are kept is fixed
+/// by their statements' SHA-256, not by the rows' order.
+pub const MAX_DEMONSTRATIONS: usize = 2000;
+
 /// A row's claims with their features and labels (where the row gives
 /// them), and all its sentences' features for scoring it.
 struct Prepared {
@@ -169,6 +184,7 @@ struct Prepared {
     task: Option<String>,
     hallucinated: bool,
     labelled: Vec<(Vec<f64>, bool)>,
+    demonstrations: Vec<Demonstration>,
     sentences: Vec<[f64; NAMES.len()]>,
     novelty: f64,
     length: f64,
@@ -181,10 +197,29 @@ fn prepare(row: &Row) -> Prepared {
         .collect();
     let support = Support::new(texts.iter().copied());
     let features = |s: &str| Features::of(s, &support).values;
-    let labelled = train::labelled_sentences(&row.response, row.hallucinated, row.spans.as_deref())
-        .into_iter()
-        .map(|(s, supported)| (features(&s).to_vec(), supported))
-        .collect();
+    let mut labelled = Vec::new();
+    let mut demonstrations = Vec::new();
+    for (s, supported) in
+        train::labelled_sentences(&row.response, row.hallucinated, row.spans.as_deref())
+    {
+        let f = Features::of(&s, &support);
+        labelled.push((f.values.to_vec(), supported));
+        // As the grounding verdict labels an unsupported statement: `no`
+        // where its closest sentence speaks of the same thing.
+        let verdict = match (supported, f.best_sentence_recall() >= 0.5) {
+            (true, _) => "yes",
+            (false, true) => "no",
+            (false, false) => "idk",
+        };
+        if let Some(context) = f.best_sentence {
+            demonstrations.push(Demonstration {
+                question: row.question.clone(),
+                context,
+                statement: s,
+                verdict: verdict.to_string(),
+            });
+        }
+    }
     let sentences = assay_text::sentences::split_sentences(&row.response)
         .into_iter()
         .map(features)
@@ -194,6 +229,7 @@ fn prepare(row: &Row) -> Prepared {
         task: row.task.clone(),
         hallucinated: row.hallucinated,
         labelled,
+        demonstrations,
         sentences,
         novelty: novelty(&row.response, &texts),
         length: row.response.chars().count() as f64,
@@ -291,6 +327,12 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
         })
         .collect();
     let fitted = fit(&all, train::L2, train::ITERATIONS);
+    let mut demonstrations: Vec<(String, &Demonstration)> = prepared
+        .iter()
+        .flat_map(|p| &p.demonstrations)
+        .map(|d| (hex(&Sha256::digest(d.statement.as_bytes())), d))
+        .collect();
+    demonstrations.sort_by(|a, b| a.0.cmp(&b.0));
     let (scores, labels): (Vec<f64>, Vec<bool>) = out_of_fold.into_iter().unzip();
     let split = format!(
         "{FOLDS} folds by source document (the first byte of the SHA-256 of the row's group, mod {FOLDS}): \
@@ -319,7 +361,8 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
                 }],
                 l2: train::L2,
                 split: split.clone(),
-                folds: folds.iter().map(|f| f.after.unwrap_or(f64::NAN)).collect(),
+                // A fold with no rows has no figure.
+                folds: folds.iter().filter_map(|f| f.after).collect(),
                 sources: Default::default(),
             },
         },
@@ -333,7 +376,16 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
             folds,
             tasks,
         },
+        demonstrations: demonstrations
+            .into_iter()
+            .take(MAX_DEMONSTRATIONS)
+            .map(|(_, d)| d.clone())
+            .collect(),
     })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Alignment {
@@ -363,11 +415,38 @@ impl Alignment {
     /// What names it in signatures and cache keys: the SHA-256 of its
     /// file's text.
     pub fn identity(text: &str) -> String {
-        let hash: String = Sha256::digest(text.as_bytes())
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
+        format!(
+            "aligned@sha256:{}",
+            hex(&Sha256::digest(text.as_bytes())[..8])
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_with_folds_that_test_no_row_reads_back() {
+        // Two documents: at most two of the five folds test a row.
+        let rows: Vec<Row> = (0..40)
+            .map(|i| Row {
+                id: format!("r{i}"),
+                group: format!("doc{}", i % 2),
+                question: String::new(),
+                contexts: vec!["The bridge opened in 1932.".into()],
+                response: if i % 4 < 2 {
+                    "The bridge opened in 1932.".into()
+                } else {
+                    "The bridge opened in 1951.".into()
+                },
+                hallucinated: i % 4 >= 2,
+                spans: None,
+                task: None,
+            })
             .collect();
-        format!("aligned@sha256:{hash}")
+        let a = align(&rows, "rows.jsonl", "0000").unwrap();
+        assert!(a.evaluation.folds.iter().any(|f| f.after.is_none()));
+        assert_eq!(Alignment::parse(&a.to_json()).unwrap(), a);
     }
 }

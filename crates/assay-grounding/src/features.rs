@@ -9,7 +9,7 @@
 
 use crate::slots::{conflict_in, Conflict};
 pub use crate::words::{is_stop_word, words};
-use crate::words::{spelled, NEGATIONS};
+use crate::words::{spelled, Lexicon};
 use assay_text::porter::stem;
 use assay_text::sentences::split_sentences;
 use std::collections::{BTreeSet, HashSet};
@@ -88,8 +88,8 @@ fn bigrams(stems: &[String]) -> HashSet<(String, String)> {
         .collect()
 }
 
-fn negated(words: &[String]) -> bool {
-    words.iter().any(|w| NEGATIONS.contains(&w.as_str()))
+fn negated(words: &[String], lexicon: &Lexicon) -> bool {
+    words.iter().any(|w| lexicon.is_negation(w))
 }
 
 /// A text prepared once to be asked about many claims: its words, stems,
@@ -105,11 +105,18 @@ pub struct Support {
     /// The words the texts write in lower case somewhere: a capitalised
     /// first word among them opens a sentence, it names nothing.
     lower_case: HashSet<String>,
+    lexicon: Lexicon,
 }
 
 impl Support {
-    /// `texts` together (the question and the contexts, say).
+    /// `texts` together (the question and the contexts, say), in English.
     pub fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Support {
+        Support::in_language(texts, Lexicon::ENGLISH)
+    }
+
+    /// `texts` together, in the language of `lexicon`: claims asked of it
+    /// are read with the same lexicon.
+    pub fn in_language<'a>(texts: impl IntoIterator<Item = &'a str>, lexicon: Lexicon) -> Support {
         let mut support = Support {
             words: HashSet::new(),
             prefixes: HashSet::new(),
@@ -118,6 +125,7 @@ impl Support {
             numbers: BTreeSet::new(),
             sentences: Vec::new(),
             lower_case: HashSet::new(),
+            lexicon,
         };
         for text in texts {
             let w = words(text);
@@ -139,7 +147,7 @@ impl Support {
                     text: s.to_string(),
                     bigrams: bigrams(&stems),
                     stems: stems.into_iter().collect(),
-                    negated: negated(&w),
+                    negated: negated(&w, &lexicon),
                 });
             }
         }
@@ -201,7 +209,7 @@ impl Features {
         let content: Vec<(&String, &String)> = all_words
             .iter()
             .zip(&all_stems)
-            .filter(|(w, _)| !is_stop_word(w))
+            .filter(|(w, _)| !support.lexicon.is_stop(w))
             .collect();
         let n = content.len();
         let absent: Vec<(&String, &String)> = content
@@ -271,10 +279,10 @@ impl Features {
                         .count(),
                     claim_bigrams.len(),
                 ),
-                negated(&all_words) != s.negated,
+                negated(&all_words, &support.lexicon) != s.negated,
                 Some(s.text.clone()),
             ),
-            None => (0.0, 0.0, negated(&all_words), None),
+            None => (0.0, 0.0, negated(&all_words, &support.lexicon), None),
         };
         let ln = |k: usize| (k as f64).ln_1p();
         Features {
@@ -324,7 +332,7 @@ fn slot_conflict(
     let stated = support.sentences.iter().zip(recalls).any(|(s, r)| {
         *r == 1.0
             && !s.text.trim_end().ends_with('?')
-            && conflict_in(claim, &s.text, &support.lower_case).is_none()
+            && conflict_in(claim, &s.text, &support.lower_case, &support.lexicon).is_none()
     });
     if stated {
         return None;
@@ -339,7 +347,7 @@ fn slot_conflict(
         .collect();
     close.sort_by(|a, b| b.0.total_cmp(&a.0));
     close.into_iter().find_map(|(_, s)| {
-        let c = conflict_in(claim, &s.text, &support.lower_case)?;
+        let c = conflict_in(claim, &s.text, &support.lower_case, &support.lexicon)?;
         let swapped: HashSet<String> = words(&c.claimed).iter().map(|w| stem(w)).collect();
         let rest: Vec<&&String> = claim_set
             .iter()
@@ -379,20 +387,26 @@ pub fn novelty(response: &str, sources: &[&str]) -> f64 {
 
 /// The share of `answer`'s content words (by stem) outside `question`
 /// that `context` holds; where every content word of the answer is in the
-/// question, the share of them all.
+/// question, the share of them all. Function words are `lexicon`'s.
 ///
 /// ```
 /// use assay_grounding::features::answer_coverage;
+/// use assay_grounding::words::Lexicon;
 /// let q = "When was Albert Einstein born?";
 /// let a = "Einstein was born on 14 March 1879 in Ulm.";
-/// assert_eq!(answer_coverage(q, a, "Albert Einstein (born 14 March 1879) was a physicist."), 0.75);
-/// assert_eq!(answer_coverage(q, a, "Paris is in France."), 0.0);
+/// let english = Lexicon::ENGLISH;
+/// assert_eq!(answer_coverage(q, a, "Albert Einstein (born 14 March 1879) was a physicist.", &english), 0.75);
+/// assert_eq!(answer_coverage(q, a, "Paris is in France.", &english), 0.0);
+/// // "en" is a function word in Spanish: it says nothing of Munich.
+/// let q = "¿Dónde tiene Siemens su sede?";
+/// let a = "Siemens tiene su sede en Múnich.";
+/// assert_eq!(answer_coverage(q, a, "Llueve en Lisboa.", &Lexicon::SPANISH), 0.0);
 /// ```
-pub fn answer_coverage(question: &str, answer: &str, context: &str) -> f64 {
+pub fn answer_coverage(question: &str, answer: &str, context: &str, lexicon: &Lexicon) -> f64 {
     let content = |t: &str| -> BTreeSet<String> {
         words(t)
             .iter()
-            .filter(|w| !is_stop_word(w))
+            .filter(|w| !lexicon.is_stop(w))
             .map(|w| stem(w))
             .collect()
     };

@@ -34,8 +34,10 @@
 //! ```
 
 pub mod align;
+pub mod demonstrations;
 pub mod features;
 pub mod fit;
+pub mod language;
 pub mod slots;
 pub mod train;
 pub mod verifier;

@@ -38,7 +38,7 @@
 //! Tottenham striker" for "Harry Kane"), or another spelling of the same
 //! name ("Theresa"). Pure and deterministic.
 
-use crate::words::{is_stop_word, spelled, NEGATIONS};
+use crate::words::{spelled, Lexicon, NEGATIONS};
 use assay_text::porter::stem;
 use std::collections::HashSet;
 use std::fmt;
@@ -483,6 +483,8 @@ struct Token {
     key: String,
     class: Class,
     negation: bool,
+    /// A function word of the text's language.
+    stop: bool,
 }
 
 /// Splits at letters and digits: "5km" is "5" and "km", but "21st" and
@@ -611,7 +613,7 @@ const WHOLE_NEGATIONS: [&str; 10] = [
     "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "without", "cannot",
 ];
 
-fn tokens(text: &str) -> Vec<Token> {
+fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
     let mut raw = raw_words(&spelled(text));
     // A list number opening the text ("4. Mix the flour") numbers a list,
     // it says nothing.
@@ -639,7 +641,9 @@ fn tokens(text: &str) -> Vec<Token> {
         // "did n't" as some tokenisers write it, "didn't" as people do.
         let negation = (NEGATIONS.contains(&lower.as_str())
             && (WHOLE_NEGATIONS.contains(&lower.as_str()) || before_t))
-            || (lower == "n" && before_t);
+            || (lower == "n" && before_t)
+            || (lexicon.is_negation(&lower) && !NEGATIONS.contains(&lower.as_str()));
+        let stop = lexicon.is_stop(&lower);
         let after_number = out
             .last()
             .is_some_and(|t| matches!(t.class, Class::Number | Class::Year));
@@ -672,16 +676,14 @@ fn tokens(text: &str) -> Vec<Token> {
             (Class::Date, d.to_string())
         } else if let Some(u) = unit(&lower, after_number) {
             (Class::Unit, u.to_string())
-        } else if capital
-            && !is_stop_word(&lower)
-            && !(i == 0 && (paused || is_common_opener(&lower)))
-        {
+        } else if capital && !stop && !(i == 0 && (paused || is_common_opener(&lower))) {
             (Class::Name, stem(&lower))
         } else {
             (Class::Word, stem(&lower))
         };
         out.push(Token {
             negation,
+            stop,
             text,
             lower,
             key,
@@ -913,7 +915,7 @@ fn modifier(tokens: &[Token], at: usize) -> bool {
     determined
         && tokens
             .get(end)
-            .is_some_and(|t| t.class == Class::Word && !is_stop_word(&t.lower) && !t.negation)
+            .is_some_and(|t| t.class == Class::Word && !t.stop && !t.negation)
 }
 
 /// Whether a number stands at most two words before position `at`: a
@@ -939,16 +941,21 @@ fn counted(tokens: &[Token], at: usize) -> bool {
 /// assert_eq!(conflict("Canberra, a planned city, is the capital of Australia.", sentence), None);
 /// ```
 pub fn conflict(claim: &str, sentence: &str) -> Option<Conflict> {
-    conflict_in(claim, sentence, &HashSet::new())
+    conflict_in(claim, sentence, &HashSet::new(), &Lexicon::ENGLISH)
 }
 
 /// [`conflict`], where `lower_case` holds the words (lower case) that
 /// the texts around the sentence write in lower case: a capitalised first
 /// word found there is a common word opening a sentence ("Select the
-/// file"), not a name.
-pub fn conflict_in(claim: &str, sentence: &str, lower_case: &HashSet<String>) -> Option<Conflict> {
-    let mut c = tokens(claim);
-    let mut s = tokens(sentence);
+/// file"), not a name. Both are read in the language of `lexicon`.
+pub fn conflict_in(
+    claim: &str,
+    sentence: &str,
+    lower_case: &HashSet<String>,
+    lexicon: &Lexicon,
+) -> Option<Conflict> {
+    let mut c = tokens(claim, lexicon);
+    let mut s = tokens(sentence, lexicon);
     if s.len() > MAX_SENTENCE || c.len() > MAX_SENTENCE {
         return None;
     }
@@ -966,7 +973,7 @@ pub fn conflict_in(claim: &str, sentence: &str, lower_case: &HashSet<String>) ->
     // and names anchor a slot.
     let anchors: Vec<(usize, usize)> = align(&c, &s)
         .into_iter()
-        .filter(|&(i, _)| c[i].class != Class::Word || !is_stop_word(&c[i].lower))
+        .filter(|&(i, _)| c[i].class != Class::Word || !c[i].stop)
         .collect();
     let (first, last) = (anchors.first()?, anchors.last()?);
     let claim_span = last.0 - first.0 + 1;
@@ -1053,7 +1060,7 @@ pub fn conflict_in(claim: &str, sentence: &str, lower_case: &HashSet<String>) ->
         // comes with other words, says something else, not the opposite.
         let bare = |t: &[Token], at: &[usize]| {
             at.iter()
-                .all(|&k| t[k].negation || is_stop_word(&t[k].lower) || t[k].lower == "t")
+                .all(|&k| t[k].negation || t[k].stop || t[k].lower == "t")
         };
         if flipped
             && !substituted
@@ -1084,7 +1091,7 @@ pub fn conflict_in(claim: &str, sentence: &str, lower_case: &HashSet<String>) ->
     // A number, date or unit beside the same shared content word on both
     // sides, on either side of it: "November 10" against "9 November".
     for &(ai, aj) in &anchors {
-        if is_stop_word(&c[ai].lower) {
+        if c[ai].stop {
             continue;
         }
         let beside = |k: usize, len: usize| [k.checked_sub(1), Some(k + 1).filter(|&x| x < len)];
@@ -1124,7 +1131,7 @@ mod tests {
             raw_words("5km, 1,000 and 3.5 in the 1990s, the 21st"),
             ["5", "km", "1,000", "and", "3.5", "in", "the", "1990s", "the", "21st"]
         );
-        let t = tokens("Two of 5 km at 10 a.m. in May, may");
+        let t = tokens("Two of 5 km at 10 a.m. in May, may", &Lexicon::ENGLISH);
         let classes: Vec<Class> = t.iter().map(|t| t.class).collect();
         use Class::*;
         assert_eq!(
@@ -1143,14 +1150,17 @@ mod tests {
             .collect();
         assert_eq!(classes, [Year, Number, Year, Ordinal, Number]);
         // A list number is no claim.
-        assert_eq!(tokens("4. Mix the flour")[0].text, "Mix");
+        assert_eq!(tokens("4. Mix the flour", &Lexicon::ENGLISH)[0].text, "Mix");
     }
 
     /// The alignment anchors on the shared words, in order.
     #[test]
     fn the_alignment_is_a_longest_common_subsequence() {
-        let c = tokens("The capital of Australia is Sydney");
-        let s = tokens("Canberra is the capital city of Australia");
+        let c = tokens("The capital of Australia is Sydney", &Lexicon::ENGLISH);
+        let s = tokens(
+            "Canberra is the capital city of Australia",
+            &Lexicon::ENGLISH,
+        );
         // the, capital, of, australia.
         assert_eq!(align(&c, &s), [(0, 2), (1, 3), (2, 5), (3, 6)]);
         let r = regions(&align(&c, &s), c.len(), s.len());
@@ -1291,7 +1301,10 @@ mod tests {
         let claim = "Select Books above the main iTunes window.";
         let sentence = "Step 3: Choose Books above the main iTunes window.";
         assert!(conflict(claim, sentence).is_some());
-        assert_eq!(conflict_in(claim, sentence, &words), None);
+        assert_eq!(
+            conflict_in(claim, sentence, &words, &Lexicon::ENGLISH),
+            None
+        );
         // An acronym, another spelling, a description.
         assert_eq!(
             slot(

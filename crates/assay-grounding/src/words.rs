@@ -13,6 +13,79 @@ pub(crate) const NEGATIONS: &[&str] = &[
     "hasn", "haven", "hadn",
 ];
 
+/// The words of one language that the features treat apart from its
+/// other words: its function words and its negations, beside the English
+/// ones, which every lexicon keeps (English is the features' own
+/// language, and names, numbers and loanwords cross languages). English's
+/// own lexicon adds nothing, so that the trained model reads English as
+/// it was trained to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lexicon {
+    /// The language's English name.
+    pub language: &'static str,
+    stop: &'static [&'static str],
+    negations: &'static [&'static str],
+}
+
+impl Lexicon {
+    pub const ENGLISH: Lexicon = Lexicon {
+        language: "English",
+        stop: &[],
+        negations: &[],
+    };
+
+    /// French: "ne" and "n'" are function words, the word after the verb
+    /// ("pas", "jamais") negates, so that "n'est pas" is one negation.
+    pub const FRENCH: Lexicon = Lexicon {
+        language: "French",
+        stop: &[
+            "ne", "n", "le", "la", "les", "l", "un", "une", "des", "du", "de", "d", "et", "ou",
+            "en", "à", "au", "aux", "dans", "sur", "pour", "par", "avec", "est", "sont", "était",
+            "son", "sa", "ses", "se", "s", "ce", "cette", "ces", "il", "elle", "ils", "elles",
+            "qui", "que", "qu", "depuis", "leur", "leurs", "y",
+        ],
+        negations: &["pas", "jamais", "aucun", "aucune", "rien", "ni", "sans"],
+    };
+
+    pub const GERMAN: Lexicon = Lexicon {
+        language: "German",
+        stop: &[
+            "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer",
+            "eines", "und", "oder", "im", "am", "auf", "aus", "mit", "von", "vom", "zu", "zum",
+            "zur", "ist", "sind", "war", "waren", "seit", "sein", "seine", "seinen", "seiner",
+            "seinem", "ihr", "ihre", "sich", "es", "er", "sie", "für", "bei", "nach", "über",
+            "wird", "wurde", "steht",
+        ],
+        negations: &[
+            "nicht", "kein", "keine", "keinen", "keinem", "keiner", "nie", "niemals", "nichts",
+            "ohne", "weder",
+        ],
+    };
+
+    pub const SPANISH: Lexicon = Lexicon {
+        language: "Spanish",
+        stop: &[
+            "el", "la", "los", "las", "lo", "un", "una", "unos", "unas", "de", "del", "al", "en",
+            "y", "o", "que", "su", "sus", "se", "es", "son", "era", "por", "para", "con", "desde",
+            "como", "está", "están", "muy",
+        ],
+        negations: &[
+            "no", "nunca", "jamás", "ningún", "ninguna", "ninguno", "nada", "sin", "ni", "tampoco",
+        ],
+    };
+
+    /// Whether a lower-cased word is a function word of this lexicon.
+    pub fn is_stop(&self, word: &str) -> bool {
+        is_stop_word(word) || self.stop.contains(&word)
+    }
+
+    /// Whether a lower-cased word turns a statement around in this
+    /// lexicon's language (English's contractions aside).
+    pub fn is_negation(&self, word: &str) -> bool {
+        NEGATIONS.contains(&word) || self.negations.contains(&word)
+    }
+}
+
 fn stop_words() -> &'static HashSet<&'static str> {
     static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
     WORDS.get_or_init(|| {

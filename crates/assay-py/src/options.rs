@@ -106,7 +106,7 @@ impl<'py> Keywords<'py> {
     /// The judge keywords (`judge`, `embedder`, `base_url`, `api_key`,
     /// `concurrency`, `rpm`, `tpm`, `max_retries`, `timeout`, `cache`,
     /// `prompts`, `prices`, `repeats`, `reasons`, `protocol`, `grounding`,
-    /// `grounding_label`, `alignment`).
+    /// `grounding_label`, `alignment`, `language`).
     pub(crate) fn judge(&mut self) -> PyResult<JudgeConfig> {
         let default = JudgeConfig::default();
         let prices = self
@@ -153,6 +153,7 @@ impl<'py> Keywords<'py> {
             grounding: self.field(Field::Grounding)?,
             grounding_label: self.field(Field::GroundingLabel)?,
             alignment: self.field(Field::Alignment)?,
+            language: self.field(Field::Language)?,
         })
     }
 

@@ -364,6 +364,11 @@ pub struct JudgeArgs {
     /// combiner refitted on your labels, in place of the built-in one.
     #[arg(long, value_name = "FILE")]
     pub alignment: Option<PathBuf>,
+    /// The language of every row (en, fr, de, es, or their names), for
+    /// the lexical grounding verdict; by default each row's is detected,
+    /// and a row in a language it cannot read is skipped.
+    #[arg(long, value_name = "LANG")]
+    pub language: Option<String>,
 }
 
 /// How judge calls that are not in the cache are made.

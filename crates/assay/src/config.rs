@@ -70,5 +70,6 @@ pub fn judge_config(args: &JudgeArgs) -> JudgeConfig {
         grounding: args.grounding.clone(),
         grounding_label: args.grounding_label.clone(),
         alignment: args.alignment.clone(),
+        language: args.language.clone(),
     }
 }

@@ -16,7 +16,9 @@ use std::fmt::Write;
 /// people beside the best trivial baseline, or that none was measured.
 fn agreement_lines(summary: &RunSummary, agreement: &[Agreement]) -> String {
     let mut out =
-        String::from("\nagreement with people (assay calibrate on the labelled sets; README):\n");
+        String::from(
+        "\nagreement with people (assay calibrate on the labelled sets, English rows only; README):\n",
+    );
     let mut judged: Vec<&str> = Vec::new();
     for o in &summary.outputs {
         if o.usage.is_some() && !judged.contains(&o.metric.as_str()) {

@@ -30,7 +30,17 @@ use crate::judged::prompt::{GroundingModel, PromptId, PromptSet, Protocol, SlotV
 use crate::judged::step::Filled;
 use crate::judged::step::{Label, StepOutput, Verdict};
 use crate::judged::steps;
-use assay_grounding::{Judgement, Support, Verified};
+use assay_grounding::words::Lexicon;
+use assay_grounding::{language, Judgement, Support, Verified};
+
+/// The list slots of the grounding questions, whose texts tell a row's
+/// language.
+const SLOT_LISTS: [&str; 4] = [
+    "contexts",
+    "statements",
+    "response_statements",
+    "reference_statements",
+];
 
 /// The share of an answer's own words a context must hold to be useful.
 pub const USEFUL_FROM: f64 = 0.25;
@@ -91,8 +101,27 @@ impl Form {
             _ => &[],
         };
         let (lexical, _) = prompts.combiner();
+        let lexicon = match prompts.language() {
+            Some(given) => given,
+            None => {
+                let mut texts = vec![text("question"), text("answer"), text("response")];
+                for name in SLOT_LISTS {
+                    texts.extend(list(name).iter().map(String::as_str));
+                }
+                // A given model may read what the words cannot: its
+                // probability decides, the words only name what is missing.
+                match (language::lexicon_of(&texts), model) {
+                    (Ok(lexicon), _) => lexicon,
+                    (Err(_), Some(_)) => Lexicon::ENGLISH,
+                    (Err(unsupported), None) => {
+                        return Err(format!("unsupported_language: {unsupported}"))
+                    }
+                }
+            }
+        };
+        let support = |texts: &mut dyn Iterator<Item = &str>| Support::in_language(texts, lexicon);
         let with_question = |texts: &[String]| {
-            Support::new(std::iter::once(text("question")).chain(texts.iter().map(String::as_str)))
+            support(&mut std::iter::once(text("question")).chain(texts.iter().map(String::as_str)))
         };
         // The lexical verdicts, with a given model's probability in place
         // of the lexical one: the words still tell "says otherwise" (no)
@@ -131,7 +160,7 @@ impl Form {
             Form::Usefulness => StepOutput::Verdicts(
                 list("contexts")
                     .iter()
-                    .map(|c| usefulness(text("question"), text("answer"), c, model))
+                    .map(|c| usefulness(text("question"), text("answer"), c, model, &lexicon))
                     .collect::<Result<_, _>>()?,
             ),
             Form::Contradictions => {
@@ -146,7 +175,10 @@ impl Form {
                 StepOutput::Verdicts(
                     contexts
                         .iter()
-                        .map(|c| contradiction(&sentences, &judged, &Support::new([c.as_str()])))
+                        .map(|c| {
+                            let context = support(&mut std::iter::once(c.as_str()));
+                            contradiction(&sentences, &judged, &context)
+                        })
                         .collect(),
                 )
             }
@@ -155,7 +187,7 @@ impl Form {
                 let reference = list("reference_statements");
                 let against =
                     |claims: &[String], other: &[String]| -> Result<Vec<Verdict>, String> {
-                        let support = Support::new(other.iter().map(String::as_str));
+                        let support = support(&mut other.iter().map(String::as_str));
                         let sources = [other.join(" ")];
                         let verdicts = judged(claims, &sources, &support)?;
                         Ok(verdicts.iter().map(|j| statement(j, false)).collect())
@@ -287,6 +319,7 @@ fn usefulness(
     answer: &str,
     context: &str,
     model: Option<&GroundingModel>,
+    lexicon: &Lexicon,
 ) -> Result<Verdict, String> {
     if let Some(m) = model {
         let claim = if assay_grounding::features::words(answer).len() < BARE_ANSWER_WORDS {
@@ -303,7 +336,7 @@ fn usefulness(
             probabilities: Some(vec![(Label::Yes, p), (Label::No, 1.0 - p)]),
         });
     }
-    let share = assay_grounding::features::answer_coverage(question, answer, context);
+    let share = assay_grounding::features::answer_coverage(question, answer, context, lexicon);
     let p = 1.0 / (1.0 + (-(share - USEFUL_FROM) * USEFUL_SLOPE).exp());
     let verdict = if share >= USEFUL_FROM {
         Label::Yes

@@ -3,11 +3,12 @@
 
 use crate::judged::prompt::{PromptId, PromptSet, Protocol};
 use crate::judged::step::{InputError, Inputs, Outputs, StepKey, StepOutput};
-use crate::judged::{conversation, grounding, likelihood, per_turn, screen};
+use crate::judged::{conversation, demonstrate, grounding, likelihood, per_turn, screen};
 use crate::params::ParamSpec;
 use crate::params::{ParamError, Values};
 use crate::spec::Direction;
 use assay_core::{Failure, Field, Outcome, Sample, Signature, SkipReason};
+use assay_grounding::demonstrations::PER_ROW;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -206,7 +207,16 @@ pub trait MetricUnit: fmt::Debug + Send + Sync {
 /// A judged metric with its parameters: a [`MetricUnit`] behind a shared
 /// pointer; equal when id and parameters are.
 #[derive(Clone, Debug)]
-pub struct JudgedMetric(Arc<dyn MetricUnit>);
+pub struct JudgedMetric(Arc<dyn MetricUnit>, Languages);
+
+/// Which rows a metric's verdicts can read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Languages {
+    Any,
+    /// The lexical grounding verdict's: a row in another language is
+    /// skipped before any call ([`assay_grounding::language`]).
+    Grounding,
+}
 
 impl PartialEq for JudgedMetric {
     fn eq(&self, other: &Self) -> bool {
@@ -246,7 +256,21 @@ impl JudgedMetric {
 
     /// The metric a unit defines.
     pub fn new(unit: impl MetricUnit + 'static) -> JudgedMetric {
-        JudgedMetric(Arc::new(unit))
+        JudgedMetric(Arc::new(unit), Languages::Any)
+    }
+
+    /// The metric as it runs under `prompts`: where the lexical grounding
+    /// verdict answers some of its questions and no language is given for
+    /// every row, a row in a language that verdict cannot read is skipped
+    /// (`unsupported_language`, naming it) instead of judged.
+    pub fn reading_languages(mut self, prompts: &PromptSet) -> JudgedMetric {
+        if self.asks_grounding(prompts)
+            && prompts.grounding().is_none()
+            && prompts.language().is_none()
+        {
+            self.1 = Languages::Grounding;
+        }
+        self
     }
 
     /// The metric with every parameter at its default. `aspect_critique`
@@ -284,6 +308,11 @@ impl JudgedMetric {
             .is_some_and(|c| c.iter().all(|t| t.trim().is_empty()));
         if self.0.def().needs_contexts && no_contexts {
             return Some(SkipReason::NoContexts);
+        }
+        if self.1 == Languages::Grounding {
+            if let Err(unsupported) = assay_grounding::language::lexicon_of(&sample.own_texts()) {
+                return Some(SkipReason::UnsupportedLanguage(unsupported.to_string()));
+            }
         }
         None
     }
@@ -339,6 +368,19 @@ impl JudgedMetric {
             .any(|id| grounding::Form::under(prompts, *id).is_some())
     }
 
+    /// Whether the judge reads an alignment's demonstrations for some of
+    /// this metric's questions under `prompts`.
+    pub fn uses_demonstrations(&self, prompts: &PromptSet) -> bool {
+        let protocol = prompts.protocol();
+        prompts.demonstrations().is_some()
+            && self.0.def().prompts.iter().any(|id| {
+                demonstrate::takes(*id)
+                    && grounding::Form::under(prompts, *id).is_none()
+                    && screen::Screen::under(protocol, *id).is_none()
+                    && likelihood::Form::under(protocol, *id).is_none()
+            })
+    }
+
     /// The signature: id, implementation version, every parameter, and the
     /// version and hash prefix of every prompt used (the per-item forms
     /// too under [`crate::judged::Protocol::PerItem`], the reply prompts
@@ -391,6 +433,12 @@ impl JudgedMetric {
                 "grounding",
                 format!("{model}/useful-from-{}", grounding::USEFUL_FROM),
             );
+        }
+        if let Some((_, identity)) = prompts
+            .demonstrations()
+            .filter(|_| self.uses_demonstrations(prompts))
+        {
+            sig = sig.with("demonstrations", format!("{identity}/nearest-{PER_ROW}"));
         }
         let mut used: Vec<PromptId> = Vec::new();
         for id in def.prompts {

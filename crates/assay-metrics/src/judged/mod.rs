@@ -30,6 +30,7 @@
 //! ```
 
 pub mod answer;
+pub mod demonstrate;
 pub mod fitness;
 pub mod grounding;
 pub mod likelihood;

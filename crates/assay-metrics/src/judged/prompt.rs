@@ -435,14 +435,19 @@ pub struct PromptSet {
     /// The lexical verdict's combiner, where an alignment replaces the
     /// built-in one.
     combiner: Option<Combiner>,
+    /// The language the lexical verdict reads every row in, where one is
+    /// given (`--language`); else each row's own.
+    language: Option<assay_grounding::words::Lexicon>,
 }
 
 /// A refitted combiner of the lexical grounding verdict (an alignment
-/// file's), named by the file's hash.
+/// file's), named by the file's hash, with the file's demonstrations for
+/// LLM judges.
 #[derive(Clone, Debug)]
 pub struct Combiner {
     pub model: std::sync::Arc<assay_grounding::Model>,
     pub identity: String,
+    pub demonstrations: std::sync::Arc<assay_grounding::demonstrations::Pool>,
 }
 
 impl PartialEq for Combiner {
@@ -476,6 +481,7 @@ impl PromptSet {
             protocol: Protocol::default(),
             grounding: None,
             combiner: None,
+            language: None,
         }
     }
 
@@ -532,6 +538,25 @@ impl PromptSet {
                 assay_grounding::Model::builtin_identity(),
             ),
         }
+    }
+
+    /// The same prompts with every row read in the language of `lexicon`.
+    pub fn with_language(mut self, lexicon: assay_grounding::words::Lexicon) -> PromptSet {
+        self.language = Some(lexicon);
+        self
+    }
+
+    /// The language given for every row, if any.
+    pub fn language(&self) -> Option<assay_grounding::words::Lexicon> {
+        self.language
+    }
+
+    /// An alignment's demonstrations and its identity, where it has any.
+    pub fn demonstrations(&self) -> Option<(&assay_grounding::demonstrations::Pool, &str)> {
+        self.combiner
+            .as_ref()
+            .filter(|c| !c.demonstrations.is_empty())
+            .map(|c| (c.demonstrations.as_ref(), c.identity.as_str()))
     }
 
     /// The per-item form `id` is asked in under this set's protocol, if

@@ -5,14 +5,14 @@
 use crate::judged::likelihood::{self, Scoring};
 use crate::judged::prompt::{ItemForm, PromptSet, Protocol, SlotValue};
 use crate::judged::request::{
-    fixed_messages, user_message, with_reason, EmbedRequest, JudgeRequest, Message, Role,
-    VOTE_TEMPERATURE,
+    fixed_messages, language_note, noted, user_message, with_reason, EmbedRequest, JudgeRequest,
+    Message, Role, VOTE_TEMPERATURE,
 };
 use crate::judged::schema::with_exact_items;
 use crate::judged::step::{Filled, InputError, Inputs, Problem, StepKey, StepOutput};
 use crate::judged::steps::embed_request;
 use crate::judged::validate::validate_item;
-use crate::judged::{grounding, screen};
+use crate::judged::{demonstrate, grounding, screen};
 use serde_json::Value;
 
 /// A step asked one item at a time ([`crate::judged::prompt::Protocol::PerItem`]):
@@ -99,6 +99,25 @@ pub fn render(
     step: &StepKey,
     inputs: &Inputs<'_>,
 ) -> Result<Request, InputError> {
+    let note = language_note(inputs.sample);
+    let note = note.as_deref();
+    Ok(match rendered(prompts, step, inputs)? {
+        Request::Judge(req) => Request::Judge(noted(req, note)),
+        // A scored reply is the response's own words: nothing to write.
+        Request::Items(mut req) if req.likelihood.is_none() => {
+            req.items = req.items.into_iter().map(|i| noted(i, note)).collect();
+            Request::Items(req)
+        }
+        other => other,
+    })
+}
+
+/// [`render`]'s request, before the row's language is named in it.
+fn rendered(
+    prompts: &PromptSet,
+    step: &StepKey,
+    inputs: &Inputs<'_>,
+) -> Result<Request, InputError> {
     let StepKey::Unit(unit) = step else {
         return embed_request(step, inputs).map(Request::Embed);
     };
@@ -140,6 +159,11 @@ pub fn render(
         schema = with_exact_items(schema, &[path], *n);
     }
     let mut messages = fixed_messages(prompt);
+    let statements: Vec<&str> = match filled.slots.get("statements") {
+        Some(SlotValue::List(items)) => items.iter().map(String::as_str).collect(),
+        _ => Vec::new(),
+    };
+    messages.extend(demonstrate::messages(prompts, prompt, &statements));
     messages.push(Message {
         role: Role::User,
         content: user_message(prompt, |n| filled.slots.get(n), &filled.counts),
@@ -165,7 +189,8 @@ pub fn render(
 /// `form.list`, the other slots as filled. Every message but the last is
 /// the same for every item of a form, and so is the last one up to the
 /// item's slot: a judge with a prefix cache reads the shared part once
-/// (all of it but the statement for `statement_support`; a context comes
+/// (all of it but the statement for `statement_support`, an alignment's
+/// demonstrations included; a context comes
 /// first in `context_contradiction`, read before the claim).
 fn item_requests(
     prompts: &PromptSet,
@@ -182,7 +207,12 @@ fn item_requests(
             _ => &[],
         };
         lists.push((form.answers, items.len()));
-        let fixed = fixed_messages(prompt);
+        // The same demonstrations for every item of the row (those
+        // nearest any of its items): they come before the row's contexts,
+        // which a prefix cache then reads once.
+        let mut fixed = fixed_messages(prompt);
+        let all: Vec<&str> = items.iter().map(String::as_str).collect();
+        fixed.extend(demonstrate::messages(prompts, prompt, &all));
         requests.extend(items.iter().map(|item| {
             let item = SlotValue::Text(item.clone());
             let slot = |name: &str| {

@@ -113,6 +113,31 @@ pub(crate) fn numbered(items: &[impl AsRef<str>]) -> String {
         .join("\n")
 }
 
+/// What the last message adds where a row is not in English: the judge
+/// writes what it writes (statements, reasons, questions) in the row's
+/// language, not in the prompt's. Part of the message, so of the cache
+/// key; the fixed messages stay the same for every row.
+pub const IN_LANGUAGE: &str = "The texts above are in {language}: write every statement, reason and question of your answer in {language}.";
+
+/// [`IN_LANGUAGE`] for `sample`, where its own texts (question, response,
+/// contexts, references: not a metric's parameters, whose few words the
+/// detector misreads) are written in a language other than English that
+/// the detector is sure of.
+pub(crate) fn language_note(sample: &assay_core::Sample) -> Option<String> {
+    assay_grounding::language::detected(&sample.own_texts())
+        .filter(|l| l != "English")
+        .map(|l| IN_LANGUAGE.replace("{language}", &l))
+}
+
+/// `request`'s last message with `note` after it.
+pub(crate) fn noted(mut request: JudgeRequest, note: Option<&str>) -> JudgeRequest {
+    if let (Some(note), Some(last)) = (note, request.messages.last_mut()) {
+        last.content.push_str("\n\n");
+        last.content.push_str(note);
+    }
+    request
+}
+
 pub(crate) fn user_message<'s>(
     prompt: &Prompt,
     slot: impl Fn(&str) -> Option<&'s SlotValue>,
@@ -138,4 +163,42 @@ pub(crate) fn user_message<'s>(
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::judged::{render, steps, Inputs, Outputs, PromptSet, Request};
+
+    fn last_message(row: serde_json::Value) -> String {
+        let prompts = PromptSet::builtin().unwrap();
+        let sample = assay_core::Sample::from_json(1, row.as_object().unwrap()).unwrap();
+        let outputs = Outputs::new();
+        let Ok(Request::Judge(req)) = render(
+            &prompts,
+            &steps::response_statements(),
+            &Inputs::new(&sample, &outputs),
+        ) else {
+            panic!()
+        };
+        req.messages.last().unwrap().content.clone()
+    }
+
+    #[test]
+    fn a_row_in_another_language_asks_for_answers_in_it() {
+        let french = last_message(serde_json::json!({
+            "user_input": "Où se trouve le siège de Siemens ?",
+            "response": "Siemens a son siège à Munich depuis 1949, et l'entreprise est cotée à la Bourse de Francfort."
+        }));
+        assert!(
+            french.ends_with(
+                "The texts above are in French: write every statement, reason and question of your answer in French."
+            ),
+            "{french}"
+        );
+        let english = last_message(serde_json::json!({
+            "user_input": "Where is Siemens based?",
+            "response": "Siemens has had its headquarters in Munich since 1949."
+        }));
+        assert!(!english.contains("The texts above are in"), "{english}");
+    }
 }

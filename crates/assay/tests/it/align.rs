@@ -164,3 +164,137 @@ fn an_alignment_reports_each_task_of_its_rows() {
         "{table}"
     );
 }
+
+/// Labelled rows in the calibrate format: towers and the years they
+/// opened, half of them with the year or the city changed.
+fn tower_rows() -> String {
+    let cities = ["Paris", "Berlin", "Tokyo", "Sydney", "Toronto"];
+    (0..30)
+        .map(|i| {
+            let city = cities[i % cities.len()];
+            let year = 1850 + i;
+            let (response, hallucinated) = match i % 3 {
+                0 => (format!("The tower of {city} opened in {year}."), false),
+                1 => (format!("The tower of {city} opened in {}.", year + 40), true),
+                _ => (format!("The tower of {city} is made of glass."), true),
+            };
+            serde_json::json!({
+                "id": format!("t{i}"),
+                "user_input": format!("When did the tower of {city} open?"),
+                "response": response,
+                "retrieved_contexts": [format!("The tower of {city} opened in {year}. The tower of {city} is made of steel.")],
+                "labels": {"hallucinated": hallucinated},
+                "meta": {"source_id": i},
+            })
+            .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn an_llm_judge_reads_the_labelled_claims_nearest_the_row_s_statements() {
+    use crate::judged::{by_metric, ok, rag_row, Fixture};
+    use assay_test_server::judge;
+    let fx = Fixture::content_reading();
+    let labelled = fx.path("labelled.jsonl");
+    std::fs::write(&labelled, tower_rows()).unwrap();
+    let file = fx.path("aligned.json");
+    let o = assay(
+        &[
+            "align",
+            "--data",
+            labelled.to_str().unwrap(),
+            "--out",
+            file.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = Alignment::parse(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(a.demonstrations.len(), 30, "one claim per row");
+    let glass = a
+        .demonstrations
+        .iter()
+        .find(|d| d.statement == "The tower of Paris is made of glass.")
+        .unwrap();
+    assert_eq!(glass.verdict, "no", "its closest sentence speaks of it");
+    assert_eq!(
+        glass.context, "The tower of Paris is made of steel.",
+        "the sentence that holds most of its words"
+    );
+
+    let data = fx.data(&[rag_row()]);
+    let aligned = ["--alignment", file.to_str().unwrap()];
+    for (protocol, prompt) in [
+        ("listed", "faithfulness_verdicts"),
+        ("per-item", "statement_support"),
+    ] {
+        let before = fx.chats().len();
+        let out = format!("run-{protocol}");
+        ok(&fx.eval(
+            &data,
+            "faithfulness",
+            &out,
+            &[&["--protocol", protocol][..], &aligned].concat(),
+        ));
+        let asked: Vec<_> = fx.chats()[before..]
+            .iter()
+            .filter(|r| judge::prompt_name(r) == Some(prompt))
+            .cloned()
+            .collect();
+        assert!(!asked.is_empty(), "{protocol}: {prompt} was asked");
+        for req in &asked {
+            let messages = req.body["messages"].as_array().unwrap();
+            let text = |m: &Value| m["content"].as_str().unwrap().to_string();
+            let n = messages.len();
+            // The demonstrations come after the prompt file's examples,
+            // right before the sample: three pairs, the same for each of
+            // the row's statements, nearest first: the tower of Paris
+            // made of glass (it shares "Paris" with one statement and
+            // "made" with the other).
+            let demos = &messages[n - 7..n - 1];
+            let asked_about = text(&messages[n - 1]);
+            for pair in demos.chunks(2) {
+                assert_eq!(pair[0]["role"], "user");
+                assert_eq!(pair[1]["role"], "assistant");
+                assert!(
+                    text(&pair[0]).contains("The tower of "),
+                    "{}",
+                    text(&pair[0])
+                );
+            }
+            assert!(asked_about.contains("Eiffel"), "{asked_about}");
+            assert!(
+                text(&demos[0]).contains("The tower of Paris is made of glass."),
+                "{}",
+                text(&demos[0])
+            );
+            assert!(text(&demos[1]).contains("\"no\""), "{}", text(&demos[1]));
+            assert_eq!(
+                demos,
+                &asked[0].body["messages"].as_array().unwrap()[n - 7..n - 1]
+            );
+        }
+        let record = &by_metric(&fx.path(&out), "eiffel")["faithfulness"];
+        assert_eq!(record["status"], "scored", "{record}");
+        // The alignment is in the signature: the cache and a resumed run
+        // tell these verdicts from those asked without it.
+        let manifest = read_json(&fx.path(&out).join("manifest.json")).to_string();
+        assert!(
+            manifest.contains("|demonstrations:aligned@sha256:"),
+            "{manifest}"
+        );
+    }
+
+    // Without the alignment no request carries a demonstration.
+    let before = fx.chats().len();
+    ok(&fx.eval(&data, "faithfulness", "plain", &[]));
+    for req in &fx.chats()[before..] {
+        assert!(
+            !req.body.to_string().contains("The tower of"),
+            "{}",
+            req.body
+        );
+    }
+}

@@ -11,6 +11,7 @@ mod faults;
 mod gates;
 mod grounding;
 mod judged;
+mod languages;
 mod metrics_cmd;
 mod parity;
 mod progress;
