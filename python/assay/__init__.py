@@ -13,6 +13,7 @@ corpus forms, and `RougeScorer`) match rouge-score, nltk and sacreBLEU to
 from assay._assay import __version__
 from assay._evaluate import (
     AuthError,
+    Gate,
     JudgeUnavailableError,
     Result,
     UsageError,
@@ -37,6 +38,7 @@ from assay._lexical import (
 __all__ = [
     "AuthError",
     "BleuScore",
+    "Gate",
     "JudgeUnavailableError",
     "Result",
     "UsageError",

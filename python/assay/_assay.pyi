@@ -21,8 +21,6 @@ __all__ = [
     "merge",
     "report",
     "compare",
-    "check_gates",
-    "parse_gates",
     "calibrate",
     "align",
     "cli_main",
@@ -44,16 +42,17 @@ def evaluate(
     options: Mapping[str, Any],
     progress: Callable[[str, Any], None] | None = None,
     stop: threading.Event | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]: ...
+) -> tuple[
+    dict[str, Any],
+    list[dict[str, Any]],
+    list[tuple[bool, str | None, str]],
+    os.PathLike[str] | None,
+]: ...
 def merge(
     dirs: list[str], out: str, input: str | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]: ...
 def report(dir: str, input_format: str | None = None) -> os.PathLike[str]: ...
 def compare(a: str, b: str, top: int = 10) -> dict[str, Any]: ...
-def parse_gates(gates: list[tuple[str, str]]) -> None: ...
-def check_gates(
-    summary: str, gates: list[tuple[str, str]], max_failed_fraction: float | None = None
-) -> list[tuple[bool, str | None, str]]: ...
 def calibrate(
     options: Mapping[str, Any],
     progress: Callable[[str, Any], None] | None = None,
@@ -69,6 +68,7 @@ def align(
 
 # Stub-only aliases (private, as the extension has no such names).
 _Prf: TypeAlias = tuple[float, float, float]
+_SacreScore: TypeAlias = tuple[float, list[int], list[int], list[float], float, int, int]
 # A text as a caller's tokenizer split it, tokens as ids: the whole text's,
 # and each non-empty line's.
 _TokenIds: TypeAlias = tuple[list[int], list[list[int]]]
@@ -79,7 +79,6 @@ class _ChrfOptions(TypedDict):
     beta: int
     whitespace: bool
     lowercase: bool
-_SacreScore: TypeAlias = tuple[float, list[int], list[int], list[float], float, int, int]
 
 def rouge(
     predictions: list[str],

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Callable, NamedTuple, Union
 
 from assay import _assay
 
@@ -28,17 +28,44 @@ JudgeUnavailableError = _assay.JudgeUnavailableError
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+class Gate(NamedTuple):
+    """One gate's verdict: whether it held, the output it held to (None
+    for the failed-fraction gate), and the line `assay eval` prints."""
+
+    passed: bool
+    output: str | None
+    line: str
+
+
 class Result:
     """What one evaluation wrote: the outcome records, one per sample and
     output (`results.jsonl`), and the summary (`summary.json`)."""
 
-    def __init__(self, out: Path | None, summary: dict[str, Any], records: list[dict[str, Any]]):
+    def __init__(
+        self,
+        out: Path | None,
+        summary: dict[str, Any],
+        records: list[dict[str, Any]],
+        gates: list[Gate] | None = None,
+        report: Path | None = None,
+    ):
         #: The run directory, or None when the run was not kept.
         self.out = out
-        #: Means, confidence intervals, coverage, usage and ragas_score.
+        #: Means, confidence intervals, coverage, usage and ragas_score
+        #: (and `calibrated`, the corrected prevalence, with `calibration=`).
         self.summary = summary
         #: The outcome records, in row order.
         self.records = records
+        #: Each gate's verdict, as `assay eval` prints it (none while the
+        #: run is interrupted).
+        self.gates = gates or []
+        #: The HTML report, with `report=True`.
+        self.report = report
+
+    @property
+    def passed(self) -> bool:
+        """Whether every gate held (True without gates)."""
+        return all(g.passed for g in self.gates)
 
     @property
     def complete(self) -> bool:
@@ -318,6 +345,11 @@ def evaluate(
     grounding: PathLike | None = None,
     grounding_label: str | None = None,
     alignment: PathLike | None = None,
+    language: str | None = None,
+    gates: Mapping[str, str] | None = None,
+    max_failed_fraction: float | None = None,
+    calibration: PathLike | None = None,
+    report: bool = False,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
 ) -> Result:
@@ -364,8 +396,21 @@ def evaluate(
     question under any judge, and `grounding_label` the label of it that
     means supported when its `id2label` does not say (as `--grounding`,
     `--grounding-label`). `alignment`: a file `assay.align` wrote, whose
-    refitted combiner replaces the built-in grounding verdict's (as
-    `--alignment`).
+    refitted combiner replaces the built-in grounding verdict's, and whose
+    demonstrations an LLM judge reads (as `--alignment`). `language`:
+    the language of every row for the lexical grounding verdict (`"en"`,
+    `"fr"`, `"de"`, `"es"`); None: each row's, detected, and a row in a
+    language it cannot read is skipped (as `--language`).
+
+    What `assay eval` does once the run is done, done by the same library
+    call: `gates` (`{"faithfulness": ">= 0.7"}`, an output or a
+    single-output metric) and `max_failed_fraction` are checked against
+    the finished run, into `Result.gates` (`Result.passed`; as
+    `--fail-under`, `--fail-over`, `--max-failed-fraction`);
+    `calibration`: a `calibration.json` of a yes/no judgement whose
+    correction goes into `summary["calibrated"]` (as `--calibration`);
+    `report=True` writes `report.html` into `out` (`Result.report`; as
+    `--report`).
 
     A bad row is a `failed` or `skipped` outcome naming the row and field,
     never an exception. A usage error (unknown metric, bad parameter or
@@ -383,7 +428,11 @@ def evaluate(
     # mistake by its keyword.
     options = dict(locals())
     del options["progress"], options["stop"]
+    if gates is not None:
+        options["gates"] = list(gates.items())
     keep = out is not None
+    if report and not keep:
+        raise _assay.UsageError("report: the report is written into the run directory; give out=")
     folder = Path(out) if keep else Path(tempfile.mkdtemp(prefix="assay-"))
     try:
         source = _source(data, folder if keep else folder / "input")
@@ -396,11 +445,19 @@ def evaluate(
         bar = _Bar() if progress is True else None
         callback = bar if bar is not None else (progress if callable(progress) else None)
         try:
-            summary, records = _assay.evaluate(options, progress=callback, stop=stop)
+            summary, records, verdicts, page = _assay.evaluate(
+                options, progress=callback, stop=stop
+            )
         finally:
             if bar is not None:
                 bar.close()
-        return Result(run_dir if keep else None, summary, records)
+        return Result(
+            run_dir if keep else None,
+            summary,
+            records,
+            [Gate(*v) for v in verdicts],
+            Path(page) if page is not None else None,
+        )
     finally:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)

@@ -4,11 +4,9 @@ which samples."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from assay import _assay
 from assay._evaluate import Result, evaluate
 
 #: How many of the worst samples a failed gate lists.
@@ -29,15 +27,13 @@ def assert_scores(
     the coverage and the worst samples with their reasons. Returns the
     result when every gate holds.
     """
-    conditions = [(name, gate) for name, gate in gates.items()]
-    # A typo fails here, before any judge call.
-    _assay.parse_gates(conditions)
-    result = evaluate(data, metrics, **kwargs)
-    verdicts = _assay.check_gates(json.dumps(result.summary), conditions, max_failed_fraction)
+    # The gates are checked by the same library call as `assay eval`'s;
+    # a typo raises before any judge call.
+    result = evaluate(data, metrics, gates=gates, max_failed_fraction=max_failed_fraction, **kwargs)
     by_name = {o["name"]: o for o in result.summary["outputs"]}
     written = dict(gates)
     failures = []
-    for passed, output, line in verdicts:
+    for passed, output, line in result.gates:
         if passed:
             continue
         if output is None:

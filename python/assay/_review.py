@@ -45,6 +45,7 @@ def calibrate(
     grounding: PathLike | None = None,
     grounding_label: str | None = None,
     alignment: PathLike | None = None,
+    language: str | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
 ) -> dict[str, Any]:

@@ -303,7 +303,8 @@ def test_the_native_reader_takes_every_keyword_and_refuses_others(tmp_path):
     options = {"data": str(EXAMPLE), "metrics": ["rouge"], "out": str(tmp_path / "run")}
     with pytest.raises(assay.UsageError, match="^unknown keyword argument concurency$"):
         assay._assay.evaluate({**options, "concurency": 2})
-    summary, records = assay._assay.evaluate(options)
+    summary, records, gates, report = assay._assay.evaluate(options)
+    assert (gates, report) == ([], None)
     assert summary["rows"] == len(rows())
     assert len(records) == len(summary["outputs"]) * len(rows())
     # Any mapping serves for params, its values written as --set takes them.
@@ -334,6 +335,11 @@ def test_calibrate_takes_every_judge_keyword_of_evaluate():
         "strict",
         "force_new",
         "shard",
+        # What `assay eval` does once the run is done.
+        "gates",
+        "max_failed_fraction",
+        "calibration",
+        "report",
     }
     assert keywords(assay.evaluate) - only_evaluate <= keywords(assay.calibrate)
 

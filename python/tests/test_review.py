@@ -143,6 +143,22 @@ def test_align_writes_the_command_line_s_file_and_evaluate_uses_it(tmp_path, ass
         assay.align(tmp_path / "x.json")
 
 
+def test_a_row_the_grounding_verdict_cannot_read_is_skipped_naming_its_language():
+    rows = [json.loads(line) for line in (EXAMPLE.parent / "multilingual.jsonl").open()]
+    picked = [r for r in rows if r["id"] in ("fr-negated", "zh-wrong_name")]
+    result = assay.evaluate(picked, ["faithfulness"], cache=False, progress=False)
+    by_id = {r["sample_id"]: r for r in result.records}
+    assert by_id["fr-negated"]["value"] == 0.0, by_id["fr-negated"]
+    assert by_id["zh-wrong_name"]["status"] == "skipped"
+    assert by_id["zh-wrong_name"]["reason"].startswith("unsupported_language: Mandarin: ")
+    # Read as English, "n'est pas" negates nothing.
+    french = [r for r in picked if r["id"] == "fr-negated"]
+    english = assay.evaluate(french, ["faithfulness"], language="en", cache=False, progress=False)
+    assert english.records[0]["value"] == 1.0, english.records[0]
+    with pytest.raises(assay.UsageError, match="the grounding verdict reads English"):
+        assay.evaluate(french, ["faithfulness"], language="zh", cache=False, progress=False)
+
+
 def test_a_grounding_model_from_a_folder_gives_verdicts_with_windows(tmp_path):
     fixture = EXAMPLE.parents[1] / "crates/assay-classifier/tests/fixtures/modernbert"
     result = assay.evaluate(
@@ -157,3 +173,51 @@ def test_a_grounding_model_from_a_folder_gives_verdicts_with_windows(tmp_path):
         assay.evaluate(
             EXAMPLE, ["faithfulness"], grounding=tmp_path / "no-such-model", progress=False
         )
+
+
+def test_evaluate_finishes_a_run_as_the_command_does(tmp_path, assay_command):
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text(
+        json.dumps(
+            {
+                "format_version": 1,
+                "metric": "faithfulness",
+                "output": "faithfulness",
+                "label": {"kind": "binary", "positive": "faithful", "field": "hallucinated"},
+                "threshold": {"value": 0.5},
+                "confusion": {"tp": 40, "fn": 10, "tn": 45, "fp": 5},
+            }
+        )
+    )
+    mine = assay.evaluate(
+        EXAMPLE,
+        ["faithfulness"],
+        out=tmp_path / "py",
+        gates={"faithfulness": ">= 0.99"},
+        max_failed_fraction=0.5,
+        calibration=calibration,
+        report=True,
+        cache=False,
+        progress=False,
+    )
+    done = subprocess.run(
+        [str(assay_command), "eval", EXAMPLE, "-m", "faithfulness", "--out", tmp_path / "cli"]
+        + ["--fail-under", "faithfulness=0.99", "--max-failed-fraction", "0.5"]
+        + ["--calibration", calibration, "--report", "--no-cache", "--format", "json"],
+        capture_output=True,
+        text=True,
+    )
+    # The example's faithfulness is below 0.99: the gate fails both ways.
+    assert done.returncode == 1, done.stderr
+    printed = json.loads(done.stdout)
+    assert mine.summary["calibrated"] == printed["calibrated"]
+    assert mine.summary["calibrated"]["raw"] is not None
+    assert [g.line for g in mine.gates] == [
+        line for line in done.stderr.splitlines() if line.startswith("gate ")
+    ]
+    assert [g.passed for g in mine.gates] == [False, True]
+    assert not mine.passed
+    assert mine.report == tmp_path / "py" / "report.html" and mine.report.is_file()
+    assert (tmp_path / "cli" / "report.html").is_file()
+    with pytest.raises(assay.UsageError, match="give out="):
+        assay.evaluate(EXAMPLE, ["faithfulness"], report=True, progress=False)

@@ -88,3 +88,30 @@ pub(crate) fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
         }
     })
 }
+
+pub(crate) fn report_error(e: assay_report::Error) -> PyErr {
+    match e {
+        assay_report::Error::Engine(e) => engine_error(e),
+        e if e.is_usage() => UsageError::new_err(e.to_string()),
+        e => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+pub(crate) fn calibrate_error(e: assay_calibrate::Error) -> PyErr {
+    match e {
+        assay_calibrate::Error::Engine(e) => engine_error(e),
+        assay_calibrate::Error::Config(e) => usage(e),
+        e if e.is_usage() => UsageError::new_err(e.to_string()),
+        e => PyRuntimeError::new_err(e.to_string()),
+    }
+}
+
+/// An evaluation's error as Python raises it.
+pub(crate) fn eval_error(e: assay_run::Error) -> PyErr {
+    match e {
+        assay_run::Error::Config(e) => usage(e),
+        assay_run::Error::Engine(e) => engine_error(e),
+        assay_run::Error::Calibration(e) => calibrate_error(e),
+        assay_run::Error::Report(e) => report_error(e),
+    }
+}

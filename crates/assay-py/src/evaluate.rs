@@ -4,12 +4,13 @@
 //! for Ctrl-C, which cancels the run (what is done is kept) and is raised
 //! as `KeyboardInterrupt` once the run has stopped.
 
-use crate::convert::{engine_error, to_python, usage, UsageError};
+use crate::convert::{engine_error, eval_error, to_python, usage, UsageError};
 use crate::options::Keywords;
 use assay_config::{Field, UsageError as Mistake};
 use assay_core::{read_results, Coverage};
 use assay_engine::{CancelToken, Observer, Progress};
 use assay_llm::CallKind;
+use assay_report::gates::Verdict;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -114,10 +115,13 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDi
     Ok(d)
 }
 
-/// Runs one evaluation and returns its summary (as `summary.json`) and its
-/// outcome records (as `results.jsonl`, in row order) as Python objects.
-/// `options` maps `assay.evaluate`'s keyword names to their values (read
-/// by [`Keywords::eval`]); its `out` is required. `progress(kind,
+/// Runs one evaluation as `assay eval` does ([`assay_run::evaluate`]) and
+/// returns its summary (as `summary.json`, with `calibrated` where a
+/// calibration was given), its outcome records (as `results.jsonl`, in
+/// row order), each gate's `(passed, output or None, line)` and the
+/// report's path, if one was written. `options` maps `assay.evaluate`'s
+/// keyword names to their values (read by [`Keywords::after_run`] and
+/// [`Keywords::eval`]); its `out` is required. `progress(kind,
 /// payload)` is called with `("progress", dict)` and `("note", str)`.
 /// `stop` (a `threading.Event`) stops the run like Ctrl-C once set:
 /// another thread's way to cancel it.
@@ -128,23 +132,41 @@ pub fn evaluate(
     options: &Bound<'_, PyAny>,
     progress: Option<Py<PyAny>>,
     stop: Option<Py<PyAny>>,
-) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+) -> PyResult<Evaluated> {
     let mut keywords = Keywords::new(options)?;
+    let finish = keywords.after_run()?;
     let config = keywords.eval()?;
     keywords.finish()?;
-    let out = config
-        .out
-        .clone()
-        .ok_or_else(|| usage(Mistake::of(Field::Out, "no run directory given")))?;
-    // Connecting may load a local model: seconds, without the GIL.
-    let options = py.detach(|| assay_config::resolve(config)).map_err(usage)?;
-    let summary = drive(py, progress, stop, move |observer, cancel| {
-        assay_engine::run_blocking(&options, observer, cancel)
+    if config.out.is_none() {
+        return Err(usage(Mistake::of(Field::Out, "no run directory given")));
+    }
+    // Resolving may load a local model: seconds, on the worker thread,
+    // without the GIL.
+    let done = drive(py, progress, stop, move |observer, cancel| {
+        assay_run::evaluate(config, &finish, observer, cancel)
     })?
-    .map_err(engine_error)?;
-    let summary = serde_json::to_value(&summary).map_err(internal)?;
-    Ok((to_python(py, &summary)?, records(py, &out)?))
+    .map_err(eval_error)?;
+    let summary = serde_json::to_value(&done.summary).map_err(internal)?;
+    let gates = done
+        .gates
+        .into_iter()
+        .map(|g| (g.verdict == Verdict::Passed, g.output, g.line))
+        .collect();
+    Ok((
+        to_python(py, &summary)?,
+        records(py, &done.out)?,
+        gates,
+        done.report,
+    ))
 }
+
+/// What [`evaluate`] returns to Python.
+type Evaluated = (
+    Py<PyAny>,
+    Py<PyAny>,
+    Vec<(bool, Option<String>, String)>,
+    Option<PathBuf>,
+);
 
 /// The outcome records of the run in `dir`, in row order (and repeat
 /// order within a row), as Python dicts.

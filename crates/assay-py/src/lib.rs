@@ -33,8 +33,6 @@ fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evaluate::merge, m)?)?;
     m.add_function(wrap_pyfunction!(review::report, m)?)?;
     m.add_function(wrap_pyfunction!(review::compare, m)?)?;
-    m.add_function(wrap_pyfunction!(review::check_gates, m)?)?;
-    m.add_function(wrap_pyfunction!(review::parse_gates, m)?)?;
     m.add_function(wrap_pyfunction!(review::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(review::align, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;

@@ -5,13 +5,14 @@
 //! `params["rouge.types"]`), and a keyword no reader takes is an error:
 //! the Python signature and this reader cannot drift apart unseen.
 
-use crate::convert::{usage, UsageError};
+use crate::convert::{report_error, usage, UsageError};
 use assay_config::{EvalConfig, Field, JudgeConfig, ModelPrice, UsageError as Mistake, Words};
 use assay_core::{Original, Source, Stitch};
 use assay_engine::Reasons;
 use assay_llm::{CacheLocation, Secret};
 use assay_metrics::params::ParamError;
 use assay_metrics::{AnyId, Setting};
+use assay_report::gates::Condition;
 use pyo3::conversion::FromPyObjectOwned;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyMapping, PyTuple};
@@ -207,6 +208,24 @@ impl<'py> Keywords<'py> {
     /// The keywords of `assay.evaluate`, and `rows`/`name`, which say what
     /// the file `data` holds: rows given in memory (messages name them
     /// "data row N") or a copy of the file `name`.
+    /// What `evaluate` does once the run has run: `gates`
+    /// (`[(OUTPUT, ">= 0.7"), ...]`), `max_failed_fraction`,
+    /// `calibration` and `report`, as the command line's flags.
+    pub(crate) fn after_run(&mut self) -> PyResult<assay_run::Finish> {
+        let gates: Vec<(String, String)> = self.take("gates")?.unwrap_or_default();
+        let conditions = gates
+            .iter()
+            .map(|(name, comparison)| Condition::parse(name, comparison))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(report_error)?;
+        Ok(assay_run::Finish {
+            conditions,
+            max_failed_fraction: self.take("max_failed_fraction")?,
+            calibration: self.take("calibration")?,
+            report: self.take("report")?.unwrap_or(false),
+        })
+    }
+
     pub(crate) fn eval(&mut self) -> PyResult<EvalConfig> {
         let data: PathBuf = self
             .field(Field::Data)?

@@ -3,33 +3,14 @@
 //! line makes (`assay-calibrate`, `assay-report`), returning Python
 //! objects.
 
-use crate::convert::{engine_error, parse, to_python, usage, UsageError};
+use crate::convert::{calibrate_error, parse, report_error, to_python, UsageError};
 use crate::evaluate::drive;
 use crate::options::Keywords;
 use assay_calibrate::calibrate::{CalibrateOptions, Data};
 use assay_config::Field;
-use assay_engine::RunSummary;
-use assay_report::gates::{Condition, Gates, Verdict};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use std::path::PathBuf;
-
-fn report_error(e: assay_report::Error) -> PyErr {
-    match e {
-        assay_report::Error::Engine(e) => engine_error(e),
-        e if e.is_usage() => UsageError::new_err(e.to_string()),
-        e => PyRuntimeError::new_err(e.to_string()),
-    }
-}
-
-fn calibrate_error(e: assay_calibrate::Error) -> PyErr {
-    match e {
-        assay_calibrate::Error::Engine(e) => engine_error(e),
-        assay_calibrate::Error::Config(e) => usage(e),
-        e if e.is_usage() => UsageError::new_err(e.to_string()),
-        e => PyRuntimeError::new_err(e.to_string()),
-    }
-}
 
 /// Refits the grounding verdict on labelled rows (as `assay align`):
 /// the built-in set `set` or the JSONL `data`, label field `labels`;
@@ -84,48 +65,6 @@ pub fn compare(py: Python<'_>, a: PathBuf, b: PathBuf, top: usize) -> PyResult<P
     let value =
         serde_json::to_value(&comparison).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     to_python(py, &value)
-}
-
-/// Checks `gates` (`[(OUTPUT, ">= 0.7"), ...]`) and the failed fraction
-/// against a run's `summary.json` text, with the command line's gates:
-/// a list of `(passed, output or None, line)`. A gate on an output the run
-/// lacks, or against its metric's direction, raises `UsageError`.
-#[pyfunction]
-#[pyo3(signature = (summary, gates, max_failed_fraction=None))]
-pub fn check_gates(
-    summary: &str,
-    gates: Vec<(String, String)>,
-    max_failed_fraction: Option<f64>,
-) -> PyResult<Vec<(bool, Option<String>, String)>> {
-    let summary: RunSummary =
-        serde_json::from_str(summary).map_err(|e| UsageError::new_err(e.to_string()))?;
-    let conditions = conditions(&gates)?;
-    let gates = Gates::resolve(
-        &conditions,
-        max_failed_fraction,
-        &Gates::outputs_of(&summary),
-    )
-    .map_err(report_error)?;
-    Ok(gates
-        .check(&summary)
-        .into_iter()
-        .map(|r| (r.verdict == Verdict::Passed, r.output, r.line))
-        .collect())
-}
-
-/// Parses gates without a run, so that a typo fails before any judge
-/// call.
-#[pyfunction]
-pub fn parse_gates(gates: Vec<(String, String)>) -> PyResult<()> {
-    conditions(&gates).map(drop)
-}
-
-fn conditions(gates: &[(String, String)]) -> PyResult<Vec<Condition>> {
-    gates
-        .iter()
-        .map(|(name, comparison)| Condition::parse(name, comparison))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(report_error)
 }
 
 /// Runs a judged metric over human-labelled rows (a built-in `set` or a

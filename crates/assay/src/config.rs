@@ -1,23 +1,39 @@
 //! Turns the parsed command line into an [`assay_config::EvalConfig`] and
-//! resolves it; the resolution (metrics, models, limits) is the
-//! `assay-config` library's.
+//! the [`Finish`] of `assay-run`; the resolution (metrics, models,
+//! limits) and the run are the libraries'.
 
 use crate::cli::{BatchMode, EvalArgs, JudgeArgs, OutputFormat};
 use anyhow::Result;
 use assay_config::{EvalConfig, JudgeConfig};
-use assay_engine::RunOptions;
 use assay_llm::CacheLocation;
+use assay_report::gates::Condition;
+use assay_run::Finish;
 
 pub use assay_config::{cache, UsageError};
 
-/// `eval`'s flags, resolved: the run's options and how to show it.
+/// `eval`'s flags as the library reads them: the run's configuration,
+/// what to do once it has run, and how to show it.
 pub struct Eval {
-    pub options: RunOptions,
+    pub config: EvalConfig,
+    pub finish: Finish,
     pub format: OutputFormat,
 }
 
-pub fn resolve(args: EvalArgs) -> Result<Eval> {
-    let options = assay_config::resolve(EvalConfig {
+pub fn eval(args: EvalArgs) -> Result<Eval> {
+    let gates = &args.gates;
+    let conditions = gates
+        .fail_under
+        .iter()
+        .map(|raw| Condition::fail_under(raw))
+        .chain(gates.fail_over.iter().map(|raw| Condition::fail_over(raw)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let finish = Finish {
+        conditions,
+        max_failed_fraction: gates.max_failed_fraction,
+        calibration: args.calibration.clone(),
+        report: args.report,
+    };
+    let config = EvalConfig {
         judge: judge_config(&args.judge),
         data: assay_core::Source::parse(&args.data),
         metrics: args.metrics,
@@ -35,9 +51,10 @@ pub fn resolve(args: EvalArgs) -> Result<Eval> {
         threads: args.threads,
         force_new: args.force_new,
         shard: args.shard,
-    })?;
+    };
     Ok(Eval {
-        options,
+        config,
+        finish,
         format: args.format,
     })
 }

@@ -28,8 +28,7 @@ mod progress;
 mod render;
 
 use assay_calibrate::calibrate::{CalibrateOptions, Data};
-use assay_calibrate::correct;
-use assay_report::gates::{self, Condition};
+
 use assay_report::{compare, html as report};
 
 use clap::Parser;
@@ -60,10 +59,17 @@ where
                 || e.downcast_ref::<assay_report::Error>()
                     .is_some_and(assay_report::Error::is_usage)
                 || e.downcast_ref::<assay_calibrate::Error>()
-                    .is_some_and(assay_calibrate::Error::is_usage);
+                    .is_some_and(assay_calibrate::Error::is_usage)
+                || e.downcast_ref::<assay_run::Error>()
+                    .is_some_and(assay_run::Error::is_usage);
             let judge_unavailable = matches!(
                 e.downcast_ref::<assay_engine::EngineError>(),
                 Some(assay_engine::EngineError::JudgeUnavailable { .. })
+            ) || matches!(
+                e.downcast_ref::<assay_run::Error>(),
+                Some(assay_run::Error::Engine(
+                    assay_engine::EngineError::JudgeUnavailable { .. }
+                ))
             );
             if usage {
                 2
@@ -104,80 +110,42 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             }
             Ok(0)
         }
-        Command::Eval(mut args) => {
-            let with_report = args.report;
-            let gate_args = std::mem::take(&mut args.gates);
-            let calibration = args
-                .calibration
-                .as_deref()
-                .map(correct::Calibration::load)
-                .transpose()?;
-            if let Some(c) = &calibration {
-                c.check(&args.metrics)?;
-            }
+        Command::Eval(args) => {
             let config::Eval {
-                options: cfg,
+                config,
+                finish,
                 format,
-            } = config::resolve(*args)?;
-            let conditions = gate_args
-                .fail_under
-                .iter()
-                .map(|raw| Condition::fail_under(raw))
-                .chain(
-                    gate_args
-                        .fail_over
-                        .iter()
-                        .map(|raw| Condition::fail_over(raw)),
-                )
-                .collect::<Result<Vec<_>, _>>()?;
-            let gates =
-                gates::Gates::resolve(&conditions, gate_args.max_failed_fraction, &cfg.outputs())?;
+            } = config::eval(*args)?;
             let cancel = assay_engine::CancelToken::new();
             interrupt::cancel_on_ctrl_c(&cancel)?;
-            let summary =
-                assay_engine::run_blocking(&cfg, &mut progress::Progress::new(), &cancel)?;
-            // An interrupted run is judged when it is finished, not before.
-            let verdicts = if summary.complete {
-                gates.check(&summary)
-            } else {
-                Vec::new()
-            };
-            let corrected = calibration.map(|c| c.apply(&cfg.out)).transpose()?;
+            let done =
+                assay_run::evaluate(config, &finish, &mut progress::Progress::new(), &cancel)?;
             match format {
                 OutputFormat::Table => {
-                    print!("{}", render::summary_table(&summary));
-                    if let Some(c) = &corrected {
-                        println!("\n{}", c.line);
+                    print!("{}", render::summary_table(&done.summary));
+                    if let Some(line) = &done.calibrated {
+                        println!("\n{line}");
                     }
-                    print!("{}", render::gate_lines(&verdicts));
+                    print!("{}", render::gate_lines(&done.gates));
                 }
                 OutputFormat::Json => {
-                    let mut v = serde_json::to_value(&summary)?;
-                    if let Some(c) = corrected {
-                        v["calibrated"] = c.json;
-                    }
-                    println!("{}", serde_json::to_string_pretty(&v)?);
-                    eprint!("{}", render::gate_lines(&verdicts));
+                    println!("{}", serde_json::to_string_pretty(&done.summary)?);
+                    eprint!("{}", render::gate_lines(&done.gates));
                 }
             }
-            eprintln!("run directory: {}", cfg.out.display());
-            if !summary.complete {
+            eprintln!("run directory: {}", done.out.display());
+            if !done.summary.complete {
                 eprintln!(
                     "interrupted: the summary above covers what is done; resume with the same command"
                 );
-                return Ok(130);
             }
-            if let Some(export) = cfg.judged.as_ref().and_then(|j| j.export.as_ref()) {
-                eprintln!("{}", export.finish(&cfg.out)?);
+            if let Some(note) = &done.export {
+                eprintln!("{note}");
             }
-            if with_report {
-                let path = report::write(&cfg.out, cfg.input_format)?;
+            if let Some(path) = &done.report {
                 eprintln!("report: {}", path.display());
             }
-            if verdicts.iter().any(|v| v.verdict == gates::Verdict::Failed) {
-                return Ok(1);
-            }
-            Ok(0)
+            Ok(done.exit_code())
         }
         Command::Report(args) => {
             let path = report::write(&args.dir, args.input_format)?;
