@@ -48,6 +48,7 @@ class Result:
         records: list[dict[str, Any]],
         gates: list[Gate] | None = None,
         report: Path | None = None,
+        unscored: list[str] | None = None,
     ):
         #: The run directory, or None when the run was not kept.
         self.out = out
@@ -61,11 +62,16 @@ class Result:
         self.gates = gates or []
         #: The HTML report, with `report=True`.
         self.report = report
+        #: A line for each output that scored no row (every outcome
+        #: skipped or failed), with the first reason; `assay eval` exits
+        #: with 5 then.
+        self.unscored = unscored or []
 
     @property
     def passed(self) -> bool:
-        """Whether every gate held (True without gates)."""
-        return all(g.passed for g in self.gates)
+        """Whether every gate held (True without gates) and every output
+        scored some row."""
+        return not self.unscored and all(g.passed for g in self.gates)
 
     @property
     def complete(self) -> bool:
@@ -406,7 +412,9 @@ def evaluate(
     call: `gates` (`{"faithfulness": ">= 0.7"}`, an output or a
     single-output metric) and `max_failed_fraction` are checked against
     the finished run, into `Result.gates` (`Result.passed`; as
-    `--fail-under`, `--fail-over`, `--max-failed-fraction`);
+    `--fail-under`, `--fail-over`, `--max-failed-fraction`); an output
+    that scored no row is named in `Result.unscored` (and `passed` is
+    False, as `assay eval` exits with 5);
     `calibration`: a `calibration.json` of a yes/no judgement whose
     correction goes into `summary["calibrated"]` (as `--calibration`);
     `report=True` writes `report.html` into `out` (`Result.report`; as
@@ -445,7 +453,7 @@ def evaluate(
         bar = _Bar() if progress is True else None
         callback = bar if bar is not None else (progress if callable(progress) else None)
         try:
-            summary, records, verdicts, page = _assay.evaluate(
+            summary, records, verdicts, page, unscored = _assay.evaluate(
                 options, progress=callback, stop=stop
             )
         finally:
@@ -457,6 +465,7 @@ def evaluate(
             records,
             [Gate(*v) for v in verdicts],
             Path(page) if page is not None else None,
+            unscored,
         )
     finally:
         if not keep:

@@ -24,8 +24,9 @@ def assert_scores(
     """Evaluates `data` (keywords as `assay.evaluate`) and checks each gate
     `{"OUTPUT": ">= 0.7"}` against the output's mean. On failure raises
     `AssertionError` listing every failed gate with the mean, its 95% CI,
-    the coverage and the worst samples with their reasons. Returns the
-    result when every gate holds.
+    the coverage and the worst samples with their reasons, and every
+    output that scored no row. Returns the result when every gate holds
+    and every output scored.
     """
     # The gates are checked by the same library call as `assay eval`'s;
     # a typo raises before any judge call.
@@ -44,6 +45,7 @@ def assert_scores(
             g for n, g in written.items() if by_name[output]["metric"] == n
         )
         failures.append(_explain(result, by_name[output], gate.strip()))
+    failures.extend(result.unscored)
     if failures:
         raise AssertionError("assay gates failed:\n" + "\n".join(failures))
     return result

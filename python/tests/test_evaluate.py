@@ -437,6 +437,20 @@ def test_gates_pass_or_explain(tmp_path, judge):
         assay.assert_scores(rows(), ["rouge"], {"rouge1": "at least 0.5"}, **kwargs)
 
 
+def test_an_output_that_scores_nothing_fails_the_run(tmp_path):
+    # Rows without references: BLEU skips every one, so the run measured
+    # nothing, and says so rather than passing.
+    bare = [{k: v for k, v in r.items() if k not in ("reference", "references")} for r in rows()]
+    result = assay.evaluate(bare, ["bleu"], progress=False)
+    assert result.complete and not result.passed
+    assert len(result.unscored) == 1
+    assert result.unscored[0].startswith(f"nothing scored: bleu: {len(bare)} skipped, 0 failed")
+    assert "missing required field 'reference'" in result.unscored[0]
+    with pytest.raises(AssertionError, match="nothing scored: bleu"):
+        assay.assert_scores(bare, ["bleu"], {}, progress=False)
+    assert assay.evaluate(rows(), ["bleu"], progress=False).passed
+
+
 def test_aevaluate_inside_a_running_loop(tmp_path, judge):
     async def main():
         return await assay.aevaluate(rows(), ["rouge"], **judge.kwargs(tmp_path))

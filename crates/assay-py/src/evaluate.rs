@@ -118,8 +118,9 @@ fn snapshot_dict<'py>(py: Python<'py>, s: &Snapshot) -> PyResult<Bound<'py, PyDi
 /// Runs one evaluation as `assay eval` does ([`assay_run::evaluate`]) and
 /// returns its summary (as `summary.json`, with `calibrated` where a
 /// calibration was given), its outcome records (as `results.jsonl`, in
-/// row order), each gate's `(passed, output or None, line)` and the
-/// report's path, if one was written. `options` maps `assay.evaluate`'s
+/// row order), each gate's `(passed, output or None, line)`, the
+/// report's path, if one was written, and a line for each output that
+/// scored nothing. `options` maps `assay.evaluate`'s
 /// keyword names to their values (read by [`Keywords::after_run`] and
 /// [`Keywords::eval`]); its `out` is required. `progress(kind,
 /// payload)` is called with `("progress", dict)` and `("note", str)`.
@@ -157,6 +158,7 @@ pub fn evaluate(
         records(py, &done.out)?,
         gates,
         done.report,
+        done.unscored,
     ))
 }
 
@@ -166,6 +168,7 @@ type Evaluated = (
     Py<PyAny>,
     Vec<(bool, Option<String>, String)>,
     Option<PathBuf>,
+    Vec<String>,
 );
 
 /// The outcome records of the run in `dir`, in row order (and repeat

@@ -8,9 +8,12 @@
 
 use assay_calibrate::correct::Calibration;
 use assay_config::EvalConfig;
+use assay_core::visit_results;
+use assay_engine::log::OutputSummary;
 use assay_engine::{CancelToken, Observer, RunSummary};
 use assay_report::gates::{Condition, GateResult, Gates, Verdict};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// What is done with a run once it has run.
 #[derive(Clone, Debug, Default)]
@@ -43,6 +46,11 @@ pub struct Evaluated {
     pub export: Option<String>,
     /// The HTML report written.
     pub report: Option<PathBuf>,
+    /// One line per output of a finished run that has outcomes but
+    /// scored none (every one skipped or failed), with the first row's reason: a
+    /// run that measured nothing must not pass for one that did. Empty
+    /// for a batch export, whose judged outcomes come later.
+    pub unscored: Vec<String>,
 }
 
 impl Evaluated {
@@ -52,12 +60,14 @@ impl Evaluated {
     }
 
     /// The command line's exit code: 130 while interrupted, 1 when a gate
-    /// failed, else 0.
+    /// failed, 5 when an output scored nothing, else 0.
     pub fn exit_code(&self) -> u8 {
         if !self.summary.complete {
             130
         } else if self.failed_gate() {
             1
+        } else if !self.unscored.is_empty() {
+            5
         } else {
             0
         }
@@ -121,10 +131,13 @@ pub fn evaluate(
         calibrated = Some(corrected.line);
     }
     let (mut checked, mut export, mut report) = (Vec::new(), None, None);
+    let mut unscored = Vec::new();
     if summary.complete {
         checked = gates.check(&summary);
         if let Some(e) = options.judged.as_ref().and_then(|j| j.export.as_ref()) {
             export = Some(e.finish(&options.out)?);
+        } else {
+            unscored = nothing_scored(&summary, &options.out);
         }
         if finish.report {
             report = Some(assay_report::html::write(
@@ -140,5 +153,47 @@ pub fn evaluate(
         calibrated,
         export,
         report,
+        unscored,
     })
+}
+
+/// A line for each output of `summary` with no scored outcome, naming
+/// what its first outcome in the run directory `out` says went wrong.
+fn nothing_scored(summary: &RunSummary, out: &Path) -> Vec<String> {
+    let empty: Vec<&OutputSummary> = summary
+        .outputs
+        .iter()
+        // A shard may be given no row at all: that is not a failure.
+        .filter(|o| o.summary.n_scored == 0 && o.summary.n_skipped + o.summary.n_failed > 0)
+        .collect();
+    if empty.is_empty() {
+        return Vec::new();
+    }
+    let mut first: BTreeMap<String, String> = BTreeMap::new();
+    // The reasons are a courtesy: a results file that cannot be read
+    // leaves the counts, which the summary holds.
+    let _ = visit_results(&out.join(assay_engine::rundir::RESULTS), |r| {
+        let why = match (&r.reason, &r.error) {
+            (Some(reason), _) => reason.clone(),
+            (None, Some(e)) => e.message.clone(),
+            (None, None) => return,
+        };
+        first
+            .entry(r.metric.clone())
+            .or_insert_with(|| format!("row {}: {why}", r.row));
+    });
+    empty
+        .into_iter()
+        .map(|o| {
+            let s = &o.summary;
+            let mut line = format!(
+                "nothing scored: {}: {} skipped, {} failed",
+                o.name, s.n_skipped, s.n_failed
+            );
+            if let Some(why) = first.get(&o.name) {
+                line.push_str(&format!(" (first, {why})"));
+            }
+            line
+        })
+        .collect()
 }

@@ -133,6 +133,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                     eprint!("{}", render::gate_lines(&done.gates));
                 }
             }
+            for line in &done.unscored {
+                eprintln!("{line}");
+            }
             eprintln!("run directory: {}", done.out.display());
             if !done.summary.complete {
                 eprintln!(

@@ -121,6 +121,45 @@ pub(crate) fn ok(o: &Output) {
     assert!(o.status.success(), "exit {:?}: {}", o.status, stderr(o));
 }
 
+/// The outputs a finished run names as having scored nothing.
+pub(crate) fn named_unscored(o: &Output) -> Vec<String> {
+    let mut names: Vec<String> = stderr(o)
+        .lines()
+        .filter_map(|l| l.strip_prefix("nothing scored: "))
+        .map(|l| l.split(':').next().unwrap().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Asserts that the run finished with exit code 5, naming exactly
+/// `outputs` as the ones that scored nothing.
+pub(crate) fn unscored(o: &Output, outputs: &[&str]) {
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(o));
+    let mut expected: Vec<&str> = outputs.to_vec();
+    expected.sort();
+    assert_eq!(named_unscored(o), expected, "{}", stderr(o));
+}
+
+/// Asserts that the run in `out` finished: with 0, or with 5 naming
+/// each output that has no scored record, and only those (which ones a
+/// local model fails on is its own affair).
+pub(crate) fn finished(o: &Output, out: &Path) {
+    let mut scored = std::collections::BTreeSet::new();
+    let mut all = std::collections::BTreeSet::new();
+    for r in results(out) {
+        let name = r["metric"].as_str().unwrap().to_string();
+        if r["status"] == "scored" {
+            scored.insert(name.clone());
+        }
+        all.insert(name);
+    }
+    let empty: Vec<String> = all.difference(&scored).cloned().collect();
+    let code = if empty.is_empty() { 0 } else { 5 };
+    assert_eq!(o.status.code(), Some(code), "{}", stderr(o));
+    assert_eq!(named_unscored(o), empty, "{}", stderr(o));
+}
+
 const ALL_JUDGED: &str = "faithfulness,answer_relevancy,answer_relevance,context_precision,context_recall,\
 context_relevance,context_relevancy,answer_correctness,summarization_score,summary_coherence,bias,toxicity,\
 hallucination,aspect_critique,semantic_similarity,rouge";
@@ -393,7 +432,15 @@ fn bad_answers_become_typed_failures_with_evidence() {
         "run",
         &[],
     );
-    ok(&o);
+    unscored(
+        &o,
+        &[
+            "faithfulness",
+            "bias",
+            "context_relevance",
+            "summary_coherence",
+        ],
+    );
     let r = by_metric(&fx.path("run"), "eiffel");
     let failed = |name: &str| -> (String, String) {
         let e = &r[name]["error"];

@@ -129,3 +129,33 @@ fn a_language_given_for_every_row_is_read_or_refused() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_run_whose_metric_skips_every_row_exits_5_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("zh.jsonl");
+    let mandarin: Vec<String> = rows()
+        .values()
+        .filter(|r| r["meta"]["language"] == "zh")
+        .map(Value::to_string)
+        .collect();
+    std::fs::write(&data, mandarin.join("\n")).unwrap();
+    let out = dir.path().join("run");
+    let o = eval(&data, "faithfulness,rouge", &out, &[]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("nothing scored: "))
+        .collect();
+    // ROUGE reads any script: only faithfulness scored nothing.
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with("nothing scored: faithfulness: 6 skipped, 0 failed (first, row "),
+        "{err}"
+    );
+    assert!(lines[0].contains("unsupported_language: Mandarin"), "{err}");
+    // The run is kept whole: the same command resumes it with the same verdict.
+    let again = eval(&data, "faithfulness,rouge", &out, &[]);
+    assert_eq!(again.status.code(), Some(5), "{}", stderr(&again));
+}

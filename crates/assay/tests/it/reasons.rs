@@ -2,7 +2,7 @@
 //! against the content-reading loopback judge.
 
 use crate::common::{assay, read_json, results_by_key, stderr};
-use crate::judged::{ok, rag_row, Fixture};
+use crate::judged::{ok, rag_row, unscored, Fixture};
 use assay_test_server::judge::{self, reason_for};
 use assay_test_server::{chat, error, Recorded, Reply};
 use serde_json::{json, Value};
@@ -282,7 +282,10 @@ fn an_invalid_vote_is_asked_again_alone_then_fails_with_its_answer() {
     // Always wrong: after the repair, a mismatch with the vote's answer.
     let fx = voting_judge(|_| Some(contradiction()));
     let data = fx.data(&[rag_row()]);
-    ok(&fx.eval(&data, "context_relevancy", "run", &strict));
+    unscored(
+        &fx.eval(&data, "context_relevancy", "run", &strict),
+        &["context_relevancy"],
+    );
     let r = results_by_key(&fx.path("run"));
     let row = &r[&("eiffel".to_string(), "context_relevancy".to_string())];
     assert_eq!(row["status"], "failed", "{row}");

@@ -71,7 +71,8 @@ fn chats_with(req: &Recorded, chat_reply: impl Fn(&Recorded) -> Reply) -> Reply 
 struct Echo {
     name: &'static str,
     reply: fn(&Recorded) -> Reply,
-    /// The exit code of `assay eval`.
+    /// The exit code of `assay eval`: 4 when it stops at once, 5 when it
+    /// finishes with every call failed (nothing scored).
     code: i32,
     /// The kind of the failed outcomes, for a run that goes on.
     kind: Option<&'static str>,
@@ -98,14 +99,14 @@ const ECHOES: [Echo; 8] = [
     Echo {
         name: "500 quoting the key",
         reply: |r| echo_credential(r, 500),
-        code: 0,
+        code: 5,
         kind: Some("server"),
         shown: "Incorrect API key provided: ****",
     },
     Echo {
         name: "400 quoting the key",
         reply: |r| echo_credential(r, 400),
-        code: 0,
+        code: 5,
         kind: Some("rejected"),
         shown: "Incorrect API key provided: ****",
     },
@@ -113,14 +114,14 @@ const ECHOES: [Echo; 8] = [
         // The key straddles the end of the excerpt an error detail keeps.
         name: "500 quoting the key across the excerpt's end",
         reply: |r| error(502, &format!("{}{}", ".".repeat(390), r.credential())),
-        code: 0,
+        code: 5,
         kind: Some("server"),
         shown: "HTTP 502",
     },
     Echo {
         name: "200 whose answer quotes the key",
         reply: |r| chats_with(r, |r| chat(&format!("Your key is {}", r.credential()))),
-        code: 0,
+        code: 5,
         kind: Some("parse"),
         shown: "Your key is ****",
     },
@@ -136,7 +137,7 @@ const ECHOES: [Echo; 8] = [
                 )
             })
         },
-        code: 0,
+        code: 5,
         kind: Some("invalid_response"),
         shown: "denied: Bearer ****",
     },
@@ -149,7 +150,7 @@ const ECHOES: [Echo; 8] = [
                 r.credential()
             ))
         },
-        code: 0,
+        code: 5,
         kind: Some("connection"),
         shown: "x-echo Bearer ****",
     },
