@@ -10,7 +10,6 @@
 use crate::slots::{conflict_in, Conflict};
 pub use crate::words::{is_stop_word, words};
 use crate::words::{spelled, Lexicon};
-use assay_text::porter::stem;
 use assay_text::sentences::split_sentences;
 use std::collections::{BTreeSet, HashSet};
 
@@ -129,7 +128,7 @@ impl Support {
         };
         for text in texts {
             let w = words(text);
-            let all: Vec<String> = w.iter().map(|w| stem(w)).collect();
+            let all: Vec<String> = w.iter().map(|w| lexicon.stem(w)).collect();
             support.bigrams.extend(bigrams(&all));
             support.stems.extend(all);
             support.prefixes.extend(w.iter().filter_map(|w| prefix(w)));
@@ -142,7 +141,7 @@ impl Support {
             );
             for s in split_sentences(text) {
                 let w = words(s);
-                let stems: Vec<String> = w.iter().map(|w| stem(w)).collect();
+                let stems: Vec<String> = w.iter().map(|w| lexicon.stem(w)).collect();
                 support.sentences.push(Sentence {
                     text: s.to_string(),
                     bigrams: bigrams(&stems),
@@ -205,7 +204,7 @@ impl Features {
     /// ```
     pub fn of(claim: &str, support: &Support) -> Features {
         let all_words = words(claim);
-        let all_stems: Vec<String> = all_words.iter().map(|w| stem(w)).collect();
+        let all_stems: Vec<String> = all_words.iter().map(|w| support.lexicon.stem(w)).collect();
         let content: Vec<(&String, &String)> = all_words
             .iter()
             .zip(&all_stems)
@@ -348,7 +347,10 @@ fn slot_conflict(
     close.sort_by(|a, b| b.0.total_cmp(&a.0));
     close.into_iter().find_map(|(_, s)| {
         let c = conflict_in(claim, &s.text, &support.lower_case, &support.lexicon)?;
-        let swapped: HashSet<String> = words(&c.claimed).iter().map(|w| stem(w)).collect();
+        let swapped: HashSet<String> = words(&c.claimed)
+            .iter()
+            .map(|w| support.lexicon.stem(w))
+            .collect();
         let rest: Vec<&&String> = claim_set
             .iter()
             .filter(|w| !swapped.contains(w.as_str()))
@@ -407,7 +409,7 @@ pub fn answer_coverage(question: &str, answer: &str, context: &str, lexicon: &Le
         words(t)
             .iter()
             .filter(|w| !lexicon.is_stop(w))
-            .map(|w| stem(w))
+            .map(|w| lexicon.stem(w))
             .collect()
     };
     let asked = content(question);
@@ -428,6 +430,34 @@ pub fn answer_coverage(question: &str, answer: &str, context: &str, lexicon: &Le
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inflected_forms_are_one_word_in_their_language() {
+        // Number, gender and tense: Porter's English stems keep them apart.
+        let cases = [
+            (
+                Lexicon::GERMAN,
+                "Die beiden Brücken wurden 1932 eröffnet.",
+                "Die Brücke wurde 1932 eröffnet.",
+            ),
+            (
+                Lexicon::SPANISH,
+                "El puente fue construido en 1932.",
+                "Construyeron el puente en 1932.",
+            ),
+            (
+                Lexicon::FRENCH,
+                "Les trois nouvelles écoles ont ouvert.",
+                "La nouvelle école a ouvert.",
+            ),
+        ];
+        for (lexicon, context, claim) in cases {
+            let read = Features::of(claim, &Support::in_language([context], lexicon));
+            let english = Features::of(claim, &Support::new([context]));
+            assert!(english.values[0] < 1.0, "{claim}: {english:?}");
+            assert_eq!(read.values[0], 1.0, "{claim}: {:?}", read.missing);
+        }
+    }
 
     #[test]
     fn numbers_keep_decimals_and_drop_thousands_separators() {

@@ -39,7 +39,6 @@
 //! name ("Theresa"). Pure and deterministic.
 
 use crate::words::{spelled, Lexicon, NEGATIONS};
-use assay_text::porter::stem;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -677,9 +676,9 @@ fn tokens(text: &str, lexicon: &Lexicon) -> Vec<Token> {
         } else if let Some(u) = unit(&lower, after_number) {
             (Class::Unit, u.to_string())
         } else if capital && !stop && !(i == 0 && (paused || is_common_opener(&lower))) {
-            (Class::Name, stem(&lower))
+            (Class::Name, lexicon.stem(&lower))
         } else {
-            (Class::Word, stem(&lower))
+            (Class::Word, lexicon.stem(&lower))
         };
         out.push(Token {
             negation,

@@ -3,6 +3,8 @@
 //! that turn a statement around. The features and the slot comparison
 //! (`crate::slots`) read text the same way through this module.
 
+use assay_text::porter;
+use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
@@ -25,6 +27,9 @@ pub struct Lexicon {
     pub language: &'static str,
     stop: &'static [&'static str],
     negations: &'static [&'static str],
+    /// The Snowball stemmer of the language; English keeps NLTK's Porter
+    /// stemmer, which the model was trained with.
+    stemmer: Option<Algorithm>,
 }
 
 impl Lexicon {
@@ -32,6 +37,7 @@ impl Lexicon {
         language: "English",
         stop: &[],
         negations: &[],
+        stemmer: None,
     };
 
     /// French: "ne" and "n'" are function words, the word after the verb
@@ -45,6 +51,7 @@ impl Lexicon {
             "qui", "que", "qu", "depuis", "leur", "leurs", "y",
         ],
         negations: &["pas", "jamais", "aucun", "aucune", "rien", "ni", "sans"],
+        stemmer: Some(Algorithm::French),
     };
 
     pub const GERMAN: Lexicon = Lexicon {
@@ -60,6 +67,7 @@ impl Lexicon {
             "nicht", "kein", "keine", "keinen", "keinem", "keiner", "nie", "niemals", "nichts",
             "ohne", "weder",
         ],
+        stemmer: Some(Algorithm::German),
     };
 
     pub const SPANISH: Lexicon = Lexicon {
@@ -72,7 +80,25 @@ impl Lexicon {
         negations: &[
             "no", "nunca", "jamás", "ningún", "ninguna", "ninguno", "nada", "sin", "ni", "tampoco",
         ],
+        stemmer: Some(Algorithm::Spanish),
     };
+
+    /// The stem a lower-cased word is compared by: inflected forms of one
+    /// word share it ("construit", "construits", "construite").
+    ///
+    /// ```
+    /// use assay_grounding::words::Lexicon;
+    /// let fr = Lexicon::FRENCH;
+    /// assert_eq!(fr.stem("construits"), fr.stem("construite"));
+    /// assert_eq!(Lexicon::GERMAN.stem("brücken"), Lexicon::GERMAN.stem("brücke"));
+    /// assert_eq!(Lexicon::ENGLISH.stem("bridges"), "bridg");
+    /// ```
+    pub fn stem(&self, word: &str) -> String {
+        match self.stemmer {
+            None => porter::stem(word),
+            Some(a) => Stemmer::create(a).stem(word).into_owned(),
+        }
+    }
 
     /// Whether a lower-cased word is a function word of this lexicon.
     pub fn is_stop(&self, word: &str) -> bool {
