@@ -2,7 +2,8 @@
 //! without its trained model. Line breaks always end a sentence; `.`, `!`,
 //! `?` and ellipses end one when white space follows, except after titles
 //! and abbreviations (`Dr.`, `e.g.`), initials (`J. R. R. Tolkien`), a list
-//! number opening a line (`1.`), and, before a word in lower case, after
+//! number opening a line (`1.`), a German ordinal before a month,
+//! century or world war (`am 3. Oktober`), and, before a word in lower case, after
 //! dotted acronyms and abbreviations that may end a sentence (`U.S. law`,
 //! `3 p.m. today`, `etc. and`) or an ellipsis. Closing quotes and brackets
 //! stay with their sentence.
@@ -14,6 +15,29 @@ const NEVER_FINAL: &[&str] = &[
     "mr", "mrs", "ms", "dr", "prof", "rev", "hon", "st", "mt", "gen", "col", "capt", "lt", "sgt",
     "sen", "rep", "gov", "pres", "messrs", "mme", "mlle", "e.g", "i.e", "cf", "vs", "viz",
     "approx", "ca", "fig", "figs", "eq", "vol", "vols", "pp",
+];
+
+/// Words that a German ordinal (`3.`, `19.`) comes before: a day's
+/// month, a century, a war. Only these, so that an English sentence
+/// ending in a number (`... won 3. The`) still ends.
+const ORDINAL_BEFORE: &[&str] = &[
+    "januar",
+    "jänner",
+    "februar",
+    "märz",
+    "april",
+    "mai",
+    "juni",
+    "juli",
+    "august",
+    "september",
+    "oktober",
+    "november",
+    "dezember",
+    "jahrhundert",
+    "jahrhunderts",
+    "weltkrieg",
+    "weltkriegs",
 ];
 
 /// Abbreviations that may end a sentence: they end one only before a word
@@ -103,7 +127,7 @@ pub fn split_sentences(text: &str) -> Vec<&str> {
                 &text[start..byte(i)],
                 terminators,
                 end > closed,
-                next_word_start(&chars[end..]),
+                &chars[end..],
             )
         {
             out.push(&text[start..byte(end)]);
@@ -127,9 +151,21 @@ fn next_word_start(rest: &[(usize, char)]) -> Option<char> {
         .find(|c| !c.is_whitespace() && !is_opening(*c))
 }
 
+/// The word after the white space that follows a terminator, lower-cased.
+fn next_word(rest: &[(usize, char)]) -> String {
+    rest.iter()
+        .map(|(_, c)| *c)
+        .skip_while(|c| c.is_whitespace() && *c != '\n')
+        .take_while(|c| c.is_alphabetic())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// Whether `terminators` (after the sentence so far, `before`, and
-/// followed by closing marks when `closed`) end the sentence.
-fn ends_here(before: &str, terminators: &str, closed: bool, next: Option<char>) -> bool {
+/// followed by closing marks when `closed`, then by `rest`) end the
+/// sentence.
+fn ends_here(before: &str, terminators: &str, closed: bool, rest: &[(usize, char)]) -> bool {
+    let next = next_word_start(rest);
     // What may follow the end of a sentence: nothing, or a word that is
     // neither in lower case nor a number (`Jan. 5`, `etc. and`).
     let new_start = next.is_none_or(|c| !c.is_lowercase() && !c.is_ascii_digit());
@@ -158,9 +194,10 @@ fn ends_here(before: &str, terminators: &str, closed: bool, next: Option<char>) 
     let lower = word.to_lowercase();
     let mut letters = word.chars();
     let initial = matches!((letters.next(), letters.next()), (Some(c), None) if c.is_uppercase());
-    let list_number =
-        word.chars().all(|c| c.is_ascii_digit()) && before.trim_start().len() == word.len();
-    if NEVER_FINAL.contains(&lower.as_str()) || initial || list_number {
+    let number = word.chars().all(|c| c.is_ascii_digit());
+    let list_number = number && before.trim_start().len() == word.len();
+    let ordinal = number && word.len() <= 2 && ORDINAL_BEFORE.contains(&next_word(rest).as_str());
+    if NEVER_FINAL.contains(&lower.as_str()) || initial || list_number || ordinal {
         return false;
     }
     if MAYBE_FINAL.contains(&lower.as_str()) || word.contains('.') {
@@ -188,6 +225,24 @@ mod tests {
             ]
         );
         assert_eq!(split_sentences("v1.2 is out"), ["v1.2 is out"]);
+    }
+
+    #[test]
+    fn a_german_ordinal_does_not_end_its_sentence() {
+        assert_eq!(
+            split_sentences(
+                "Die Mauer fiel am 9. November 1989. Im 20. Jahrhundert war Berlin geteilt."
+            ),
+            [
+                "Die Mauer fiel am 9. November 1989.",
+                "Im 20. Jahrhundert war Berlin geteilt."
+            ]
+        );
+        // Elsewhere a number still ends a sentence.
+        assert_eq!(
+            split_sentences("The team won 3. The fans cheered."),
+            ["The team won 3.", "The fans cheered."]
+        );
     }
 
     #[test]
