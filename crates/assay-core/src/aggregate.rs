@@ -100,16 +100,59 @@ impl Accumulator {
     }
 
     pub fn summary(&self) -> Summary {
-        let stats = (self.n > 0).then(|| {
-            let mean = self.sum / self.n as f64;
-            let std = (self.m2 / self.n as f64).max(0.0).sqrt();
+        let ci95 = (self.n > 0).then(|| match &self.values {
+            Some(values) => bootstrap(values),
+            None => self.normal(),
+        });
+        self.summary_with(ci95)
+    }
+
+    /// The summaries of several outputs, each equal to its own
+    /// [`Accumulator::summary`]. Outputs bootstrapped over as many values
+    /// draw the same resamples (the seed is fixed), so one draw of them
+    /// serves all: the ROUGE family's outputs share one instead of
+    /// drawing it once each.
+    pub fn summaries(accumulators: &[&Accumulator]) -> Vec<Summary> {
+        let mut intervals: Vec<Option<Interval>> = vec![None; accumulators.len()];
+        let mut by_n: BTreeMap<u64, Vec<(usize, &[f64])>> = BTreeMap::new();
+        for (i, a) in accumulators.iter().enumerate().filter(|(_, a)| a.n > 0) {
+            match &a.values {
+                Some(values) => by_n.entry(a.n).or_default().push((i, values)),
+                None => intervals[i] = Some(a.normal()),
+            }
+        }
+        for group in by_n.values() {
+            let columns: Vec<&[f64]> = group.iter().map(|(_, v)| *v).collect();
+            for ((i, _), interval) in group.iter().zip(bootstraps(&columns)) {
+                intervals[*i] = Some(interval);
+            }
+        }
+        accumulators
+            .iter()
+            .zip(intervals)
+            .map(|(a, ci95)| a.summary_with(ci95))
+            .collect()
+    }
+
+    fn mean_std(&self) -> (f64, f64) {
+        let mean = self.sum / self.n as f64;
+        (mean, (self.m2 / self.n as f64).max(0.0).sqrt())
+    }
+
+    fn normal(&self) -> Interval {
+        let (mean, std) = self.mean_std();
+        normal(mean, std, self.n)
+    }
+
+    /// The summary with its interval, which there is when something was
+    /// scored.
+    fn summary_with(&self, ci95: Option<Interval>) -> Summary {
+        let stats = ci95.map(|ci95| {
+            let (mean, std) = self.mean_std();
             Stats {
                 mean,
                 std,
-                ci95: match &self.values {
-                    Some(values) => bootstrap(values),
-                    None => normal(mean, std, self.n),
-                },
+                ci95,
                 min: self.min,
                 max: self.max,
             }
@@ -249,19 +292,48 @@ pub fn paired_difference(pairs: &[(f64, f64)]) -> Option<PairedDifference> {
 /// in (judged samples complete in any order; resumed and merged runs read
 /// them back in yet another).
 fn bootstrap(values: &[f64]) -> Interval {
-    let mut values = values.to_vec();
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    let mut rng = SplitMix64(BOOTSTRAP_SEED);
-    let mut means: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
-        .map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64)
+    bootstraps(&[values]).remove(0)
+}
+
+/// [`bootstrap`] of each of `columns`, which hold as many values: the
+/// resamples' positions are drawn once for all of them, each column's
+/// sums taken in the same order as its own bootstrap takes them.
+fn bootstraps(columns: &[&[f64]]) -> Vec<Interval> {
+    let sorted: Vec<Vec<f64>> = columns
+        .iter()
+        .map(|c| {
+            let mut v = c.to_vec();
+            v.sort_by(f64::total_cmp);
+            v
+        })
         .collect();
-    means.sort_by(f64::total_cmp);
-    Interval {
-        low: percentile(&means, 2.5),
-        high: percentile(&means, 97.5),
-        method: IntervalMethod::Bootstrap,
+    let n = sorted.first().map_or(0, Vec::len);
+    let mut rng = SplitMix64(BOOTSTRAP_SEED);
+    let mut means: Vec<Vec<f64>> = vec![Vec::with_capacity(BOOTSTRAP_RESAMPLES); sorted.len()];
+    let mut sums = vec![0.0; sorted.len()];
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        sums.fill(0.0);
+        for _ in 0..n {
+            let j = rng.below(n);
+            for (sum, values) in sums.iter_mut().zip(&sorted) {
+                *sum += values[j];
+            }
+        }
+        for (m, sum) in means.iter_mut().zip(&sums) {
+            m.push(sum / n as f64);
+        }
     }
+    means
+        .into_iter()
+        .map(|mut means| {
+            means.sort_by(f64::total_cmp);
+            Interval {
+                low: percentile(&means, 2.5),
+                high: percentile(&means, 97.5),
+                method: IntervalMethod::Bootstrap,
+            }
+        })
+        .collect()
 }
 
 /// numpy's default (linear) percentile of sorted values.
@@ -413,6 +485,28 @@ mod tests {
         assert!(d.ci95.high - d.ci95.low < (unpaired_a.high - unpaired_a.low) / 2.0);
         assert_eq!(paired_difference(&pairs), Some(d), "reproducible");
         assert_eq!(paired_difference(&[]), None);
+    }
+
+    #[test]
+    fn outputs_summarised_together_equal_each_summarised_alone() {
+        let mut rng = SplitMix64(7);
+        let accs: Vec<Accumulator> = [40, 40, 17, 40, 0]
+            .iter()
+            .map(|&n| {
+                let mut a = Accumulator::default();
+                for _ in 0..n {
+                    // Whole zeros and ones among the fractions, as scores have.
+                    let v = (rng.unit() * 4.0).floor() / 3.0;
+                    a.add_value(v.min(1.0) * rng.unit().max(0.5));
+                }
+                a
+            })
+            .collect();
+        let together = Accumulator::summaries(&accs.iter().collect::<Vec<_>>());
+        let alone: Vec<Summary> = accs.iter().map(Accumulator::summary).collect();
+        assert_eq!(together, alone);
+        assert!(together[4].stats.is_none());
+        assert_ne!(together[0].stats, together[1].stats);
     }
 
     #[test]

@@ -270,12 +270,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path, input: Option<&Path>) -> Result<Strin
         // usage is kept below as it was measured.
         outputs: outputs
             .iter()
-            .zip(&accumulators)
-            .map(|(o, acc)| OutputSummary {
+            .zip(Accumulator::summaries(
+                &accumulators.iter().collect::<Vec<_>>(),
+            ))
+            .map(|(o, summary)| OutputSummary {
                 name: o.name.clone(),
                 metric: o.metric.clone(),
                 direction: o.direction,
-                summary: acc.summary(),
+                summary,
                 usage: None,
                 repeats: None,
             })

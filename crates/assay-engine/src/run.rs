@@ -378,19 +378,20 @@ pub async fn run(
                 ..
             },
     } = sink;
+    let summaries = Accumulator::summaries(&accumulators.iter().collect::<Vec<_>>());
     let mut summary = RunSummary {
         format_version: FORMAT_VERSION,
         rows: n_rows,
         outputs: layout
             .names
             .iter()
-            .zip(&accumulators)
+            .zip(summaries)
             .enumerate()
-            .map(|(i, (o, acc))| OutputSummary {
+            .map(|(i, (o, summary))| OutputSummary {
                 name: o.name.clone(),
                 metric: o.metric.clone(),
                 direction: o.direction,
-                summary: acc.summary(),
+                summary,
                 usage: cfg
                     .judged
                     .as_ref()
