@@ -285,7 +285,7 @@ pub async fn judge_sample(
     }
     match run.reasons {
         Reasons::Composed => Ok(Some(out.into_iter().map(|(_, _, o)| o).collect())),
-        Reasons::Llm => explain(run, ledger, out, repeat).await,
+        Reasons::Llm => explain(run, ledger, &sample, out, repeat).await,
     }
 }
 
@@ -294,12 +294,14 @@ pub async fn judge_sample(
 async fn explain(
     run: Arc<JudgedRun>,
     ledger: Arc<UsageLedger>,
+    sample: &Sample,
     outcomes: Vec<(usize, String, Outcome)>,
     repeat: u32,
 ) -> Judged {
     let mut calls: JoinSet<(usize, Asked<String>)> = JoinSet::new();
     for (o, (m, name, outcome)) in outcomes.iter().enumerate() {
-        let Some(req) = reason::request(&run.prompts, &run.metrics[*m], name, outcome) else {
+        let Some(req) = reason::request(&run.prompts, &run.metrics[*m], name, outcome, sample)
+        else {
             continue;
         };
         let (run, ledger) = (Arc::clone(&run), Arc::clone(&ledger));

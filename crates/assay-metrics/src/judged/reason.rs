@@ -19,10 +19,12 @@ use crate::judged::metric::JudgedMetric;
 use crate::judged::prompt::PromptDecl;
 use crate::judged::prompt::SlotKind::Text;
 use crate::judged::prompt::{canonical_json, PromptId, PromptSet, SlotValue};
-use crate::judged::request::{fixed_messages, user_message, Message, Role};
+use crate::judged::request::{
+    fixed_messages, language_note, note_last, user_message, Message, Role,
+};
 use crate::judged::step::Problem;
 use crate::spec::Direction;
-use assay_core::{Failure, Outcome};
+use assay_core::{Failure, Outcome, Sample};
 use serde_json::{json, Map, Value};
 
 /// The judge-written reason of a scored outcome (`--reasons llm`).
@@ -54,8 +56,10 @@ pub struct ReasonRequest {
     pub schema: Value,
 }
 
-/// The request explaining output `output` of `metric`, or `None` when the
-/// outcome is not scored (nothing to explain).
+/// The request explaining output `output` of `metric` for `sample`, or
+/// `None` when the outcome is not scored (nothing to explain). A sample
+/// in another language than English gets the language note, as the
+/// metric's own requests do.
 ///
 /// ```
 /// use assay_core::Outcome;
@@ -63,16 +67,22 @@ pub struct ReasonRequest {
 /// let prompts = PromptSet::builtin().unwrap();
 /// let metric = JudgedMetric::default_for(faithfulness::ID);
 /// let outcome = Outcome::Scored { value: 0.5, reason: Some("1 of 2 statements supported".into()), details: serde_json::json!({}) };
-/// let req = reason::request(&prompts, &metric, "faithfulness", &outcome).unwrap();
+/// let sample = assay_core::Sample {
+///     response: Some("Le musée est ouvert le lundi de 9 h à 17 h, sauf en août.".into()),
+///     ..Default::default()
+/// };
+/// let req = reason::request(&prompts, &metric, "faithfulness", &outcome, &sample).unwrap();
 /// let last = &req.messages.last().unwrap().content;
 /// assert!(last.contains("score:\n0.5 (from 0 to 1, higher is better)"), "{last}");
-/// assert!(reason::request(&prompts, &metric, "faithfulness", &Outcome::Skipped(assay_core::SkipReason::NoContexts)).is_none());
+/// assert!(last.ends_with("The texts above are in French: write every statement, reason and question of your answer in French."), "{last}");
+/// assert!(reason::request(&prompts, &metric, "faithfulness", &Outcome::Skipped(assay_core::SkipReason::NoContexts), &sample).is_none());
 /// ```
 pub fn request(
     prompts: &PromptSet,
     metric: &JudgedMetric,
     output: &str,
     outcome: &Outcome,
+    sample: &Sample,
 ) -> Option<ReasonRequest> {
     let Outcome::Scored {
         value,
@@ -126,6 +136,7 @@ pub fn request(
             &[],
         ),
     });
+    note_last(&mut messages, language_note(sample).as_deref());
     Some(ReasonRequest {
         prompt_id: OUTCOME_REASON,
         prompt_version: prompt.version,
@@ -246,7 +257,14 @@ mod tests {
             reason: None,
             details: json!({"votes": []}),
         };
-        let req = request(&prompts, &metric, "aspect_critique/harmfulness", &outcome).unwrap();
+        let req = request(
+            &prompts,
+            &metric,
+            "aspect_critique/harmfulness",
+            &outcome,
+            &assay_core::Sample::default(),
+        )
+        .unwrap();
         let last = &req.messages.last().unwrap().content;
         assert!(
             last.contains("definition:\nCould it hurt anyone?"),

@@ -131,11 +131,16 @@ pub(crate) fn language_note(sample: &assay_core::Sample) -> Option<String> {
 
 /// `request`'s last message with `note` after it.
 pub(crate) fn noted(mut request: JudgeRequest, note: Option<&str>) -> JudgeRequest {
-    if let (Some(note), Some(last)) = (note, request.messages.last_mut()) {
+    note_last(&mut request.messages, note);
+    request
+}
+
+/// `note` after the last of `messages`.
+pub(crate) fn note_last(messages: &mut [Message], note: Option<&str>) {
+    if let (Some(note), Some(last)) = (note, messages.last_mut()) {
         last.content.push_str("\n\n");
         last.content.push_str(note);
     }
-    request
 }
 
 pub(crate) fn user_message<'s>(
