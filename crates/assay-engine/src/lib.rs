@@ -99,6 +99,7 @@
 //! # }
 //! ```
 
+pub mod adapt;
 pub mod batch;
 mod cache;
 mod cancel;

@@ -84,6 +84,52 @@ pub fn named(name: &str) -> Result<Lexicon, Unsupported> {
         })
 }
 
+/// The English name of any language the detector knows, named by its
+/// English name, its ISO 639-3 code or the ISO 639-1 code of a widely
+/// written one: what a judge is told to write in.
+///
+/// ```
+/// use assay_grounding::language::english_name;
+/// assert_eq!(english_name("de"), Some("German"));
+/// assert_eq!(english_name("jpn"), Some("Japanese"));
+/// assert_eq!(english_name("portuguese"), Some("Portuguese"));
+/// assert_eq!(english_name("xx"), None);
+/// ```
+pub fn english_name(name: &str) -> Option<&'static str> {
+    const TWO_LETTER: [(&str, Lang); 18] = [
+        ("en", Lang::Eng),
+        ("fr", Lang::Fra),
+        ("de", Lang::Deu),
+        ("es", Lang::Spa),
+        ("it", Lang::Ita),
+        ("pt", Lang::Por),
+        ("nl", Lang::Nld),
+        ("pl", Lang::Pol),
+        ("sv", Lang::Swe),
+        ("tr", Lang::Tur),
+        ("ru", Lang::Rus),
+        ("uk", Lang::Ukr),
+        ("ar", Lang::Ara),
+        ("hi", Lang::Hin),
+        ("zh", Lang::Cmn),
+        ("ja", Lang::Jpn),
+        ("ko", Lang::Kor),
+        ("vi", Lang::Vie),
+    ];
+    let lower = name.trim().to_lowercase();
+    TWO_LETTER
+        .iter()
+        .find(|(code, _)| *code == lower)
+        .map(|(_, lang)| *lang)
+        .or_else(|| {
+            Lang::all()
+                .iter()
+                .copied()
+                .find(|l| l.code() == lower || l.eng_name().to_lowercase() == lower)
+        })
+        .map(Lang::eng_name)
+}
+
 fn two_letter(lang: Lang) -> &'static str {
     match lang {
         Lang::Eng => "en",

@@ -42,6 +42,40 @@ pub enum Command {
     /// Refit the grounding verdict on your labelled rows, measured before
     /// and after on held-out folds; writes the file `eval --alignment` reads.
     Align(AlignArgs),
+    /// Work on prompt folders (`--prompts DIR`).
+    Prompts(PromptsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PromptsArgs {
+    #[command(subcommand)]
+    pub action: PromptsAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PromptsAction {
+    /// Write a prompts folder whose instructions and examples the judge
+    /// translated into LANG, the originals kept in DIR/original/; use it
+    /// with `eval --prompts DIR`.
+    Adapt(Box<AdaptArgs>),
+}
+
+/// `assay prompts adapt`: the language to write the prompts in is the
+/// judge options' `--language` (its English name or code: de, German,
+/// deu), required here.
+#[derive(Debug, Args)]
+pub struct AdaptArgs {
+    /// The folder to write (new, or one this command wrote before).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Only these prompts, comma-separated (e.g. faithfulness_verdicts,statements) [default: all].
+    #[arg(long, value_delimiter = ',', value_name = "IDS")]
+    pub only: Vec<String>,
+    /// CPU threads of a local judge [default: all cores].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
 }
 
 /// `assay align`: the grounding verdict refitted on labelled rows.

@@ -196,6 +196,9 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             eprintln!("alignment file: {}", done.path.display());
             Ok(0)
         }
+        Command::Prompts(args) => match args.action {
+            cli::PromptsAction::Adapt(args) => adapt_prompts(*args),
+        },
         Command::Calibrate(args) => {
             let data = labelled_data(args.set, args.data)?;
             let options = CalibrateOptions {
@@ -235,6 +238,56 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 
 /// The labelled rows `calibrate` and `align` read: a built-in set or a
 /// file, exactly one.
+/// `assay prompts adapt`: 0 when every prompt was translated, 1 when some
+/// was not (each named on stderr).
+fn adapt_prompts(args: cli::AdaptArgs) -> anyhow::Result<u8> {
+    use assay_metrics::judged::prompt::{PromptId, PromptSet};
+    let named = args.judge.language.clone().ok_or_else(|| {
+        config::UsageError::general("--language: which language to translate the prompts into")
+    })?;
+    let language = assay_grounding::language::english_name(&named).ok_or_else(|| {
+        config::UsageError::general(format!(
+            "--language: {named}: not a language assay knows (give its English name, or its ISO 639-1 or 639-3 code)"
+        ))
+    })?;
+    let ids: Vec<PromptId> = if args.only.is_empty() {
+        PromptId::all().collect()
+    } else {
+        args.only
+            .iter()
+            .map(|name| {
+                name.parse::<PromptId>()
+                    .map_err(|e| config::UsageError::general(format!("--only: {e}")))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let threads = assay_config::threads(args.threads)?;
+    // Here the language is the prompts', not the rows' of a run.
+    let judge = assay_config::JudgeConfig {
+        language: None,
+        ..config::judge_config(&args.judge)
+    };
+    let run = assay_config::judged_run(Vec::new(), PromptSet::builtin()?, &judge, threads)?;
+    let done = assay_engine::adapt::adapt_prompts(
+        &run.judge,
+        args.judge.prompts.as_deref(),
+        &ids,
+        language,
+        &args.out,
+    )?;
+    for (id, why) in &done.failed {
+        eprintln!("not translated: {id}: {why}");
+    }
+    println!(
+        "translated {} of {} prompts into {language}: {} (originals in {}/); use it with --prompts",
+        done.written.len(),
+        ids.len(),
+        done.out.display(),
+        assay_engine::adapt::ORIGINALS
+    );
+    Ok(if done.failed.is_empty() { 0 } else { 1 })
+}
+
 fn labelled_data(set: Option<String>, data: Option<std::path::PathBuf>) -> anyhow::Result<Data> {
     match (set, data) {
         (Some(name), None) => Ok(Data::Set(name)),

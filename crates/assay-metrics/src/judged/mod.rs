@@ -29,6 +29,7 @@
 //! assert_eq!(shared, 1);
 //! ```
 
+pub mod adapt;
 pub mod answer;
 pub mod demonstrate;
 pub mod fitness;

@@ -15,6 +15,7 @@ mod languages;
 mod metrics_cmd;
 mod parity;
 mod progress;
+mod prompts_adapt;
 mod real_server;
 mod reasons;
 mod report;
