@@ -47,6 +47,7 @@ def evaluate(
     list[dict[str, Any]],
     list[tuple[bool, str | None, str]],
     os.PathLike[str] | None,
+    list[str],
 ]: ...
 def merge(
     dirs: list[str], out: str, input: str | None = None

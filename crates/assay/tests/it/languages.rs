@@ -31,6 +31,18 @@ fn rows() -> BTreeMap<String, Value> {
         .collect()
 }
 
+/// The example's rows in `language`, written to `dir/LANGUAGE.jsonl`.
+fn rows_in(dir: &std::path::Path, language: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("{language}.jsonl"));
+    let lines: Vec<String> = rows()
+        .values()
+        .filter(|r| r["meta"]["language"] == language)
+        .map(Value::to_string)
+        .collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
 #[test]
 fn the_grounding_metrics_are_right_or_skip_naming_the_language() {
     let dir = tempfile::tempdir().unwrap();
@@ -90,13 +102,7 @@ fn the_grounding_metrics_are_right_or_skip_naming_the_language() {
 #[test]
 fn a_language_given_for_every_row_is_read_or_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("de.jsonl");
-    let german: Vec<String> = rows()
-        .values()
-        .filter(|r| r["meta"]["language"] == "de")
-        .map(Value::to_string)
-        .collect();
-    std::fs::write(&data, german.join("\n")).unwrap();
+    let data = rows_in(dir.path(), "de");
     let out = dir.path().join("run");
     let o = eval(&data, "faithfulness", &out, &["--language", "German"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -133,13 +139,7 @@ fn a_language_given_for_every_row_is_read_or_refused() {
 #[test]
 fn a_run_whose_metric_skips_every_row_exits_5_naming_it() {
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("zh.jsonl");
-    let mandarin: Vec<String> = rows()
-        .values()
-        .filter(|r| r["meta"]["language"] == "zh")
-        .map(Value::to_string)
-        .collect();
-    std::fs::write(&data, mandarin.join("\n")).unwrap();
+    let data = rows_in(dir.path(), "zh");
     let out = dir.path().join("run");
     let o = eval(&data, "faithfulness,rouge", &out, &[]);
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
