@@ -209,8 +209,10 @@ def evaluate(
             for ref in pending:
                 ray.cancel(ref)
         merged = folder if keep else folder / "run"
-        summary, records = _assay.merge([str(d) for d in dirs.values()], str(merged), str(path))
-        return RayResult(merged if keep else None, summary, records)
+        summary, records, unscored = _assay.merge(
+            [str(d) for d in dirs.values()], str(merged), str(path)
+        )
+        return RayResult(merged if keep else None, summary, records, unscored=unscored)
     finally:
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)

@@ -303,8 +303,8 @@ def test_the_native_reader_takes_every_keyword_and_refuses_others(tmp_path):
     options = {"data": str(EXAMPLE), "metrics": ["rouge"], "out": str(tmp_path / "run")}
     with pytest.raises(assay.UsageError, match="^unknown keyword argument concurency$"):
         assay._assay.evaluate({**options, "concurency": 2})
-    summary, records, gates, report = assay._assay.evaluate(options)
-    assert (gates, report) == ([], None)
+    summary, records, gates, report, unscored = assay._assay.evaluate(options)
+    assert (gates, report, unscored) == ([], None, [])
     assert summary["rows"] == len(rows())
     assert len(records) == len(summary["outputs"]) * len(rows())
     # Any mapping serves for params, its values written as --set takes them.

@@ -14,7 +14,6 @@ use assay_report::gates::Verdict;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::Mutex;
@@ -271,7 +270,7 @@ pub(crate) fn drive<T: Send + 'static>(
 
 /// Merges the run directories of the shards of one run into `out` (as
 /// `assay merge`) and returns the merged summary and records, as
-/// `evaluate` does. `input` is this machine's copy of the input, when the
+/// `evaluate` does, and a line for each output that scored nothing. `input` is this machine's copy of the input, when the
 /// shards ran elsewhere.
 #[pyfunction]
 #[pyo3(signature = (dirs, out, input=None))]
@@ -280,7 +279,7 @@ pub fn merge(
     dirs: Vec<PathBuf>,
     out: PathBuf,
     input: Option<PathBuf>,
-) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+) -> PyResult<(Py<PyAny>, Py<PyAny>, Vec<String>)> {
     if dirs.is_empty() {
         return Err(UsageError::new_err("merge: no shard directories given"));
     }
@@ -288,6 +287,8 @@ pub fn merge(
         .map_err(engine_error)?;
     let summary = std::fs::read_to_string(out.join(assay_engine::rundir::SUMMARY))
         .map_err(|e| internal(format!("{}: {e}", out.display())))?;
-    let summary: Value = serde_json::from_str(&summary).map_err(internal)?;
-    Ok((to_python(py, &summary)?, records(py, &out)?))
+    let summary: assay_engine::RunSummary = serde_json::from_str(&summary).map_err(internal)?;
+    let unscored = assay_run::unscored(&summary, &out);
+    let summary = serde_json::to_value(&summary).map_err(internal)?;
+    Ok((to_python(py, &summary)?, records(py, &out)?, unscored))
 }

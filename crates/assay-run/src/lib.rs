@@ -137,7 +137,7 @@ pub fn evaluate(
         if let Some(e) = options.judged.as_ref().and_then(|j| j.export.as_ref()) {
             export = Some(e.finish(&options.out)?);
         } else {
-            unscored = nothing_scored(&summary, &options.out);
+            unscored = self::unscored(&summary, &options.out);
         }
         if finish.report {
             report = Some(assay_report::html::write(
@@ -157,9 +157,10 @@ pub fn evaluate(
     })
 }
 
-/// A line for each output of `summary` with no scored outcome, naming
-/// what its first outcome in the run directory `out` says went wrong.
-fn nothing_scored(summary: &RunSummary, out: &Path) -> Vec<String> {
+/// A line for each output of `summary` (of the run directory `out`) that
+/// has outcomes but scored none, naming what its first outcome says went
+/// wrong: [`Evaluated::unscored`], and the same for a merged run.
+pub fn unscored(summary: &RunSummary, out: &Path) -> Vec<String> {
     let empty: Vec<&OutputSummary> = summary
         .outputs
         .iter()

@@ -179,7 +179,14 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 "{}",
                 assay_engine::merge::merge(&args.dirs, &args.out, args.input.as_deref())?
             );
-            Ok(0)
+            let path = args.out.join(assay_engine::rundir::SUMMARY);
+            let summary: assay_engine::RunSummary =
+                serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+            let unscored = assay_run::unscored(&summary, &args.out);
+            for line in &unscored {
+                eprintln!("{line}");
+            }
+            Ok(if unscored.is_empty() { 0 } else { 5 })
         }
         Command::Align(args) => {
             let data = labelled_data(args.set, args.data)?;

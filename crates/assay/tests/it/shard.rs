@@ -378,3 +378,34 @@ fn a_merge_and_a_report_read_the_references_the_run_joined() {
     let note = summary["corpus_note"].as_str().unwrap();
     assert!(note.contains("refs.jsonl changed since the run"), "{note}");
 }
+
+/// A merged run is judged as a run is: an output whose shards scored
+/// nothing fails the merge with exit code 5, naming it and why.
+#[test]
+fn a_merge_whose_output_scored_nothing_exits_5() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("bare.jsonl");
+    let rows: Vec<String> = (0..20)
+        .map(|i| json!({"id": format!("r{i}"), "response": "The tower is 330 metres tall."}))
+        .map(|r| r.to_string())
+        .collect();
+    std::fs::write(&data, rows.join("\n")).unwrap();
+    let dirs: Vec<PathBuf> = ["1/2", "2/2"]
+        .iter()
+        .map(|k| {
+            let dir = tmp.path().join(format!("shard-{}", &k[..1]));
+            let o = eval(&data, &dir, &["--shard", k]);
+            assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+            dir
+        })
+        .collect();
+    let o = merge(&dirs, &tmp.path().join("merged"));
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.lines().any(|l| l
+            .starts_with("nothing scored: bleu: 20 skipped, 0 failed (first, row ")
+            && l.contains("missing required field 'reference'")),
+        "{err}"
+    );
+}
