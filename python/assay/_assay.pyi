@@ -3,7 +3,9 @@
 import os
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, TypeAlias, TypedDict
+from typing import Any, Literal, TypeAlias, TypedDict
+
+_PathLike: TypeAlias = str | os.PathLike[str]
 
 # The names the extension lists in its `__all__` (PyO3 adds each function
 # and class it registers).
@@ -73,6 +75,46 @@ _SacreScore: TypeAlias = tuple[float, list[int], list[int], list[float], float, 
 # A text as a caller's tokenizer split it, tokens as ids: the whole text's,
 # and each non-empty line's.
 _TokenIds: TypeAlias = tuple[list[int], list[list[int]]]
+
+# The keywords that `evaluate`'s `options` take besides `data`, `metrics`,
+# `params` and what it does after the run, as assay-config declares them.
+class _EvalOptions(TypedDict, total=False):
+    # <generated: eval options>
+    out: _PathLike | None
+    input_format: Literal["jsonl", "json", "csv", "otlp"] | None
+    references: Any
+    logs: _PathLike | None
+    stitch: bool
+    strict: bool
+    threads: int | None
+    force_new: bool
+    shard: str | None
+    # </generated>
+
+# The judge keywords that `evaluate`'s and `calibrate`'s `options` take,
+# as assay-config declares them.
+class _JudgeOptions(TypedDict, total=False):
+    # <generated: judge options>
+    judge: str
+    embedder: str | None
+    base_url: str | None
+    api_key: str | None
+    concurrency: int
+    rpm: int | None
+    tpm: int | None
+    max_retries: int
+    timeout: float
+    cache: bool | _PathLike
+    prompts: _PathLike | None
+    prices: Mapping[str, str] | None
+    repeats: int
+    reasons: Literal["composed", "llm"]
+    protocol: Literal["listed", "per-item", "likelihood", "grounding"] | None
+    grounding: _PathLike | None
+    grounding_label: str | None
+    alignment: _PathLike | None
+    language: str | None
+    # </generated>
 
 class _ChrfOptions(TypedDict):
     char_order: int

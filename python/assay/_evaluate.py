@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Union
+from typing import Any, Callable, Literal, NamedTuple, Union
 
 from assay import _assay
 
@@ -323,11 +323,10 @@ def evaluate(
     data: Any,
     metrics: Sequence[str],
     params: Mapping[str, Any] | None = None,
-    judge: str = "local",
-    embedder: str | None = None,
-    out: PathLike | None = None,
     *,
-    input_format: str | None = None,
+    # <generated: eval options>
+    out: PathLike | None = None,
+    input_format: Literal["jsonl", "json", "csv", "otlp"] | None = None,
     references: Any = None,
     logs: PathLike | None = None,
     stitch: bool = True,
@@ -335,23 +334,28 @@ def evaluate(
     threads: int | None = None,
     force_new: bool = False,
     shard: str | None = None,
+    # </generated>
+    # <generated: judge options>
+    judge: str = "local",
+    embedder: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
     concurrency: int = 16,
     rpm: int | None = None,
     tpm: int | None = None,
-    max_retries: int | None = None,
-    timeout: float | None = None,
+    max_retries: int = 6,
+    timeout: float = 60.0,
     cache: bool | PathLike = True,
     prompts: PathLike | None = None,
     prices: Mapping[str, str] | None = None,
     repeats: int = 1,
-    reasons: str = "composed",
-    protocol: str | None = None,
+    reasons: Literal["composed", "llm"] = "composed",
+    protocol: Literal["listed", "per-item", "likelihood", "grounding"] | None = None,
     grounding: PathLike | None = None,
     grounding_label: str | None = None,
     alignment: PathLike | None = None,
     language: str | None = None,
+    # </generated>
     gates: Mapping[str, str] | None = None,
     max_failed_fraction: float | None = None,
     calibration: PathLike | None = None,

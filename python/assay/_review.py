@@ -9,7 +9,7 @@ import os
 import threading
 from pathlib import Path
 from collections.abc import Mapping
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from assay import _assay
 from assay._evaluate import PathLike, _Bar
@@ -27,6 +27,7 @@ def calibrate(
     offset: int = 0,
     out: PathLike | None = None,
     threads: int | None = None,
+    # <generated: judge options>
     judge: str = "local",
     embedder: str | None = None,
     base_url: str | None = None,
@@ -34,18 +35,19 @@ def calibrate(
     concurrency: int = 16,
     rpm: int | None = None,
     tpm: int | None = None,
-    max_retries: int | None = None,
-    timeout: float | None = None,
+    max_retries: int = 6,
+    timeout: float = 60.0,
     cache: bool | PathLike = True,
     prompts: PathLike | None = None,
     prices: Mapping[str, str] | None = None,
     repeats: int = 1,
-    reasons: str = "composed",
-    protocol: str | None = None,
+    reasons: Literal["composed", "llm"] = "composed",
+    protocol: Literal["listed", "per-item", "likelihood", "grounding"] | None = None,
     grounding: PathLike | None = None,
     grounding_label: str | None = None,
     alignment: PathLike | None = None,
     language: str | None = None,
+    # </generated>
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
 ) -> dict[str, Any]:

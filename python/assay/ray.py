@@ -129,10 +129,8 @@ def evaluate(
     data: Any,
     metrics: Sequence[str],
     params: Mapping[str, Any] | None = None,
-    judge: str = "local",
-    embedder: str | None = None,
-    out: PathLike | None = None,
     *,
+    out: PathLike | None = None,
     shards: int | None = None,
     num_cpus: float = 1,
     ray_remote_args: Mapping[str, Any] | None = None,
@@ -149,7 +147,7 @@ def evaluate(
     `ray_remote_args` (e.g. `{"runtime_env": {"env_vars": {...}}}` to give
     the workers `OPENAI_API_KEY`); a task's `threads` (its local models'
     too) default to `num_cpus` rounded up. Every other keyword is
-    `assay.evaluate`'s (base_url, concurrency, rpm, cache, ...).
+    `assay.evaluate`'s (judge, base_url, concurrency, rpm, cache, ...).
     `concurrency`, `rpm` and `tpm`, when given, are budgets for the whole
     cluster: at most that many tasks run at once, and each gets an equal
     share (rounded down), so that together they stay within the
@@ -183,7 +181,6 @@ def evaluate(
         (folder / SHARDS).mkdir(parents=True, exist_ok=True)
         blob = ray.put(path.read_bytes())
         args = (list(metrics), dict(params or {}))
-        kwargs.update(judge=judge, embedder=embedder)
         # A local model on no more cores than the task holds.
         kwargs.setdefault("threads", max(1, math.ceil(num_cpus)))
         task = ray.remote(_score_shard).options(num_cpus=num_cpus, **(ray_remote_args or {}))

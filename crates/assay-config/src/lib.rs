@@ -9,15 +9,17 @@
 //!
 //! ```
 //! use assay_config::{resolve, EvalConfig};
-//! let config = EvalConfig {
+//! let mut config = EvalConfig {
 //!     metrics: vec!["rouge".parse().unwrap()],
-//!     out: Some("runs/doc".into()),
 //!     ..EvalConfig::new("examples/rag_qa.jsonl")
 //! };
+//! config.options.out = Some("runs/doc".into());
 //! let options = resolve(config).unwrap();
 //! assert_eq!(options.outputs()[0].name, "rouge1");
 //! assert!(options.judged.is_none(), "a lexical run connects no model");
 //! ```
+
+pub mod options;
 
 use assay_core::{Format, InputOptions, Source, Stitch};
 use assay_engine::batch::Export;
@@ -41,6 +43,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use options::{Given, How, Scalar, Value};
+
 /// The part of a run's configuration a [`UsageError`] is about.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Field {
@@ -51,40 +55,10 @@ pub enum Field {
         key: String,
         value: Option<String>,
     },
-    Out,
-    InputFormat,
-    /// `--references FILE`, joined onto the rows.
-    References,
-    /// `--logs FILE`, the OTLP logs export whose GenAI events give the
-    /// spans their messages.
-    Logs,
-    /// Whether trace calls are stitched into conversations.
-    Stitch,
-    Strict,
-    Threads,
-    ForceNew,
-    Shard,
-    Judge,
-    Embedder,
-    BaseUrl,
-    ApiKey,
-    Concurrency,
-    Rpm,
-    Tpm,
-    MaxRetries,
-    Repeats,
-    Timeout,
-    /// The price of one model.
-    Price(String),
-    Cache,
-    Prompts,
-    Batch,
-    Protocol,
-    Reasons,
-    Grounding,
-    GroundingLabel,
-    Alignment,
-    Language,
+    /// One of the options of what a run reads and how it runs.
+    Eval(EvalOption),
+    /// One of the judge options.
+    Judge(JudgeOption),
 }
 
 /// Whose words name a [`Field`]: the command line's flags or Python's
@@ -99,16 +73,18 @@ impl Field {
     /// How `words`' caller wrote this field.
     ///
     /// ```
-    /// use assay_config::{Field, Words};
+    /// use assay_config::{EvalOption, Field, Words};
     /// let f = Field::Setting { key: "rouge.types".into(), value: Some("rouge9".into()) };
     /// assert_eq!(f.named(Words::Cli), "--set rouge.types=rouge9");
     /// assert_eq!(f.named(Words::Python), r#"params["rouge.types"]="rouge9""#);
-    /// assert_eq!(Field::InputFormat.named(Words::Cli), "--input-format");
-    /// assert_eq!(Field::InputFormat.named(Words::Python), "input_format");
+    /// let f = Field::Eval(EvalOption::InputFormat);
+    /// assert_eq!(f.named(Words::Cli), "--input-format");
+    /// assert_eq!(f.named(Words::Python), "input_format");
+    /// assert_eq!(Field::Eval(EvalOption::Stitch).named(Words::Cli), "--no-stitch");
     /// ```
     pub fn named(&self, words: Words) -> String {
         let plain = |name: &str| match words {
-            Words::Cli => format!("--{}", name.replace('_', "-")),
+            Words::Cli => format!("--{name}"),
             Words::Python => name.to_string(),
         };
         match self {
@@ -118,50 +94,13 @@ impl Field {
                 (Words::Python, Some(v)) => format!("params[{key:?}]={v:?}"),
                 (Words::Python, None) => format!("params[{key:?}]"),
             },
-            Field::Price(model) => match words {
-                Words::Cli => format!("--price {model}"),
-                Words::Python => format!("prices[{model:?}]"),
-            },
             Field::Data => match words {
                 Words::Cli => "DATA".to_string(),
                 Words::Python => "data".to_string(),
             },
             Field::Metrics => plain("metrics"),
-            Field::Out => plain("out"),
-            Field::InputFormat => plain("input_format"),
-            Field::References => plain("references"),
-            Field::Logs => plain("logs"),
-            Field::Stitch => match words {
-                Words::Cli => "--no-stitch".to_string(),
-                Words::Python => "stitch".to_string(),
-            },
-            Field::Strict => plain("strict"),
-            Field::Threads => plain("threads"),
-            Field::ForceNew => plain("force_new"),
-            Field::Shard => plain("shard"),
-            Field::Judge => plain("judge"),
-            Field::Embedder => plain("embedder"),
-            // The command line takes the key from the environment only.
-            Field::ApiKey => match words {
-                Words::Cli => "OPENAI_API_KEY".to_string(),
-                Words::Python => "api_key".to_string(),
-            },
-            Field::BaseUrl => plain("base_url"),
-            Field::Concurrency => plain("concurrency"),
-            Field::Rpm => plain("rpm"),
-            Field::Tpm => plain("tpm"),
-            Field::MaxRetries => plain("max_retries"),
-            Field::Repeats => plain("repeats"),
-            Field::Timeout => plain("timeout"),
-            Field::Cache => plain("cache"),
-            Field::Prompts => plain("prompts"),
-            Field::Batch => plain("batch"),
-            Field::Protocol => plain("protocol"),
-            Field::Reasons => plain("reasons"),
-            Field::Grounding => plain("grounding"),
-            Field::GroundingLabel => plain("grounding_label"),
-            Field::Alignment => plain("alignment"),
-            Field::Language => plain("language"),
+            Field::Eval(option) => option.spec().named(words),
+            Field::Judge(option) => option.spec().named(words),
         }
     }
 }
@@ -257,80 +196,207 @@ impl FromStr for ModelPrice {
             .ok_or_else(|| format!("{s}: expected MODEL=IN/OUT"))?;
         Ok(ModelPrice {
             model: model.to_string(),
-            price: price.parse().map_err(|e: assay_llm::Error| e.to_string())?,
+            price: price
+                .parse()
+                .map_err(|e: assay_llm::Error| format!("{s}: {e}"))?,
         })
     }
 }
 
-/// How the judge and embedder are reached.
-#[derive(Clone, Debug, PartialEq)]
-pub struct JudgeConfig {
-    /// `None`: the in-process local model (no key, no network).
-    pub judge: Option<ModelChoice>,
-    /// `None`: the local embedder when a metric embeds.
-    pub embedder: Option<ModelChoice>,
-    pub base_url: Option<String>,
-    /// An API key given explicitly; else it comes from `OPENAI_API_KEY` or
-    /// `ASSAY_API_KEY`.
-    pub api_key: Option<Secret>,
-    /// Requests in flight at once (at least 1).
-    pub concurrency: usize,
-    pub rpm: Option<u32>,
-    pub tpm: Option<u32>,
-    pub max_retries: Option<u32>,
-    /// Seconds per attempt.
-    pub timeout: Option<f64>,
-    /// The cache: its default place, a path, or none.
-    pub cache: CacheLocation,
-    /// A folder of prompt files that replace the built-in ones.
-    pub prompts: Option<PathBuf>,
-    /// Prices per million tokens.
-    pub prices: Vec<ModelPrice>,
-    /// How many times each sample is judged (at least 1).
-    pub repeats: u32,
-    /// Batch export: answer from the cache, collect the rest for a batch.
-    pub batch_export: bool,
-    pub reasons: Reasons,
-    /// How closed verdicts are asked; `None`: by the trained grounding
-    /// model for an in-process judge, listed for a remote one.
-    pub protocol: Option<Protocol>,
-    /// A grounding model's folder: it answers the closed grounding
-    /// questions under any protocol.
-    pub grounding: Option<PathBuf>,
-    /// The grounding model's label that means supported.
-    pub grounding_label: Option<String>,
-    /// An alignment file: the lexical grounding verdict's combiner
-    /// refitted on the user's labels.
-    pub alignment: Option<PathBuf>,
-    /// The language of every row, for the lexical grounding verdict;
-    /// `None`: each row's, detected.
-    pub language: Option<String>,
+declare! {
+    /// How the judge and embedder are reached: the judge options of
+    /// `assay eval`, `calibrate` and `prompts adapt`, and the keywords of
+    /// `assay.evaluate` and `assay.calibrate`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct JudgeConfig, options JudgeOption, field Field::Judge {
+        /// The chat model of judged metrics: openai:MODEL, ollama:MODEL,
+        /// vllm:MODEL, llamacpp:MODEL, local (Qwen2.5-Coder-0.5B in-process),
+        /// local:smollm2-135m or local:/path/model.gguf.
+        Judge judge: ModelChoice = ModelChoice::Local(None), How::value("SPEC");
+        /// The embedding model of metrics that compare embeddings: the same
+        /// remote forms, or local (all-MiniLM-L6-v2 in-process) [default:
+        /// local, when a metric embeds].
+        Embedder embedder: Option<ModelChoice> = None, How::value("SPEC");
+        /// The provider's base URL (ending in /v1) instead of its default.
+        BaseUrl base_url: Option<String> = None, How::value("URL");
+        /// An API key, tried before the environment's; never written
+        /// anywhere.
+        ApiKey api_key: Option<Secret> = None, How::environment("OPENAI_API_KEY or ASSAY_API_KEY");
+        /// Requests in flight at once (at least 1).
+        Concurrency concurrency: usize = ProviderOptions::default().concurrency, How::value("N");
+        /// Requests per minute.
+        Rpm rpm: Option<u32> = None, How::value("N");
+        /// Tokens per minute: a request reserves an estimate (body bytes / 4 +
+        /// max_tokens) and is settled with the usage its answer reports.
+        Tpm tpm: Option<u32> = None, How::value("N");
+        /// Retries of a transient failure (429, 5xx, timeout, connection).
+        MaxRetries max_retries: u32 = ProviderOptions::default().max_retries, How::value("N");
+        /// Seconds per attempt of one call.
+        Timeout timeout: f64 = ProviderOptions::default().attempt_timeout.as_secs_f64(),
+            How::value("SECS");
+        /// The response cache [default: $ASSAY_HOME/cache.sqlite, else
+        /// ~/.cache/assay/cache.sqlite]; off with --no-cache (Python:
+        /// False).
+        Cache cache: CacheLocation = CacheLocation::Default, How::value_or_off("PATH");
+        /// A folder of prompt files replacing the built-in ones.
+        Prompts prompts: Option<PathBuf> = None, How::value("DIR");
+        /// A model's price per million tokens, MODEL=IN/OUT (Python: a
+        /// mapping of MODEL to "IN/OUT"). None is assumed.
+        Prices prices: Prices = Prices::default(), How::repeated("price", "MODEL=IN/OUT");
+        /// Judge every sample N times, repeat r with seed r, and report the
+        /// spread of the means per metric (judge noise).
+        Repeats repeats: u32 = 1, How::value("N");
+        /// `export`: answer judge calls from the cache only and write every
+        /// missing request to DIR/batch/ as OpenAI Batch JSONL instead of
+        /// sending it (see `assay batch import`).
+        Batch batch: Option<BatchMode> = None, How::value("MODE").command_line_only();
+        /// How a scored outcome's reason is written: `composed` from the
+        /// judge's verdicts, no extra call; `llm`: one more judge call per
+        /// scored outcome writes it in prose (the composed one stays in
+        /// `details.composed_reason`).
+        Reasons reasons: Reasons = Reasons::Composed, How::value("HOW");
+        /// How closed verdicts (statement supported, context contradicted, ...)
+        /// are asked: `listed`, the whole list in one call with a reason before
+        /// each verdict (ragas' prompts); `per-item`, one short call per item
+        /// whose verdict is read with its probabilities; `likelihood`, as
+        /// per-item, but whether the response is grounded in its contexts
+        /// (faithfulness, hallucination) is read from how much likelier the
+        /// contexts make its words, local judges only; `grounding`, as
+        /// per-item, but grounding, contradiction, usefulness and statement
+        /// matches are answered by the trained grounding model and toxicity
+        /// and bias by a word screen, no judge asked [default: grounding for
+        /// a local judge, listed for a remote one].
+        Protocol protocol: Option<Protocol> = None, How::value("HOW");
+        /// A grounding model: a Hugging Face folder of a sequence classifier
+        /// (NLI cross-encoder, MiniCheck; BERT, RoBERTa, DeBERTa-v2/v3 or
+        /// ModernBERT) that answers every closed grounding question of every
+        /// metric (faithfulness, context_recall, context_precision,
+        /// hallucination, answer_correctness's matches), whatever the judge.
+        Grounding grounding: Option<PathBuf> = None, How::value("DIR");
+        /// The grounding model's label that means supported, by name or index
+        /// [default: the one its id2label calls entailment, supported,
+        /// consistent, ...].
+        GroundingLabel grounding_label: Option<String> = None, How::value("LABEL");
+        /// An alignment file (`assay align`): the lexical grounding verdict's
+        /// combiner refitted on your labels, in place of the built-in one.
+        Alignment alignment: Option<PathBuf> = None, How::value("FILE");
+        /// The language of every row (en, fr, de, es, or their names), for
+        /// the lexical grounding verdict; by default each row's is detected,
+        /// and a row in a language it cannot read is skipped.
+        Language language: Option<String> = None, How::value("LANG");
+    }
 }
 
-impl Default for JudgeConfig {
-    fn default() -> Self {
-        JudgeConfig {
-            judge: None,
-            embedder: None,
-            base_url: None,
-            api_key: None,
-            concurrency: 16,
-            rpm: None,
-            tpm: None,
-            max_retries: None,
-            timeout: None,
-            cache: CacheLocation::Default,
-            prompts: None,
-            prices: Vec::new(),
-            repeats: 1,
-            batch_export: false,
-            reasons: Reasons::Composed,
-            protocol: None,
-            grounding: None,
-            grounding_label: None,
-            alignment: None,
-            language: None,
+/// `--batch`: how judge calls that are not in the cache are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BatchMode {
+    /// Write them to a batch file; send nothing.
+    Export,
+}
+
+impl Scalar for BatchMode {
+    const PYTHON: &'static str = "str";
+    fn parse(text: &str) -> std::result::Result<Self, String> {
+        match text {
+            "export" => Ok(BatchMode::Export),
+            other => Err(format!("{other:?}: expected \"export\"")),
         }
+    }
+    fn text(&self) -> String {
+        "export".to_string()
+    }
+    fn choices() -> &'static [&'static str] {
+        &["export"]
+    }
+}
+
+/// Prices per million tokens, one per model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Prices(pub Vec<ModelPrice>);
+
+impl Value for Prices {
+    fn give(&mut self, given: Given<'_>) -> std::result::Result<(), String> {
+        match given {
+            Given::Text(text) => {
+                self.0.push(text.parse()?);
+                Ok(())
+            }
+            Given::Switch(_) => Err("expected MODEL=IN/OUT".to_string()),
+        }
+    }
+    fn shown(&self) -> Option<String> {
+        None
+    }
+    fn python_literal(&self) -> String {
+        "None".to_string()
+    }
+    fn annotation() -> String {
+        "Mapping[str, str] | None".to_string()
+    }
+}
+
+declare! {
+    /// What a run reads and how it runs, besides its metrics and judge:
+    /// the flags of `assay eval` and the keywords of `assay.evaluate`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct EvalOptions, options EvalOption, field Field::Eval {
+        /// The run directory [default: runs/<UTC timestamp>; Python: a
+        /// temporary one, kept only when given].
+        Out out: Option<PathBuf> = None, How::value("DIR");
+        /// Input format, when the file extension does not say it (an OTLP
+        /// trace export is recognised by its first key).
+        InputFormat input_format: Option<Format> = None, How::value("FORMAT");
+        /// A JSONL or CSV file of references joined onto the samples: each
+        /// row names its sample by `trace_id`, `sample_id` or `id` and gives
+        /// `reference_tool_calls`, `reference`, `reference_topics`, ...
+        /// (Python: also a mapping of id to fields, or rows).
+        References references: Option<PathBuf> = None,
+            How::value("FILE").python_type("Any");
+        /// The OTLP logs export (`{"resourceLogs": ...}`) of an OTLP trace
+        /// export whose spans carry no messages: its GenAI events
+        /// (`gen_ai.user.message`, `gen_ai.choice`, ...) give each span its
+        /// messages, joined by trace and span id.
+        Logs logs: Option<PathBuf> = None, How::value("FILE");
+        /// Stitch the LLM calls of an OTLP export that have no common parent
+        /// span into conversations; off (`--no-stitch`, Python
+        /// `stitch=False`), each call is its own row.
+        Stitch stitch: bool = true, How::off();
+        /// Stop at the first bad row (exit code 2) instead of recording it
+        /// as failed.
+        Strict strict: bool = false, How::switch();
+        /// Worker threads, and the local judge's and embedder's CPU threads
+        /// [default: all cores].
+        Threads threads: Option<usize> = None, How::value("N");
+        /// Start over in an `--out` that holds a run made with another
+        /// manifest; its files are moved to `DIR/superseded-N/`, never
+        /// deleted.
+        ForceNew force_new: bool = false, How::switch();
+        /// Score only shard K of N (1-based): the rows whose sample id hashes
+        /// (FNV-1a 64) to K-1 modulo N. `assay merge` combines the shards.
+        Shard shard: Option<Shard> = None, How::value("K/N");
+    }
+}
+
+impl Scalar for Format {
+    const PYTHON: &'static str = "str";
+    fn parse(text: &str) -> std::result::Result<Self, String> {
+        options::from_str(text)
+    }
+    fn text(&self) -> String {
+        self.to_string()
+    }
+    fn choices() -> &'static [&'static str] {
+        &["jsonl", "json", "csv", "otlp"]
+    }
+}
+
+impl Scalar for Shard {
+    const PYTHON: &'static str = "str";
+    fn parse(text: &str) -> std::result::Result<Self, String> {
+        options::from_str(text)
+    }
+    fn text(&self) -> String {
+        self.to_string()
     }
 }
 
@@ -341,28 +407,8 @@ pub struct EvalConfig {
     /// In output order.
     pub metrics: Vec<AnyId>,
     pub settings: Vec<Setting>,
-    /// The run directory; `None`: `runs/<UTC timestamp>`.
-    pub out: Option<PathBuf>,
-    /// `None`: from the content and extension.
-    pub input_format: Option<Format>,
-    /// A references file (JSONL or CSV keyed by `trace_id`, `sample_id`
-    /// or `id`) joined onto the rows.
-    pub references: Option<PathBuf>,
-    /// An OTLP logs export whose GenAI events (`gen_ai.user.message`,
-    /// `gen_ai.choice`, ...) give the trace export's spans their messages.
-    pub logs: Option<PathBuf>,
-    /// Whether an OTLP export's LLM calls without a common parent are
-    /// stitched into conversations (else one row per call).
-    pub stitch: Stitch,
-    /// Stop at the first bad row instead of recording it.
-    pub strict: bool,
-    /// Worker threads; `None`: every core.
-    pub threads: Option<usize>,
+    pub options: EvalOptions,
     pub judge: JudgeConfig,
-    /// Start over instead of resuming what `out` holds.
-    pub force_new: bool,
-    /// Score only this shard.
-    pub shard: Option<Shard>,
 }
 
 impl EvalConfig {
@@ -373,16 +419,8 @@ impl EvalConfig {
             data: Source::parse(data),
             metrics: Vec::new(),
             settings: Vec::new(),
-            out: None,
-            input_format: None,
-            references: None,
-            logs: None,
-            stitch: Stitch::On,
-            strict: false,
-            threads: None,
+            options: EvalOptions::default(),
             judge: JudgeConfig::default(),
-            force_new: false,
-            shard: None,
         }
     }
 }
@@ -493,7 +531,7 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
         Some(dir) => PromptSet::load_dir(dir),
         None => PromptSet::builtin(),
     }
-    .map_err(|e| UsageError::of(Field::Prompts, e))?;
+    .map_err(|e| UsageError::of(Field::Judge(JudgeOption::Prompts), e))?;
     let none = BTreeMap::new();
     let mut metrics = Vec::new();
     let mut judged = Vec::new();
@@ -509,11 +547,13 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
             ),
         }
     }
-    let threads = threads(args.threads)?;
+    let run = args.options;
+    let threads = threads(run.threads)?;
+    check(&args.judge)?;
     let judged = if judged.is_empty() {
-        if args.judge.batch_export {
+        if args.judge.batch.is_some() {
             return Err(UsageError::of(
-                Field::Batch,
+                Field::Judge(JudgeOption::Batch),
                 "no judged metric among the metrics: nothing to export",
             ));
         }
@@ -535,35 +575,35 @@ pub fn resolve(args: EvalConfig) -> Result<RunOptions> {
             ));
         }
     }
-    let references = existing_file(args.references, Field::References)?;
-    let logs = existing_file(args.logs, Field::Logs)?;
-    let out = match args.out {
+    let references = existing_file(run.references, Field::Eval(EvalOption::References))?;
+    let logs = existing_file(run.logs, Field::Eval(EvalOption::Logs))?;
+    let out = match run.out {
         Some(dir) => dir,
         None => PathBuf::from("runs").join(utc_timestamp(std::time::SystemTime::now())?),
     };
     Ok(RunOptions {
         source: args.data,
-        input_format: args.input_format,
+        input_format: run.input_format,
         input: InputOptions {
             references,
             logs,
-            stitch: args.stitch,
+            stitch: if run.stitch { Stitch::On } else { Stitch::Off },
         },
         metrics,
         judged,
         out,
-        strict: if args.strict {
+        strict: if run.strict {
             Strictness::StopAtFirst
         } else {
             Strictness::RecordAndContinue
         },
         threads,
-        existing: if args.force_new {
+        existing: if run.force_new {
             Existing::StartOver
         } else {
             Existing::Resume
         },
-        shard: args.shard,
+        shard: run.shard,
     })
 }
 
@@ -583,10 +623,43 @@ fn existing_file(path: Option<PathBuf>, field: Field) -> Result<Option<PathBuf>>
 /// when not given.
 pub fn threads(given: Option<usize>) -> Result<usize> {
     match given {
-        Some(0) => Err(UsageError::of(Field::Threads, "must be at least 1")),
+        Some(0) => Err(UsageError::of(
+            Field::Eval(EvalOption::Threads),
+            "must be at least 1",
+        )),
         Some(n) => Ok(n),
         None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
     }
+}
+
+/// The judge options' own limits, checked whether or not a metric of the
+/// run calls the judge, so that a mistake never waits for one that does.
+fn check(args: &JudgeConfig) -> Result<()> {
+    if args.concurrency == 0 {
+        return Err(UsageError::of(
+            Field::Judge(JudgeOption::Concurrency),
+            "must be at least 1",
+        ));
+    }
+    if args.repeats == 0 {
+        return Err(UsageError::of(
+            Field::Judge(JudgeOption::Repeats),
+            "must be at least 1",
+        ));
+    }
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(UsageError::of(
+            Field::Judge(JudgeOption::Timeout),
+            "must be a positive number of seconds",
+        ));
+    }
+    if args.grounding_label.is_some() && args.grounding.is_none() {
+        return Err(UsageError::of(
+            Field::Judge(JudgeOption::GroundingLabel),
+            "names a label of the grounding model, and no grounding model is given",
+        ));
+    }
+    Ok(())
 }
 
 /// Connects the judge (and embedder, if a metric needs one). Without a
@@ -600,46 +673,36 @@ pub fn judged_run(
     threads: usize,
 ) -> Result<JudgedRun> {
     // The default is the in-process local model: never a paid cloud API.
-    let judge_spec = args.judge.clone().unwrap_or(ModelChoice::Local(None));
+    let judge_spec = args.judge.clone();
     let embedder_spec = match &args.embedder {
         Some(spec) => Some(spec.clone()),
         None if metrics.iter().any(JudgedMetric::needs_embedder) => Some(ModelChoice::Local(None)),
         None => None,
     };
-    if args.concurrency == 0 {
-        return Err(UsageError::of(Field::Concurrency, "must be at least 1"));
-    }
-    if args.repeats == 0 {
-        return Err(UsageError::of(Field::Repeats, "must be at least 1"));
-    }
-    let mut options = ProviderOptions {
+    check(args)?;
+    let options = ProviderOptions {
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone(),
         concurrency: args.concurrency,
         rpm: args.rpm,
         tpm: args.tpm,
+        max_retries: args.max_retries,
+        attempt_timeout: Duration::from_secs_f64(args.timeout),
         ..ProviderOptions::default()
     };
-    if let Some(n) = args.max_retries {
-        options.max_retries = n;
-    }
-    if let Some(secs) = args.timeout {
-        if !(secs.is_finite() && secs > 0.0) {
-            return Err(UsageError::of(
-                Field::Timeout,
-                "must be a positive number of seconds",
-            ));
-        }
-        options.attempt_timeout = Duration::from_secs_f64(secs);
-    }
     let mut prices = PriceTable::default();
-    for p in &args.prices {
+    for p in &args.prices.0 {
         prices.insert(&p.model, p.price);
     }
     let cache = cache(args.cache.clone())?;
     let limiter = Arc::new(Limiter::from_options(&options));
-    let unavailable = |e: String| UsageError::of(Field::Judge, format!("{judge_spec}: {e}"));
-    let (judge, export) = match (args.batch_export, &judge_spec, &cache) {
+    let unavailable = |e: String| {
+        UsageError::of(
+            Field::Judge(JudgeOption::Judge),
+            format!("{judge_spec}: {e}"),
+        )
+    };
+    let (judge, export) = match (args.batch.is_some(), &judge_spec, &cache) {
         (false, _, _) => (
             connect_judge(
                 &judge_spec,
@@ -659,22 +722,23 @@ pub fn judged_run(
         }
         (true, ModelChoice::Local(_), _) => {
             return Err(UsageError::of(
-                Field::Batch,
+                Field::Judge(JudgeOption::Batch),
                 "export needs a judge behind an OpenAI-compatible server \
                  (openai:, vllm:, ...), not the in-process local model",
             ))
         }
         (true, _, None) => {
             return Err(UsageError::of(
-                Field::Batch,
+                Field::Judge(JudgeOption::Batch),
                 "export keeps the answers in the cache, so the cache cannot be off",
             ))
         }
     };
     let embedder = match embedder_spec {
         Some(spec) => Some((
-            connect_embedder(&spec, &options, cache, limiter, threads)
-                .map_err(|e| UsageError::of(Field::Embedder, format!("{spec}: {e}")))?,
+            connect_embedder(&spec, &options, cache, limiter, threads).map_err(|e| {
+                UsageError::of(Field::Judge(JudgeOption::Embedder), format!("{spec}: {e}"))
+            })?,
             portable(&spec),
         )),
         None => None,
@@ -690,7 +754,7 @@ pub fn judged_run(
     });
     if protocol == Protocol::Likelihood && matches!(judge_spec, ModelChoice::Http(_)) {
         return Err(UsageError::of(
-            Field::Protocol,
+            Field::Judge(JudgeOption::Protocol),
             "likelihood needs an in-process judge (local:...): \
              an HTTP endpoint cannot score a given reply",
         ));
@@ -711,7 +775,7 @@ pub fn judged_run(
         Some(name) => {
             prompts.with_language(assay_grounding::language::named(name).map_err(|_| {
                 UsageError::of(
-                    Field::Language,
+                    Field::Judge(JudgeOption::Language),
                     format!(
                         "{name}: the grounding verdict reads {}",
                         assay_grounding::language::names()
@@ -751,14 +815,19 @@ pub fn grounding_model(
         ..assay_classifier::Options::default()
     };
     let model = assay_classifier::Classifier::load(dir, &options)
-        .map_err(|e| UsageError::of(Field::Grounding, e))?;
+        .map_err(|e| UsageError::of(Field::Judge(JudgeOption::Grounding), e))?;
     Ok(GroundingModel(Arc::new(model)))
 }
 
 /// Reads an alignment file (`assay align`): its refitted combiner, named
 /// by the file's hash.
 pub fn alignment(path: &std::path::Path) -> Result<Combiner> {
-    let bad = |e: String| UsageError::of(Field::Alignment, format!("{}: {e}", path.display()));
+    let bad = |e: String| {
+        UsageError::of(
+            Field::Judge(JudgeOption::Alignment),
+            format!("{}: {e}", path.display()),
+        )
+    };
     let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
     let a = assay_grounding::align::Alignment::parse(&text).map_err(bad)?;
     Ok(Combiner {
@@ -770,7 +839,7 @@ pub fn alignment(path: &std::path::Path) -> Result<Combiner> {
 
 /// Opens the cache, creating its folder.
 pub fn cache(location: CacheLocation) -> Result<Option<Arc<Cache>>> {
-    open_cache(location).map_err(|e| UsageError::of(Field::Cache, e))
+    open_cache(location).map_err(|e| UsageError::of(Field::Judge(JudgeOption::Cache), e))
 }
 
 /// `20261121T210700Z`: sortable, and safe as a directory name everywhere.

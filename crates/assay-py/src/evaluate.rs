@@ -6,7 +6,7 @@
 
 use crate::convert::{engine_error, eval_error, to_python, usage, UsageError};
 use crate::options::Keywords;
-use assay_config::{Field, UsageError as Mistake};
+use assay_config::{EvalOption, Field, UsageError as Mistake};
 use assay_core::{read_results, Coverage};
 use assay_engine::{CancelToken, Observer, Progress};
 use assay_llm::CallKind;
@@ -137,8 +137,11 @@ pub fn evaluate(
     let finish = keywords.after_run()?;
     let config = keywords.eval()?;
     keywords.finish()?;
-    if config.out.is_none() {
-        return Err(usage(Mistake::of(Field::Out, "no run directory given")));
+    if config.options.out.is_none() {
+        return Err(usage(Mistake::of(
+            Field::Eval(EvalOption::Out),
+            "no run directory given",
+        )));
     }
     // Resolving may load a local model: seconds, on the worker thread,
     // without the GIL.

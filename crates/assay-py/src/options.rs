@@ -6,18 +6,17 @@
 //! the Python signature and this reader cannot drift apart unseen.
 
 use crate::convert::{report_error, usage, UsageError};
-use assay_config::{EvalConfig, Field, JudgeConfig, ModelPrice, UsageError as Mistake, Words};
-use assay_core::{Original, Source, Stitch};
-use assay_engine::Reasons;
-use assay_llm::{CacheLocation, Secret};
+use assay_config::options::{Declared, Given};
+use assay_config::{EvalConfig, Field, UsageError as Mistake, Words};
+use assay_core::{Original, Source};
+
 use assay_metrics::params::ParamError;
 use assay_metrics::{AnyId, Setting};
 use assay_report::gates::Condition;
 use pyo3::conversion::FromPyObjectOwned;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyMapping, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyMapping, PyTuple};
 use std::path::PathBuf;
-use std::str::FromStr;
 
 /// The keyword arguments not yet read.
 pub(crate) struct Keywords<'py> {
@@ -52,21 +51,6 @@ impl<'py> Keywords<'py> {
     /// The value of `field`'s keyword.
     pub(crate) fn field<T: FromPyObjectOwned<'py>>(&mut self, field: Field) -> PyResult<Option<T>> {
         self.take(&field.named(Words::Python))
-    }
-
-    /// The text of `field`'s keyword parsed into its type.
-    fn parsed<T: FromStr>(&mut self, field: Field) -> PyResult<Option<T>>
-    where
-        T::Err: std::fmt::Display,
-    {
-        let text: Option<String> = self.field(field.clone())?;
-        text.map(|t| t.parse::<T>().map_err(|e| usage(Mistake::of(field, e))))
-            .transpose()
-    }
-
-    /// A boolean keyword; absent or `None` is false.
-    fn flag(&mut self, field: Field) -> PyResult<bool> {
-        Ok(self.field::<bool>(field)?.unwrap_or(false))
     }
 
     /// The items of keyword `name`, a mapping (`what` says of what);
@@ -104,78 +88,31 @@ impl<'py> Keywords<'py> {
         )))
     }
 
-    /// The judge keywords (`judge`, `embedder`, `base_url`, `api_key`,
-    /// `concurrency`, `rpm`, `tpm`, `max_retries`, `timeout`, `cache`,
-    /// `prompts`, `prices`, `repeats`, `reasons`, `protocol`, `grounding`,
-    /// `grounding_label`, `alignment`, `language`).
-    pub(crate) fn judge(&mut self) -> PyResult<JudgeConfig> {
-        let default = JudgeConfig::default();
-        let prices = self
-            .pairs("prices", "a mapping of MODEL to \"IN/OUT\"")?
-            .into_iter()
-            .map(|(model, price)| {
-                let named = |e: PyErr| UsageError::new_err(format!("prices: {e}"));
-                let model: String = model.extract().map_err(named)?;
-                let price: String = price.extract().map_err(named)?;
-                let field = Field::Price(model.clone());
-                let price = price.parse().map_err(|e| usage(Mistake::of(field, e)))?;
-                Ok(ModelPrice { model, price })
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        let reasons = match self.field::<String>(Field::Reasons)?.as_deref() {
-            None | Some("composed") => Reasons::Composed,
-            Some("llm") => Reasons::Llm,
-            Some(other) => {
-                return Err(usage(Mistake::of(
-                    Field::Reasons,
-                    format!("{other:?}: expected \"composed\" or \"llm\""),
-                )))
+    /// The keywords of a configuration `assay-config` declares (the
+    /// judge's: `judge`, `concurrency`, `cache`, ...), each given as the
+    /// declaration parses it: a `bool` as a switch, a mapping as its
+    /// `KEY=VALUE` items, a list as its items, anything else as its `str()`.
+    pub(crate) fn declared<C: Declared>(&mut self) -> PyResult<C> {
+        let mut config = C::default();
+        for &option in C::all() {
+            let spec = C::spec(option);
+            if !spec.how.python {
+                continue;
             }
-        };
-        Ok(JudgeConfig {
-            judge: self.parsed(Field::Judge)?,
-            embedder: self.parsed(Field::Embedder)?,
-            base_url: self.field(Field::BaseUrl)?,
-            api_key: self.field::<String>(Field::ApiKey)?.map(Secret::new),
-            concurrency: self
-                .field(Field::Concurrency)?
-                .unwrap_or(default.concurrency),
-            rpm: self.field(Field::Rpm)?,
-            tpm: self.field(Field::Tpm)?,
-            max_retries: self.field(Field::MaxRetries)?,
-            timeout: self.field(Field::Timeout)?,
-            cache: self.cache()?,
-            prompts: self.field(Field::Prompts)?,
-            prices,
-            repeats: self.field(Field::Repeats)?.unwrap_or(default.repeats),
-            batch_export: false,
-            reasons,
-            protocol: self.parsed(Field::Protocol)?,
-            grounding: self.field(Field::Grounding)?,
-            grounding_label: self.field(Field::GroundingLabel)?,
-            alignment: self.field(Field::Alignment)?,
-            language: self.field(Field::Language)?,
-        })
-    }
-
-    /// `cache`: `True` or absent, the default place; `False`, none; else a
-    /// path.
-    fn cache(&mut self) -> PyResult<CacheLocation> {
-        let name = Field::Cache.named(Words::Python);
-        let Some(value) = self.left.get_item(&name)? else {
-            return Ok(CacheLocation::Default);
-        };
-        if value.is_instance_of::<PyBool>() {
-            self.left.del_item(&name)?;
-            return Ok(if value.is_truthy()? {
-                CacheLocation::Default
-            } else {
-                CacheLocation::Disabled
-            });
+            let Some(value) = self.left.get_item(spec.name)? else {
+                continue;
+            };
+            self.left.del_item(spec.name)?;
+            let mistake = |e: String| usage(Mistake::of(C::field(option), e));
+            for given in given(&value, &C::shown(option).annotation)?.map_err(mistake)? {
+                let given = match &given {
+                    Piece::Switch(b) => Given::Switch(*b),
+                    Piece::Text(t) => Given::Text(t),
+                };
+                config.give(option, given).map_err(mistake)?;
+            }
         }
-        Ok(self
-            .field::<PathBuf>(Field::Cache)?
-            .map_or(CacheLocation::Default, CacheLocation::Path))
+        Ok(config)
     }
 
     /// `params`: `{"METRIC.PARAM": value}`, a value being text, a number, a
@@ -262,21 +199,55 @@ impl<'py> Keywords<'py> {
             data,
             metrics,
             settings: self.settings()?,
-            out: self.field(Field::Out)?,
-            input_format: self.parsed(Field::InputFormat)?,
-            references: self.field(Field::References)?,
-            logs: self.field(Field::Logs)?,
-            stitch: match self.field::<bool>(Field::Stitch)? {
-                Some(false) => Stitch::Off,
-                None | Some(true) => Stitch::On,
-            },
-            strict: self.flag(Field::Strict)?,
-            threads: self.field(Field::Threads)?,
-            force_new: self.flag(Field::ForceNew)?,
-            shard: self.parsed(Field::Shard)?,
-            judge: self.judge()?,
+            options: self.declared()?,
+            judge: self.declared()?,
         })
     }
+}
+
+/// One piece of a keyword's value, as [`Given`] borrows it.
+enum Piece {
+    Text(String),
+    Switch(bool),
+}
+
+/// What a keyword's value gives an option of Python type `annotation`:
+/// nothing for `None`; an error when a number is given for text or text
+/// for a number.
+fn given(value: &Bound<'_, PyAny>, annotation: &str) -> PyResult<Result<Vec<Piece>, String>> {
+    if value.is_none() {
+        return Ok(Ok(Vec::new()));
+    }
+    if value.is_instance_of::<PyBool>() {
+        return Ok(Ok(vec![Piece::Switch(value.is_truthy()?)]));
+    }
+    if let Ok(mapping) = value.cast::<PyMapping>() {
+        return mapping
+            .items()?
+            .iter()
+            .map(|item| {
+                let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+                Ok(Piece::Text(format!("{}={}", k.str()?, v.str()?)))
+            })
+            .collect::<PyResult<_>>()
+            .map(Ok);
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        return value
+            .try_iter()?
+            .map(|v| Ok(Piece::Text(v?.str()?.to_string())))
+            .collect::<PyResult<_>>()
+            .map(Ok);
+    }
+    let number = value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>();
+    let numeric = annotation.starts_with("int") || annotation.starts_with("float");
+    if number != numeric {
+        return Ok(Err(format!(
+            "expected {annotation}, not {}",
+            value.get_type().name()?
+        )));
+    }
+    Ok(Ok(vec![Piece::Text(value.str()?.to_string())]))
 }
 
 /// A parameter's value as `--set` takes it: `true`/`false`, a list

@@ -7,7 +7,7 @@ use crate::convert::{calibrate_error, parse, report_error, to_python, UsageError
 use crate::evaluate::drive;
 use crate::options::Keywords;
 use assay_calibrate::calibrate::{CalibrateOptions, Data};
-use assay_config::Field;
+use assay_config::{EvalOption, Field};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use std::path::PathBuf;
@@ -49,7 +49,7 @@ pub fn align(
 #[pyfunction]
 #[pyo3(signature = (dir, input_format=None))]
 pub fn report(py: Python<'_>, dir: PathBuf, input_format: Option<&str>) -> PyResult<PathBuf> {
-    let format = parse(Field::InputFormat, input_format)?;
+    let format = parse(Field::Eval(EvalOption::InputFormat), input_format)?;
     py.detach(|| assay_report::html::write(&dir, format))
         .map_err(report_error)
 }
@@ -97,9 +97,9 @@ pub fn calibrate(
         task: keywords.take("task")?,
         limit: keywords.take("limit")?,
         offset: keywords.take("offset")?.unwrap_or(0),
-        out: keywords.field(Field::Out)?,
-        threads: keywords.field(Field::Threads)?,
-        judge: keywords.judge()?,
+        out: keywords.field(Field::Eval(EvalOption::Out))?,
+        threads: keywords.field(Field::Eval(EvalOption::Threads))?,
+        judge: keywords.declared()?,
     };
     keywords.finish()?;
     let done = drive(py, progress, stop, move |observer, cancel| {

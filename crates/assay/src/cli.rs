@@ -2,10 +2,7 @@
 //! is clap's error, naming the flag). `config` turns it into a resolved
 //! run; nothing else reads flags.
 
-use assay_config::ModelPrice;
 use assay_core::Format;
-use assay_engine::{ModelChoice, Shard};
-use assay_metrics::judged::Protocol;
 use assay_metrics::{AnyId, Setting};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -194,50 +191,16 @@ pub struct EvalArgs {
     /// A metric parameter, `METRIC.PARAM=VALUE`; repeatable.
     #[arg(long = "set", value_name = "METRIC.PARAM=VALUE")]
     pub settings: Vec<Setting>,
-    /// Run directory [default: runs/<UTC timestamp>].
-    #[arg(long)]
-    pub out: Option<PathBuf>,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
-    /// Input format, when the file extension does not say it (an OTLP
-    /// trace export is recognised by its first key).
-    #[arg(long, value_name = "jsonl|json|csv|otlp")]
-    pub input_format: Option<Format>,
-    /// A JSONL or CSV file of references joined onto the samples: each row
-    /// names its sample by `trace_id`, `sample_id` or `id` and gives
-    /// `reference_tool_calls`, `reference`, `reference_topics`, ...
-    #[arg(long, value_name = "FILE")]
-    pub references: Option<PathBuf>,
-    /// The OTLP logs export (`{"resourceLogs": ...}`) of an OTLP trace
-    /// export whose spans carry no messages: its GenAI events
-    /// (`gen_ai.user.message`, `gen_ai.choice`, ...) give each span its
-    /// messages, joined by trace and span id.
-    #[arg(long, value_name = "FILE")]
-    pub logs: Option<PathBuf>,
-    /// Read each LLM call of an OTLP export that has no common parent span
-    /// as its own row, instead of stitching the calls into conversations.
-    #[arg(long)]
-    pub no_stitch: bool,
-    /// Stop at the first bad row (exit code 2) instead of recording it as failed.
-    #[arg(long)]
-    pub strict: bool,
-    /// Worker threads, and the local judge's and embedder's CPU threads [default: all cores].
-    #[arg(long)]
-    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub options: EvalFlags,
     #[command(flatten)]
     pub judge: JudgeArgs,
     /// Also write the run's HTML report, DIR/report.html (see `assay report`).
     #[arg(long)]
     pub report: bool,
-    /// Start over in an `--out` that holds a run made with another manifest;
-    /// its files are moved to `DIR/superseded-N/`, never deleted.
-    #[arg(long)]
-    pub force_new: bool,
-    /// Score only shard K of N (1-based): the rows whose sample id hashes
-    /// (FNV-1a 64) to K-1 modulo N. `assay merge` combines the shards.
-    #[arg(long, value_name = "K/N")]
-    pub shard: Option<Shard>,
     /// A calibration.json of a binary judgement (from `assay calibrate`):
     /// also report the raw rate and the prevalence corrected for the
     /// judge's sensitivity and specificity, with its interval.
@@ -310,125 +273,15 @@ pub enum HighScoreMeans {
     False,
 }
 
-/// How judged metrics reach their models. The API key is read from
-/// `OPENAI_API_KEY` or `ASSAY_API_KEY` only, never from a flag.
-#[derive(Debug, Args)]
-pub struct JudgeArgs {
-    /// The chat model of judged metrics: openai:MODEL, ollama:MODEL,
-    /// vllm:MODEL, llamacpp:MODEL, local (Qwen2.5-Coder-0.5B in-process),
-    /// local:smollm2-135m or local:/path/model.gguf [default: local].
-    #[arg(long, value_name = "SPEC")]
-    pub judge: Option<ModelChoice>,
-    /// The embedding model of metrics that compare embeddings: the same
-    /// remote forms, or local (all-MiniLM-L6-v2 in-process) [default: local].
-    #[arg(long, value_name = "SPEC")]
-    pub embedder: Option<ModelChoice>,
-    /// The provider's base URL (ending in /v1) instead of its default.
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Requests in flight at once.
-    #[arg(long, default_value_t = 16)]
-    pub concurrency: usize,
-    /// Requests per minute.
-    #[arg(long)]
-    pub rpm: Option<u32>,
-    /// Tokens per minute: a request reserves an estimate (body bytes / 4 +
-    /// max_tokens) and is settled with the usage its answer reports.
-    #[arg(long)]
-    pub tpm: Option<u32>,
-    /// Retries of a transient failure (429, 5xx, timeout, connection) [default: 6].
-    #[arg(long)]
-    pub max_retries: Option<u32>,
-    /// Seconds per attempt of one call [default: 60].
-    #[arg(long, value_name = "SECS")]
-    pub timeout: Option<f64>,
-    /// The response cache [default: $ASSAY_HOME/cache.sqlite, else ~/.cache/assay/cache.sqlite].
-    #[arg(long, value_name = "PATH", conflicts_with = "no_cache")]
-    pub cache: Option<PathBuf>,
-    /// Use no response cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// A folder of prompt files replacing the built-in ones.
-    #[arg(long, value_name = "DIR")]
-    pub prompts: Option<PathBuf>,
-    /// A model's price per million tokens, MODEL=IN/OUT; repeatable. None is assumed.
-    #[arg(long = "price", value_name = "MODEL=IN/OUT")]
-    pub prices: Vec<ModelPrice>,
-    /// Judge every sample N times, repeat r with seed r, and report the
-    /// spread of the means per metric (judge noise).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub repeats: u32,
-    /// `export`: answer judge calls from the cache only and write every
-    /// missing request to DIR/batch/ as OpenAI Batch JSONL instead of
-    /// sending it (see `assay batch import`).
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub batch: Option<BatchMode>,
-    /// How a scored outcome's reason is written: `composed` from the
-    /// judge's verdicts, no extra call; `llm`: one more judge call per
-    /// scored outcome writes it in prose (the composed one stays in
-    /// `details.composed_reason`).
-    #[arg(long, value_enum, value_name = "HOW", default_value_t = Reasons::Composed)]
-    pub reasons: Reasons,
-    /// How closed verdicts (statement supported, context contradicted, ...)
-    /// are asked: `listed`, the whole list in one call with a reason before
-    /// each verdict (ragas' prompts); `per-item`, one short call per item
-    /// whose verdict is read with its probabilities; `likelihood`, as
-    /// per-item, but whether the response is grounded in its contexts
-    /// (faithfulness, hallucination) is read from how much likelier the
-    /// contexts make its words, local judges only; `grounding`, as
-    /// per-item, but grounding, contradiction, usefulness and statement
-    /// matches are answered by the trained grounding model and toxicity
-    /// and bias by a word screen, no judge asked [default: grounding for
-    /// a local judge, listed for a remote one].
-    #[arg(long, value_name = "HOW")]
-    pub protocol: Option<Protocol>,
-    /// A grounding model: a Hugging Face folder of a sequence classifier
-    /// (NLI cross-encoder, MiniCheck; BERT, RoBERTa, DeBERTa-v2/v3 or
-    /// ModernBERT) that answers every closed grounding question of every
-    /// metric (faithfulness, context_recall, context_precision,
-    /// hallucination, answer_correctness's matches), whatever the judge.
-    #[arg(long, value_name = "DIR")]
-    pub grounding: Option<PathBuf>,
-    /// The grounding model's label that means supported, by name or index
-    /// [default: the one its id2label calls entailment, supported,
-    /// consistent, ...].
-    #[arg(long, value_name = "LABEL", requires = "grounding")]
-    pub grounding_label: Option<String>,
-    /// An alignment file (`assay align`): the lexical grounding verdict's
-    /// combiner refitted on your labels, in place of the built-in one.
-    #[arg(long, value_name = "FILE")]
-    pub alignment: Option<PathBuf>,
-    /// The language of every row (en, fr, de, es, or their names), for
-    /// the lexical grounding verdict; by default each row's is detected,
-    /// and a row in a language it cannot read is skipped.
-    #[arg(long, value_name = "LANG")]
-    pub language: Option<String>,
-}
+/// What a run reads and how it runs: the flags `assay-config` declares
+/// for [`EvalOptions`](assay_config::EvalOptions).
+pub type EvalFlags = crate::flags::Flags<assay_config::EvalOptions>;
 
-/// How judge calls that are not in the cache are made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BatchMode {
-    /// Write them to a batch file; send nothing.
-    Export,
-}
-
-/// Who writes the `reason` of a scored judged outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Reasons {
-    /// Composed from the verdicts, without a call.
-    Composed,
-    /// Written by the judge in one more call per scored outcome.
-    Llm,
-}
-
-impl From<Reasons> for assay_engine::Reasons {
-    fn from(r: Reasons) -> Self {
-        match r {
-            Reasons::Composed => assay_engine::Reasons::Composed,
-            Reasons::Llm => assay_engine::Reasons::Llm,
-        }
-    }
-}
+/// How judged metrics reach their models: the flags `assay-config`
+/// declares for [`JudgeConfig`](assay_config::JudgeConfig). The API key
+/// is read from `OPENAI_API_KEY` or `ASSAY_API_KEY` only, never from a
+/// flag.
+pub type JudgeArgs = crate::flags::Flags<assay_config::JudgeConfig>;
 
 #[derive(Debug, Args)]
 pub struct MetricsArgs {

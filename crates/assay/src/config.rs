@@ -2,10 +2,9 @@
 //! the [`Finish`] of `assay-run`; the resolution (metrics, models,
 //! limits) and the run are the libraries'.
 
-use crate::cli::{BatchMode, EvalArgs, JudgeArgs, OutputFormat};
+use crate::cli::{EvalArgs, JudgeArgs, OutputFormat};
 use anyhow::Result;
 use assay_config::{EvalConfig, JudgeConfig};
-use assay_llm::CacheLocation;
 use assay_report::gates::Condition;
 use assay_run::Finish;
 
@@ -34,23 +33,11 @@ pub fn eval(args: EvalArgs) -> Result<Eval> {
         report: args.report,
     };
     let config = EvalConfig {
-        judge: judge_config(&args.judge),
         data: assay_core::Source::parse(&args.data),
         metrics: args.metrics,
         settings: args.settings,
-        out: args.out,
-        input_format: args.input_format,
-        references: args.references,
-        logs: args.logs,
-        stitch: if args.no_stitch {
-            assay_core::Stitch::Off
-        } else {
-            assay_core::Stitch::On
-        },
-        strict: args.strict,
-        threads: args.threads,
-        force_new: args.force_new,
-        shard: args.shard,
+        options: args.options.0,
+        judge: judge_config(&args.judge),
     };
     Ok(Eval {
         config,
@@ -61,32 +48,5 @@ pub fn eval(args: EvalArgs) -> Result<Eval> {
 
 /// The judge flags as the library names them.
 pub fn judge_config(args: &JudgeArgs) -> JudgeConfig {
-    JudgeConfig {
-        judge: args.judge.clone(),
-        embedder: args.embedder.clone(),
-        base_url: args.base_url.clone(),
-        api_key: None,
-        concurrency: args.concurrency,
-        rpm: args.rpm,
-        tpm: args.tpm,
-        max_retries: args.max_retries,
-        timeout: args.timeout,
-        cache: if args.no_cache {
-            CacheLocation::Disabled
-        } else {
-            args.cache
-                .clone()
-                .map_or(CacheLocation::Default, CacheLocation::Path)
-        },
-        prompts: args.prompts.clone(),
-        prices: args.prices.clone(),
-        repeats: args.repeats,
-        batch_export: args.batch == Some(BatchMode::Export),
-        reasons: args.reasons.into(),
-        protocol: args.protocol,
-        grounding: args.grounding.clone(),
-        grounding_label: args.grounding_label.clone(),
-        alignment: args.alignment.clone(),
-        language: args.language.clone(),
-    }
+    args.0.clone()
 }

@@ -23,6 +23,7 @@
 
 mod cli;
 mod config;
+mod flags;
 mod interrupt;
 mod progress;
 mod render;
@@ -249,7 +250,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 /// was not (each named on stderr).
 fn adapt_prompts(args: cli::AdaptArgs) -> anyhow::Result<u8> {
     use assay_metrics::judged::prompt::{PromptId, PromptSet};
-    let named = args.judge.language.clone().ok_or_else(|| {
+    let named = args.judge.0.language.clone().ok_or_else(|| {
         config::UsageError::general("--language: which language to translate the prompts into")
     })?;
     let language = assay_grounding::language::english_name(&named).ok_or_else(|| {
@@ -277,7 +278,7 @@ fn adapt_prompts(args: cli::AdaptArgs) -> anyhow::Result<u8> {
     let run = assay_config::judged_run(Vec::new(), PromptSet::builtin()?, &judge, threads)?;
     let done = assay_engine::adapt::adapt_prompts(
         &run.judge,
-        args.judge.prompts.as_deref(),
+        args.judge.0.prompts.as_deref(),
         &ids,
         language,
         &args.out,

@@ -264,6 +264,36 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
             vec!["eval", "/nonexistent.jsonl", "-m", "rouge"],
             "/nonexistent.jsonl",
         ),
+        // The judge options, as their declaration parses and checks them,
+        // whether or not a metric calls the judge.
+        (
+            vec!["eval", ex, "-m", "rouge", "--concurrency", "many"],
+            "--concurrency <N>",
+        ),
+        (
+            vec!["eval", ex, "-m", "rouge", "--concurrency", "0"],
+            "--concurrency: must be at least 1",
+        ),
+        (
+            vec!["eval", ex, "-m", "rouge", "--timeout", "0"],
+            "--timeout: must be a positive number of seconds",
+        ),
+        (
+            vec!["eval", ex, "-m", "rouge", "--grounding-label", "yes"],
+            "--grounding-label: names a label of the grounding model",
+        ),
+        (
+            vec!["eval", ex, "-m", "rouge", "--price", "gpt=cheap"],
+            "gpt=cheap",
+        ),
+        (
+            vec!["eval", ex, "-m", "rouge", "--cache", "c.sqlite", "--no-cache"],
+            "cannot be used with",
+        ),
+        (
+            vec!["eval", ex, "-m", "rouge", "--reasons", "long"],
+            "[possible values: composed, llm]",
+        ),
     ] {
         let o = assay(&args, None);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
