@@ -27,7 +27,7 @@
 //!     source: assay_core::Source::Path(data),
 //!     input_format: None,
 //!     input: Default::default(),
-//!     metrics: vec![Metric::configure(MetricId::Rouge, &params)?],
+//!     metrics: vec![Metric::configure(assay_metrics::lexical::rouge::ID, &params)?],
 //!     judged: None,
 //!     out: dir.path().join("run"),
 //!     strict: Strictness::RecordAndContinue,

@@ -53,7 +53,7 @@ pub enum ParamError {
 /// ```
 /// use assay_metrics::{params::Setting, AnyId, MetricId};
 /// let s: Setting = "rouge.use_stemmer=true".parse().unwrap();
-/// assert_eq!((s.metric, s.param.as_str(), s.value.as_str()), (AnyId::Lexical(MetricId::Rouge), "use_stemmer", "true"));
+/// assert_eq!((s.metric, s.param.as_str(), s.value.as_str()), (AnyId::Lexical(assay_metrics::lexical::rouge::ID), "use_stemmer", "true"));
 /// // Custom aspects keep the dots after the metric's own.
 /// let a: Setting = "aspect_critique.aspect.polite=Is it polite?".parse().unwrap();
 /// assert_eq!(a.param, "aspect.polite");
@@ -213,7 +213,6 @@ pub fn parse_f64_list(s: &str) -> Result<Vec<f64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MetricId;
 
     #[test]
     fn settings_parse_and_reject() {
@@ -241,12 +240,12 @@ mod tests {
             doc: "",
         }];
         let given = BTreeMap::from([("b".to_string(), "2".to_string())]);
-        let e = Values::resolve(MetricId::Bleu, &specs, None, &given).unwrap_err();
+        let e = Values::resolve(crate::lexical::bleu::ID, &specs, None, &given).unwrap_err();
         assert_eq!(e.to_string(), "bleu: unknown parameter 'b' (known: a)");
-        let v = Values::resolve(MetricId::Bleu, &specs, None, &BTreeMap::new()).unwrap();
+        let v = Values::resolve(crate::lexical::bleu::ID, &specs, None, &BTreeMap::new()).unwrap();
         assert_eq!(v.get("a", |s| s.parse::<u32>()).unwrap(), 1);
         let bad = Values::resolve(
-            MetricId::Bleu,
+            crate::lexical::bleu::ID,
             &specs,
             None,
             &BTreeMap::from([("a".into(), "x".into())]),

@@ -1,13 +1,13 @@
 //! Every metric users can name, lexical or judged, with its documentation,
 //! parsed once at the boundary. It keeps no list of its own: [`AnyId`]
-//! joins the lexical and tool-call metrics of [`crate::specs`] and the
+//! joins the lexical and tool-call metrics of [`crate::lexical`] and the
 //! judged ones of [`crate::judged::registry`].
 
-use crate::id::{MetricId, UnknownMetric};
+use crate::id::UnknownMetric;
 use crate::judged::{JudgedId, JudgedMetric};
 use crate::params::ParamSpec;
 use crate::spec::Direction;
-use crate::specs::spec;
+use crate::unit::MetricId;
 use assay_core::Field;
 use std::fmt;
 use std::str::FromStr;
@@ -16,8 +16,8 @@ use std::str::FromStr;
 /// alone, or a judged one, scored from a judge's answers.
 ///
 /// ```
-/// use assay_metrics::{AnyId, MetricId, judged::JudgedId};
-/// assert_eq!("bleu".parse::<AnyId>().unwrap(), AnyId::Lexical(MetricId::Bleu));
+/// use assay_metrics::{AnyId, judged::JudgedId};
+/// assert_eq!("bleu".parse::<AnyId>().unwrap(), AnyId::Lexical(assay_metrics::lexical::bleu::ID));
 /// assert_eq!("faithfulness".parse::<AnyId>().unwrap(), AnyId::Judged(assay_metrics::judged::faithfulness::ID));
 /// assert!("nope".parse::<AnyId>().is_err());
 /// ```
@@ -30,8 +30,7 @@ pub enum AnyId {
 impl AnyId {
     /// Every metric, lexical first, in the order `assay metrics` lists them.
     pub fn all() -> impl Iterator<Item = AnyId> {
-        MetricId::ALL
-            .into_iter()
+        MetricId::all()
             .map(AnyId::Lexical)
             .chain(JudgedId::all().map(AnyId::Judged))
     }
@@ -47,7 +46,7 @@ impl AnyId {
     pub fn doc(self) -> MetricDoc {
         match self {
             AnyId::Lexical(id) => {
-                let s = spec(id);
+                let s = id.spec();
                 MetricDoc {
                     id: self,
                     summary: s.summary,

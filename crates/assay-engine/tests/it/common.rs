@@ -1,6 +1,6 @@
 use assay_core::{read_results, OutcomeRecord, Source};
 use assay_engine::{Existing, Observer, RunOptions, Shard, Strictness};
-use assay_metrics::{Metric, MetricId};
+use assay_metrics::Metric;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -11,8 +11,8 @@ pub fn lexical(data: &Path, out: &Path) -> RunOptions {
         input_format: None,
         input: Default::default(),
         metrics: vec![
-            Metric::configure(MetricId::Rouge, &BTreeMap::new()).unwrap(),
-            Metric::configure(MetricId::Bleu, &BTreeMap::new()).unwrap(),
+            Metric::configure(assay_metrics::lexical::rouge::ID, &BTreeMap::new()).unwrap(),
+            Metric::configure(assay_metrics::lexical::bleu::ID, &BTreeMap::new()).unwrap(),
         ],
         judged: None,
         out: out.to_path_buf(),

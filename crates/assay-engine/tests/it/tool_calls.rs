@@ -7,7 +7,7 @@
 use crate::common::{lexical, records};
 use assay_core::{FailureKind, Status};
 use assay_engine::{run_blocking, CancelToken, Silent};
-use assay_metrics::{Metric, MetricId};
+use assay_metrics::Metric;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -29,9 +29,13 @@ fn the_agent_example_scores_as_the_references_and_a_bad_row_fails_alone() {
         ("input_parameters".to_string(), "true".to_string()),
     ]);
     options.metrics = vec![
-        Metric::configure(MetricId::ToolCallAccuracy, &BTreeMap::new()).unwrap(),
-        Metric::configure(MetricId::ToolCallF1, &BTreeMap::new()).unwrap(),
-        Metric::configure(MetricId::ToolCorrectness, &BTreeMap::new()).unwrap(),
+        Metric::configure(
+            assay_metrics::tools::tool_call_accuracy::ID,
+            &BTreeMap::new(),
+        )
+        .unwrap(),
+        Metric::configure(assay_metrics::tools::tool_call_f1::ID, &BTreeMap::new()).unwrap(),
+        Metric::configure(assay_metrics::tools::tool_correctness::ID, &BTreeMap::new()).unwrap(),
     ];
     run_blocking(&options, &mut Silent, &CancelToken::new()).unwrap();
     let mut got: BTreeMap<(String, String), Option<f64>> = BTreeMap::new();
@@ -82,7 +86,8 @@ fn the_agent_example_scores_as_the_references_and_a_bad_row_fails_alone() {
     // The same run with DeepEval's ordering and arguments switched on.
     let out = tmp.path().join("ordered");
     let mut options = lexical(&data, &out);
-    options.metrics = vec![Metric::configure(MetricId::ToolCorrectness, &ordered_args).unwrap()];
+    options.metrics =
+        vec![Metric::configure(assay_metrics::tools::tool_correctness::ID, &ordered_args).unwrap()];
     run_blocking(&options, &mut Silent, &CancelToken::new()).unwrap();
     let values: BTreeMap<String, Option<f64>> = records(&out)
         .into_iter()
@@ -126,9 +131,13 @@ fn anthropic_responses_and_deepeval_spellings_score_as_the_chat_spelling() {
         let out = tmp.path().join(name);
         let mut options = lexical(&data, &out);
         options.metrics = vec![
-            Metric::configure(MetricId::ToolCallAccuracy, &BTreeMap::new()).unwrap(),
-            Metric::configure(MetricId::ToolCallF1, &BTreeMap::new()).unwrap(),
-            Metric::configure(MetricId::ToolCorrectness, &params).unwrap(),
+            Metric::configure(
+                assay_metrics::tools::tool_call_accuracy::ID,
+                &BTreeMap::new(),
+            )
+            .unwrap(),
+            Metric::configure(assay_metrics::tools::tool_call_f1::ID, &BTreeMap::new()).unwrap(),
+            Metric::configure(assay_metrics::tools::tool_correctness::ID, &params).unwrap(),
         ];
         run_blocking(&options, &mut Silent, &CancelToken::new()).unwrap();
         let got: BTreeMap<(String, String), (Status, Option<f64>)> = records(&out)

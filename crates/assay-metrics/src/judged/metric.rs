@@ -118,31 +118,7 @@ impl JudgedId {
     }
 }
 
-impl PartialEq for JudgedId {
-    fn eq(&self, other: &Self) -> bool {
-        self.name() == other.name()
-    }
-}
-
-impl Eq for JudgedId {}
-
-impl std::hash::Hash for JudgedId {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.name().hash(state);
-    }
-}
-
-impl fmt::Debug for JudgedId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "JudgedId({})", self.name())
-    }
-}
-
-impl fmt::Display for JudgedId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+crate::id::by_name!(JudgedId);
 
 /// Not a judged metric id.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! Every judged metric (each registered by its line in `judged_metrics!`,
 //! `judged/mod.rs`) and every prompt, listed once, so that the metrics and
 //! steps themselves need no list of the others. The lexical and tool-call
-//! metrics are in [`crate::specs`]; [`crate::registry`] joins both for
+//! metrics are in [`crate::lexical`]; [`crate::registry`] joins both for
 //! users.
 
 use crate::judged::metric::{JudgedDef, JudgedId, UnknownJudged};
@@ -29,17 +29,7 @@ impl JudgedId {
     }
 }
 
-impl PartialOrd for JudgedId {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for JudgedId {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.position(), self.name()).cmp(&(other.position(), other.name()))
-    }
-}
+crate::id::in_registry_order!(JudgedId);
 
 impl FromStr for JudgedId {
     type Err = UnknownJudged;

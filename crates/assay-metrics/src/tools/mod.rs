@@ -4,8 +4,8 @@
 //! generated and hand-picked cases, `tests/data/tool_calls/`, checks it).
 //!
 //! Each metric is one module with its spec, parameters, signature and pure
-//! `score`; [`ToolMetric`] is their one list, which the lexical registry
-//! wraps. A conversation whose part a metric needs is malformed fails that
+//! `score`, registered as the lexical metrics are
+//! ([`crate::lexical::LEXICAL`]) through [`Tooled`]. A conversation whose part a metric needs is malformed fails that
 //! metric on that row, naming the row, the message and the field.
 
 pub mod python;
@@ -13,57 +13,69 @@ pub mod tool_call_accuracy;
 pub mod tool_call_f1;
 pub mod tool_correctness;
 
+use crate::unit::{MetricId, Unit, UnitScorer};
 use assay_core::conversation::{Part, Problem, ToolCall};
 use assay_core::{Failure, FailureKind, Field, Outcome, Sample, Signature, SkipReason};
 use serde_json::Value;
 
-/// A configured tool-call metric.
-#[derive(Clone, Debug)]
-pub enum ToolMetric {
-    Accuracy(tool_call_accuracy::Params),
-    F1,
-    Correctness(tool_correctness::Params),
+/// A configured tool-call metric: how it scores the calls of a
+/// conversation whose parts it needs are well-formed.
+pub(crate) trait Tool: Clone + std::fmt::Debug + Send + Sync + 'static {
+    fn id(&self) -> MetricId;
+    /// The parts of the conversation that must be well-formed; ragas
+    /// builds a MultiTurnSample, whose validator rejects a tool result out
+    /// of place, and its ToolCall null arguments; DeepEval sees the calls
+    /// alone, and takes null as no arguments.
+    fn needs(&self) -> &'static [Part];
+    fn params_json(&self) -> Value;
+    fn signature(&self) -> Signature;
+    /// The pure score, or why the reference would raise.
+    fn score_calls(
+        &self,
+        predicted: &[&ToolCall],
+        reference: &[ToolCall],
+    ) -> Result<Outcome, String>;
 }
 
-impl ToolMetric {
-    pub fn params_json(&self) -> Value {
-        match self {
-            ToolMetric::Accuracy(p) => p.json(),
-            ToolMetric::F1 => serde_json::json!({}),
-            ToolMetric::Correctness(p) => p.json(),
-        }
+/// A tool-call metric as a lexical unit: its one outcome per sample is
+/// scored from the conversation.
+#[derive(Clone, Debug)]
+pub(crate) struct Tooled<T>(pub T);
+
+impl<T: Tool> Tooled<T> {
+    /// The unit of the tool metric `tool`.
+    pub fn unit(tool: T) -> Box<dyn Unit> {
+        Box::new(Tooled(tool))
+    }
+}
+
+impl<T: Tool> Unit for Tooled<T> {
+    fn outputs(&self) -> Vec<String> {
+        vec![self.0.id().name().to_string()]
     }
 
-    pub fn signature(&self) -> Signature {
-        match self {
-            ToolMetric::Accuracy(p) => p.signature(),
-            ToolMetric::F1 => tool_call_f1::signature(),
-            ToolMetric::Correctness(p) => p.signature(),
-        }
+    fn params_json(&self) -> Value {
+        self.0.params_json()
     }
 
-    /// The outcome of one sample that has both `messages` and
-    /// `reference_tool_calls`.
-    pub fn score(&self, sample: &Sample) -> Outcome {
-        let needs = match self {
-            // ragas builds a MultiTurnSample, whose validator rejects a tool
-            // result out of place, and its ToolCall null arguments;
-            // DeepEval sees the calls alone, and takes null as no arguments.
-            ToolMetric::Accuracy(_) | ToolMetric::F1 => &[Part::Order, Part::NullArguments][..],
-            ToolMetric::Correctness(_) => &[],
-        };
-        let calls = match calls(sample, needs) {
-            Ok(calls) => calls,
-            Err(outcome) => return outcome,
-        };
-        let (predicted, reference) = calls;
-        match self {
-            ToolMetric::Accuracy(p) => p.score(&predicted, reference),
-            ToolMetric::F1 => tool_call_f1::score(&predicted, reference),
-            ToolMetric::Correctness(p) => p
-                .score(&predicted, reference)
+    fn signature(&self) -> Signature {
+        self.0.signature()
+    }
+
+    fn scorer(&self) -> Box<dyn UnitScorer> {
+        Box::new(self.clone())
+    }
+}
+
+impl<T: Tool> UnitScorer for Tooled<T> {
+    fn score(&mut self, sample: &Sample) -> Vec<Outcome> {
+        vec![match calls(sample, self.0.needs()) {
+            Ok((predicted, reference)) => self
+                .0
+                .score_calls(&predicted, reference)
                 .unwrap_or_else(|e| input_failure(sample, e)),
-        }
+            Err(outcome) => outcome,
+        }]
     }
 }
 

@@ -41,15 +41,18 @@
 //! Empty inputs: 1 when neither side has a call, 0 when only one has.
 
 use super::python::py_str;
+use super::{Tool, Tooled};
 use crate::params::{parse_bool, ParamError, ParamSpec, Values};
-use crate::spec::{Direction, MetricSpec};
-use crate::MetricId;
-use assay_core::conversation::ToolCall;
+use crate::spec::Direction;
+use crate::unit::{MetricId, MetricSpec};
+use assay_core::conversation::{Part, ToolCall};
 use assay_core::{Field, Outcome, Signature};
 use serde_json::{json, Map, Value};
 
+pub const ID: MetricId = MetricId::of(&SPEC);
+
 pub const SPEC: MetricSpec = MetricSpec {
-    id: MetricId::ToolCallAccuracy,
+    name: "tool_call_accuracy",
     summary: "whether the assistant made the reference tool calls in order, with the share of reference arguments it got exactly",
     definition: "ragas 0.4.3 ToolCallAccuracy: 0 unless the called names equal the reference names as \
                  sequences (sorted first when strict_order=false); else the mean over reference calls of \
@@ -65,7 +68,35 @@ pub const SPEC: MetricSpec = MetricSpec {
     direction: Direction::HigherIsBetter,
     empty_inputs: "1 when neither the conversation nor the reference has a tool call; 0 when only one has",
     outputs: "tool_call_accuracy",
+    added_params: &[],
+    configure: |values| Ok(Tooled::unit(Params::configure(values)?)),
 };
+
+impl Tool for Params {
+    fn id(&self) -> MetricId {
+        ID
+    }
+
+    fn needs(&self) -> &'static [Part] {
+        &[Part::Order, Part::NullArguments]
+    }
+
+    fn params_json(&self) -> Value {
+        self.json()
+    }
+
+    fn signature(&self) -> Signature {
+        Params::signature(self)
+    }
+
+    fn score_calls(
+        &self,
+        predicted: &[&ToolCall],
+        reference: &[ToolCall],
+    ) -> Result<Outcome, String> {
+        Ok(self.score(predicted, reference))
+    }
+}
 
 /// Whether calls must come in the reference order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,7 +127,7 @@ impl Params {
             Order::Strict => "strict",
             Order::Any => "sorted",
         };
-        Signature::new(SPEC.id.name(), 2)
+        Signature::new(ID.name(), 2)
             .with("order", order)
             .with("args", "py-str")
             .with("ref", "ragas-0.4.3")

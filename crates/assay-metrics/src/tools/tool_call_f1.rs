@@ -22,14 +22,17 @@
 //! Empty inputs: 0 when either side (or both) has no call.
 
 use super::python::{map_eq, round4};
-use crate::spec::{Direction, MetricSpec};
-use crate::MetricId;
-use assay_core::conversation::ToolCall;
+use super::{Tool, Tooled};
+use crate::spec::Direction;
+use crate::unit::{MetricId, MetricSpec};
+use assay_core::conversation::{Part, ToolCall};
 use assay_core::{Field, Outcome, Signature};
-use serde_json::json;
+use serde_json::{json, Value};
+
+pub const ID: MetricId = MetricId::of(&SPEC);
 
 pub const SPEC: MetricSpec = MetricSpec {
-    id: MetricId::ToolCallF1,
+    name: "tool_call_f1",
     summary:
         "F1 between the set of tool calls made and the set of reference calls (name and arguments)",
     definition: "ragas 0.4.3 ToolCallF1: calls as a set of (name, args) under Python equality; \
@@ -40,10 +43,42 @@ pub const SPEC: MetricSpec = MetricSpec {
     empty_inputs:
         "0 when either side has no tool call, including both (ragas: precision and recall are 0)",
     outputs: "tool_call_f1",
+    added_params: &[],
+    configure: |_| Ok(Tooled::unit(F1)),
 };
 
+/// `tool_call_f1`, which has no parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct F1;
+
+impl Tool for F1 {
+    fn id(&self) -> MetricId {
+        ID
+    }
+
+    fn needs(&self) -> &'static [Part] {
+        &[Part::Order, Part::NullArguments]
+    }
+
+    fn params_json(&self) -> Value {
+        json!({})
+    }
+
+    fn signature(&self) -> Signature {
+        signature()
+    }
+
+    fn score_calls(
+        &self,
+        predicted: &[&ToolCall],
+        reference: &[ToolCall],
+    ) -> Result<Outcome, String> {
+        Ok(score(predicted, reference))
+    }
+}
+
 pub fn signature() -> Signature {
-    Signature::new(SPEC.id.name(), 1)
+    Signature::new(ID.name(), 1)
         .with("match", "py-eq-set")
         .with("round", 4)
         .with("ref", "ragas-0.4.3")

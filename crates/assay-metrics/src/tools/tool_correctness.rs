@@ -48,16 +48,19 @@
 //! and none expected; 0 when calls were expected and none made.
 
 use super::python::{map_eq, py_eq};
+use super::{Tool, Tooled};
 use crate::params::{parse_bool, ParamError, ParamSpec, Values};
-use crate::spec::{Direction, MetricSpec};
-use crate::MetricId;
-use assay_core::conversation::ToolCall;
+use crate::spec::Direction;
+use crate::unit::{MetricId, MetricSpec};
+use assay_core::conversation::{Part, ToolCall};
 use assay_core::{Field, Outcome, Signature};
 use serde_json::{json, Map, Value};
 use std::fmt;
 
+pub const ID: MetricId = MetricId::of(&SPEC);
+
 pub const SPEC: MetricSpec = MetricSpec {
-    id: MetricId::ToolCorrectness,
+    name: "tool_correctness",
     summary: "share of the expected tools that were called (DeepEval tool correctness)",
     definition: "DeepEval 4.3.1 ToolCorrectnessMetric without available_tools (no model): each expected \
                  tool matched to an unused called tool of the same name, weighted by argument similarity \
@@ -86,6 +89,8 @@ pub const SPEC: MetricSpec = MetricSpec {
     direction: Direction::HigherIsBetter,
     empty_inputs: "1 when neither side has a tool call; 0 when only one side has",
     outputs: "tool_correctness",
+    added_params: &[],
+    configure: |values| Ok(Tooled::unit(Params::configure(values)?)),
 };
 
 /// How calls are paired with expected tools.
@@ -123,6 +128,28 @@ impl fmt::Display for NullCompared {
              _compare_dicts)",
             self.name
         )
+    }
+}
+
+impl Tool for Params {
+    fn id(&self) -> MetricId {
+        ID
+    }
+
+    fn needs(&self) -> &'static [Part] {
+        &[]
+    }
+
+    fn params_json(&self) -> Value {
+        self.json()
+    }
+
+    fn signature(&self) -> Signature {
+        Params::signature(self)
+    }
+
+    fn score_calls(&self, called: &[&ToolCall], expected: &[ToolCall]) -> Result<Outcome, String> {
+        self.score(called, expected).map_err(|e| e.to_string())
     }
 }
 
@@ -174,7 +201,7 @@ impl Params {
             Arguments::Ignored => "ignored",
             Arguments::Compared => "compared",
         };
-        Signature::new(SPEC.id.name(), 2)
+        Signature::new(ID.name(), 2)
             .with("pairing", pairing)
             .with("args", args)
             .with("ref", "deepeval-4.3.1")

@@ -1,72 +1,99 @@
-use assay_metrics::{spec, Metric, MetricId, SPECS};
+use assay_metrics::lexical::LEXICAL;
+use assay_metrics::{Metric, MetricId};
 use std::collections::{BTreeMap, HashSet};
 
 /// For every parameter, another valid value. A parameter missing here fails
 /// `every_parameter_is_covered`, so a new one cannot skip the signature check.
 const ALTERNATIVES: &[(MetricId, &str, &str)] = &[
-    (MetricId::Rouge, "types", "rouge1,rouge3"),
-    (MetricId::Rouge, "use_stemmer", "true"),
-    (MetricId::Rouge, "tokenizer", "unicode"),
-    (MetricId::Sacrebleu, "tokenize", "zh"),
-    (MetricId::Sacrebleu, "lowercase", "true"),
-    (MetricId::Chrf, "word_order", "2"),
-    (MetricId::Chrf, "whitespace", "true"),
-    (MetricId::Chrf, "lowercase", "true"),
-    (MetricId::Chrfpp, "word_order", "1"),
-    (MetricId::Chrfpp, "whitespace", "true"),
-    (MetricId::Chrfpp, "lowercase", "true"),
-    (MetricId::Bleu, "weights", "0.5,0.5"),
-    (MetricId::Bleu, "smoothing", "method4"),
-    (MetricId::Bleu, "tokenizer", "whitespace"),
-    (MetricId::StringSimilarity, "distance", "jaro_winkler"),
-    (MetricId::ToolCallAccuracy, "strict_order", "false"),
-    (MetricId::ToolCorrectness, "consider_ordering", "true"),
-    (MetricId::ToolCorrectness, "exact_match", "true"),
-    (MetricId::ToolCorrectness, "input_parameters", "true"),
+    (assay_metrics::lexical::rouge::ID, "types", "rouge1,rouge3"),
+    (assay_metrics::lexical::rouge::ID, "use_stemmer", "true"),
+    (assay_metrics::lexical::rouge::ID, "tokenizer", "unicode"),
+    (assay_metrics::lexical::sacrebleu::ID, "tokenize", "zh"),
+    (assay_metrics::lexical::sacrebleu::ID, "lowercase", "true"),
+    (assay_metrics::lexical::chrf::CHRF_ID, "word_order", "2"),
+    (assay_metrics::lexical::chrf::CHRF_ID, "whitespace", "true"),
+    (assay_metrics::lexical::chrf::CHRF_ID, "lowercase", "true"),
+    (assay_metrics::lexical::chrf::CHRFPP_ID, "word_order", "1"),
+    (
+        assay_metrics::lexical::chrf::CHRFPP_ID,
+        "whitespace",
+        "true",
+    ),
+    (assay_metrics::lexical::chrf::CHRFPP_ID, "lowercase", "true"),
+    (assay_metrics::lexical::bleu::ID, "weights", "0.5,0.5"),
+    (assay_metrics::lexical::bleu::ID, "smoothing", "method4"),
+    (assay_metrics::lexical::bleu::ID, "tokenizer", "whitespace"),
+    (
+        assay_metrics::lexical::string_similarity::ID,
+        "distance",
+        "jaro_winkler",
+    ),
+    (
+        assay_metrics::tools::tool_call_accuracy::ID,
+        "strict_order",
+        "false",
+    ),
+    (
+        assay_metrics::tools::tool_correctness::ID,
+        "consider_ordering",
+        "true",
+    ),
+    (
+        assay_metrics::tools::tool_correctness::ID,
+        "exact_match",
+        "true",
+    ),
+    (
+        assay_metrics::tools::tool_correctness::ID,
+        "input_parameters",
+        "true",
+    ),
 ];
 
 /// Parameters that select outputs without changing any output's numbers.
-const OUTPUT_SELECTORS: &[(MetricId, &str)] = &[(MetricId::Rouge, "types")];
+const OUTPUT_SELECTORS: &[(MetricId, &str)] = &[(assay_metrics::lexical::rouge::ID, "types")];
 
 #[test]
 fn ids_are_unique_round_trip_and_match_their_specs() {
     let mut seen = HashSet::new();
-    for (i, id) in MetricId::ALL.iter().enumerate() {
+    let mut previous: Option<MetricId> = None;
+    for (i, id) in MetricId::all().enumerate() {
         assert!(seen.insert(id.name()), "{id} twice");
-        assert_eq!(id.name().parse::<MetricId>().unwrap(), *id);
-        assert_eq!(SPECS[i].id, *id, "SPECS is in MetricId::ALL order");
-        assert_eq!(spec(*id).id, *id);
+        assert_eq!(id.name().parse::<MetricId>().unwrap(), id);
+        assert_eq!(LEXICAL[i].name, id.name(), "in LEXICAL order");
+        assert!(previous < Some(id), "ids order as the registry lists them");
+        previous = Some(id);
     }
-    assert_eq!(SPECS.len(), MetricId::ALL.len());
+    assert_eq!(LEXICAL.len(), MetricId::all().count());
 }
 
 #[test]
 fn every_metric_is_documented() {
-    for s in &SPECS {
+    for s in LEXICAL {
         for (what, text) in [
             ("summary", s.summary),
             ("definition", s.definition),
             ("empty_inputs", s.empty_inputs),
             ("outputs", s.outputs),
         ] {
-            assert!(text.len() > 3, "{} lacks {what}", s.id);
+            assert!(text.len() > 3, "{} lacks {what}", s.name);
         }
-        assert!(!s.required.is_empty(), "{} requires nothing?", s.id);
+        assert!(!s.required.is_empty(), "{} requires nothing?", s.name);
         for p in s.params {
-            assert!(!p.doc.is_empty(), "{}.{} undocumented", s.id, p.name);
+            assert!(!p.doc.is_empty(), "{}.{} undocumented", s.name, p.name);
         }
     }
 }
 
 #[test]
 fn defaults_configure_and_outputs_follow() {
-    for id in MetricId::ALL {
+    for id in MetricId::all() {
         let m = Metric::configure(id, &BTreeMap::new()).unwrap_or_else(|e| panic!("{id}: {e}"));
         assert!(!m.outputs().is_empty());
         assert!(m.signature().to_string().starts_with(&format!("{id}|v")));
     }
     let rouge = Metric::configure(
-        MetricId::Rouge,
+        assay_metrics::lexical::rouge::ID,
         &BTreeMap::from([("types".into(), "rouge3,rougeLsum".into())]),
     )
     .unwrap();
@@ -75,14 +102,14 @@ fn defaults_configure_and_outputs_follow() {
 
 #[test]
 fn every_parameter_is_covered() {
-    for s in &SPECS {
+    for s in LEXICAL {
         for p in s.params {
             assert!(
                 ALTERNATIVES
                     .iter()
-                    .any(|(m, n, _)| *m == s.id && *n == p.name),
+                    .any(|(m, n, _)| m.name() == s.name && *n == p.name),
                 "{}.{} has no alternative value in this test",
-                s.id,
+                s.name,
                 p.name
             );
         }
@@ -125,30 +152,30 @@ fn signatures_are_golden() {
             .to_string()
     };
     assert_eq!(
-        sig(MetricId::Rouge),
+        sig(assay_metrics::lexical::rouge::ID),
         format!("rouge|v1|stem:no|tok:rouge-score|multiref:max|assay:{v}")
     );
     assert_eq!(
-        sig(MetricId::Sacrebleu),
+        sig(assay_metrics::lexical::sacrebleu::ID),
         format!(
             "sacrebleu|v1|nrefs:var|case:mixed|eff:yes|tok:13a|smooth:exp|version:2.6.0|assay:{v}"
         )
     );
-    assert_eq!(sig(MetricId::Chrfpp), format!("chrfpp|v1|nrefs:var|case:mixed|eff:yes|nc:6|nw:2|beta:2|space:no|version:2.6.0|assay:{v}"));
+    assert_eq!(sig(assay_metrics::lexical::chrf::CHRFPP_ID), format!("chrfpp|v1|nrefs:var|case:mixed|eff:yes|nc:6|nw:2|beta:2|space:no|version:2.6.0|assay:{v}"));
     assert_eq!(
-        sig(MetricId::StringSimilarity),
+        sig(assay_metrics::lexical::string_similarity::ID),
         format!("string_similarity|v1|distance:levenshtein|multiref:max|assay:{v}")
     );
     assert_eq!(
-        sig(MetricId::ToolCallAccuracy),
+        sig(assay_metrics::tools::tool_call_accuracy::ID),
         format!("tool_call_accuracy|v2|order:strict|args:py-str|ref:ragas-0.4.3|assay:{v}")
     );
     assert_eq!(
-        sig(MetricId::ToolCallF1),
+        sig(assay_metrics::tools::tool_call_f1::ID),
         format!("tool_call_f1|v1|match:py-eq-set|round:4|ref:ragas-0.4.3|assay:{v}")
     );
     assert_eq!(
-        sig(MetricId::ToolCorrectness),
+        sig(assay_metrics::tools::tool_correctness::ID),
         format!("tool_correctness|v2|pairing:any-order|args:ignored|ref:deepeval-4.3.1|assay:{v}")
     );
 }
@@ -171,7 +198,7 @@ fn lexical_options_in_signatures_and_errors() {
     };
     assert_eq!(
         sig(
-            MetricId::Sacrebleu,
+            assay_metrics::lexical::sacrebleu::ID,
             &[("tokenize", "intl"), ("lowercase", "true")]
         ),
         format!(
@@ -179,28 +206,38 @@ fn lexical_options_in_signatures_and_errors() {
         )
     );
     assert_eq!(
-        sig(MetricId::Chrf, &[("word_order", "2"), ("whitespace", "true")]),
+        sig(assay_metrics::lexical::chrf::CHRF_ID, &[("word_order", "2"), ("whitespace", "true")]),
         format!("chrf|v1|nrefs:var|case:mixed|eff:yes|nc:6|nw:2|beta:2|space:yes|version:2.6.0|assay:{v}")
     );
     assert_eq!(
-        sig(MetricId::Rouge, &[("tokenizer", "char")]),
+        sig(assay_metrics::lexical::rouge::ID, &[("tokenizer", "char")]),
         format!("rouge|v1|stem:no|tok:char|multiref:max|assay:{v}")
     );
     for (id, param, value, accepted) in [
         (
-            MetricId::Sacrebleu,
+            assay_metrics::lexical::sacrebleu::ID,
             "tokenize",
             "ja-mecab",
             "none, 13a, intl, zh, char",
         ),
         (
-            MetricId::Rouge,
+            assay_metrics::lexical::rouge::ID,
             "tokenizer",
             "jieba",
             "default, unicode, whitespace, char",
         ),
-        (MetricId::Chrf, "word_order", "10", "0 to 9"),
-        (MetricId::Chrfpp, "whitespace", "maybe", "true or false"),
+        (
+            assay_metrics::lexical::chrf::CHRF_ID,
+            "word_order",
+            "10",
+            "0 to 9",
+        ),
+        (
+            assay_metrics::lexical::chrf::CHRFPP_ID,
+            "whitespace",
+            "maybe",
+            "true or false",
+        ),
     ] {
         let given = BTreeMap::from([(param.to_string(), value.to_string())]);
         let err = Metric::configure(id, &given).unwrap_err().to_string();
@@ -224,25 +261,35 @@ fn parameters_added_later_are_in_the_manifest_only_when_set() {
         Metric::configure(id, &given).unwrap().params_json()
     };
     assert_eq!(
-        params(MetricId::Rouge, &[]),
+        params(assay_metrics::lexical::rouge::ID, &[]),
         serde_json::json!({"types": ["rouge1", "rouge2", "rougeL", "rougeLsum"], "use_stemmer": false})
     );
-    for id in [MetricId::Sacrebleu, MetricId::Chrf, MetricId::Chrfpp] {
+    for id in [
+        assay_metrics::lexical::sacrebleu::ID,
+        assay_metrics::lexical::chrf::CHRF_ID,
+        assay_metrics::lexical::chrf::CHRFPP_ID,
+    ] {
         assert_eq!(params(id, &[]), serde_json::json!({}), "{id}");
     }
     assert_eq!(
         params(
-            MetricId::Chrfpp,
+            assay_metrics::lexical::chrf::CHRFPP_ID,
             &[("word_order", "2"), ("lowercase", "true")]
         ),
         serde_json::json!({"lowercase": true})
     );
     assert_eq!(
-        params(MetricId::Sacrebleu, &[("tokenize", "char")]),
+        params(
+            assay_metrics::lexical::sacrebleu::ID,
+            &[("tokenize", "char")]
+        ),
         serde_json::json!({"tokenize": "char"})
     );
     assert_eq!(
-        params(MetricId::Rouge, &[("tokenizer", "unicode")])["tokenizer"],
+        params(
+            assay_metrics::lexical::rouge::ID,
+            &[("tokenizer", "unicode")]
+        )["tokenizer"],
         "unicode"
     );
 }
@@ -255,7 +302,7 @@ fn the_whole_registry_is_unique_and_documented() {
     use assay_metrics::judged::JudgedId;
     use assay_metrics::AnyId;
     let all: Vec<AnyId> = AnyId::all().collect();
-    assert_eq!(all.len(), MetricId::ALL.len() + JudgedId::all().count());
+    assert_eq!(all.len(), MetricId::all().count() + JudgedId::all().count());
     let mut seen = HashSet::new();
     for id in &all {
         assert!(seen.insert(id.name()), "{id} twice");

@@ -24,13 +24,13 @@ fn value(o: &Outcome) -> f64 {
 
 #[test]
 fn missing_fields_skip_every_output_naming_the_field() {
-    let mut s = metric(MetricId::Rouge, &[]).scorer();
+    let mut s = metric(assay_metrics::lexical::rouge::ID, &[]).scorer();
     let out = s.score(&sample(json!({"response": "x"})));
     assert_eq!(
         out,
         vec![Outcome::Skipped(SkipReason::MissingField(Field::References)); 4]
     );
-    let out = metric(MetricId::Bleu, &[])
+    let out = metric(assay_metrics::lexical::bleu::ID, &[])
         .scorer()
         .score(&sample(json!({"reference": "x"})));
     assert_eq!(
@@ -42,11 +42,15 @@ fn missing_fields_skip_every_output_naming_the_field() {
 #[test]
 fn string_metrics_take_the_best_reference() {
     let s = sample(json!({"response": "the cat", "references": ["dog", "the cat", "the cats"]}));
-    let em = metric(MetricId::ExactMatch, &[]).scorer().score(&s);
+    let em = metric(assay_metrics::lexical::exact_match::ID, &[])
+        .scorer()
+        .score(&s);
     assert_eq!(em[0], Outcome::scored(1.0, json!({"matched_reference": 1})));
-    let sim = metric(MetricId::StringSimilarity, &[]).scorer().score(&s);
+    let sim = metric(assay_metrics::lexical::string_similarity::ID, &[])
+        .scorer()
+        .score(&s);
     assert_eq!(sim[0], Outcome::scored(1.0, json!({"best_reference": 1})));
-    let pres = metric(MetricId::StringPresence, &[])
+    let pres = metric(assay_metrics::lexical::string_presence::ID, &[])
         .scorer()
         .score(&sample(
             json!({"response": "a cat sat", "reference": "dog"}),
@@ -58,18 +62,26 @@ fn string_metrics_take_the_best_reference() {
 fn empty_inputs_follow_the_documented_rules() {
     let s = sample(json!({"response": "", "reference": ""}));
     assert_eq!(
-        value(&metric(MetricId::ExactMatch, &[]).scorer().score(&s)[0]),
+        value(
+            &metric(assay_metrics::lexical::exact_match::ID, &[])
+                .scorer()
+                .score(&s)[0]
+        ),
         1.0
     );
     assert_eq!(
-        value(&metric(MetricId::StringSimilarity, &[]).scorer().score(&s)[0]),
+        value(
+            &metric(assay_metrics::lexical::string_similarity::ID, &[])
+                .scorer()
+                .score(&s)[0]
+        ),
         1.0
     );
     for id in [
-        MetricId::Rouge,
-        MetricId::Bleu,
-        MetricId::Sacrebleu,
-        MetricId::Chrf,
+        assay_metrics::lexical::rouge::ID,
+        assay_metrics::lexical::bleu::ID,
+        assay_metrics::lexical::sacrebleu::ID,
+        assay_metrics::lexical::chrf::CHRF_ID,
     ] {
         for o in metric(id, &[]).scorer().score(&s) {
             assert_eq!(value(&o), 0.0, "{id}");
@@ -81,9 +93,11 @@ fn empty_inputs_follow_the_documented_rules() {
 fn valor_tiny_bleu_is_reported_as_zero() {
     // No 4-gram match: nltk gives ~1e-78 without smoothing; valor reports 0.
     let s = sample(json!({"response": "Mary loves Joe", "reference": "Mary loves Joe"}));
-    let out = metric(MetricId::Bleu, &[]).scorer().score(&s);
+    let out = metric(assay_metrics::lexical::bleu::ID, &[])
+        .scorer()
+        .score(&s);
     assert_eq!(value(&out[0]), 0.0);
-    let out = metric(MetricId::Bleu, &[("weights", "1")])
+    let out = metric(assay_metrics::lexical::bleu::ID, &[("weights", "1")])
         .scorer()
         .score(&s);
     assert_eq!(value(&out[0]), 1.0);
@@ -94,7 +108,7 @@ fn undefined_bleu_is_a_typed_failure_not_nan() {
     // nltk's method6 asserts on a hypothesis without trigram matches.
     let s = sample(json!({"response": "a b c d", "reference": "a b x y"}));
     let out = metric(
-        MetricId::Bleu,
+        assay_metrics::lexical::bleu::ID,
         &[("smoothing", "method6"), ("tokenizer", "whitespace")],
     )
     .scorer()
@@ -107,7 +121,7 @@ fn undefined_bleu_is_a_typed_failure_not_nan() {
 
 #[test]
 fn corpus_statistics_merge_across_scorers() {
-    let m = metric(MetricId::Sacrebleu, &[]);
+    let m = metric(assay_metrics::lexical::sacrebleu::ID, &[]);
     let rows = [
         ("the cat sat on the mat today", "the cat sat on a mat today"),
         (
@@ -147,8 +161,13 @@ fn corpus_statistics_merge_across_scorers() {
 #[test]
 fn tokenizers_for_other_scripts() {
     let s = sample(json!({"response": "猫坐在垫子上。", "reference": "猫在垫子上。"}));
-    let rouge1 =
-        |params: &[(&str, &str)]| value(&metric(MetricId::Rouge, params).scorer().score(&s)[0]);
+    let rouge1 = |params: &[(&str, &str)]| {
+        value(
+            &metric(assay_metrics::lexical::rouge::ID, params)
+                .scorer()
+                .score(&s)[0],
+        )
+    };
     assert_eq!(rouge1(&[]), 0.0);
     // Five of the six characters match, in order: F = 2 * 5/6 / (1 + 5/6).
     let f = 2.0 * (5.0 / 6.0) / (1.0 + 5.0 / 6.0);
@@ -157,7 +176,7 @@ fn tokenizers_for_other_scripts() {
 
     // 13a sees one token each, and they differ.
     let bleu = |params: &[(&str, &str)]| {
-        let m = metric(MetricId::Sacrebleu, params);
+        let m = metric(assay_metrics::lexical::sacrebleu::ID, params);
         let mut scorer = m.scorer();
         let v = value(&scorer.score(&s)[0]);
         (
@@ -174,7 +193,7 @@ fn tokenizers_for_other_scripts() {
     );
 
     let chrf = metric(
-        MetricId::Chrf,
+        assay_metrics::lexical::chrf::CHRF_ID,
         &[("whitespace", "true"), ("word_order", "2")],
     );
     let mut scorer = chrf.scorer();

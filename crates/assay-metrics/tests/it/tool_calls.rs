@@ -19,9 +19,9 @@ fn call(id: &str, name: &str, args: &str) -> Value {
 }
 
 const TOOLS: [MetricId; 3] = [
-    MetricId::ToolCallAccuracy,
-    MetricId::ToolCallF1,
-    MetricId::ToolCorrectness,
+    assay_metrics::tools::tool_call_accuracy::ID,
+    assay_metrics::tools::tool_call_f1::ID,
+    assay_metrics::tools::tool_correctness::ID,
 ];
 
 #[test]
@@ -47,7 +47,7 @@ fn arguments_that_are_not_an_object_fail_every_tool_metric_naming_the_place() {
     }
     // A metric that reads only the well-formed fields scores the row.
     assert!(matches!(
-        outcome(MetricId::ExactMatch, &row),
+        outcome(assay_metrics::lexical::exact_match::ID, &row),
         Outcome::Scored { value, .. } if value == 1.0
     ));
 }
@@ -62,7 +62,10 @@ fn a_tool_result_out_of_place_fails_the_ragas_metrics_only() {
         ],
         "reference_tool_calls": [{"name": "weather", "args": {"city": "Oslo"}}]
     });
-    for id in [MetricId::ToolCallAccuracy, MetricId::ToolCallF1] {
+    for id in [
+        assay_metrics::tools::tool_call_accuracy::ID,
+        assay_metrics::tools::tool_call_f1::ID,
+    ] {
         let Outcome::Failed(f) = outcome(id, &row) else {
             panic!("{id}: not failed")
         };
@@ -74,7 +77,7 @@ fn a_tool_result_out_of_place_fails_the_ragas_metrics_only() {
         );
     }
     assert!(matches!(
-        outcome(MetricId::ToolCorrectness, &row),
+        outcome(assay_metrics::tools::tool_correctness::ID, &row),
         Outcome::Scored { value, .. } if value == 1.0
     ));
 }
@@ -88,7 +91,10 @@ fn null_arguments_fail_the_ragas_metrics_and_deepeval_scores_them() {
         ],
         "reference_tool_calls": [{"name": "weather", "args": {}}]
     });
-    for id in [MetricId::ToolCallAccuracy, MetricId::ToolCallF1] {
+    for id in [
+        assay_metrics::tools::tool_call_accuracy::ID,
+        assay_metrics::tools::tool_call_f1::ID,
+    ] {
         let Outcome::Failed(f) = outcome(id, &row) else {
             panic!("{id}: not failed")
         };
@@ -100,12 +106,12 @@ fn null_arguments_fail_the_ragas_metrics_and_deepeval_scores_them() {
         );
     }
     assert!(matches!(
-        outcome(MetricId::ToolCorrectness, &row),
+        outcome(assay_metrics::tools::tool_correctness::ID, &row),
         Outcome::Scored { value, .. } if value == 1.0
     ));
     // Weighed against `{}` by its arguments, it makes DeepEval raise.
     let params = BTreeMap::from([("input_parameters".to_string(), "true".to_string())]);
-    let metric = Metric::configure(MetricId::ToolCorrectness, &params).unwrap();
+    let metric = Metric::configure(assay_metrics::tools::tool_correctness::ID, &params).unwrap();
     let sample = Sample::from_json(4, row.as_object().unwrap()).unwrap();
     let [Outcome::Failed(f)] = &metric.scorer().score(&sample)[..] else {
         panic!("not failed")
@@ -130,7 +136,7 @@ fn a_result_naming_no_call_still_scores_and_bad_references_fail() {
         );
     }
     let row = json!({"messages": [], "reference_tool_calls": [{"name": "weather", "args": "x"}]});
-    let Outcome::Failed(f) = outcome(MetricId::ToolCorrectness, &row) else {
+    let Outcome::Failed(f) = outcome(assay_metrics::tools::tool_correctness::ID, &row) else {
         panic!("not failed")
     };
     assert_eq!(
@@ -138,7 +144,10 @@ fn a_result_naming_no_call_still_scores_and_bad_references_fail() {
         "row 4: field 'reference_tool_calls[0].args': expected an object, got a string"
     );
     assert_eq!(
-        outcome(MetricId::ToolCallF1, &json!({"messages": []})),
+        outcome(
+            assay_metrics::tools::tool_call_f1::ID,
+            &json!({"messages": []})
+        ),
         Outcome::Skipped(SkipReason::MissingField(Field::ReferenceToolCalls))
     );
 }
