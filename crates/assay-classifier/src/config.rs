@@ -19,16 +19,21 @@ pub enum Architecture {
     DebertaV2,
     /// ModernBERT.
     ModernBert,
+    /// Vectara's HHEM-2.1-open: a T5 encoder whose first token's two
+    /// logits say hallucinated or consistent, reading the pair through
+    /// its prompt.
+    Hhem,
 }
 
 impl Architecture {
     /// `model_type` values of each family.
-    const TYPES: [(&'static str, Architecture); 5] = [
+    const TYPES: [(&'static str, Architecture); 6] = [
         ("bert", Architecture::Bert),
         ("roberta", Architecture::Roberta),
         ("xlm-roberta", Architecture::Roberta),
         ("deberta-v2", Architecture::DebertaV2),
         ("modernbert", Architecture::ModernBert),
+        ("HHEMv2", Architecture::Hhem),
     ];
 
     fn of(model_type: &str) -> Option<Architecture> {
@@ -46,9 +51,13 @@ impl fmt::Display for Architecture {
             Architecture::Roberta => "roberta",
             Architecture::DebertaV2 => "deberta-v2",
             Architecture::ModernBert => "modernbert",
+            Architecture::Hhem => "hhem-v2",
         })
     }
 }
+
+/// HHEM-2.1-open's prompt (`HHEMv2Config.prompt`).
+const HHEM_PROMPT: &str = "<pad> Determine if the hypothesis is true given the premise?\n\nPremise: {text1}\n\nHypothesis: {text2}";
 
 /// Label names that mean "the premise supports the hypothesis".
 const SUPPORTED: [&str; 10] = [
@@ -111,7 +120,8 @@ impl ModelConfig {
             dir: dir.to_owned(),
             detail: format!(
                 "model_type {model_type:?} is not an architecture assay runs (it runs {}); \
-                 T5-based models (HHEM, MiniCheck-Flan-T5) are not supported",
+                 of the T5-based models, HHEM-2.1-open is supported and MiniCheck-Flan-T5 \
+                 (a text-to-text model) is not",
                 known.join(", ")
             ),
         })?;
@@ -160,7 +170,13 @@ impl ModelConfig {
         let defaults: Map<String, Value> = (0..count)
             .map(|i| (i.to_string(), Value::from(format!("LABEL_{i}"))))
             .collect();
+        // HHEM's config names no labels: its class 1 is consistent.
+        let hhem: Map<String, Value> = [("0", "hallucinated"), ("1", "consistent")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::from(v)))
+            .collect();
         let map = match self.json.get("id2label") {
+            None if self.architecture == Architecture::Hhem => &hhem,
             None => &defaults,
             Some(Value::Object(m)) => m,
             Some(_) => return Err(invalid("id2label is not an object".into())),
@@ -229,6 +245,18 @@ impl ModelConfig {
         }
     }
 
+    /// The prompt a model that reads the pair as one text formats, its
+    /// `{text1}` the premise and `{text2}` the hypothesis (HHEM's own,
+    /// unless its config gives another).
+    pub fn prompt(&self) -> Option<String> {
+        (self.architecture == Architecture::Hhem).then(|| {
+            self.get("prompt")
+                .and_then(Value::as_str)
+                .unwrap_or(HHEM_PROMPT)
+                .to_string()
+        })
+    }
+
     fn get(&self, key: &str) -> Option<&Value> {
         self.json.get(key)
     }
@@ -247,7 +275,7 @@ impl ModelConfig {
             Architecture::Roberta => {
                 default("position_embedding_type", "absolute".into());
             }
-            Architecture::DebertaV2 => {}
+            Architecture::DebertaV2 | Architecture::Hhem => {}
             Architecture::ModernBert => {
                 let eps = self.get("norm_eps").cloned().unwrap_or(1e-5.into());
                 default("layer_norm_eps", eps);
@@ -290,4 +318,33 @@ pub(crate) fn var_builder(
     // a model folder changed while a run reads it is outside what it
     // promises (the weights' hash is taken at load).
     unsafe { VarBuilder::from_mmaped_safetensors(files, DType::F32, device) }.map_err(invalid)
+}
+
+/// The shapes of the tensors in safetensors `files`, by name, read from
+/// their headers.
+pub(crate) fn tensor_shapes(files: &[PathBuf]) -> Result<Map<String, Value>, Error> {
+    let mut shapes = Map::new();
+    for path in files {
+        let invalid = |detail: String| Error::Invalid {
+            path: path.clone(),
+            detail,
+        };
+        let mut file = std::fs::File::open(path).map_err(|e| invalid(e.to_string()))?;
+        let mut len = [0u8; 8];
+        std::io::Read::read_exact(&mut file, &mut len).map_err(|e| invalid(e.to_string()))?;
+        let len = u64::from_le_bytes(len);
+        if len > 100 << 20 {
+            return Err(invalid(format!("a safetensors header of {len} bytes")));
+        }
+        let mut header = vec![0u8; len as usize];
+        std::io::Read::read_exact(&mut file, &mut header).map_err(|e| invalid(e.to_string()))?;
+        let header: Map<String, Value> = serde_json::from_slice(&header)
+            .map_err(|e| invalid(format!("safetensors header: {e}")))?;
+        for (name, entry) in header {
+            if let Some(shape) = entry.get("shape") {
+                shapes.insert(name, shape.clone());
+            }
+        }
+    }
+    Ok(shapes)
 }

@@ -17,7 +17,8 @@
 //!   best window, which is kept as the evidence.
 //!
 //! The runtime is candle's model implementations (BERT, RoBERTa and
-//! XLM-RoBERTa, DeBERTa-v2/v3, ModernBERT) and the `tokenizers` crate,
+//! XLM-RoBERTa, DeBERTa-v2/v3, ModernBERT, and T5's encoder for
+//! Vectara's HHEM-2.1-open) and the `tokenizers` crate,
 //! which reads `tokenizer.json` as the Python tokenizer does; both are
 //! checked against `transformers` on tiny models of each architecture
 //! (`tests/fixtures`, made by `scripts/fixtures/grounding-models.py`).
@@ -113,8 +114,12 @@ pub struct Classifier {
     /// For a hypothesis too long to leave the premise a token: both
     /// truncated, longest first.
     fallback: Tokenizer,
-    /// No truncation, for counting.
+    /// No truncation, for counting, and for a model that reads the pair
+    /// through a prompt.
     plain: Tokenizer,
+    /// HHEM's prompt, `{text1}` the premise and `{text2}` the hypothesis;
+    /// `None`: the pair is the tokenizer's text pair.
+    prompt: Option<String>,
     window: usize,
     pad: u32,
     batch: usize,
@@ -150,9 +155,13 @@ impl Classifier {
             return Err(Error::Missing {
                 dir: dir.to_owned(),
                 file: "tokenizer.json".into(),
-                hint: "save it with AutoTokenizer.from_pretrained(...).save_pretrained(DIR), \
-                       which writes tokenizer.json for every fast tokenizer"
-                    .into(),
+                hint: if config.architecture == Architecture::Hhem {
+                    "HHEM ships none: put google/flan-t5-base's tokenizer.json in the folder"
+                } else {
+                    "save it with AutoTokenizer.from_pretrained(...).save_pretrained(DIR), \
+                     which writes tokenizer.json for every fast tokenizer"
+                }
+                .into(),
             });
         }
         let weights = weight_files(dir)?;
@@ -187,7 +196,7 @@ impl Classifier {
             .map_err(|e| invalid_tokenizer(e.to_string()))?;
         let device = Device::Cpu;
         let vb = config::var_builder(&weights, &device)?;
-        let network = Network::load(&config, vb).map_err(|e| Error::Invalid {
+        let network = Network::load(&config, vb, &weights).map_err(|e| Error::Invalid {
             path: weights[0].clone(),
             detail: format!(
                 "the weights do not fit config.json's {}: {e}",
@@ -219,6 +228,7 @@ impl Classifier {
             tokenizer,
             fallback,
             plain,
+            prompt: config.prompt(),
             window,
             pad: config.pad_token_id,
             batch: options.batch.max(1),
@@ -247,12 +257,45 @@ impl Classifier {
 
     /// The pair as the model reads it: the tokenizer's text pair, the
     /// premise truncated to fit (both, longest first, where the hypothesis
-    /// alone leaves the premise no room).
+    /// alone leaves the premise no room); or, for a model that reads it
+    /// through a prompt (HHEM), the prompt filled in, the premise cut after
+    /// as many of its tokens as let the whole fit.
     pub fn encode(&self, premise: &str, hypothesis: &str) -> Result<Encoding, Error> {
-        self.tokenizer
-            .encode((premise, hypothesis), true)
-            .or_else(|_| self.fallback.encode((premise, hypothesis), true))
-            .map_err(|e| self.run_error(format!("tokenizing: {e}")))
+        let tokenizing = |e: tokenizers::Error| self.run_error(format!("tokenizing: {e}"));
+        let Some(prompt) = &self.prompt else {
+            return self
+                .tokenizer
+                .encode((premise, hypothesis), true)
+                .or_else(|_| self.fallback.encode((premise, hypothesis), true))
+                .map_err(tokenizing);
+        };
+        let read = |premise: &str| {
+            self.plain
+                .encode(fill(prompt, premise, hypothesis), true)
+                .map_err(tokenizing)
+        };
+        let whole = read(premise)?;
+        if whole.len() <= self.window {
+            return Ok(whole);
+        }
+        // The premise's tokens end at these byte offsets.
+        let ends: Vec<usize> = (self.plain.encode(premise, false).map_err(tokenizing)?)
+            .get_offsets()
+            .iter()
+            .map(|o| o.1)
+            .collect();
+        let mut keep = ends.len().saturating_sub(whole.len() - self.window);
+        loop {
+            let cut = keep
+                .checked_sub(1)
+                .and_then(|k| premise.get(..ends[k]))
+                .unwrap_or("");
+            let encoding = read(cut)?;
+            if encoding.len() <= self.window || keep == 0 {
+                return Ok(encoding);
+            }
+            keep -= 1;
+        }
     }
 
     /// Tokens of `text` alone, without special tokens.
@@ -336,6 +379,30 @@ impl Classifier {
         Error::Run {
             name: self.name.clone(),
             detail,
+        }
+    }
+}
+
+/// `prompt` with `{text1}` replaced by `premise` and `{text2}` by
+/// `hypothesis`, in one pass, as Python's `str.format` fills them.
+fn fill(prompt: &str, premise: &str, hypothesis: &str) -> String {
+    let mut out = String::with_capacity(prompt.len() + premise.len() + hypothesis.len());
+    let mut rest = prompt;
+    loop {
+        let next = [("{text1}", premise), ("{text2}", hypothesis)]
+            .into_iter()
+            .filter_map(|(slot, text)| rest.find(slot).map(|at| (at, slot, text)))
+            .min_by_key(|(at, _, _)| *at);
+        match next {
+            Some((at, slot, text)) => {
+                out.push_str(&rest[..at]);
+                out.push_str(text);
+                rest = &rest[at + slot.len()..];
+            }
+            None => {
+                out.push_str(rest);
+                return out;
+            }
         }
     }
 }
@@ -454,4 +521,17 @@ fn available_memory() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_prompt_is_filled_in_one_pass() {
+        let prompt = "<pad> P: {text1}\n\nH: {text2}";
+        assert_eq!(
+            super::fill(prompt, "a {text2}", "b"),
+            "<pad> P: a {text2}\n\nH: b"
+        );
+        assert_eq!(super::fill("{text2}{text1}", "x", "y"), "yx");
+    }
 }

@@ -1,11 +1,14 @@
 //! Each family's network with its classification head, as candle
-//! implements it (BERT's pooler and classifier are written here: candle
-//! has the encoder only).
+//! implements it (BERT's pooler and classifier, and HHEM's head on T5's
+//! encoder, are written here: candle has the encoders only).
 
-use crate::config::{Architecture, ModelConfig};
+use crate::config::{tensor_shapes, Architecture, ModelConfig};
 use candle_core::{Module, Result, Tensor};
-use candle_nn::{linear, Linear, VarBuilder};
+use candle_nn::{linear, Activation, Linear, VarBuilder};
+use candle_transformers::models::t5::{self, ActivationWithOptionalGating};
 use candle_transformers::models::{bert, debertav2, modernbert, xlm_roberta};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
 
 pub(crate) enum Network {
     Bert {
@@ -19,6 +22,10 @@ pub(crate) enum Network {
         token_types: bool,
     },
     ModernBert(modernbert::ModernBertForSequenceClassification),
+    Hhem {
+        encoder: t5::T5EncoderModel,
+        classifier: Linear,
+    },
 }
 
 fn parse<T: serde::de::DeserializeOwned>(config: &ModelConfig) -> Result<T> {
@@ -27,7 +34,7 @@ fn parse<T: serde::de::DeserializeOwned>(config: &ModelConfig) -> Result<T> {
 }
 
 impl Network {
-    pub fn load(config: &ModelConfig, vb: VarBuilder) -> Result<Network> {
+    pub fn load(config: &ModelConfig, vb: VarBuilder, weights: &[PathBuf]) -> Result<Network> {
         let labels = config.label_count();
         Ok(match config.architecture {
             Architecture::Bert => {
@@ -64,6 +71,25 @@ impl Network {
                     vb, &c,
                 )?)
             }
+            Architecture::Hhem => {
+                if weights
+                    .iter()
+                    .any(|w| w.extension().is_none_or(|e| e != "safetensors"))
+                {
+                    return Err(candle_core::Error::Msg(
+                        "HHEM's dimensions are read from model.safetensors, which the folder lacks"
+                            .into(),
+                    ));
+                }
+                let shapes =
+                    tensor_shapes(weights).map_err(|e| candle_core::Error::Msg(e.to_string()))?;
+                let c = t5_config(config, &shapes)?;
+                let vb = vb.pp("t5");
+                Network::Hhem {
+                    encoder: t5::T5EncoderModel::load(vb.pp("transformer"), &c)?,
+                    classifier: linear(c.d_model, labels, vb.pp("classifier"))?,
+                }
+            }
         })
     }
 
@@ -88,6 +114,96 @@ impl Network {
             // candle's head ends in a softmax: its logarithm is the logits
             // less their log-sum-exp, the same distribution.
             Network::ModernBert(model) => model.forward(ids, mask)?.log(),
+            Network::Hhem {
+                encoder,
+                classifier,
+            } => {
+                // candle's T5 encoder takes no attention mask: each text is
+                // read alone, unpadded, its first token classified.
+                let lengths = mask.sum(1)?.to_vec1::<u32>()?;
+                let rows = lengths
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| {
+                        let ids = ids.get(i)?.narrow(0, 0, n as usize)?.unsqueeze(0)?;
+                        let hidden = encoder.clone().forward(&ids)?;
+                        classifier.forward(&hidden.get_on_dim(1, 0)?)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Tensor::cat(&rows, 0)
+            }
         }
     }
+}
+
+/// candle's configuration of HHEM's T5 encoder, read from the shapes of
+/// its weights: HHEM's config.json names only the model it was tuned from
+/// (flan-t5-base), whose dimensions the weights carry.
+fn t5_config(config: &ModelConfig, shapes: &Map<String, Value>) -> Result<t5::Config> {
+    let dims = |name: &str| -> Option<Vec<usize>> {
+        shapes
+            .get(&format!("t5.transformer.{name}"))?
+            .as_array()?
+            .iter()
+            .map(|d| d.as_u64().map(|d| d as usize))
+            .collect()
+    };
+    let need = |name: &str| {
+        dims(name)
+            .filter(|d| d.len() == 2)
+            .ok_or_else(|| candle_core::Error::Msg(format!("no 2-d tensor t5.transformer.{name}")))
+    };
+    let attention = "encoder.block.0.layer.0.SelfAttention";
+    let embeddings = need("shared.weight").or_else(|_| need("encoder.embed_tokens.weight"))?;
+    let bias = need(&format!("{attention}.relative_attention_bias.weight"))?;
+    let query = need(&format!("{attention}.q.weight"))?;
+    let gated = dims("encoder.block.0.layer.1.DenseReluDense.wi_0.weight").is_some();
+    let ff = if gated {
+        need("encoder.block.0.layer.1.DenseReluDense.wi_0.weight")?
+    } else {
+        need("encoder.block.0.layer.1.DenseReluDense.wi.weight")?
+    };
+    let layers = (0..)
+        .take_while(|i| {
+            dims(&format!("encoder.block.{i}.layer.0.SelfAttention.q.weight")).is_some()
+        })
+        .count();
+    let number = |key: &str, default: f64| {
+        config
+            .json
+            .get(key)
+            .and_then(Value::as_f64)
+            .unwrap_or(default)
+    };
+    let heads = bias[1];
+    Ok(t5::Config {
+        vocab_size: embeddings[0],
+        d_model: embeddings[1],
+        d_kv: query[0] / heads.max(1),
+        d_ff: ff[0],
+        num_layers: layers,
+        num_decoder_layers: None,
+        num_heads: heads,
+        relative_attention_num_buckets: bias[0],
+        relative_attention_max_distance: number("relative_attention_max_distance", 128.0) as usize,
+        dropout_rate: 0.0,
+        layer_norm_epsilon: number("layer_norm_epsilon", 1e-6),
+        initializer_factor: 1.0,
+        // T5's gated feed-forward is flan-t5's gated-gelu (gelu_new).
+        feed_forward_proj: ActivationWithOptionalGating {
+            gated,
+            activation: if gated {
+                Activation::NewGelu
+            } else {
+                Activation::Relu
+            },
+        },
+        tie_word_embeddings: true,
+        is_decoder: false,
+        is_encoder_decoder: true,
+        use_cache: false,
+        pad_token_id: config.pad_token_id as usize,
+        eos_token_id: 1,
+        decoder_start_token_id: Some(0),
+    })
 }

@@ -117,6 +117,16 @@ fn modernbert_matches_transformers() {
     assert_eq!(m.labels().supported_name(), "supported");
 }
 
+/// HHEM-2.1-open's shape: a T5 token classifier under `t5.`, a config
+/// that names only its foundation and prompt, the pair read through the
+/// prompt, the first token's logits; class 1 is consistent.
+#[test]
+fn hhem_matches_transformers() {
+    let m = check("hhem", None, Architecture::Hhem);
+    assert_eq!(m.labels().supported_name(), "consistent");
+    assert_eq!(m.labels().names, ["hallucinated", "consistent"]);
+}
+
 /// The long premise is cut into windows, each claim scored against every
 /// one: the verdict's probability is that of its best window, which it
 /// names.
@@ -211,12 +221,22 @@ fn a_broken_folder_is_an_error_naming_it_and_what_is_wrong() {
     let e = load_error(&wrong_shape, None);
     assert!(e.contains("the weights do not fit"), "{e}");
 
+    // HHEM's download has no tokenizer: the error says whose to add.
+    let hhem = broken("hhem-no-tokenizer", |d| {
+        std::fs::remove_file(d.join("tokenizer.json")).unwrap();
+        for f in ["config.json", "model.safetensors"] {
+            std::fs::copy(fixture("hhem").join(f), d.join(f)).unwrap();
+        }
+    });
+    let e = load_error(&hhem, None);
+    assert!(e.contains("google/flan-t5-base's tokenizer.json"), "{e}");
+
     let missing = fixture("no-such-model");
     assert!(matches!(
         Classifier::load(&missing, &options(64, None)),
         Err(Error::Invalid { .. })
     ));
-    for d in [no_weights, no_tokenizer, t5, labels, wrong_shape] {
+    for d in [no_weights, no_tokenizer, t5, labels, wrong_shape, hhem] {
         let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -49,6 +49,14 @@ fn check_statements(record: &Value, contexts: &[String], model: &Classifier) {
 
 #[test]
 fn a_grounding_model_answers_under_the_local_judge_with_its_windows() {
+    // An NLI cross-encoder, and HHEM's shape (a T5 encoder read through
+    // its prompt).
+    for name in ["bert", "hhem"] {
+        answers_under_the_local_judge(name);
+    }
+}
+
+fn answers_under_the_local_judge(name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let data = repo().join("examples/rag_qa.jsonl");
@@ -56,10 +64,10 @@ fn a_grounding_model_answers_under_the_local_judge_with_its_windows() {
         &data,
         "faithfulness,context_recall,context_precision,hallucination",
         &out,
-        &["--grounding", fixture("bert").to_str().unwrap()],
+        &["--grounding", fixture(name).to_str().unwrap()],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let model = Classifier::load(&fixture("bert"), &Options::default()).unwrap();
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    let model = Classifier::load(&fixture(name), &Options::default()).unwrap();
     let rows: Vec<Value> = std::fs::read_to_string(&data)
         .unwrap()
         .lines()
@@ -74,7 +82,7 @@ fn a_grounding_model_answers_under_the_local_judge_with_its_windows() {
             checked += 1;
         }
     }
-    assert!(checked >= 5, "{checked} faithfulness rows scored");
+    assert!(checked >= 5, "{name}: {checked} faithfulness rows scored");
     // The model's identity is in every grounding metric's signature, and
     // the figures measured for the lexical model are not printed for it.
     let manifest = read_json(&out.join("manifest.json"));
