@@ -23,17 +23,22 @@ pub enum Architecture {
     /// logits say hallucinated or consistent, reading the pair through
     /// its prompt.
     Hhem,
+    /// MiniCheck-Flan-T5: a T5 text-to-text model whose first decoded
+    /// token's logits at MiniCheck's two label tokens say unsupported or
+    /// supported.
+    MiniCheckT5,
 }
 
 impl Architecture {
     /// `model_type` values of each family.
-    const TYPES: [(&'static str, Architecture); 6] = [
+    const TYPES: [(&'static str, Architecture); 7] = [
         ("bert", Architecture::Bert),
         ("roberta", Architecture::Roberta),
         ("xlm-roberta", Architecture::Roberta),
         ("deberta-v2", Architecture::DebertaV2),
         ("modernbert", Architecture::ModernBert),
         ("HHEMv2", Architecture::Hhem),
+        ("t5", Architecture::MiniCheckT5),
     ];
 
     fn of(model_type: &str) -> Option<Architecture> {
@@ -52,12 +57,17 @@ impl fmt::Display for Architecture {
             Architecture::DebertaV2 => "deberta-v2",
             Architecture::ModernBert => "modernbert",
             Architecture::Hhem => "hhem-v2",
+            Architecture::MiniCheckT5 => "minicheck-t5",
         })
     }
 }
 
 /// HHEM-2.1-open's prompt (`HHEMv2Config.prompt`).
 const HHEM_PROMPT: &str = "<pad> Determine if the hypothesis is true given the premise?\n\nPremise: {text1}\n\nHypothesis: {text2}";
+
+/// MiniCheck-Flan-T5's input: `predict: ` then the document and the claim
+/// joined by the end-of-sequence token (MiniCheck's `batch_tokenize`).
+const MINICHECK_T5_PROMPT: &str = "predict: {text1}</s>{text2}";
 
 /// Label names that mean "the premise supports the hypothesis".
 const SUPPORTED: [&str; 10] = [
@@ -119,24 +129,25 @@ impl ModelConfig {
         let architecture = Architecture::of(model_type).ok_or_else(|| Error::Unsupported {
             dir: dir.to_owned(),
             detail: format!(
-                "model_type {model_type:?} is not an architecture assay runs (it runs {}); \
-                 of the T5-based models, HHEM-2.1-open is supported and MiniCheck-Flan-T5 \
-                 (a text-to-text model) is not",
+                "model_type {model_type:?} is not an architecture assay runs (it runs {})",
                 known.join(", ")
             ),
         })?;
+        // A T5 grounding model is MiniCheck's text-to-text one; every other
+        // family is read through its sequence classification head.
+        let head = match architecture {
+            Architecture::MiniCheckT5 => "T5ForConditionalGeneration",
+            _ => "ForSequenceClassification",
+        };
         if let Some(archs) = json.get("architectures").and_then(Value::as_array) {
             let heads: Vec<&str> = archs.iter().filter_map(Value::as_str).collect();
-            if !heads.is_empty()
-                && !heads
-                    .iter()
-                    .any(|h| h.ends_with("ForSequenceClassification"))
-            {
+            if !heads.is_empty() && !heads.iter().any(|h| h.ends_with(head)) {
                 return Err(Error::Unsupported {
                     dir: dir.to_owned(),
                     detail: format!(
                         "{} is not a sequence classifier: a grounding model scores a \
-                         (context, claim) pair with a ...ForSequenceClassification head",
+                         (context, claim) pair with a ...ForSequenceClassification head \
+                         (or is MiniCheck-Flan-T5, a T5ForConditionalGeneration)",
                         heads.join(", ")
                     ),
                 });
@@ -171,11 +182,21 @@ impl ModelConfig {
             .map(|i| (i.to_string(), Value::from(format!("LABEL_{i}"))))
             .collect();
         // HHEM's config names no labels: its class 1 is consistent.
-        let hhem: Map<String, Value> = [("0", "hallucinated"), ("1", "consistent")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), Value::from(v)))
-            .collect();
+        // MiniCheck-Flan-T5's are its two label tokens, whatever the config
+        // says.
+        let fixed = |names: [&str; 2]| -> Map<String, Value> {
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i.to_string(), Value::from(*v)))
+                .collect()
+        };
+        let (hhem, minicheck) = (
+            fixed(["hallucinated", "consistent"]),
+            fixed(["unsupported", "supported"]),
+        );
         let map = match self.json.get("id2label") {
+            _ if self.architecture == Architecture::MiniCheckT5 => &minicheck,
             None if self.architecture == Architecture::Hhem => &hhem,
             None => &defaults,
             Some(Value::Object(m)) => m,
@@ -249,12 +270,16 @@ impl ModelConfig {
     /// `{text1}` the premise and `{text2}` the hypothesis (HHEM's own,
     /// unless its config gives another).
     pub fn prompt(&self) -> Option<String> {
-        (self.architecture == Architecture::Hhem).then(|| {
-            self.get("prompt")
-                .and_then(Value::as_str)
-                .unwrap_or(HHEM_PROMPT)
-                .to_string()
-        })
+        match self.architecture {
+            Architecture::Hhem => Some(
+                self.get("prompt")
+                    .and_then(Value::as_str)
+                    .unwrap_or(HHEM_PROMPT)
+                    .to_string(),
+            ),
+            Architecture::MiniCheckT5 => Some(MINICHECK_T5_PROMPT.to_string()),
+            _ => None,
+        }
     }
 
     fn get(&self, key: &str) -> Option<&Value> {
@@ -276,6 +301,13 @@ impl ModelConfig {
                 default("position_embedding_type", "absolute".into());
             }
             Architecture::DebertaV2 | Architecture::Hhem => {}
+            Architecture::MiniCheckT5 => {
+                // Keys older T5 configs leave out, at T5's values.
+                default("initializer_factor", 1.0.into());
+                default("dropout_rate", 0.0.into());
+                default("is_encoder_decoder", true.into());
+                default("decoder_start_token_id", 0.into());
+            }
             Architecture::ModernBert => {
                 let eps = self.get("norm_eps").cloned().unwrap_or(1e-5.into());
                 default("layer_norm_eps", eps);

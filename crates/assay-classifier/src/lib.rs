@@ -17,8 +17,8 @@
 //!   best window, which is kept as the evidence.
 //!
 //! The runtime is candle's model implementations (BERT, RoBERTa and
-//! XLM-RoBERTa, DeBERTa-v2/v3, ModernBERT, and T5's encoder for
-//! Vectara's HHEM-2.1-open) and the `tokenizers` crate,
+//! XLM-RoBERTa, DeBERTa-v2/v3, ModernBERT, and T5 for Vectara's
+//! HHEM-2.1-open and MiniCheck-Flan-T5) and the `tokenizers` crate,
 //! which reads `tokenizer.json` as the Python tokenizer does; both are
 //! checked against `transformers` on tiny models of each architecture
 //! (`tests/fixtures`, made by `scripts/fixtures/grounding-models.py`).

@@ -26,7 +26,12 @@ pub(crate) enum Network {
         encoder: t5::T5EncoderModel,
         classifier: Linear,
     },
+    MiniCheckT5(t5::T5ForConditionalGeneration),
 }
+
+/// MiniCheck-Flan-T5's label tokens in T5's vocabulary: `▁` (3) for
+/// unsupported and `1` (209) for supported, the first token decoded.
+const MINICHECK_LABEL_TOKENS: [u32; 2] = [3, 209];
 
 fn parse<T: serde::de::DeserializeOwned>(config: &ModelConfig) -> Result<T> {
     serde_json::from_value(config.for_candle())
@@ -90,6 +95,25 @@ impl Network {
                     classifier: linear(c.d_model, labels, vb.pp("classifier"))?,
                 }
             }
+            Architecture::MiniCheckT5 => {
+                let c: t5::Config = parse(config)?;
+                // candle scales tied T5 outputs unlike transformers; flan-t5
+                // (MiniCheck's base) ties none.
+                if c.tie_word_embeddings {
+                    return Err(candle_core::Error::Msg(
+                        "a T5 with tied word embeddings is not MiniCheck-Flan-T5".into(),
+                    ));
+                }
+                if MINICHECK_LABEL_TOKENS
+                    .iter()
+                    .any(|&t| t as usize >= c.vocab_size)
+                {
+                    return Err(candle_core::Error::Msg(
+                        "the vocabulary lacks MiniCheck's label tokens".into(),
+                    ));
+                }
+                Network::MiniCheckT5(t5::T5ForConditionalGeneration::load(vb, &c)?)
+            }
         })
     }
 
@@ -117,23 +141,37 @@ impl Network {
             Network::Hhem {
                 encoder,
                 classifier,
-            } => {
-                // candle's T5 encoder takes no attention mask: each text is
-                // read alone, unpadded, its first token classified.
-                let lengths = mask.sum(1)?.to_vec1::<u32>()?;
-                let rows = lengths
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &n)| {
-                        let ids = ids.get(i)?.narrow(0, 0, n as usize)?.unsqueeze(0)?;
-                        let hidden = encoder.clone().forward(&ids)?;
-                        classifier.forward(&hidden.get_on_dim(1, 0)?)
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Tensor::cat(&rows, 0)
+            } => each_alone(ids, mask, |ids| {
+                let hidden = encoder.clone().forward(ids)?;
+                classifier.forward(&hidden.get_on_dim(1, 0)?)
+            }),
+            Network::MiniCheckT5(model) => {
+                let labels = Tensor::new(&MINICHECK_LABEL_TOKENS, ids.device())?;
+                each_alone(ids, mask, |ids| {
+                    let start = Tensor::zeros((1, 1), candle_core::DType::U32, ids.device())?;
+                    // A fresh copy: the decoder keeps its cache in itself.
+                    let logits = model.clone().forward(ids, &start)?;
+                    logits.index_select(&labels, 1)
+                })
             }
         }
     }
+}
+
+/// `row` of each text of the batch, read alone and unpadded: candle's T5
+/// takes no attention mask.
+fn each_alone(
+    ids: &Tensor,
+    mask: &Tensor,
+    row: impl Fn(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    let lengths = mask.sum(1)?.to_vec1::<u32>()?;
+    let rows = lengths
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| row(&ids.get(i)?.narrow(0, 0, n as usize)?.unsqueeze(0)?))
+        .collect::<Result<Vec<_>>>()?;
+    Tensor::cat(&rows, 0)
 }
 
 /// candle's configuration of HHEM's T5 encoder, read from the shapes of

@@ -127,6 +127,16 @@ fn hhem_matches_transformers() {
     assert_eq!(m.labels().names, ["hallucinated", "consistent"]);
 }
 
+/// MiniCheck-Flan-T5's shape: a T5 text-to-text model (untied, as
+/// flan-t5) reading `predict: DOC</s>CLAIM`, the first decoded token's
+/// logits at MiniCheck's label tokens.
+#[test]
+fn minicheck_t5_matches_transformers() {
+    let m = check("minicheck-t5", None, Architecture::MiniCheckT5);
+    assert_eq!(m.labels().names, ["unsupported", "supported"]);
+    assert_eq!(m.labels().supported_name(), "supported");
+}
+
 /// The long premise is cut into windows, each claim scored against every
 /// one: the verdict's probability is that of its best window, which it
 /// names.
@@ -199,11 +209,11 @@ fn a_broken_folder_is_an_error_naming_it_and_what_is_wrong() {
         std::fs::write(d.join("config.json"), c.replace(from, to)).unwrap();
     };
     let t5 = broken("t5", |d| {
-        edit_config(d, "\"model_type\": \"bert\"", "\"model_type\": \"t5\"")
+        edit_config(d, "\"model_type\": \"bert\"", "\"model_type\": \"gpt2\"")
     });
     let e = load_error(&t5, None);
     assert!(
-        e.contains("model_type \"t5\" is not an architecture"),
+        e.contains("model_type \"gpt2\" is not an architecture"),
         "{e}"
     );
 

@@ -269,7 +269,8 @@ declare! {
         Protocol protocol: Option<Protocol> = None, How::value("HOW");
         /// A grounding model: a Hugging Face folder of a sequence classifier
         /// (NLI cross-encoder, MiniCheck; BERT, RoBERTa, DeBERTa-v2/v3 or
-        /// ModernBERT) that answers every closed grounding question of every
+        /// ModernBERT), HHEM-2.1-open or MiniCheck-Flan-T5, that answers
+        /// every closed grounding question of every
         /// metric (faithfulness, context_recall, context_precision,
         /// hallucination, answer_correctness's matches), whatever the judge.
         Grounding grounding: Option<PathBuf> = None, How::value("DIR");

@@ -49,9 +49,9 @@ fn check_statements(record: &Value, contexts: &[String], model: &Classifier) {
 
 #[test]
 fn a_grounding_model_answers_under_the_local_judge_with_its_windows() {
-    // An NLI cross-encoder, and HHEM's shape (a T5 encoder read through
-    // its prompt).
-    for name in ["bert", "hhem"] {
+    // An NLI cross-encoder, HHEM's shape (a T5 encoder read through its
+    // prompt) and MiniCheck-Flan-T5's (a T5 text-to-text model).
+    for name in ["bert", "hhem", "minicheck-t5"] {
         answers_under_the_local_judge(name);
     }
 }
