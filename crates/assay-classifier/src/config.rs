@@ -105,7 +105,17 @@ pub(crate) struct ModelConfig {
 }
 
 impl ModelConfig {
+    /// A sequence classifier's (or MiniCheck-Flan-T5's) config.
     pub fn read(dir: &Path) -> Result<ModelConfig, Error> {
+        Self::read_as(dir, false)
+    }
+
+    /// A sentence encoder's config: BERT or (XLM-)RoBERTa, without a head.
+    pub fn read_encoder(dir: &Path) -> Result<ModelConfig, Error> {
+        Self::read_as(dir, true)
+    }
+
+    fn read_as(dir: &Path, encoder: bool) -> Result<ModelConfig, Error> {
         let path = dir.join("config.json");
         if !path.is_file() {
             return Err(Error::Missing {
@@ -139,7 +149,16 @@ impl ModelConfig {
             Architecture::MiniCheckT5 => "T5ForConditionalGeneration",
             _ => "ForSequenceClassification",
         };
-        if let Some(archs) = json.get("architectures").and_then(Value::as_array) {
+        if encoder && !matches!(architecture, Architecture::Bert | Architecture::Roberta) {
+            return Err(Error::Unsupported {
+                dir: dir.to_owned(),
+                detail: format!(
+                    "an embedder is a BERT or (XLM-)RoBERTa encoder, not {architecture}"
+                ),
+            });
+        }
+        if let (false, Some(archs)) = (encoder, json.get("architectures").and_then(Value::as_array))
+        {
             let heads: Vec<&str> = archs.iter().filter_map(Value::as_str).collect();
             if !heads.is_empty() && !heads.iter().any(|h| h.ends_with(head)) {
                 return Err(Error::Unsupported {

@@ -35,6 +35,7 @@
 //! ```
 
 mod config;
+pub mod embed;
 mod network;
 pub mod windows;
 
@@ -417,7 +418,7 @@ pub fn softmax(logits: &[f32]) -> Vec<f64> {
 
 /// The weight files of `dir`: one safetensors file, the shards its index
 /// names, or a PyTorch pickle.
-fn weight_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+pub(crate) fn weight_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let single = dir.join("model.safetensors");
     if single.is_file() {
         return Ok(vec![single]);
@@ -472,7 +473,7 @@ fn weight_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// The first 16 hex digits of the SHA-256 of the weight files, in order.
-fn weights_hash(files: &[PathBuf]) -> Result<String, Error> {
+pub(crate) fn weights_hash(files: &[PathBuf]) -> Result<String, Error> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     for path in files {

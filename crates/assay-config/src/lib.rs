@@ -471,6 +471,15 @@ fn connect_embedder(
         ModelChoice::Http(spec) => {
             CachedEmbedder::connect(spec, options, cache, limiter).map_err(|e| e.to_string())
         }
+        ModelChoice::Local(Some(path))
+            if assay_classifier::embed::SentenceEncoder::is_needed_for(path.as_ref()) =>
+        {
+            let model = SentenceFolder::load(path.as_ref(), threads)?;
+            Ok(CachedEmbedder::new(
+                Arc::new(Offloaded::new(Arc::new(model))),
+                cache,
+            ))
+        }
         ModelChoice::Local(name) => {
             let model = LocalEmbedder::from_spec(&local_spec(name)?)
                 .map_err(|e| e.to_string())?
@@ -480,6 +489,48 @@ fn connect_embedder(
                 cache,
             ))
         }
+    }
+}
+
+/// A sentence-transformers folder the built-in BERT embedder does not read
+/// (an XLM-RoBERTa such as multilingual-e5 or paraphrase-multilingual-
+/// MiniLM, or a model pooled by its first token such as bge-m3), run by
+/// `assay-classifier`'s encoder.
+struct SentenceFolder {
+    encoder: assay_classifier::embed::SentenceEncoder,
+    identity: assay_llm::ModelIdentity,
+}
+
+impl SentenceFolder {
+    fn load(path: &std::path::Path, threads: usize) -> std::result::Result<Self, String> {
+        let encoder = assay_classifier::embed::SentenceEncoder::load(path, threads)
+            .map_err(|e| e.to_string())?;
+        let (model, weights) = encoder
+            .identity()
+            .split_once('@')
+            .unwrap_or((encoder.identity(), ""));
+        let identity = assay_llm::ModelIdentity {
+            provider: "local".into(),
+            endpoint: weights.to_string(),
+            model: model.to_string(),
+            settings: String::new(),
+        };
+        Ok(SentenceFolder { encoder, identity })
+    }
+}
+
+impl assay_local::BlockingEmbedder for SentenceFolder {
+    fn identity(&self) -> &assay_llm::ModelIdentity {
+        &self.identity
+    }
+
+    fn embed_blocking(
+        &self,
+        texts: &[String],
+    ) -> std::result::Result<(Vec<Vec<f32>>, u64), assay_llm::Error> {
+        self.encoder
+            .embed(texts)
+            .map_err(|e| assay_llm::Error::new(assay_llm::FailureKind::Server, e.to_string()))
     }
 }
 

@@ -29,5 +29,5 @@ pub use bert::LocalEmbedder;
 pub use error::Error;
 pub use judge::{JudgeOptions, LocalAnswer, LocalJudge, PrefixCaching};
 pub use llama_cpp_2::token::LlamaToken;
-pub use offload::Offloaded;
+pub use offload::{BlockingEmbedder, Offloaded};
 pub use spec::{models_dir, KnownEmbedder, KnownJudge, LocalSpec};

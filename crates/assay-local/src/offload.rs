@@ -115,7 +115,25 @@ impl ChatModel for Offloaded<LocalJudge> {
     }
 }
 
-impl Embedder for Offloaded<LocalEmbedder> {
+/// An embedder that computes on the calling thread: what [`Offloaded`]
+/// puts behind the async [`Embedder`] trait.
+pub trait BlockingEmbedder: Send + Sync + 'static {
+    fn identity(&self) -> &ModelIdentity;
+    /// Unit-length vectors of `texts`, in order, and the tokens read.
+    fn embed_blocking(&self, texts: &[String]) -> Result<(Vec<Vec<f32>>, u64), assay_llm::Error>;
+}
+
+impl BlockingEmbedder for LocalEmbedder {
+    fn identity(&self) -> &ModelIdentity {
+        LocalEmbedder::identity(self)
+    }
+
+    fn embed_blocking(&self, texts: &[String]) -> Result<(Vec<Vec<f32>>, u64), assay_llm::Error> {
+        Ok(LocalEmbedder::embed_blocking(self, texts)?)
+    }
+}
+
+impl<M: BlockingEmbedder> Embedder for Offloaded<M> {
     fn identity(&self) -> &ModelIdentity {
         self.model.identity()
     }

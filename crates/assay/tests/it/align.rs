@@ -2,7 +2,7 @@
 //! the alignment file; `eval --alignment FILE` judges with it, names it in
 //! the signatures, and no longer prints the figures measured without it.
 
-use crate::common::{assay, eval, read_json, repo, results, stderr};
+use crate::common::{assay, eval, read_json, read_jsonl, repo, results, stderr};
 use assay_grounding::align::Alignment;
 use assay_grounding::{Model, Support};
 use serde_json::Value;
@@ -51,11 +51,7 @@ fn an_alignment_is_made_from_labels_and_judges_the_run_that_names_it() {
         &["--alignment", file.to_str().unwrap()],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let rows: Vec<Value> = std::fs::read_to_string(&data)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = read_jsonl(&data);
     let mut checked = 0;
     for r in results(&out).iter().filter(|r| r["status"] == "scored") {
         let row = rows.iter().find(|x| x["id"] == r["sample_id"]).unwrap();

@@ -64,12 +64,17 @@ pub fn read_json(path: &Path) -> Value {
     .unwrap()
 }
 
-pub fn results(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
+/// The rows of a JSONL file.
+pub fn read_jsonl(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+pub fn results(dir: &Path) -> Vec<Value> {
+    read_jsonl(&dir.join("results.jsonl"))
 }
 
 /// A run's result rows by (sample id, metric).

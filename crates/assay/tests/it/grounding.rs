@@ -3,7 +3,7 @@
 //! and under a remote one, with its best window as the evidence; a broken
 //! folder stops the run before any row with exit code 2.
 
-use crate::common::{eval, read_json, repo, results, stderr};
+use crate::common::{eval, read_json, read_jsonl, repo, results, stderr};
 use crate::judged::{by_metric, ok, rag_row, Fixture};
 use assay_classifier::{Classifier, Options};
 use serde_json::Value;
@@ -68,11 +68,7 @@ fn answers_under_the_local_judge(name: &str) {
     );
     assert!(o.status.success(), "{name}: {}", stderr(&o));
     let model = Classifier::load(&fixture(name), &Options::default()).unwrap();
-    let rows: Vec<Value> = std::fs::read_to_string(&data)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = read_jsonl(&data);
     let records = results(&out);
     let mut checked = 0;
     for r in records.iter().filter(|r| r["metric"] == "faithfulness") {
@@ -140,4 +136,44 @@ fn a_broken_model_folder_stops_the_run_before_any_row() {
     assert!(e.contains(&model.display().to_string()), "{e}");
     assert!(e.contains("no weights"), "{e}");
     assert!(!out.join("results.jsonl").exists());
+}
+
+/// `--embedder local:DIR` with a sentence-transformers folder the built-in
+/// BERT embedder does not read (an XLM-RoBERTa with a SentencePiece
+/// tokenizer, the multilingual models' shape): semantic_similarity is the
+/// cosine of that model's vectors, and the manifest names the model.
+#[test]
+fn a_multilingual_embedder_folder_embeds_for_the_embedding_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let data = repo().join("examples/multilingual.jsonl");
+    let model_dir = fixture("embed-xlm-roberta");
+    let spec = format!("local:{}", model_dir.display());
+    let o = eval(&data, "semantic_similarity", &out, &["--embedder", &spec]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let model = assay_classifier::embed::SentenceEncoder::load(&model_dir, 1).unwrap();
+    let rows = read_jsonl(&data);
+    let mut checked = 0;
+    for r in results(&out).iter().filter(|r| r["status"] == "scored") {
+        let row = rows.iter().find(|x| x["id"] == r["sample_id"]).unwrap();
+        let (Some(response), Some(reference)) =
+            (row["response"].as_str(), row["reference"].as_str())
+        else {
+            continue;
+        };
+        let (v, _) = model
+            .embed(&[response.to_string(), reference.to_string()])
+            .unwrap();
+        let cosine: f64 = v[0].iter().zip(&v[1]).map(|(a, b)| (a * b) as f64).sum();
+        let got = r["value"].as_f64().unwrap();
+        assert!(
+            (got - cosine.clamp(0.0, 1.0)).abs() < 1e-5,
+            "{}: {got} vs {cosine}",
+            r["sample_id"]
+        );
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked} rows checked");
+    let manifest = read_json(&out.join("manifest.json")).to_string();
+    assert!(manifest.contains("embed-xlm-roberta"), "{manifest}");
 }
