@@ -214,8 +214,9 @@ declare! {
         /// local:smollm2-135m or local:/path/model.gguf.
         Judge judge: ModelChoice = ModelChoice::Local(None), How::value("SPEC");
         /// The embedding model of metrics that compare embeddings: the same
-        /// remote forms, or local (all-MiniLM-L6-v2 in-process) [default:
-        /// local, when a metric embeds].
+        /// remote forms, local (all-MiniLM-L6-v2 in-process) or local:DIR (a
+        /// sentence-transformers folder, multilingual ones included)
+        /// [default: local, when a metric embeds].
         Embedder embedder: Option<ModelChoice> = None, How::value("SPEC");
         /// The provider's base URL (ending in /v1) instead of its default.
         BaseUrl base_url: Option<String> = None, How::value("URL");
