@@ -34,7 +34,10 @@ pub struct SentenceEncoder {
     tokenizer: Tokenizer,
     pooling: Pooling,
     pad: u32,
-    identity: String,
+    /// The folder's name.
+    name: String,
+    /// The SHA-256 of its weights and its pooling.
+    version: String,
     batch: usize,
     pool: rayon::ThreadPool,
 }
@@ -42,7 +45,7 @@ pub struct SentenceEncoder {
 impl std::fmt::Debug for SentenceEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SentenceEncoder")
-            .field("identity", &self.identity)
+            .field("identity", &self.identity())
             .field("pooling", &self.pooling)
             .finish()
     }
@@ -109,8 +112,8 @@ impl SentenceEncoder {
             |n| n.to_string_lossy().into_owned(),
         );
         let pooling = pooling(dir)?;
-        let identity = format!(
-            "{name}@sha256:{}/pool={}",
+        let version = format!(
+            "sha256:{}/pool={}",
             weights_hash(&weights)?,
             match pooling {
                 Pooling::Mean => "mean",
@@ -129,7 +132,8 @@ impl SentenceEncoder {
             tokenizer,
             pooling,
             pad: config.pad_token_id,
-            identity,
+            name,
+            version,
             batch: 16,
             pool,
         })
@@ -152,8 +156,19 @@ impl SentenceEncoder {
     }
 
     /// The folder's name, the SHA-256 of its weights and its pooling.
-    pub fn identity(&self) -> &str {
-        &self.identity
+    pub fn identity(&self) -> String {
+        format!("{}@{}", self.name, self.version)
+    }
+
+    /// The folder's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The SHA-256 of its weights and its pooling: what tells two folders
+    /// of one name apart.
+    pub fn version(&self) -> &str {
+        &self.version
     }
 
     /// Token ids of `text` as the model reads it.
@@ -225,7 +240,7 @@ impl SentenceEncoder {
 
     fn run_error(&self, detail: String) -> Error {
         Error::Run {
-            name: self.identity.clone(),
+            name: self.identity(),
             detail,
         }
     }

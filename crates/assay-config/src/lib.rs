@@ -506,14 +506,10 @@ impl SentenceFolder {
     fn load(path: &std::path::Path, threads: usize) -> std::result::Result<Self, String> {
         let encoder = assay_classifier::embed::SentenceEncoder::load(path, threads)
             .map_err(|e| e.to_string())?;
-        let (model, weights) = encoder
-            .identity()
-            .split_once('@')
-            .unwrap_or((encoder.identity(), ""));
         let identity = assay_llm::ModelIdentity {
             provider: "local".into(),
-            endpoint: weights.to_string(),
-            model: model.to_string(),
+            endpoint: encoder.version().to_string(),
+            model: encoder.name().to_string(),
             settings: String::new(),
         };
         Ok(SentenceFolder { encoder, identity })
