@@ -271,9 +271,10 @@ declare! {
         /// A grounding model: a Hugging Face folder of a sequence classifier
         /// (NLI cross-encoder, MiniCheck; BERT, RoBERTa, DeBERTa-v2/v3 or
         /// ModernBERT), HHEM-2.1-open or MiniCheck-Flan-T5, that answers
-        /// every closed grounding question of every
-        /// metric (faithfulness, context_recall, context_precision,
-        /// hallucination, answer_correctness's matches), whatever the judge.
+        /// every closed grounding question of every metric (faithfulness,
+        /// context_recall, context_precision, hallucination,
+        /// answer_correctness's matches, summarization_score's answers),
+        /// whatever the judge.
         Grounding grounding: Option<PathBuf> = None, How::value("DIR");
         /// The grounding model's label that means supported, by name or index
         /// [default: the one its id2label calls entailment, supported,

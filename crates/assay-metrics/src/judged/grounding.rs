@@ -24,7 +24,12 @@
 //!   content words the context's closest sentence holds));
 //! - statement matches of answer_correctness: each response statement
 //!   against the reference's statements, each reference statement against
-//!   the response's.
+//!   the response's;
+//! - summarization_score's answers, only where a model is given (the
+//!   lexical model was never measured on questions): each closed question
+//!   with its expected answer, "{question} Yes.", against the summary. A
+//!   claim is what the models are trained to check, and a bare question
+//!   reads as neither entailed nor contradicted.
 
 use crate::judged::prompt::{GroundingModel, PromptId, PromptSet, Protocol, SlotValue};
 use crate::judged::step::Filled;
@@ -35,11 +40,12 @@ use assay_grounding::{language, Judgement, Support, Verified};
 
 /// The list slots of the grounding questions, whose texts tell a row's
 /// language.
-const SLOT_LISTS: [&str; 4] = [
+const SLOT_LISTS: [&str; 5] = [
     "contexts",
     "statements",
     "response_statements",
     "reference_statements",
+    "questions",
 ];
 
 /// The share of an answer's own words a context must hold to be useful.
@@ -65,6 +71,8 @@ pub enum Form {
     Contradictions,
     /// Response statements against the reference's and back.
     Correctness,
+    /// Per closed question: the summary answers yes.
+    SummaryAnswers,
 }
 
 impl Form {
@@ -72,18 +80,23 @@ impl Form {
     /// it does: under the grounding protocol, or under any where a
     /// grounding model is given.
     pub fn under(prompts: &PromptSet, id: PromptId) -> Option<Form> {
-        const FORMS: [(PromptId, Form); 5] = [
+        const FORMS: [(PromptId, Form); 6] = [
             (steps::FAITHFULNESS_VERDICTS, Form::Statements),
             (steps::REFERENCE_ATTRIBUTION, Form::Attribution),
             (steps::CONTEXT_USEFULNESS, Form::Usefulness),
             (steps::CONTRADICTIONS, Form::Contradictions),
             (steps::CORRECTNESS_CLASSIFICATION, Form::Correctness),
+            (steps::SUMMARY_ANSWERS, Form::SummaryAnswers),
         ];
+        let given = prompts.grounding().is_some();
         FORMS
             .iter()
             .find(|(p, _)| *p == id)
             .map(|(_, form)| *form)
-            .filter(|_| prompts.protocol() == Protocol::Grounding || prompts.grounding().is_some())
+            .filter(|form| match form {
+                Form::SummaryAnswers => given,
+                _ => given || prompts.protocol() == Protocol::Grounding,
+            })
     }
 
     /// The step's output for the filled slots of its list prompt, from
@@ -104,7 +117,12 @@ impl Form {
         let lexicon = match prompts.language() {
             Some(given) => given,
             None => {
-                let mut texts = vec![text("question"), text("answer"), text("response")];
+                let mut texts = vec![
+                    text("question"),
+                    text("answer"),
+                    text("response"),
+                    text("summary"),
+                ];
                 for name in SLOT_LISTS {
                     texts.extend(list(name).iter().map(String::as_str));
                 }
@@ -197,8 +215,25 @@ impl Form {
                     reference: against(reference, response)?,
                 }
             }
+            Form::SummaryAnswers => {
+                let claims: Vec<String> =
+                    list("questions").iter().map(|q| answered_yes(q)).collect();
+                let summary = [text("summary").to_string()];
+                let verdicts = judged(
+                    &claims,
+                    &summary,
+                    &support(&mut summary.iter().map(String::as_str)),
+                )?;
+                StepOutput::Verdicts(verdicts.iter().map(|j| statement(j, false)).collect())
+            }
         })
     }
+}
+
+/// A closed question as the claim a grounding model checks: the question
+/// with its expected answer.
+pub fn answered_yes(question: &str) -> String {
+    format!("{} Yes.", question.trim())
 }
 
 fn strs(items: &[String]) -> Vec<&str> {

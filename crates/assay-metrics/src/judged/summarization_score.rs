@@ -8,7 +8,8 @@
 //! answer from the source is yes, then [`steps::summary_answers`]
 //! (`prompts/summary_answers.json`), yes/no per question from the summary;
 //! under the per-item protocol each question is asked alone
-//! (`prompts/summary_answer.json`).
+//! (`prompts/summary_answer.json`); with a grounding model given, it
+//! answers them instead of the judge ([`crate::judged::grounding`]).
 //!
 //! QA = yes answers / questions; conciseness = 1 - min(len(summary),
 //! len(text)) / (len(text) + 1e-10), lengths in Unicode characters; score

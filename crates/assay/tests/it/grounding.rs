@@ -115,6 +115,51 @@ fn a_grounding_model_answers_in_place_of_a_remote_judge() {
     check_statements(&r["faithfulness"], &contexts(&row), &model);
 }
 
+/// summarization_score's answers: the judge writes the keyphrases and
+/// the closed questions, the model answers each question ("{question}
+/// Yes.") from the summary, and the score is the count of its yeses.
+#[test]
+fn a_grounding_model_answers_the_summary_s_closed_questions() {
+    let fx = Fixture::content_reading();
+    let row = rag_row();
+    let data = fx.data(std::slice::from_ref(&row));
+    let folder = fixture("deberta-v2");
+    let o = fx.eval(
+        &data,
+        "summarization_score",
+        "run",
+        &["--grounding", folder.to_str().unwrap()],
+    );
+    ok(&o);
+    assert_eq!(fx.asked("keyphrases"), 1);
+    assert_eq!(fx.asked("closed_questions"), 1);
+    assert_eq!(fx.asked("summary_answers") + fx.asked("summary_answer"), 0);
+    let model = Classifier::load(&folder, &Options::default()).unwrap();
+    let r = &by_metric(&fx.path("run"), "eiffel")["summarization_score"];
+    let questions = r["details"]["questions"].as_array().unwrap();
+    assert!(!questions.is_empty(), "{r}");
+    let summary = row["response"].as_str().unwrap();
+    let mut yes = 0;
+    for q in questions {
+        let claim = format!("{} Yes.", q["question"].as_str().unwrap());
+        let want = model
+            .verify(&[claim.as_str()], &[summary])
+            .unwrap()
+            .remove(0);
+        let got = q["yes_probability"].as_f64().unwrap();
+        assert!(
+            (got - want.probability).abs() < 1e-9,
+            "{claim}: {got} vs {want:?}"
+        );
+        yes += usize::from(q["verdict"] == "yes");
+        assert_eq!(q["verdict"] == "yes", want.probability >= 0.5, "{q}");
+    }
+    let qa = r["details"]["qa_score"].as_f64().unwrap();
+    assert_eq!(qa, yes as f64 / questions.len() as f64);
+    let manifest = read_json(&fx.path("run/manifest.json")).to_string();
+    assert!(manifest.contains(model.identity()), "{manifest}");
+}
+
 #[test]
 fn a_broken_model_folder_stops_the_run_before_any_row() {
     let dir = tempfile::tempdir().unwrap();
