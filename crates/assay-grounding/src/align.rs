@@ -7,8 +7,12 @@
 //! Only the combiner is refitted, on the same features: measured on the
 //! shared RAGTruth rows, features of the texts' form (a question, a record
 //! context, the contexts' length) made the held-out figure worse (0.653
-//! against 0.674), and so did labelling every sentence of a row with the
-//! row's label where it has no spans (0.648).
+//! against 0.674, both under a fixed penalty of 1), and so did labelling every sentence of a row with the
+//! row's label where it has no spans (0.648), and so did fitting the
+//! weights to the rows' labels through their mean (0.665). What helped is
+//! a stronger penalty: a few hundred rows are few for eleven weights. The
+//! penalty is chosen from [`PENALTIES`] on the training folds alone (each
+//! held out in turn), never on the fold being tested.
 //!
 //! A row's claims are its response's sentences, labelled as
 //! [`crate::train`] labels them (from spans where the row has them, else
@@ -58,6 +62,10 @@ pub const VERSION: u32 = 1;
 
 /// Folds of the before-and-after evaluation.
 pub const FOLDS: u8 = 5;
+
+/// The L2 penalties a refit chooses among, smallest first (the built-in
+/// model's is the first).
+pub const PENALTIES: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
 
 /// One labelled row.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,6 +146,9 @@ pub struct FoldFigures {
     /// Rows tested in this fold, and claims trained on without it.
     pub rows: usize,
     pub trained_claims: usize,
+    /// The penalty chosen on the other folds.
+    #[serde(default)]
+    pub l2: f64,
     pub before: Option<f64>,
     pub after: Option<f64>,
 }
@@ -275,7 +286,9 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
     let mut out_of_fold: Vec<(f64, bool)> = Vec::new();
     for k in 0..FOLDS {
         let train_rows = claims(&|p| p.fold != k);
-        let fitted = fit(&train_rows, train::L2, train::ITERATIONS);
+        let others: Vec<u8> = (0..FOLDS).filter(|f| *f != k).collect();
+        let l2 = choose_penalty(&prepared, &others);
+        let fitted = fit(&train_rows, l2, train::ITERATIONS);
         let (mut b, mut a, mut l) = (Vec::new(), Vec::new(), Vec::new());
         for (i, p) in scored.iter().enumerate().filter(|(_, p)| p.fold == k) {
             after[i] = score(&p.sentences, |x| fitted.probability(x));
@@ -290,6 +303,7 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
             fold: k,
             rows: l.len(),
             trained_claims: train_rows.len(),
+            l2,
             before: roc_auc(&b, &l),
             after: roc_auc(&a, &l),
         });
@@ -326,7 +340,9 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
             }
         })
         .collect();
-    let fitted = fit(&all, train::L2, train::ITERATIONS);
+    let every: Vec<u8> = (0..FOLDS).collect();
+    let l2 = choose_penalty(&prepared, &every);
+    let fitted = fit(&all, l2, train::ITERATIONS);
     let mut demonstrations: Vec<(String, &Demonstration)> = prepared
         .iter()
         .flat_map(|p| &p.demonstrations)
@@ -336,8 +352,9 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
     let (scores, labels): (Vec<f64>, Vec<bool>) = out_of_fold.into_iter().unzip();
     let split = format!(
         "{FOLDS} folds by source document (the first byte of the SHA-256 of the row's group, mod {FOLDS}): \
-         each fold's rows tested by a combiner trained on the other folds' claims; the file's combiner \
-         is then trained on every claim"
+         each fold's rows tested by a combiner trained on the other folds' claims, with the L2 penalty \
+         chosen by cross-validation over those folds alone; the file's combiner is then trained on \
+         every claim, with the penalty chosen over all folds"
     );
     Ok(Alignment {
         format: FORMAT.to_string(),
@@ -359,7 +376,7 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
                     claims: all.len(),
                     supported,
                 }],
-                l2: train::L2,
+                l2,
                 split: split.clone(),
                 // A fold with no rows has no figure.
                 folds: folds.iter().filter_map(|f| f.after).collect(),
@@ -382,6 +399,40 @@ pub fn align(rows: &[Row], file: &str, sha256: &str) -> Result<Alignment, AlignE
             .map(|(_, d)| d.clone())
             .collect(),
     })
+}
+
+/// The penalty of [`PENALTIES`] under which combiners trained without
+/// one of `folds` rank that fold's rows best (pooled ROC-AUC of their
+/// scores for faithful rows); a tie goes to the smaller penalty.
+fn choose_penalty(prepared: &[Prepared], folds: &[u8]) -> f64 {
+    let mut best = (PENALTIES[0], f64::NEG_INFINITY);
+    for l2 in PENALTIES {
+        let (mut scores, mut labels) = (Vec::new(), Vec::new());
+        for &k in folds {
+            let train: Vec<(Vec<f64>, bool)> = prepared
+                .iter()
+                .filter(|p| p.fold != k && folds.contains(&p.fold))
+                .flat_map(|p| p.labelled.iter().cloned())
+                .collect();
+            if !train.iter().any(|(_, s)| *s) || train.iter().all(|(_, s)| *s) {
+                continue;
+            }
+            let fitted = fit(&train, l2, train::ITERATIONS);
+            for p in prepared
+                .iter()
+                .filter(|p| p.fold == k && !p.sentences.is_empty())
+            {
+                scores.push(score(&p.sentences, |x| fitted.probability(x)));
+                labels.push(!p.hallucinated);
+            }
+        }
+        if let Some(auc) = roc_auc(&scores, &labels) {
+            if auc > best.1 {
+                best = (l2, auc);
+            }
+        }
+    }
+    best.0
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -448,5 +499,37 @@ mod tests {
         let a = align(&rows, "rows.jsonl", "0000").unwrap();
         assert!(a.evaluation.folds.iter().any(|f| f.after.is_none()));
         assert_eq!(Alignment::parse(&a.to_json()).unwrap(), a);
+    }
+
+    /// Where every penalty ranks the held-out rows perfectly, the smallest
+    /// is chosen, for each fold and for the file's combiner; a file
+    /// written before penalties were chosen reads back with none.
+    #[test]
+    fn the_penalty_is_the_smallest_of_the_best() {
+        let rows: Vec<Row> = (0..60)
+            .map(|i| Row {
+                id: format!("r{i}"),
+                group: format!("doc{}", i % 12),
+                question: String::new(),
+                contexts: vec!["The bridge opened in 1932 and is 1,149 metres long.".into()],
+                response: if i % 2 == 0 {
+                    "The bridge opened in 1932.".into()
+                } else {
+                    "The tunnel closed in 1951 after floods.".into()
+                },
+                hallucinated: i % 2 == 1,
+                spans: None,
+                task: None,
+            })
+            .collect();
+        let a = align(&rows, "rows.jsonl", "0000").unwrap();
+        assert!(a.evaluation.folds.iter().all(|f| f.l2 == PENALTIES[0]));
+        assert_eq!(a.model.provenance.l2, PENALTIES[0]);
+        let mut old: serde_json::Value = serde_json::from_str(&a.to_json()).unwrap();
+        for fold in old["evaluation"]["folds"].as_array_mut().unwrap() {
+            fold.as_object_mut().unwrap().remove("l2").unwrap();
+        }
+        let read = Alignment::parse(&old.to_string()).unwrap();
+        assert!(read.evaluation.folds.iter().all(|f| f.l2 == 0.0));
     }
 }

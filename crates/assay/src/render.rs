@@ -394,14 +394,22 @@ pub(crate) fn align(rows: &[Vec<String>]) -> String {
 pub fn alignment(a: &assay_grounding::align::Alignment) -> String {
     let e = &a.evaluation;
     let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.3}"));
-    let mut rows = vec![["fold", "rows tested", "claims trained", "before", "after"]
-        .map(String::from)
-        .to_vec()];
+    let mut rows = vec![[
+        "fold",
+        "rows tested",
+        "claims trained",
+        "L2 chosen",
+        "before",
+        "after",
+    ]
+    .map(String::from)
+    .to_vec()];
     for fold in &e.folds {
         rows.push(vec![
             fold.fold.to_string(),
             fold.rows.to_string(),
             fold.trained_claims.to_string(),
+            fold.l2.to_string(),
             f(fold.before),
             f(fold.after),
         ]);
