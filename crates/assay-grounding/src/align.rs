@@ -7,8 +7,9 @@
 //! Only the combiner is refitted, on the same features: measured on the
 //! shared RAGTruth rows, features of the texts' form (a question, a record
 //! context, the contexts' length) made the held-out figure worse (0.653
-//! against 0.674, both under a fixed penalty of 1), and so did labelling every sentence of a row with the
-//! row's label where it has no spans (0.648), and so did fitting the
+//! against 0.674, both under a fixed penalty of 1), and so did labelling
+//! every sentence of a row with the row's label where it has no spans
+//! (0.648), and so did fitting the
 //! weights to the rows' labels through their mean (0.665). What helped is
 //! a stronger penalty: a few hundred rows are few for eleven weights. The
 //! penalty is chosen from [`PENALTIES`] on the training folds alone (each
