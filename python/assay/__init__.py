@@ -10,7 +10,7 @@ corpus forms, and `RougeScorer`) match rouge-score, nltk and sacreBLEU to
 1e-9.
 """
 
-from assay._assay import __version__
+from assay._assay import __version__, config_file
 from assay._evaluate import (
     AuthError,
     Gate,
@@ -47,6 +47,7 @@ __all__ = [
     "assert_scores",
     "calibrate",
     "compare",
+    "config_file",
     "evaluate",
     "report",
     "RougeScorer",

@@ -25,6 +25,7 @@ __all__ = [
     "compare",
     "calibrate",
     "align",
+    "config_file",
     "cli_main",
     "UsageError",
     "AuthError",
@@ -151,4 +152,5 @@ def sentence_chrf(
 def corpus_chrf(
     predictions: list[str], references: list[list[str]], options: _ChrfOptions
 ) -> float: ...
+def config_file(path: str | os.PathLike[str], judge_only: bool = False) -> dict[str, Any]: ...
 def cli_main(argv: list[str]) -> int: ...

@@ -375,7 +375,9 @@ def evaluate(
     (`--set`). `judge`/`embedder`: `local` (in-process, no key, the
     default) or `openai:MODEL`, `ollama:`, `vllm:`, `llamacpp:`; the API key
     comes from `OPENAI_API_KEY`/`ASSAY_API_KEY`, or `api_key=` (never
-    stored). `out`: a run directory, resumed by the same call; None keeps
+    stored); a project's options from a file (`assay.toml`, or
+    `pyproject.toml`'s `[tool.assay]`): `**assay.config_file(path)`. `out`:
+    a run directory, resumed by the same call; None keeps
     nothing. `cache`: True (the default place), False, or a path.
     `prices`: `{"MODEL": "IN/OUT"}` per million tokens. `shard`: `"K/N"`,
     score only shard K of N (as `--shard`; `assay.ray` uses it).

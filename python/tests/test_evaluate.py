@@ -570,3 +570,51 @@ def test_long_runs_show_progress_with_judge_usage(tmp_path, capfd):
     assert "\r" not in err and "\x1b" not in err and "it/s" not in err, repr(err)
     lines = [line for line in err.splitlines() if line.startswith("assay: ")]
     assert lines and lines[-1].startswith("assay: 100% 10 rows"), err
+
+
+def test_a_config_file_gives_evaluate_its_keywords(tmp_path, judge, monkeypatch):
+    """A pyproject's `[tool.assay]` table as keywords: the run is judged by
+    the file's judge, a keyword also in the file is Python's own error,
+    and a secret or an unknown key in the file names the file and key."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(
+        textwrap.dedent(
+            f"""\
+            [project]
+            name = "app"
+
+            [tool.assay]
+            judge = "openai:judge-model"
+            base_url = "{judge.base_url}"
+            cache = "{tmp_path / "cache.sqlite"}"
+            max_retries = 0
+            strict = true
+            [tool.assay.prices]
+            judge-model = "1/2"
+            """
+        )
+    )
+    options = assay.config_file(pyproject)
+    assert options["max_retries"] == 0 and options["prices"] == {"judge-model": "1/2"}
+    assert set(assay.config_file(pyproject, judge_only=True)) == {
+        "judge",
+        "base_url",
+        "cache",
+        "max_retries",
+        "prices",
+    }
+    result = assay.evaluate(EXAMPLE, ["faithfulness"], out=tmp_path / "run", **options)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["judge"]["spec"] == "openai:judge-model"
+    assert any(r["status"] == "scored" for r in result.records)
+    with pytest.raises(TypeError, match="multiple values for keyword argument 'judge'"):
+        assay.evaluate(EXAMPLE, ["faithfulness"], judge="local", **options)
+    bad = tmp_path / "assay.toml"
+    bad.write_text('api_key = "sk-in-a-file"\n')
+    with pytest.raises(assay.UsageError, match='key "api_key": a secret is read from') as e:
+        assay.config_file(bad)
+    assert "sk-in-a-file" not in str(e.value)
+    bad.write_text("concurency = 4\n")
+    with pytest.raises(assay.UsageError, match=r'assay.toml: key "concurency": not a run option'):
+        assay.config_file(bad)

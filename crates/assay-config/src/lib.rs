@@ -19,6 +19,7 @@
 //! assert!(options.judged.is_none(), "a lexical run connects no model");
 //! ```
 
+pub mod file;
 pub mod options;
 
 use assay_core::{Format, InputOptions, Source, Stitch};

@@ -30,6 +30,32 @@ pub enum Given<'a> {
     Switch(bool),
 }
 
+/// A [`Given`] kept for later: a value given on the command line, given
+/// again over a configuration file's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kept {
+    Text(String),
+    Switch(bool),
+}
+
+impl From<Given<'_>> for Kept {
+    fn from(given: Given<'_>) -> Kept {
+        match given {
+            Given::Text(t) => Kept::Text(t.to_string()),
+            Given::Switch(b) => Kept::Switch(b),
+        }
+    }
+}
+
+impl Kept {
+    pub fn given(&self) -> Given<'_> {
+        match self {
+            Kept::Text(t) => Given::Text(t),
+            Kept::Switch(b) => Given::Switch(*b),
+        }
+    }
+}
+
 /// How the command line writes an option.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cli {
@@ -188,6 +214,30 @@ pub trait Declared: Default + Sized {
     fn spec(option: Self::Option) -> &'static Spec;
     /// Sets `option` from `given` (adds to it, for a repeated one).
     fn give(&mut self, option: Self::Option, given: Given<'_>) -> Result<(), String>;
+    /// Sets `option` back to its default (a repeated one to none).
+    fn reset(&mut self, option: Self::Option);
+    /// Gives each of `given` in turn over `self`; a repeated option given
+    /// again starts from none, so that a later source replaces an
+    /// earlier one's list instead of adding to it.
+    fn give_over(&mut self, given: &[(Self::Option, Kept)]) -> Result<(), (Self::Option, String)> {
+        let mut started: Vec<Self::Option> = Vec::new();
+        for (option, value) in given {
+            if !started.contains(option) {
+                self.reset(*option);
+                started.push(*option);
+            }
+            self.give(*option, value.given())
+                .map_err(|e| (*option, e))?;
+        }
+        Ok(())
+    }
+    /// The option named `name` (its Python keyword).
+    fn named(name: &str) -> Option<Self::Option> {
+        Self::all()
+            .iter()
+            .copied()
+            .find(|o| Self::spec(*o).name == name)
+    }
     /// The option's default and type, for the docs and the signatures.
     fn shown(option: Self::Option) -> Shown;
     /// The field a mistake in `option` is about.
@@ -491,6 +541,11 @@ macro_rules! declare {
             ) -> ::std::result::Result<(), String> {
                 match option {
                     $( $option::$variant => $crate::options::Value::give(&mut self.$field, given), )*
+                }
+            }
+            fn reset(&mut self, option: $option) {
+                match option {
+                    $( $option::$variant => self.$field = $config::default().$field, )*
                 }
             }
             fn field(option: $option) -> $crate::Field {

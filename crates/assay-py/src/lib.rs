@@ -35,6 +35,7 @@ fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(review::compare, m)?)?;
     m.add_function(wrap_pyfunction!(review::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(review::align, m)?)?;
+    m.add_function(wrap_pyfunction!(options::config_file, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("UsageError", m.py().get_type::<convert::UsageError>())?;
     m.add("AuthError", m.py().get_type::<convert::AuthError>())?;

@@ -6,7 +6,7 @@
 //! the Python signature and this reader cannot drift apart unseen.
 
 use crate::convert::{report_error, usage, UsageError};
-use assay_config::options::{Declared, Given};
+use assay_config::options::{Declared, Kept};
 use assay_config::{EvalConfig, Field, UsageError as Mistake, Words};
 use assay_core::{Original, Source};
 
@@ -94,6 +94,7 @@ impl<'py> Keywords<'py> {
     /// `KEY=VALUE` items, a list as its items, anything else as its `str()`.
     pub(crate) fn declared<C: Declared>(&mut self) -> PyResult<C> {
         let mut config = C::default();
+        let mut kept = Vec::new();
         for &option in C::all() {
             let spec = C::spec(option);
             if !spec.how.python {
@@ -105,13 +106,12 @@ impl<'py> Keywords<'py> {
             self.left.del_item(spec.name)?;
             let mistake = |e: String| usage(Mistake::of(C::field(option), e));
             for given in given(&value, &C::shown(option).annotation)?.map_err(mistake)? {
-                let given = match &given {
-                    Piece::Switch(b) => Given::Switch(*b),
-                    Piece::Text(t) => Given::Text(t),
-                };
-                config.give(option, given).map_err(mistake)?;
+                kept.push((option, given));
             }
         }
+        config
+            .give_over(&kept)
+            .map_err(|(option, e)| usage(Mistake::of(C::field(option), e)))?;
         Ok(config)
     }
 
@@ -205,21 +205,15 @@ impl<'py> Keywords<'py> {
     }
 }
 
-/// One piece of a keyword's value, as [`Given`] borrows it.
-enum Piece {
-    Text(String),
-    Switch(bool),
-}
-
 /// What a keyword's value gives an option of Python type `annotation`:
 /// nothing for `None`; an error when a number is given for text or text
 /// for a number.
-fn given(value: &Bound<'_, PyAny>, annotation: &str) -> PyResult<Result<Vec<Piece>, String>> {
+fn given(value: &Bound<'_, PyAny>, annotation: &str) -> PyResult<Result<Vec<Kept>, String>> {
     if value.is_none() {
         return Ok(Ok(Vec::new()));
     }
     if value.is_instance_of::<PyBool>() {
-        return Ok(Ok(vec![Piece::Switch(value.is_truthy()?)]));
+        return Ok(Ok(vec![Kept::Switch(value.is_truthy()?)]));
     }
     if let Ok(mapping) = value.cast::<PyMapping>() {
         return mapping
@@ -227,7 +221,7 @@ fn given(value: &Bound<'_, PyAny>, annotation: &str) -> PyResult<Result<Vec<Piec
             .iter()
             .map(|item| {
                 let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
-                Ok(Piece::Text(format!("{}={}", k.str()?, v.str()?)))
+                Ok(Kept::Text(format!("{}={}", k.str()?, v.str()?)))
             })
             .collect::<PyResult<_>>()
             .map(Ok);
@@ -235,7 +229,7 @@ fn given(value: &Bound<'_, PyAny>, annotation: &str) -> PyResult<Result<Vec<Piec
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         return value
             .try_iter()?
-            .map(|v| Ok(Piece::Text(v?.str()?.to_string())))
+            .map(|v| Ok(Kept::Text(v?.str()?.to_string())))
             .collect::<PyResult<_>>()
             .map(Ok);
     }
@@ -247,7 +241,7 @@ fn given(value: &Bound<'_, PyAny>, annotation: &str) -> PyResult<Result<Vec<Piec
             value.get_type().name()?
         )));
     }
-    Ok(Ok(vec![Piece::Text(value.str()?.to_string())]))
+    Ok(Ok(vec![Kept::Text(value.str()?.to_string())]))
 }
 
 /// A parameter's value as `--set` takes it: `true`/`false`, a list
@@ -264,4 +258,20 @@ fn param_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
         return Ok(items.join(","));
     }
     Ok(value.str()?.to_string())
+}
+
+/// `assay.config_file(path, judge_only=False)`: the options of a
+/// configuration file (TOML keyed by the keywords, or a `pyproject.toml`'s
+/// `[tool.assay]` table), checked as `assay eval --config` checks them, as
+/// a dict of keywords: `assay.evaluate(data, metrics,
+/// **assay.config_file("assay.toml"))`. A keyword given besides one of the
+/// file's is Python's own error, never silently one or the other;
+/// `judge_only=True` gives only the judge options, which
+/// `assay.calibrate` takes.
+#[pyfunction]
+#[pyo3(signature = (path, judge_only = false))]
+pub(crate) fn config_file(py: Python<'_>, path: PathBuf, judge_only: bool) -> PyResult<Py<PyAny>> {
+    let file = assay_config::file::ConfigFile::read(&path).map_err(usage)?;
+    let keywords = file.keywords(judge_only).map_err(usage)?;
+    crate::convert::to_python(py, &serde_json::Value::Object(keywords))
 }

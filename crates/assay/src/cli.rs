@@ -194,6 +194,11 @@ pub struct EvalArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+    /// A configuration file of run and judge options (TOML, keyed by
+    /// their Python keywords; a `pyproject.toml` gives its `[tool.assay]`
+    /// table); the flags given win over it. See docs/cli.md.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub options: EvalFlags,
     #[command(flatten)]
@@ -259,6 +264,11 @@ pub struct CalibrateArgs {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     pub format: OutputFormat,
+    /// A configuration file of judge options (TOML, keyed by
+    /// their Python keywords; a `pyproject.toml` gives its `[tool.assay]`
+    /// table); the flags given win over it. See docs/cli.md.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Worker threads, and the local judge's and embedder's CPU threads [default: all cores].
     #[arg(long)]
     pub threads: Option<usize>,

@@ -3,10 +3,14 @@
 //! limits) and the run are the libraries'.
 
 use crate::cli::{EvalArgs, JudgeArgs, OutputFormat};
+use crate::flags::Flags;
 use anyhow::Result;
+use assay_config::file::ConfigFile;
+use assay_config::options::Declared;
 use assay_config::{EvalConfig, JudgeConfig};
 use assay_report::gates::Condition;
 use assay_run::Finish;
+use std::path::Path;
 
 pub use assay_config::{cache, UsageError};
 
@@ -19,6 +23,7 @@ pub struct Eval {
 }
 
 pub fn eval(args: EvalArgs) -> Result<Eval> {
+    let file = read(args.config.as_deref())?;
     let gates = &args.gates;
     let conditions = gates
         .fail_under
@@ -36,8 +41,8 @@ pub fn eval(args: EvalArgs) -> Result<Eval> {
         data: assay_core::Source::parse(&args.data),
         metrics: args.metrics,
         settings: args.settings,
-        options: args.options.0,
-        judge: judge_config(&args.judge),
+        options: over(&args.options, file.as_ref())?,
+        judge: over(&args.judge, file.as_ref())?,
     };
     Ok(Eval {
         config,
@@ -46,7 +51,21 @@ pub fn eval(args: EvalArgs) -> Result<Eval> {
     })
 }
 
-/// The judge flags as the library names them.
-pub fn judge_config(args: &JudgeArgs) -> JudgeConfig {
-    args.0.clone()
+/// The judge flags as the library names them, over the options of
+/// `--config FILE` where one is given.
+pub fn judge_config(args: &JudgeArgs, config: Option<&Path>) -> Result<JudgeConfig> {
+    over(args, read(config)?.as_ref())
+}
+
+/// `--config FILE`, read and checked.
+fn read(config: Option<&Path>) -> Result<Option<ConfigFile>> {
+    Ok(config.map(ConfigFile::read).transpose()?)
+}
+
+/// The flags given over the file's options, or over the defaults.
+fn over<C: Declared + Clone>(flags: &Flags<C>, file: Option<&ConfigFile>) -> Result<C> {
+    match file {
+        None => Ok(flags.config.clone()),
+        Some(file) => Ok(flags.over(file.options()?).map_err(UsageError::general)?),
+    }
 }

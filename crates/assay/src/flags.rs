@@ -1,16 +1,32 @@
 //! The command line's flags of a configuration `assay-config` declares
 //! (see [`assay_config::options`]): each declared option becomes its flag,
 //! with the declaration's help and default, and its values are given to
-//! the configuration as the declaration parses them.
+//! the configuration as the declaration parses them. The values given are
+//! kept, to be given again over a configuration file's.
 
-use assay_config::options::{self, Cli, Declared, Given};
+use assay_config::options::{self, Cli, Declared, Given, Kept};
 use clap::builder::PossibleValuesParser;
 use clap::error::ErrorKind;
 use clap::{Arg, ArgAction, ArgMatches, Command, FromArgMatches};
 
-/// A declared configuration, read from the command line.
+/// A declared configuration, read from the command line: the options'
+/// defaults with the flags given over them, and the flags given.
 #[derive(Clone, Debug, Default)]
-pub struct Flags<C>(pub C);
+pub struct Flags<C: Declared> {
+    pub config: C,
+    pub given: Vec<(C::Option, Kept)>,
+}
+
+impl<C: Declared> Flags<C> {
+    /// `base` (a configuration file's options) with the flags given over
+    /// it: a flag wins over the file, and a repeated flag replaces the
+    /// file's list.
+    pub fn over(&self, mut base: C) -> Result<C, String> {
+        base.give_over(&self.given)
+            .map_err(|(option, e)| format!("{}: {e}", C::spec(option).flag()))?;
+        Ok(base)
+    }
+}
 
 /// The id of `--no-NAME`.
 fn off(name: &str) -> String {
@@ -73,7 +89,10 @@ impl<C: Declared + 'static> clap::Args for Flags<C> {
 
 impl<C: Declared> FromArgMatches for Flags<C> {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut flags = Flags(C::default());
+        let mut flags = Flags {
+            config: C::default(),
+            given: Vec::new(),
+        };
         flags.update_from_arg_matches(matches)?;
         Ok(flags)
     }
@@ -81,13 +100,16 @@ impl<C: Declared> FromArgMatches for Flags<C> {
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         for &option in C::all() {
             let spec = C::spec(option);
+            let (config, kept) = (&mut self.config, &mut self.given);
             let mut give = |given: Given<'_>| {
-                self.0.give(option, given).map_err(|e| {
+                config.give(option, given).map_err(|e| {
                     clap::Error::raw(
                         ErrorKind::ValueValidation,
                         format!("{}: {e}\n", spec.flag()),
                     )
-                })
+                })?;
+                kept.push((option, given.into()));
+                Ok::<(), clap::Error>(())
             };
             match spec.how.cli {
                 Cli::Environment(_) => {}

@@ -220,7 +220,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 limit: args.limit,
                 offset: args.offset,
                 out: args.out,
-                judge: config::judge_config(&args.judge),
+                judge: config::judge_config(&args.judge, args.config.as_deref())?,
                 threads: args.threads,
             };
             let cancel = assay_engine::CancelToken::new();
@@ -250,7 +250,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
 /// was not (each named on stderr).
 fn adapt_prompts(args: cli::AdaptArgs) -> anyhow::Result<u8> {
     use assay_metrics::judged::prompt::{PromptId, PromptSet};
-    let named = args.judge.0.language.clone().ok_or_else(|| {
+    let named = args.judge.config.language.clone().ok_or_else(|| {
         config::UsageError::general("--language: which language to translate the prompts into")
     })?;
     let language = assay_grounding::language::english_name(&named).ok_or_else(|| {
@@ -273,12 +273,12 @@ fn adapt_prompts(args: cli::AdaptArgs) -> anyhow::Result<u8> {
     // Here the language is the prompts', not the rows' of a run.
     let judge = assay_config::JudgeConfig {
         language: None,
-        ..config::judge_config(&args.judge)
+        ..config::judge_config(&args.judge, None)?
     };
     let run = assay_config::judged_run(Vec::new(), PromptSet::builtin()?, &judge, threads)?;
     let done = assay_engine::adapt::adapt_prompts(
         &run.judge,
-        args.judge.0.prompts.as_deref(),
+        args.judge.config.prompts.as_deref(),
         &ids,
         language,
         &args.out,

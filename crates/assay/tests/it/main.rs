@@ -5,6 +5,7 @@ mod batch;
 mod calibrate;
 mod common;
 mod compare;
+mod config_file;
 mod conversation;
 mod eval;
 mod faults;
