@@ -117,6 +117,15 @@ class _JudgeOptions(TypedDict, total=False):
     language: str | None
     # </generated>
 
+# What `evaluate`'s `options` take for after the run, besides `gates`, as
+# assay-config declares it.
+class _FinishOptions(TypedDict, total=False):
+    # <generated: finish options>
+    max_failed_fraction: float | None
+    calibration: _PathLike | None
+    report: bool
+    # </generated>
+
 class _ChrfOptions(TypedDict):
     char_order: int
     word_order: int

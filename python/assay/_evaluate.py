@@ -357,9 +357,11 @@ def evaluate(
     language: str | None = None,
     # </generated>
     gates: Mapping[str, str] | None = None,
+    # <generated: finish options>
     max_failed_fraction: float | None = None,
     calibration: PathLike | None = None,
     report: bool = False,
+    # </generated>
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
 ) -> Result:

@@ -592,11 +592,14 @@ def test_a_config_file_gives_evaluate_its_keywords(tmp_path, judge, monkeypatch)
             strict = true
             [tool.assay.prices]
             judge-model = "1/2"
+            [tool.assay.fail_under]
+            faithfulness = 0.0
             """
         )
     )
     options = assay.config_file(pyproject)
     assert options["max_retries"] == 0 and options["prices"] == {"judge-model": "1/2"}
+    assert options["gates"] == {"faithfulness": ">= 0"}
     assert set(assay.config_file(pyproject, judge_only=True)) == {
         "judge",
         "base_url",
@@ -608,6 +611,7 @@ def test_a_config_file_gives_evaluate_its_keywords(tmp_path, judge, monkeypatch)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["judge"]["spec"] == "openai:judge-model"
     assert any(r["status"] == "scored" for r in result.records)
+    assert [(g.passed, g.output) for g in result.gates] == [(True, "faithfulness")]
     with pytest.raises(TypeError, match="multiple values for keyword argument 'judge'"):
         assay.evaluate(EXAMPLE, ["faithfulness"], judge="local", **options)
     bad = tmp_path / "assay.toml"

@@ -7,7 +7,8 @@
 //!
 //! Values are TOML's own: text, numbers and booleans as they are (`cache =
 //! false` is `--no-cache`), a list for a repeatable option, and a table
-//! for one of `KEY=VALUE` items (`[prices]` `"gpt-4o" = "2.5/10"`).
+//! for one of `KEY=VALUE` items (`[prices]` `"gpt-4o" = "2.5/10"`,
+//! `[fail_under]` `faithfulness = 0.7`).
 //! Relative paths are read from the directory the run starts in, as the
 //! flags' are.
 //!
@@ -23,8 +24,8 @@
 //! assert!(e.message.contains("assay.toml: key \"concurrenc\""), "{e}");
 //! ```
 
-use crate::options::{Cli, Declared, Kept};
-use crate::{EvalOptions, JudgeConfig, UsageError};
+use crate::options::{Cli, Declared, Kept, Spec};
+use crate::{EvalOptions, FinishOption, FinishOptions, JudgeConfig, UsageError};
 use std::path::Path;
 
 /// A configuration file's options, checked against the declared ones.
@@ -65,16 +66,13 @@ impl ConfigFile {
         }
         for (key, value) in &keys {
             let bad = |what: String| bad(format!("key {key:?}: {what}"));
-            let cli = match (EvalOptions::named(key), JudgeConfig::named(key)) {
-                (Some(o), _) => EvalOptions::spec(o).how.cli,
-                (None, Some(o)) => JudgeConfig::spec(o).how.cli,
-                (None, None) => {
-                    return Err(bad(format!(
-                        "not a run option; the keys are the Python keywords of `assay eval`'s options: {}",
-                        known().join(", ")
-                    )))
-                }
+            let Some(spec) = spec(key) else {
+                return Err(bad(format!(
+                    "not a run option; the keys are the options of `assay eval`, named as Python names them: {}",
+                    known().join(", ")
+                )));
             };
+            let cli = spec.how.cli;
             if let Cli::Environment(var) = cli {
                 return Err(bad(format!(
                     "a secret is read from {var}, never from a file"
@@ -122,20 +120,37 @@ impl ConfigFile {
         judge_only: bool,
     ) -> Result<serde_json::Map<String, serde_json::Value>, UsageError> {
         let mut out = serde_json::Map::new();
+        let mut gates = serde_json::Map::new();
         for (key, value) in &self.keys {
-            let python = match (EvalOptions::named(key), JudgeConfig::named(key)) {
-                (Some(_), _) if judge_only => continue,
-                (Some(o), _) => EvalOptions::spec(o).how.python,
-                (None, Some(o)) => JudgeConfig::spec(o).how.python,
-                (None, None) => continue,
+            let bound = match FinishOptions::named(key) {
+                Some(FinishOption::FailUnder) => Some(">="),
+                Some(FinishOption::FailOver) => Some("<="),
+                _ => None,
             };
-            if !python {
+            if judge_only && JudgeConfig::named(key).is_none() {
+                continue;
+            }
+            if let Some(symbol) = bound {
+                // Python writes the bounds as `gates`: {"faithfulness": ">= 0.7"}.
+                for kept in kept(value, true).unwrap_or_default() {
+                    if let Kept::Text(item) = kept {
+                        if let Some((name, v)) = item.split_once('=') {
+                            gates.insert(name.to_string(), format!("{symbol} {v}").into());
+                        }
+                    }
+                }
+                continue;
+            }
+            if !spec(key).is_some_and(|s| s.how.python) {
                 return Err(UsageError::general(format!(
                     "{}: key {key:?}: the command line's only, not a Python keyword",
                     self.name
                 )));
             }
             out.insert(key.clone(), json(value));
+        }
+        if !gates.is_empty() {
+            out.insert("gates".into(), gates.into());
         }
         Ok(out)
     }
@@ -154,11 +169,22 @@ fn json(value: &toml::Value) -> serde_json::Value {
     }
 }
 
-/// Every key a file may hold.
-fn known() -> Vec<&'static str> {
+/// Every declared option's declaration.
+fn specs() -> impl Iterator<Item = &'static Spec> {
     let eval = EvalOptions::all().iter().map(|o| EvalOptions::spec(*o));
     let judge = JudgeConfig::all().iter().map(|o| JudgeConfig::spec(*o));
-    eval.chain(judge)
+    let finish = FinishOptions::all().iter().map(|o| FinishOptions::spec(*o));
+    eval.chain(judge).chain(finish)
+}
+
+/// The declaration of the option named `key`.
+fn spec(key: &str) -> Option<&'static Spec> {
+    specs().find(|s| s.name == key)
+}
+
+/// Every key a file may hold.
+fn known() -> Vec<&'static str> {
+    specs()
         .filter(|s| !matches!(s.how.cli, Cli::Environment(_)))
         .map(|s| s.name)
         .collect()
@@ -229,6 +255,30 @@ stitch = false
         assert!(!eval.stitch);
         let listed = ConfigFile::parse("a.toml", "prices = [\"m=1/2\"]").unwrap();
         assert_eq!(listed.options::<JudgeConfig>().unwrap().prices.0.len(), 1);
+    }
+
+    /// The bounds are `assay eval`'s `--fail-under`/`--fail-over`, and
+    /// Python's `gates`.
+    #[test]
+    fn gates_are_bounds_on_the_command_line_and_gates_in_python() {
+        let text = "max_failed_fraction = 0.1\n[fail_under]\nfaithfulness = 0.7\n[fail_over]\nbias = 0.2\n";
+        let file = ConfigFile::parse("c.toml", text).unwrap();
+        let finish: FinishOptions = file.options().unwrap();
+        assert_eq!(finish.fail_under.0.len(), 1);
+        assert_eq!(finish.fail_over.0.len(), 1);
+        assert_eq!(finish.max_failed_fraction, Some(0.1));
+        let keywords = file.keywords(false).unwrap();
+        assert_eq!(
+            serde_json::Value::Object(keywords),
+            serde_json::json!({
+                "max_failed_fraction": 0.1,
+                "gates": {"faithfulness": ">= 0.7", "bias": "<= 0.2"},
+            })
+        );
+        assert!(file.keywords(true).unwrap().is_empty());
+        let bad = ConfigFile::parse("c.toml", "fail_under = [\"rouge1\"]").unwrap();
+        let e = bad.options::<FinishOptions>().unwrap_err().message;
+        assert!(e.contains("expected METRIC=VALUE"), "{e}");
     }
 
     #[test]

@@ -37,6 +37,7 @@ use assay_local::{
 use assay_metrics::judged::{fitness, Combiner, GroundingModel, JudgedMetric, PromptSet, Protocol};
 use assay_metrics::params::ParamError;
 use assay_metrics::{AnyId, Metric, Setting};
+use assay_report::gates::Condition;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -60,6 +61,8 @@ pub enum Field {
     Eval(EvalOption),
     /// One of the judge options.
     Judge(JudgeOption),
+    /// One of the options of what is done once the run has run.
+    Finish(FinishOption),
 }
 
 /// Whose words name a [`Field`]: the command line's flags or Python's
@@ -102,6 +105,7 @@ impl Field {
             Field::Metrics => plain("metrics"),
             Field::Eval(option) => option.spec().named(words),
             Field::Judge(option) => option.spec().named(words),
+            Field::Finish(option) => option.spec().named(words),
         }
     }
 }
@@ -378,6 +382,62 @@ declare! {
         /// Score only shard K of N (1-based): the rows whose sample id hashes
         /// (FNV-1a 64) to K-1 modulo N. `assay merge` combines the shards.
         Shard shard: Option<Shard> = None, How::value("K/N");
+    }
+}
+
+/// Bounds on outputs' means, as `--fail-under` (`AT_LEAST`) or
+/// `--fail-over` writes them (`METRIC=VALUE`), each parsed when given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Bounds<const AT_LEAST: bool>(pub Vec<Condition>);
+
+impl<const AT_LEAST: bool> Value for Bounds<AT_LEAST> {
+    fn give(&mut self, given: Given<'_>) -> std::result::Result<(), String> {
+        let raw = options::needs_text(given)?;
+        let condition = if AT_LEAST {
+            Condition::fail_under(raw)
+        } else {
+            Condition::fail_over(raw)
+        };
+        self.0.push(condition.map_err(|e| e.to_string())?);
+        Ok(())
+    }
+    fn shown(&self) -> Option<String> {
+        None
+    }
+    fn python_literal(&self) -> String {
+        "None".to_string()
+    }
+    fn annotation() -> String {
+        "Mapping[str, float] | None".to_string()
+    }
+}
+
+declare! {
+    /// What is done with a run once it has run: the CI gates, the
+    /// calibration correction and the report; the flags of `assay eval`
+    /// and, but for the bounds (Python writes them as `gates`), the
+    /// keywords of `assay.evaluate`.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct FinishOptions, options FinishOption, field Field::Finish {
+        /// Fail when an output's mean is below VALUE (higher-is-better
+        /// metrics); METRIC is an output name or a single-output metric id.
+        FailUnder fail_under: Bounds<true> = Bounds::default(),
+            How::repeated("fail-under", "METRIC=VALUE").command_line_only();
+        /// Fail when an output's mean is above VALUE (lower-is-better
+        /// metrics).
+        FailOver fail_over: Bounds<false> = Bounds::default(),
+            How::repeated("fail-over", "METRIC=VALUE").command_line_only();
+        /// Fail when more than this fraction (0 to 1) of any output's
+        /// outcomes failed.
+        MaxFailedFraction max_failed_fraction: Option<f64> = None, How::value("F");
+        /// A calibration.json of a binary judgement (from `assay
+        /// calibrate`): also report the raw rate and the prevalence
+        /// corrected for the judge's sensitivity and specificity, with its
+        /// interval.
+        Calibration calibration: Option<PathBuf> = None, How::value("FILE");
+        /// Also write the run's HTML report, DIR/report.html (see `assay
+        /// report`).
+        Report report: bool = false, How::switch();
     }
 }
 

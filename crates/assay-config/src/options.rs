@@ -290,7 +290,7 @@ fn scalar_annotation<T: Scalar>() -> String {
     }
 }
 
-fn needs_text(given: Given<'_>) -> Result<&str, String> {
+pub(crate) fn needs_text(given: Given<'_>) -> Result<&str, String> {
     match given {
         Given::Text(t) => Ok(t),
         Given::Switch(_) => Err("expected a value, not a boolean".to_string()),

@@ -5,7 +5,7 @@
 //! --test generated` rewrites them.
 
 use assay_config::options::{markdown_table, python_parameters, Declared};
-use assay_config::{EvalOptions, JudgeConfig};
+use assay_config::{EvalOptions, FinishOptions, JudgeConfig};
 use std::path::{Path, PathBuf};
 
 /// The repository's root.
@@ -53,6 +53,11 @@ fn the_generated_lists_match_the_declarations() {
             python_parameters::<EvalOptions>("    "),
         ),
         ("python/assay/_evaluate.py", "judge options", python.clone()),
+        (
+            "python/assay/_evaluate.py",
+            "finish options",
+            python_parameters::<FinishOptions>("    "),
+        ),
         ("python/assay/_review.py", "judge options", python),
         (
             "python/assay/_assay.pyi",
@@ -63,6 +68,16 @@ fn the_generated_lists_match_the_declarations() {
             "python/assay/_assay.pyi",
             "judge options",
             stub_keys::<JudgeConfig>(),
+        ),
+        (
+            "python/assay/_assay.pyi",
+            "finish options",
+            stub_keys::<FinishOptions>(),
+        ),
+        (
+            "docs/cli.md",
+            "finish options",
+            markdown_table::<FinishOptions>(),
         ),
         (
             "docs/cli.md",

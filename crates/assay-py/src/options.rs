@@ -7,7 +7,7 @@
 
 use crate::convert::{report_error, usage, UsageError};
 use assay_config::options::{Declared, Kept};
-use assay_config::{EvalConfig, Field, UsageError as Mistake, Words};
+use assay_config::{EvalConfig, Field, FinishOptions, UsageError as Mistake, Words};
 use assay_core::{Original, Source};
 
 use assay_metrics::params::ParamError;
@@ -142,27 +142,23 @@ impl<'py> Keywords<'py> {
             .collect()
     }
 
-    /// The keywords of `assay.evaluate`, and `rows`/`name`, which say what
-    /// the file `data` holds: rows given in memory (messages name them
-    /// "data row N") or a copy of the file `name`.
     /// What `evaluate` does once the run has run: `gates`
     /// (`[(OUTPUT, ">= 0.7"), ...]`), `max_failed_fraction`,
     /// `calibration` and `report`, as the command line's flags.
     pub(crate) fn after_run(&mut self) -> PyResult<assay_run::Finish> {
         let gates: Vec<(String, String)> = self.take("gates")?.unwrap_or_default();
-        let conditions = gates
-            .iter()
-            .map(|(name, comparison)| Condition::parse(name, comparison))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(report_error)?;
-        Ok(assay_run::Finish {
-            conditions,
-            max_failed_fraction: self.take("max_failed_fraction")?,
-            calibration: self.take("calibration")?,
-            report: self.take("report")?.unwrap_or(false),
-        })
+        let mut finish = assay_run::Finish::from(self.declared::<FinishOptions>()?);
+        for (name, comparison) in &gates {
+            finish
+                .conditions
+                .push(Condition::parse(name, comparison).map_err(report_error)?);
+        }
+        Ok(finish)
     }
 
+    /// The keywords of `assay.evaluate`, and `rows`/`name`, which say what
+    /// the file `data` holds: rows given in memory (messages name them
+    /// "data row N") or a copy of the file `name`.
     pub(crate) fn eval(&mut self) -> PyResult<EvalConfig> {
         let data: PathBuf = self
             .field(Field::Data)?

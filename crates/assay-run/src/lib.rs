@@ -30,6 +30,19 @@ pub struct Finish {
     pub report: bool,
 }
 
+impl From<assay_config::FinishOptions> for Finish {
+    /// The declared options' finish: the bounds of `--fail-under` and
+    /// then of `--fail-over`.
+    fn from(o: assay_config::FinishOptions) -> Finish {
+        Finish {
+            conditions: o.fail_under.0.into_iter().chain(o.fail_over.0).collect(),
+            max_failed_fraction: o.max_failed_fraction,
+            calibration: o.calibration,
+            report: o.report,
+        }
+    }
+}
+
 /// A run and what finishing it gave.
 #[derive(Debug)]
 pub struct Evaluated {

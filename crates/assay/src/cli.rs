@@ -203,31 +203,8 @@ pub struct EvalArgs {
     pub options: EvalFlags,
     #[command(flatten)]
     pub judge: JudgeArgs,
-    /// Also write the run's HTML report, DIR/report.html (see `assay report`).
-    #[arg(long)]
-    pub report: bool,
-    /// A calibration.json of a binary judgement (from `assay calibrate`):
-    /// also report the raw rate and the prevalence corrected for the
-    /// judge's sensitivity and specificity, with its interval.
-    #[arg(long, value_name = "FILE")]
-    pub calibration: Option<PathBuf>,
     #[command(flatten)]
-    pub gates: GateArgs,
-}
-
-/// CI gates, checked once the run is written: exit code 1 when one fails.
-#[derive(Debug, Default, Args)]
-pub struct GateArgs {
-    /// Fail when an output's mean is below VALUE (higher-is-better
-    /// metrics); METRIC is an output name or a single-output metric id.
-    #[arg(long, value_name = "METRIC=VALUE")]
-    pub fail_under: Vec<String>,
-    /// Fail when an output's mean is above VALUE (lower-is-better metrics).
-    #[arg(long, value_name = "METRIC=VALUE")]
-    pub fail_over: Vec<String>,
-    /// Fail when more than this fraction (0 to 1) of any output's outcomes failed.
-    #[arg(long, value_name = "F")]
-    pub max_failed_fraction: Option<f64>,
+    pub finish: FinishFlags,
 }
 
 /// `assay calibrate`: a judged metric against human labels.
@@ -286,6 +263,11 @@ pub enum HighScoreMeans {
 /// What a run reads and how it runs: the flags `assay-config` declares
 /// for [`EvalOptions`](assay_config::EvalOptions).
 pub type EvalFlags = crate::flags::Flags<assay_config::EvalOptions>;
+
+/// What is done once the run has run (gates, calibration, report): the
+/// flags `assay-config` declares for
+/// [`FinishOptions`](assay_config::FinishOptions).
+pub type FinishFlags = crate::flags::Flags<assay_config::FinishOptions>;
 
 /// How judged metrics reach their models: the flags `assay-config`
 /// declares for [`JudgeConfig`](assay_config::JudgeConfig). The API key

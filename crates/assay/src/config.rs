@@ -8,7 +8,6 @@ use anyhow::Result;
 use assay_config::file::ConfigFile;
 use assay_config::options::Declared;
 use assay_config::{EvalConfig, JudgeConfig};
-use assay_report::gates::Condition;
 use assay_run::Finish;
 use std::path::Path;
 
@@ -24,19 +23,7 @@ pub struct Eval {
 
 pub fn eval(args: EvalArgs) -> Result<Eval> {
     let file = read(args.config.as_deref())?;
-    let gates = &args.gates;
-    let conditions = gates
-        .fail_under
-        .iter()
-        .map(|raw| Condition::fail_under(raw))
-        .chain(gates.fail_over.iter().map(|raw| Condition::fail_over(raw)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let finish = Finish {
-        conditions,
-        max_failed_fraction: gates.max_failed_fraction,
-        calibration: args.calibration.clone(),
-        report: args.report,
-    };
+    let finish = Finish::from(over(&args.finish, file.as_ref())?);
     let config = EvalConfig {
         data: assay_core::Source::parse(&args.data),
         metrics: args.metrics,

@@ -6,8 +6,10 @@
 use crate::common::{assay, eval, read_json, repo, stderr};
 use crate::judged::{by_metric, ok, rag_row, Fixture};
 
-/// The file gives the run directory and a wrong input format; the flag
-/// given wins over the format, the file's directory is used.
+/// The file gives the run directory, a wrong input format and a gate
+/// the run cannot pass: the flag given wins over the format, the file's
+/// directory is used and its gate fails the run; a gate given as a flag
+/// replaces the file's.
 #[test]
 fn a_file_gives_the_options_and_a_flag_wins_over_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -16,7 +18,7 @@ fn a_file_gives_the_options_and_a_flag_wins_over_it() {
     std::fs::write(
         &config,
         format!(
-            "out = {:?}\ninput_format = \"csv\"\nthreads = 1\n",
+            "out = {:?}\ninput_format = \"csv\"\nthreads = 1\n\n[fail_under]\nrouge1 = 0.99\n",
             out.to_str().unwrap()
         ),
     )
@@ -25,22 +27,30 @@ fn a_file_gives_the_options_and_a_flag_wins_over_it() {
     let run = |extra: &[&str]| {
         let mut args = vec!["eval", data.to_str().unwrap(), "-m", "rouge"];
         args.extend_from_slice(&["--config", config.to_str().unwrap()]);
+        args.extend_from_slice(&["--input-format", "jsonl"]);
         args.extend_from_slice(extra);
         assay(&args, None)
     };
-    // The file's CSV is wrong for this file: without the flag no row
-    // reads, in the file's run directory.
     let o = run(&[]);
-    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
-    assert!(stderr(&o).contains("invalid CSV"), "{}", stderr(&o));
-    std::fs::remove_dir_all(&out).unwrap();
-    let o = run(&["--input-format", "jsonl"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(printed.contains("gate failed: rouge1 mean"), "{printed}");
     let summary = read_json(&out.join("summary.json"));
     assert!(
         summary["outputs"].to_string().contains("rouge1"),
         "{summary}"
     );
+    let other = dir.path().join("other");
+    let o = run(&[
+        "--out",
+        other.to_str().unwrap(),
+        "--fail-under",
+        "rouge1=0.1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(printed.contains("gate passed: rouge1 mean"), "{printed}");
+    assert!(!printed.contains("0.99"), "{printed}");
 }
 
 /// The judge, its endpoint and its limits from a pyproject's table: the
