@@ -1,0 +1,241 @@
+//! Chunks of a document along its structure, each at most a token budget:
+//! a heading ends a chunk; paragraphs under one heading are joined while
+//! they fit; a paragraph that does not fit alone is cut at its sentences,
+//! and a sentence that does not fit at its words. A chunk is a byte range
+//! of the document's text, so the text a question is made from is always
+//! a span of its document, with the headings above it kept beside.
+//!
+//! Tokens are estimated, not counted with a model's tokenizer: one token
+//! per four characters, rounded up ([`estimate_tokens`]), the rule of
+//! thumb of OpenAI's tokenizers for English; the same estimate prices a
+//! dry run.
+//!
+//! ```
+//! use assay_generate::chunk::chunk;
+//! use assay_generate::document::Document;
+//! let d = Document::markdown("a.md", "# A\n\nOne two.\n\nThree four.\n\n# B\n\nFive.");
+//! let chunks = chunk(&d, 100);
+//! let texts: Vec<&str> = chunks.iter().map(|c| &d.text[c.span.clone()]).collect();
+//! assert_eq!(texts, ["One two.\n\nThree four.", "Five."]);
+//! assert_eq!(chunks[1].headings, ["B"]);
+//! ```
+
+use crate::document::{BlockKind, Document};
+use std::ops::Range;
+
+/// One chunk of a document.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// Its byte range in the document's text.
+    pub span: Range<usize>,
+    /// The headings above it, outermost first.
+    pub headings: Vec<String>,
+    /// The estimated tokens of its text.
+    pub tokens: usize,
+}
+
+/// The estimated tokens of `text`: its characters divided by four,
+/// rounded up.
+///
+/// ```
+/// assert_eq!(assay_generate::chunk::estimate_tokens("Radium"), 2);
+/// assert_eq!(assay_generate::chunk::estimate_tokens(""), 0);
+/// ```
+pub fn estimate_tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// The chunks of `doc`, each of at most `budget` estimated tokens (a
+/// single word longer than that is a chunk of its own).
+pub fn chunk(doc: &Document, budget: usize) -> Vec<Chunk> {
+    let text = doc.text.as_str();
+    let mut out = Vec::new();
+    let mut headings: Vec<(u8, String)> = Vec::new();
+    let mut current: Option<Range<usize>> = None;
+    let path = |headings: &[(u8, String)]| headings.iter().map(|(_, h)| h.clone()).collect();
+    for block in &doc.blocks {
+        match block.kind {
+            BlockKind::Heading(level) => {
+                flush(text, &mut current, path(&headings), &mut out);
+                headings.retain(|(l, _)| *l < level);
+                headings.push((level, text[block.span.clone()].to_string()));
+            }
+            BlockKind::Paragraph => {
+                for piece in pieces(text, block.span.clone(), budget) {
+                    let joined = current.as_ref().map(|c| c.start..piece.end);
+                    match joined {
+                        Some(j) if estimate_tokens(&text[j.clone()]) <= budget => current = Some(j),
+                        _ => {
+                            flush(text, &mut current, path(&headings), &mut out);
+                            current = Some(piece);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    flush(text, &mut current, path(&headings), &mut out);
+    out
+}
+
+fn flush(
+    text: &str,
+    current: &mut Option<Range<usize>>,
+    headings: Vec<String>,
+    out: &mut Vec<Chunk>,
+) {
+    if let Some(span) = current.take() {
+        out.push(Chunk {
+            tokens: estimate_tokens(&text[span.clone()]),
+            span,
+            headings,
+        });
+    }
+}
+
+/// `span` of `text` as pieces that each fit `budget`: itself if it fits,
+/// else its sentences, joined while they fit; a sentence that does not
+/// fit is cut into runs of its words, which are joined with no other
+/// sentence.
+fn pieces(text: &str, span: Range<usize>, budget: usize) -> Vec<Range<usize>> {
+    if estimate_tokens(&text[span.clone()]) <= budget {
+        return vec![span];
+    }
+    let paragraph = &text[span.clone()];
+    let base = paragraph.as_ptr() as usize;
+    let mut out: Vec<Range<usize>> = Vec::new();
+    // Whether the last piece is whole sentences, which the next may join.
+    let mut open = false;
+    for sentence in assay_text::sentences::split_sentences(paragraph) {
+        let start = span.start + (sentence.as_ptr() as usize - base);
+        let range = start..start + sentence.len();
+        if estimate_tokens(sentence) > budget {
+            out.extend(join(text, words(text, range), budget));
+            open = false;
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if open && estimate_tokens(&text[last.start..range.end]) <= budget => {
+                last.end = range.end;
+            }
+            _ => {
+                out.push(range);
+                open = true;
+            }
+        }
+    }
+    out
+}
+
+/// The words of `text[span]` (runs without white space).
+fn words(text: &str, span: Range<usize>) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in text[span.clone()].char_indices() {
+        let at = span.start + i;
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                out.push(s..at);
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+    }
+    out.extend(start.map(|s| s..span.end));
+    out
+}
+
+/// Consecutive `units` joined while the joined text fits `budget`.
+fn join(text: &str, units: Vec<Range<usize>>, budget: usize) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for unit in units {
+        match out.last_mut() {
+            Some(last) if estimate_tokens(&text[last.start..unit.end]) <= budget => {
+                last.end = unit.end;
+            }
+            _ => out.push(unit),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts<'a>(d: &'a Document, chunks: &[Chunk]) -> Vec<&'a str> {
+        chunks.iter().map(|c| &d.text[c.span.clone()]).collect()
+    }
+
+    /// Budget 5 tokens (20 characters): the paragraphs that fit together
+    /// are joined (with the long paragraph's first sentence), a long one
+    /// is cut at its sentences, a long sentence at its words; every chunk
+    /// fits and is a span of the text.
+    #[test]
+    fn worked_example_at_a_budget_of_five_tokens() {
+        let text = "Ab cd.\n\nEf gh.\n\nOne. Two three four five six seven eight nine ten.";
+        let d = Document::plain("a.txt", text);
+        let chunks = chunk(&d, 5);
+        assert_eq!(
+            texts(&d, &chunks),
+            [
+                "Ab cd.\n\nEf gh.\n\nOne.",
+                "Two three four five",
+                "six seven eight nine",
+                "ten.",
+            ]
+        );
+        for c in &chunks {
+            assert!(c.tokens <= 5, "{c:?}");
+            assert_eq!(c.tokens, estimate_tokens(&d.text[c.span.clone()]));
+        }
+    }
+
+    #[test]
+    fn headings_end_chunks_and_give_their_path() {
+        let text =
+            "# Top\n\nIntro.\n\n## Sub\n\nInside.\n\n### Deeper\n\nDeep.\n\n## Next\n\nLast.";
+        let d = Document::markdown("a.md", text);
+        let chunks = chunk(&d, 1000);
+        let got: Vec<(&str, Vec<String>)> = chunks
+            .iter()
+            .map(|c| (&d.text[c.span.clone()], c.headings.clone()))
+            .collect();
+        let path = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            [
+                ("Intro.", path(&["Top"])),
+                ("Inside.", path(&["Top", "Sub"])),
+                ("Deep.", path(&["Top", "Sub", "Deeper"])),
+                ("Last.", path(&["Top", "Next"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_word_longer_than_the_budget_is_a_chunk_of_its_own() {
+        let d = Document::plain(
+            "a.txt",
+            "Pneumonoultramicroscopicsilicovolcanoconiosis is long.",
+        );
+        let chunks = chunk(&d, 3);
+        assert_eq!(
+            texts(&d, &chunks),
+            ["Pneumonoultramicroscopicsilicovolcanoconiosis", "is long."]
+        );
+    }
+
+    #[test]
+    fn multibyte_text_is_cut_on_character_boundaries() {
+        let d = Document::plain(
+            "a.txt",
+            "Équipe très forte. Ça marche bien aussi. Über alles.",
+        );
+        for c in chunk(&d, 4) {
+            assert!(d.text.is_char_boundary(c.span.start) && d.text.is_char_boundary(c.span.end));
+            assert!(c.tokens <= 4 || !d.text[c.span.clone()].contains(' '));
+        }
+    }
+}

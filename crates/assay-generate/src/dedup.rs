@@ -1,0 +1,137 @@
+//! Near-duplicate texts, found exactly: a text's shingles are the runs of
+//! three consecutive words (lower-cased runs of letters and digits; a text
+//! of fewer words is one shingle of them all), and two texts are near
+//! duplicates when the Jaccard similarity of their shingle sets (shared
+//! over either's) reaches a threshold. Texts are taken in order and each
+//! is kept unless it is a near duplicate of one kept before it, so the
+//! first of a group stays. Only kept texts that share a shingle with a
+//! text are compared with it (an index from shingles to texts), so a
+//! corpus of mostly distinct chunks costs about its number of shingles.
+//!
+//! ```
+//! use assay_generate::dedup::{distinct, jaccard, shingles};
+//! let a = "Radium was discovered in 1898 by the Curies.";
+//! let b = "Radium was discovered in 1898 by Marie and Pierre Curie.";
+//! assert_eq!(jaccard(&shingles(a), &shingles(b)), 4.0 / 10.0);
+//! let kept = distinct(&[a, b, a], DUPLICATE_FROM);
+//! # use assay_generate::dedup::DUPLICATE_FROM;
+//! assert_eq!(kept, [None, None, Some(0)]);
+//! ```
+
+use std::collections::{HashMap, HashSet};
+
+/// Words per shingle.
+pub const SHINGLE_WORDS: usize = 3;
+
+/// The Jaccard similarity from which two chunks are near duplicates.
+pub const DUPLICATE_FROM: f64 = 0.7;
+
+/// The shingles of `text`.
+pub fn shingles(text: &str) -> HashSet<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    if words.len() < SHINGLE_WORDS {
+        return std::iter::once(words.join(" "))
+            .filter(|s| !s.is_empty())
+            .collect();
+    }
+    words.windows(SHINGLE_WORDS).map(|w| w.join(" ")).collect()
+}
+
+/// Shared shingles over the shingles of either; 1 for two empty sets.
+pub fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    let shared = a.intersection(b).count();
+    let union = a.len() + b.len() - shared;
+    if union == 0 {
+        1.0
+    } else {
+        shared as f64 / union as f64
+    }
+}
+
+/// For each of `texts` in order: `None` when it is kept, or `Some(i)`,
+/// the kept text `i` it is a near duplicate of (the most similar, the
+/// first of equals), at Jaccard similarity `threshold` or more.
+pub fn distinct(texts: &[&str], threshold: f64) -> Vec<Option<usize>> {
+    let sets: Vec<HashSet<String>> = texts.iter().map(|t| shingles(t)).collect();
+    let mut index: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut out: Vec<Option<usize>> = Vec::with_capacity(texts.len());
+    for (i, set) in sets.iter().enumerate() {
+        let mut shared: HashMap<usize, usize> = HashMap::new();
+        for s in set {
+            for &j in index.get(s.as_str()).into_iter().flatten() {
+                *shared.entry(j).or_default() += 1;
+            }
+        }
+        let mut best: Option<(usize, f64)> = None;
+        let mut candidates: Vec<(usize, usize)> = shared.into_iter().collect();
+        candidates.sort_unstable();
+        for (j, n) in candidates {
+            let similarity = n as f64 / (set.len() + sets[j].len() - n) as f64;
+            if similarity >= threshold && best.is_none_or(|(_, b)| similarity > b) {
+                best = Some((j, similarity));
+            }
+        }
+        // Two texts without words are the same text.
+        if best.is_none() && set.is_empty() {
+            best = out
+                .iter()
+                .enumerate()
+                .find(|(j, o)| o.is_none() && sets[*j].is_empty())
+                .map(|(j, _)| (j, 1.0));
+        }
+        match best {
+            Some((j, _)) => out.push(Some(j)),
+            None => {
+                for s in set {
+                    index.entry(s.as_str()).or_default().push(i);
+                }
+                out.push(None);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// "a b c d" and "a b c e": shingles {abc, bcd} and {abc, bce}, one
+    /// shared of three: 1/3. Against "A, b; c d!" (the same words): 1.
+    #[test]
+    fn worked_example() {
+        let (x, y, z) = ("a b c d", "a b c e", "A, b; c d!");
+        assert_eq!(jaccard(&shingles(x), &shingles(y)), 1.0 / 3.0);
+        assert_eq!(jaccard(&shingles(x), &shingles(z)), 1.0);
+        assert_eq!(distinct(&[x, y, z], 0.5), [None, None, Some(0)]);
+        assert_eq!(distinct(&[x, y, z], 0.3), [None, Some(0), Some(0)]);
+    }
+
+    #[test]
+    fn a_duplicate_of_a_dropped_text_is_compared_with_the_kept_ones_only() {
+        // b is dropped as a's duplicate; c is like b but not like a.
+        let a = "one two three four five six";
+        let b = "one two three four five seven";
+        let c = "two three four five seven eight";
+        let sim = |p: &str, q: &str| jaccard(&shingles(p), &shingles(q));
+        assert!(sim(a, b) >= 0.6 && sim(b, c) >= 0.6 && sim(a, c) < 0.6);
+        assert_eq!(distinct(&[a, b, c], 0.6), [None, Some(0), None]);
+    }
+
+    #[test]
+    fn short_and_empty_texts() {
+        assert_eq!(
+            shingles("Hi there"),
+            HashSet::from(["hi there".to_string()])
+        );
+        assert!(shingles(" ... ").is_empty());
+        assert_eq!(
+            distinct(&["--", "Hi there", "!!", "hi, there"], 0.7),
+            [None, None, Some(0), Some(1)]
+        );
+    }
+}

@@ -1,0 +1,459 @@
+//! A document as text and the blocks of its structure: headings and
+//! paragraphs, each a byte range of the text. Plain text and Markdown keep
+//! their own text (a span is a span of the file); HTML becomes the text
+//! of its body, without tags, scripts or styles, one block per heading,
+//! paragraph, list item, table cell or preformatted block (a span is a
+//! span of that text).
+//!
+//! ```
+//! use assay_generate::document::{BlockKind, Document};
+//! let d = Document::markdown("notes.md", "# Radium\n\nDiscovered in 1898.\nBy the Curies.\n\n## Uses\n\nPaint.");
+//! let kinds: Vec<_> = d.blocks.iter().map(|b| b.kind).collect();
+//! assert_eq!(kinds, [BlockKind::Heading(1), BlockKind::Paragraph, BlockKind::Heading(2), BlockKind::Paragraph]);
+//! assert_eq!(&d.text[d.blocks[1].span.clone()], "Discovered in 1898.\nBy the Curies.");
+//! ```
+
+use std::ops::Range;
+use std::path::Path;
+
+/// What a block is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// A heading of level 1 (the title) to 6.
+    Heading(u8),
+    Paragraph,
+}
+
+/// One block: its kind and its byte range in the document's text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Block {
+    pub kind: BlockKind,
+    pub span: Range<usize>,
+}
+
+/// A document's name (as its user gave it), text and blocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Document {
+    pub name: String,
+    pub text: String,
+    pub blocks: Vec<Block>,
+}
+
+/// The formats read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Markdown,
+    Html,
+}
+
+impl Format {
+    /// The format of a file named `path`, by its extension: `.md` and
+    /// `.markdown` Markdown, `.html` and `.htm` HTML, anything else text.
+    pub fn of(path: &Path) -> Format {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("md" | "markdown") => Format::Markdown,
+            Some("html" | "htm") => Format::Html,
+            _ => Format::Text,
+        }
+    }
+}
+
+impl Document {
+    /// A document of `format`.
+    pub fn read(name: &str, text: &str, format: Format) -> Document {
+        match format {
+            Format::Text => Document::plain(name, text),
+            Format::Markdown => Document::markdown(name, text),
+            Format::Html => Document::html(name, text),
+        }
+    }
+
+    /// Plain text: paragraphs are separated by blank lines; no headings.
+    pub fn plain(name: &str, text: &str) -> Document {
+        let blocks = paragraphs(text, 0..text.len())
+            .into_iter()
+            .map(|span| Block {
+                kind: BlockKind::Paragraph,
+                span,
+            })
+            .collect();
+        Document {
+            name: name.to_string(),
+            text: text.to_string(),
+            blocks,
+        }
+    }
+
+    /// Markdown: `#` headings (ATX) and paragraphs separated by blank
+    /// lines; a fenced code block is one paragraph, blank lines and all.
+    pub fn markdown(name: &str, text: &str) -> Document {
+        let mut blocks = Vec::new();
+        let mut start: Option<usize> = None;
+        let mut end = 0;
+        let mut fence: Option<&str> = None;
+        let flush = |start: &mut Option<usize>, end: usize, blocks: &mut Vec<Block>| {
+            if let Some(s) = start.take() {
+                blocks.push(Block {
+                    kind: BlockKind::Paragraph,
+                    span: s..end,
+                });
+            }
+        };
+        for (at, line) in lines(text) {
+            let trimmed = line.trim();
+            let line_end = at + line.trim_end().len();
+            if let Some(marker) = fence {
+                end = line_end;
+                if trimmed.starts_with(marker) {
+                    fence = None;
+                    flush(&mut start, end, &mut blocks);
+                }
+                continue;
+            }
+            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+                flush(&mut start, end, &mut blocks);
+                fence = Some(&trimmed[..3]);
+                start = Some(at + (line.len() - line.trim_start().len()));
+                end = line_end;
+                continue;
+            }
+            if let Some(level) = heading_level(trimmed) {
+                flush(&mut start, end, &mut blocks);
+                let after = &line.trim_start()[level as usize..];
+                let title = after.trim_start().trim_end_matches('#').trim_end();
+                let offset = at + (line.len() - after.trim_start().len());
+                if !title.is_empty() {
+                    blocks.push(Block {
+                        kind: BlockKind::Heading(level),
+                        span: offset..offset + title.len(),
+                    });
+                }
+                continue;
+            }
+            if trimmed.is_empty() {
+                flush(&mut start, end, &mut blocks);
+                continue;
+            }
+            if start.is_none() {
+                start = Some(at + (line.len() - line.trim_start().len()));
+            }
+            end = line_end;
+        }
+        flush(&mut start, end, &mut blocks);
+        Document {
+            name: name.to_string(),
+            text: text.to_string(),
+            blocks,
+        }
+    }
+
+    /// HTML: the text of the body (the whole document where there is no
+    /// `<body>`), without the contents of `script`, `style`, `noscript`,
+    /// `svg`, `head` and `template`, character references decoded.
+    /// Headings `h1` to `h6` are headings; every other block element ends
+    /// a paragraph.
+    pub fn html(name: &str, html: &str) -> Document {
+        let mut text = String::new();
+        let mut blocks: Vec<Block> = Vec::new();
+        let mut open: Option<(usize, BlockKind)> = None;
+        let mut skip: Option<String> = None;
+        let mut kind = BlockKind::Paragraph;
+        let body = html
+            .find("<body")
+            .or_else(|| html.find("<BODY"))
+            .unwrap_or(0);
+        let mut rest = &html[body..];
+        let mut close = |text: &mut String, open: &mut Option<(usize, BlockKind)>| {
+            if let Some((start, kind)) = open.take() {
+                let trimmed = text.trim_end().len();
+                text.truncate(trimmed);
+                if trimmed > start {
+                    blocks.push(Block {
+                        kind,
+                        span: start..trimmed,
+                    });
+                }
+                if !text.is_empty() {
+                    text.push_str("\n\n");
+                }
+            }
+        };
+        while !rest.is_empty() {
+            let Some(lt) = rest.find('<') else {
+                if skip.is_none() {
+                    push_text(&mut text, &mut open, kind, rest);
+                }
+                break;
+            };
+            if skip.is_none() {
+                push_text(&mut text, &mut open, kind, &rest[..lt]);
+            }
+            rest = &rest[lt..];
+            if rest.starts_with("<!--") {
+                rest = rest.find("-->").map_or("", |i| &rest[i + 3..]);
+                continue;
+            }
+            let Some(gt) = rest.find('>') else { break };
+            let tag = &rest[1..gt];
+            rest = &rest[gt + 1..];
+            let closing = tag.starts_with('/');
+            let tag_name: String = tag
+                .trim_start_matches('/')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            if let Some(skipped) = &skip {
+                if closing && &tag_name == skipped {
+                    skip = None;
+                }
+                continue;
+            }
+            if !closing
+                && !tag.ends_with('/')
+                && matches!(
+                    tag_name.as_str(),
+                    "script" | "style" | "noscript" | "svg" | "head" | "template"
+                )
+            {
+                skip = Some(tag_name);
+                continue;
+            }
+            let heading = match tag_name.as_bytes() {
+                [b'h', d @ b'1'..=b'6'] => Some(d - b'0'),
+                _ => None,
+            };
+            if heading.is_some() || is_block(&tag_name) {
+                close(&mut text, &mut open);
+                kind = match (heading, closing) {
+                    (Some(level), false) => BlockKind::Heading(level),
+                    _ => BlockKind::Paragraph,
+                };
+            } else if tag_name == "br" {
+                push_text(&mut text, &mut open, kind, "\n");
+            }
+        }
+        close(&mut text, &mut open);
+        let trimmed = text.trim_end().len();
+        text.truncate(trimmed);
+        Document {
+            name: name.to_string(),
+            text,
+            blocks,
+        }
+    }
+}
+
+/// Appends the text between tags (its references decoded, its runs of
+/// white space one space) to the open block, opening one at its first
+/// visible character.
+fn push_text(text: &mut String, open: &mut Option<(usize, BlockKind)>, kind: BlockKind, raw: &str) {
+    for c in decode(raw).chars() {
+        if c.is_whitespace() {
+            if open.is_some() && !text.ends_with([' ', '\n']) {
+                text.push(if c == '\n' && raw == "\n" { '\n' } else { ' ' });
+            }
+            continue;
+        }
+        if open.is_none() {
+            *open = Some((text.len(), kind));
+        }
+        text.push(c);
+    }
+}
+
+/// Whether an element ends a paragraph.
+fn is_block(tag: &str) -> bool {
+    matches!(
+        tag,
+        "p" | "div"
+            | "li"
+            | "ul"
+            | "ol"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "table"
+            | "tr"
+            | "td"
+            | "th"
+            | "caption"
+            | "pre"
+            | "blockquote"
+            | "section"
+            | "article"
+            | "header"
+            | "footer"
+            | "nav"
+            | "aside"
+            | "main"
+            | "figure"
+            | "figcaption"
+            | "body"
+            | "hr"
+            | "form"
+    )
+}
+
+/// Decodes the character references of HTML text: the five named ones
+/// XML has, `&nbsp;`, and numeric ones; others are kept as written.
+fn decode(raw: &str) -> String {
+    if !raw.contains('&') {
+        return raw.to_string();
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        rest = &rest[amp..];
+        let Some(semi) = rest[..rest.len().min(12)].find(';') else {
+            out.push('&');
+            rest = &rest[1..];
+            continue;
+        };
+        let name = &rest[1..semi];
+        let decoded = match name {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            "nbsp" => Some(' '),
+            _ => name
+                .strip_prefix("#x")
+                .or_else(|| name.strip_prefix("#X"))
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .or_else(|| name.strip_prefix('#').and_then(|d| d.parse().ok()))
+                .and_then(char::from_u32),
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[semi + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Each line of `text` with the byte offset it starts at, without its
+/// line break.
+fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut at = 0;
+    text.split_inclusive('\n').map(move |l| {
+        let start = at;
+        at += l.len();
+        (start, l.trim_end_matches(['\n', '\r']))
+    })
+}
+
+/// The level of an ATX heading line (`## Title`): 1 to 6 `#` then a space.
+fn heading_level(line: &str) -> Option<u8> {
+    let hashes = line.bytes().take_while(|b| *b == b'#').count();
+    let after = line.as_bytes().get(hashes);
+    ((1..=6).contains(&hashes) && matches!(after, None | Some(b' ' | b'\t')))
+        .then_some(hashes as u8)
+}
+
+/// The paragraphs of `text[range]`: runs of non-blank lines, each span
+/// from its first visible character to its last.
+fn paragraphs(text: &str, range: Range<usize>) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut current: Option<Range<usize>> = None;
+    for (at, line) in lines(&text[range.clone()]) {
+        let at = range.start + at;
+        if line.trim().is_empty() {
+            out.extend(current.take());
+            continue;
+        }
+        let start = at + (line.len() - line.trim_start().len());
+        let end = at + line.trim_end().len();
+        current = Some(current.map_or(start..end, |c| c.start..end));
+    }
+    out.extend(current);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(d: &Document) -> Vec<(BlockKind, &str)> {
+        d.blocks
+            .iter()
+            .map(|b| (b.kind, &d.text[b.span.clone()]))
+            .collect()
+    }
+
+    #[test]
+    fn plain_text_paragraphs_are_runs_of_lines() {
+        let d = Document::plain("a.txt", "  One line.\nTwo line.\n\n\n\tThree.  \n");
+        assert_eq!(
+            blocks(&d),
+            [
+                (BlockKind::Paragraph, "One line.\nTwo line."),
+                (BlockKind::Paragraph, "Three.")
+            ]
+        );
+    }
+
+    #[test]
+    fn markdown_headings_paragraphs_and_fences() {
+        let text = "# Title #\n\nIntro text.\n\n```rust\nlet x = 1;\n\nlet y = 2;\n```\n###### Six\n####### not a heading\n#hashtag\n";
+        let d = Document::markdown("a.md", text);
+        assert_eq!(
+            blocks(&d),
+            [
+                (BlockKind::Heading(1), "Title"),
+                (BlockKind::Paragraph, "Intro text."),
+                (
+                    BlockKind::Paragraph,
+                    "```rust\nlet x = 1;\n\nlet y = 2;\n```"
+                ),
+                (BlockKind::Heading(6), "Six"),
+                (BlockKind::Paragraph, "####### not a heading\n#hashtag"),
+            ]
+        );
+    }
+
+    #[test]
+    fn html_keeps_the_body_s_visible_text_by_block() {
+        let html = "<html><head><title>T</title><style>p{}</style></head>\
+            <body><script>var a = '<p>';</script><h1>Ra&shy;dium &amp; Co</h1>\
+            <p>Found in <b>1898</b> by&nbsp;the Curies.<br>Second line.</p>\
+            <!-- <p>hidden</p> --><ul><li>Paint</li><li>&#8220;Cures&#x201D;</li></ul>\
+            <div>Loose   text\n over lines</div></body></html>";
+        let d = Document::html("a.html", html);
+        assert_eq!(
+            blocks(&d),
+            [
+                (BlockKind::Heading(1), "Ra&shy;dium & Co"),
+                (
+                    BlockKind::Paragraph,
+                    "Found in 1898 by the Curies.\nSecond line."
+                ),
+                (BlockKind::Paragraph, "Paint"),
+                (BlockKind::Paragraph, "\u{201c}Cures\u{201d}"),
+                (BlockKind::Paragraph, "Loose text over lines"),
+            ]
+        );
+        assert!(!d.text.contains("hidden") && !d.text.contains("var a"));
+    }
+
+    #[test]
+    fn the_format_follows_the_extension() {
+        assert_eq!(Format::of(Path::new("a/B.MD")), Format::Markdown);
+        assert_eq!(Format::of(Path::new("x.htm")), Format::Html);
+        assert_eq!(Format::of(Path::new("notes")), Format::Text);
+    }
+}

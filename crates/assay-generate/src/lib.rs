@@ -1,0 +1,15 @@
+//! Test sets from documents, the part that needs no judge: each document
+//! read by its structure ([`document`]: plain text, Markdown, HTML), cut
+//! into chunks of at most a token budget along that structure, each chunk
+//! keeping its character span in the document's text ([`chunk`]),
+//! near-duplicate chunks removed by the Jaccard similarity of their word
+//! shingles ([`dedup`]), and the questions a test set asks for shared
+//! exactly between question types and documents ([`quota`]).
+//!
+//! Everything here is a pure function of its inputs: the same documents
+//! and settings give the same chunks and quotas, bit for bit.
+
+pub mod chunk;
+pub mod dedup;
+pub mod document;
+pub mod quota;
