@@ -12,4 +12,6 @@
 pub mod chunk;
 pub mod dedup;
 pub mod document;
+pub mod links;
+pub mod plan;
 pub mod quota;
