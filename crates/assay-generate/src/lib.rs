@@ -9,9 +9,11 @@
 //! Everything here is a pure function of its inputs: the same documents
 //! and settings give the same chunks and quotas, bit for bit.
 
+pub mod check;
 pub mod chunk;
 pub mod dedup;
 pub mod document;
 pub mod links;
 pub mod plan;
 pub mod quota;
+pub mod request;

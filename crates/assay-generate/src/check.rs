@@ -1,0 +1,202 @@
+//! Whether a question the judge wrote is kept, each check without a call:
+//! the answer is there and is supported by its reference contexts (every
+//! sentence of it, by the lexical grounding verdict of `assay-grounding`;
+//! a bare answer of a few words is read after its question, as a claim),
+//! the question is in the document's language (where the detector is
+//! sure of both), and it is not a near duplicate of a question already
+//! kept ([`crate::dedup`]). A rejected candidate keeps its reason.
+//!
+//! ```
+//! use assay_generate::check::{supported, Candidate, Rejection};
+//! use assay_grounding::words::Lexicon;
+//! let contexts = ["Radium was discovered by Marie and Pierre Curie in 1898."];
+//! let right = Candidate { question: "When was radium discovered?".into(), answer: "In 1898.".into() };
+//! assert_eq!(supported(&right, &contexts, Lexicon::ENGLISH), Ok(()));
+//! let wrong = Candidate { question: "When was radium discovered?".into(), answer: "Radium was discovered in 1911 by Ernest Rutherford.".into() };
+//! assert!(matches!(supported(&wrong, &contexts, Lexicon::ENGLISH), Err(Rejection::Unsupported { .. })));
+//! ```
+
+use assay_grounding::words::Lexicon;
+use assay_grounding::{language, Model, Support};
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt;
+
+/// A question and its reference answer, as the judge wrote them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Candidate {
+    pub question: String,
+    pub answer: String,
+}
+
+/// Why a candidate was not kept.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Rejection {
+    /// The judge's call failed, or its answer was not a question and an
+    /// answer.
+    Judge { error: String },
+    /// A sentence of the answer is not supported by the contexts.
+    Unsupported { claim: String, evidence: String },
+    /// The question is written in another language than its document.
+    OtherLanguage { expected: String, found: String },
+    /// The question is a near duplicate of one already kept.
+    Duplicate { of: String, similarity: f64 },
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rejection::Judge { error } => write!(f, "judge: {error}"),
+            Rejection::Unsupported { claim, evidence } => {
+                write!(f, "unsupported: {claim:?} ({evidence})")
+            }
+            Rejection::OtherLanguage { expected, found } => {
+                write!(f, "other_language: {found}, not the document's {expected}")
+            }
+            Rejection::Duplicate { of, similarity } => {
+                write!(f, "duplicate: of {of:?} (Jaccard {similarity:.2})")
+            }
+        }
+    }
+}
+
+impl Rejection {
+    /// The reason's name, as the summary counts it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Rejection::Judge { .. } => "judge",
+            Rejection::Unsupported { .. } => "unsupported",
+            Rejection::OtherLanguage { .. } => "other_language",
+            Rejection::Duplicate { .. } => "duplicate",
+        }
+    }
+}
+
+/// An answer of fewer words is a bare phrase ("In 1898."), checked
+/// after its question.
+const BARE_ANSWER_WORDS: usize = 6;
+
+impl Candidate {
+    /// The candidate in the judge's JSON answer: a non-empty `question`
+    /// and `answer`.
+    pub fn from_json(answer: &Value) -> Result<Candidate, Rejection> {
+        let field = |name: &str| {
+            answer[name]
+                .as_str()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .ok_or_else(|| Rejection::Judge {
+                    error: format!("the answer has no {name}"),
+                })
+        };
+        Ok(Candidate {
+            question: field("question")?,
+            answer: field("answer")?,
+        })
+    }
+}
+
+/// Whether every sentence of the candidate's answer is supported by
+/// `contexts` (the question beside them, as faithfulness reads a
+/// response), in `lexicon`'s language.
+pub fn supported(
+    candidate: &Candidate,
+    contexts: &[&str],
+    lexicon: Lexicon,
+) -> Result<(), Rejection> {
+    let support = Support::in_language(
+        std::iter::once(candidate.question.as_str()).chain(contexts.iter().copied()),
+        lexicon,
+    );
+    let claims: Vec<String> =
+        if assay_grounding::features::words(&candidate.answer).len() < BARE_ANSWER_WORDS {
+            vec![format!("{} {}", candidate.question, candidate.answer)]
+        } else {
+            assay_text::sentences::split_sentences(&candidate.answer)
+                .into_iter()
+                .map(String::from)
+                .collect()
+        };
+    for claim in claims {
+        let judgement = Model::builtin().judge(&claim, &support);
+        if !judgement.supported() {
+            return Err(Rejection::Unsupported {
+                evidence: judgement.reason(),
+                claim,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether the question is in `expected` (an English name), where the
+/// detector is sure of the question's language.
+pub fn in_language(candidate: &Candidate, expected: Option<&str>) -> Result<(), Rejection> {
+    let found = language::detected(&[&candidate.question]);
+    match (expected, found) {
+        (Some(expected), Some(found)) if expected != found => Err(Rejection::OtherLanguage {
+            expected: expected.to_string(),
+            found,
+        }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_judge_answer_without_both_fields_is_rejected() {
+        assert_eq!(
+            Candidate::from_json(&json!({"question": " ", "answer": "x"})),
+            Err(Rejection::Judge {
+                error: "the answer has no question".into()
+            })
+        );
+        assert!(Candidate::from_json(&json!({"question": "Q?"})).is_err());
+        let c = Candidate::from_json(&json!({"question": " Q? ", "answer": "A."})).unwrap();
+        assert_eq!((c.question.as_str(), c.answer.as_str()), ("Q?", "A."));
+    }
+
+    #[test]
+    fn a_question_in_another_language_is_rejected_where_the_detector_is_sure() {
+        let c = |q: &str| Candidate {
+            question: q.into(),
+            answer: "x".into(),
+        };
+        let french = c("Quelle est la différence entre HTTP/1.1 et HTTP/2 pour les connexions ?");
+        assert_eq!(in_language(&french, Some("French")), Ok(()));
+        assert_eq!(
+            in_language(&french, Some("German")),
+            Err(Rejection::OtherLanguage {
+                expected: "German".into(),
+                found: "French".into()
+            })
+        );
+        assert_eq!(in_language(&c("HTTP/2?"), Some("German")), Ok(()));
+        assert_eq!(in_language(&french, None), Ok(()));
+    }
+
+    /// A long answer is checked sentence by sentence: one unsupported
+    /// sentence rejects it, naming that sentence.
+    #[test]
+    fn each_sentence_of_a_long_answer_must_be_supported() {
+        let contexts = [
+            "Pierre Curie was born in Paris on 15 May 1859. He died in a street accident in 1906.",
+        ];
+        let c = Candidate {
+            question: "What do we know of Pierre Curie's life?".into(),
+            answer: "Pierre Curie was born in Paris on 15 May 1859. He later moved to Berlin and taught chemistry there.".into(),
+        };
+        match supported(&c, &contexts, Lexicon::ENGLISH) {
+            Err(Rejection::Unsupported { claim, .. }) => {
+                assert!(claim.contains("Berlin"), "{claim}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

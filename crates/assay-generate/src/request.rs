@@ -1,0 +1,224 @@
+//! What the judge is asked for one planned question: the prompt of its
+//! type (a versioned data file in `prompts/`), the persona, style and
+//! length the plan drew, the language to write in, and the chunk (or the
+//! two linked chunks) to ask about, rendered as a system message (the
+//! instruction and a worked example) and a user message of `name:` blocks.
+//! The answer's schema is `{"question": ..., "answer": ...}`, so a
+//! grammar-constrained local judge always writes one.
+//!
+//! ```
+//! use assay_generate::plan::{Length, Slot, Style};
+//! use assay_generate::quota::QuestionType;
+//! use assay_generate::request::{render, Context};
+//! let slot = Slot { kind: QuestionType::SingleHop, document: 0, chunk: 0, partner: None,
+//!                   persona: 0, style: Style::WebSearch, length: Length::Short };
+//! let context = Context { headings: vec!["Radium".into()], text: "Discovered in 1898.\n\nBy the Curies." };
+//! let r = render(&slot, &[context], &[], "a chemist", "French", 0);
+//! assert_eq!(r.prompt, "generate/single_hop");
+//! assert!(r.system.contains("Write the question and the answer in French."));
+//! assert!(r.user.contains("context:\n[Radium]\nDiscovered in 1898.\nBy the Curies."));
+//! ```
+
+use crate::plan::{Length, Slot, Style};
+use crate::quota::QuestionType;
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// A prompt file of `prompts/`.
+#[derive(Debug, Deserialize)]
+pub struct Prompt {
+    pub id: String,
+    pub version: u32,
+    pub instruction: String,
+    pub output_schema: Value,
+    pub examples: Vec<Example>,
+}
+
+/// A worked example of a prompt file.
+#[derive(Debug, Deserialize)]
+pub struct Example {
+    pub input: serde_json::Map<String, Value>,
+    pub output: Value,
+}
+
+/// The prompt of a question type.
+pub fn prompt(kind: QuestionType) -> &'static Prompt {
+    static PROMPTS: OnceLock<[Prompt; 3]> = OnceLock::new();
+    let all = PROMPTS.get_or_init(|| {
+        let parse = |text: &str| serde_json::from_str(text).expect("a built-in prompt file parses");
+        [
+            parse(include_str!("../prompts/single_hop.json")),
+            parse(include_str!("../prompts/multi_hop.json")),
+            parse(include_str!("../prompts/abstract.json")),
+        ]
+    });
+    &all[kind as usize]
+}
+
+/// A chunk as the judge reads it: the headings above it and its text.
+#[derive(Clone, Debug)]
+pub struct Context<'a> {
+    pub headings: Vec<String>,
+    pub text: &'a str,
+}
+
+/// One request, as the judge's client sends it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// `generate/<type>`.
+    pub prompt: String,
+    pub version: u32,
+    pub system: String,
+    pub user: String,
+    pub schema: Value,
+}
+
+fn style_words(style: Style) -> &'static str {
+    match style {
+        Style::PerfectGrammar => "a well-formed question in correct grammar",
+        Style::PoorGrammar => "a question with the grammar slips of a hurried writer",
+        Style::WebSearch => "a terse search-engine query, not a full sentence",
+        Style::Misspelled => "a question with one or two misspelled words",
+    }
+}
+
+fn length_words(length: Length) -> &'static str {
+    match length {
+        Length::Short => "at most 10 words",
+        Length::Medium => "10 to 20 words",
+        Length::Long => "20 to 35 words",
+    }
+}
+
+/// The context as one block: its headings in brackets, then its text
+/// with blank lines closed up (the user message's blocks are separated by
+/// blank lines).
+fn block(context: &Context<'_>) -> String {
+    let text: Vec<&str> = context
+        .text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let text = text.join("\n");
+    if context.headings.is_empty() {
+        text
+    } else {
+        format!("[{}]\n{text}", context.headings.join(" > "))
+    }
+}
+
+/// The request for `slot` about `contexts` (one, or the chunk and its
+/// partner) linked by `shared` terms, in the voice of `persona`, written
+/// in `language` (an English name); `attempt` > 0 asks again for another
+/// question after a rejected one.
+pub fn render(
+    slot: &Slot,
+    contexts: &[Context<'_>],
+    shared: &[String],
+    persona: &str,
+    language: &str,
+    attempt: usize,
+) -> Request {
+    let p = prompt(slot.kind);
+    let mut system = format!(
+        "{}\n\nThe question is {}, of {}.\n\nWrite the question and the answer in {language}.",
+        p.instruction,
+        style_words(slot.style),
+        length_words(slot.length)
+    );
+    for example in &p.examples {
+        system.push_str(&format!(
+            "\n\nExample:\nInput: {}\nOutput: {}",
+            Value::Object(example.input.clone()),
+            example.output
+        ));
+    }
+    let mut user = vec![
+        format!("persona:\n{persona}"),
+        format!("style:\n{}", slot.style.name()),
+        format!("length:\n{}", slot.length.name()),
+    ];
+    match contexts {
+        [one] => user.push(format!("context:\n{}", block(one))),
+        many => {
+            for (i, c) in many.iter().enumerate() {
+                user.push(format!("context {}:\n{}", i + 1, block(c)));
+            }
+            user.push(format!("shared terms:\n{}", shared.join(", ")));
+        }
+    }
+    if attempt > 0 {
+        user.push(format!(
+            "attempt:\n{} (an earlier question about this context was rejected: write another)",
+            attempt + 1
+        ));
+    }
+    Request {
+        prompt: format!("generate/{}", p.id),
+        version: p.version,
+        system,
+        user: user.join("\n\n"),
+        schema: p.output_schema.clone(),
+    }
+}
+
+/// The personas a test set is written for when none are given.
+pub const PERSONAS: [&str; 3] = [
+    "a newcomer to the subject who wants a plain fact",
+    "a practitioner who needs a precise detail for their work",
+    "an expert reviewer checking a specific claim",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_prompt_parses_and_asks_for_a_question_and_an_answer() {
+        for kind in QuestionType::ALL {
+            let p = prompt(kind);
+            assert_eq!(p.id, kind.name());
+            assert_eq!(p.output_schema["required"], json!(["question", "answer"]));
+            assert_eq!(p.output_schema["additionalProperties"], false);
+            for e in &p.examples {
+                assert!(e.output["question"].is_string() && e.output["answer"].is_string());
+            }
+        }
+    }
+
+    #[test]
+    fn two_contexts_are_numbered_with_their_shared_terms() {
+        let slot = Slot {
+            kind: QuestionType::MultiHop,
+            document: 0,
+            chunk: 0,
+            partner: Some(1),
+            persona: 0,
+            style: Style::Misspelled,
+            length: Length::Long,
+        };
+        let contexts = [
+            Context {
+                headings: vec![],
+                text: "A one.",
+            },
+            Context {
+                headings: vec!["B".into(), "C".into()],
+                text: "B two.",
+            },
+        ];
+        let shared = ["one".to_string(), "two".to_string()];
+        let r = render(&slot, &contexts, &shared, "p", "English", 1);
+        assert_eq!(
+            r.user,
+            "persona:\np\n\nstyle:\nmisspelled\n\nlength:\nlong\n\ncontext 1:\nA one.\n\n\
+             context 2:\n[B > C]\nB two.\n\nshared terms:\none, two\n\n\
+             attempt:\n2 (an earlier question about this context was rejected: write another)"
+        );
+        assert!(r.system.contains("of 20 to 35 words"));
+        assert_eq!(r.prompt, "generate/multi_hop");
+    }
+}
