@@ -14,6 +14,7 @@ pub mod chunk;
 pub mod dedup;
 pub mod document;
 pub mod links;
+pub mod pipeline;
 pub mod plan;
 pub mod quota;
 pub mod request;

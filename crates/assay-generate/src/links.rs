@@ -4,7 +4,7 @@
 //! and two chunks are linked by the terms they share, each weighted by its
 //! inverse document frequency over the chunks, ln(N / df). A term in more
 //! than half the chunks links nothing (it is the corpus' subject, not a
-//! bridge), nor does one in a single chunk. A chunk's partner is the chunk
+//! bridge) unless it is in two only, nor does one in a single chunk. A chunk's partner is the chunk
 //! it shares the largest weight with, among those sharing at least
 //! [`MIN_SHARED`] terms: the other document's where weights tie, then the
 //! earlier.
@@ -61,7 +61,7 @@ pub fn partners(chunks: &[(usize, BTreeSet<String>)]) -> Vec<Option<Partner>> {
         }
     }
     let idf = |df: usize| (n as f64 / df as f64).ln();
-    let bridges = |df: usize| df >= 2 && 2 * df <= n;
+    let bridges = |df: usize| df == 2 || (df > 2 && 2 * df <= n);
     chunks
         .iter()
         .enumerate()

@@ -1,0 +1,414 @@
+//! A test set's generation, every step but the judge's calls: the
+//! documents chunked, near-duplicate chunks dropped, chunks too small to
+//! ask about set aside, the links and the plan made ([`prepare`]); for each
+//! planned question the request to send ([`Prepared::request`]); and for
+//! each answer, the checks and, when they pass, the test-set row
+//! ([`Prepared::accept`]). The caller (`assay-engine`'s `generate`) sends
+//! the requests; everything it decides comes from here.
+//!
+//! A row is a sample `assay eval` reads: `user_input`, `reference`,
+//! `reference_contexts`, and beside them what made it:
+//! `reference_context_spans` (each context's document and character span
+//! in that document's text), `question_type`, `persona`, `style`,
+//! `length`, and `meta` (document, language, the generator's signature).
+
+use crate::check::{self, Candidate, Rejection};
+use crate::chunk::{chunk, Chunk};
+use crate::dedup::{self, shingles};
+use crate::document::Document;
+use crate::links::{partners, terms, Partner};
+use crate::plan::{plan, PlanChunk, Shortfall, Slot};
+use crate::quota::{quotas, Mix, QuestionType};
+use crate::request::{self, render, Context, Request};
+use assay_grounding::language;
+use assay_grounding::words::Lexicon;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+
+/// How a test set is made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Questions to make.
+    pub size: usize,
+    pub mix: Mix,
+    pub seed: u64,
+    /// The largest chunk, in estimated tokens.
+    pub chunk_tokens: usize,
+    /// Chunks of fewer estimated tokens are not asked about (a heading's
+    /// lone line holds no question).
+    pub min_chunk_tokens: usize,
+    /// Requests per question before it counts as not made.
+    pub attempts: usize,
+    /// Who asks; [`request::PERSONAS`] when empty.
+    pub personas: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            size: 20,
+            mix: Mix::default(),
+            seed: 0,
+            chunk_tokens: 256,
+            min_chunk_tokens: 30,
+            attempts: 3,
+            personas: Vec::new(),
+        }
+    }
+}
+
+/// The version of the generator's steps, in its signature.
+pub const VERSION: u32 = 1;
+
+/// One chunk the plan may ask about.
+#[derive(Clone, Debug)]
+pub struct Piece {
+    pub document: usize,
+    pub chunk: Chunk,
+    pub partner: Option<Partner>,
+}
+
+/// The documents prepared and the plan made.
+#[derive(Debug)]
+pub struct Prepared<'a> {
+    pub documents: &'a [Document],
+    /// Each document's language (English name), where the detector is
+    /// sure of it.
+    pub languages: Vec<Option<String>>,
+    pub pieces: Vec<Piece>,
+    pub slots: Vec<Result<Slot, Shortfall>>,
+    /// Chunks dropped as near duplicates of an earlier one, and as too
+    /// small.
+    pub duplicate_chunks: usize,
+    pub small_chunks: usize,
+    pub options: Options,
+    /// The questions kept so far, for the duplicate check.
+    kept: Vec<(String, HashSet<String>)>,
+}
+
+/// Chunks, links and the plan of `documents` (in the order given; the
+/// quotas spread over those that have a chunk to ask about, and over the
+/// others as shortfalls).
+pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a> {
+    let languages: Vec<Option<String>> = documents
+        .iter()
+        .map(|d| language::detected(&[&d.text]))
+        .collect();
+    let mut all: Vec<(usize, Chunk)> = Vec::new();
+    for (i, d) in documents.iter().enumerate() {
+        all.extend(chunk(d, options.chunk_tokens).into_iter().map(|c| (i, c)));
+    }
+    let texts: Vec<&str> = all
+        .iter()
+        .map(|(d, c)| &documents[*d].text[c.span.clone()])
+        .collect();
+    let duplicates = dedup::distinct(&texts, dedup::DUPLICATE_FROM);
+    let before = all.len();
+    let mut kept: Vec<(usize, Chunk)> = all
+        .into_iter()
+        .zip(&duplicates)
+        .filter(|(_, d)| d.is_none())
+        .map(|(c, _)| c)
+        .collect();
+    let duplicate_chunks = before - kept.len();
+    let before = kept.len();
+    kept.retain(|(_, c)| c.tokens >= options.min_chunk_tokens);
+    let small_chunks = before - kept.len();
+    let lexicons: Vec<Lexicon> = documents
+        .iter()
+        .map(|d| language::lexicon_of(&[&d.text]).unwrap_or(Lexicon::ENGLISH))
+        .collect();
+    let term_sets: Vec<_> = kept
+        .iter()
+        .map(|(d, c)| {
+            (
+                *d,
+                terms(&documents[*d].text[c.span.clone()], &lexicons[*d]),
+            )
+        })
+        .collect();
+    let links = partners(&term_sets);
+    let pieces: Vec<Piece> = kept
+        .into_iter()
+        .zip(links)
+        .map(|((document, chunk), partner)| Piece {
+            document,
+            chunk,
+            partner,
+        })
+        .collect();
+    let plan_chunks: Vec<PlanChunk> = pieces
+        .iter()
+        .map(|p| PlanChunk {
+            document: p.document,
+            partner: p.partner.as_ref().map(|l| l.chunk),
+        })
+        .collect();
+    let per_document = quotas(options.size, &options.mix, documents.len());
+    let personas = personas(options).len();
+    Prepared {
+        documents,
+        languages,
+        slots: plan(&plan_chunks, &per_document, personas, options.seed),
+        pieces,
+        duplicate_chunks,
+        small_chunks,
+        options: options.clone(),
+        kept: Vec::new(),
+    }
+}
+
+fn personas(options: &Options) -> Vec<String> {
+    if options.personas.is_empty() {
+        request::PERSONAS.iter().map(|p| p.to_string()).collect()
+    } else {
+        options.personas.clone()
+    }
+}
+
+impl Prepared<'_> {
+    fn text(&self, piece: usize) -> &str {
+        let p = &self.pieces[piece];
+        &self.documents[p.document].text[p.chunk.span.clone()]
+    }
+
+    /// The pieces a slot asks about: its chunk, and its partner's.
+    fn asked(&self, slot: &Slot) -> Vec<usize> {
+        std::iter::once(slot.chunk).chain(slot.partner).collect()
+    }
+
+    /// The request for `slot`, attempt `attempt` (from 0).
+    pub fn request(&self, slot: &Slot, attempt: usize) -> Request {
+        let contexts: Vec<Context<'_>> = self
+            .asked(slot)
+            .into_iter()
+            .map(|i| Context {
+                headings: self.pieces[i].chunk.headings.clone(),
+                text: self.text(i),
+            })
+            .collect();
+        let shared = match slot.partner {
+            Some(_) => self.pieces[slot.chunk]
+                .partner
+                .as_ref()
+                .map_or_else(Vec::new, |p| p.shared.clone()),
+            None => Vec::new(),
+        };
+        let language = self.languages[slot.document]
+            .as_deref()
+            .unwrap_or("the language of the context");
+        render(
+            slot,
+            &contexts,
+            &shared,
+            &personas(&self.options)[slot.persona],
+            language,
+            attempt,
+        )
+    }
+
+    /// The row for the judge's `answer` to `slot`'s request, or why it is
+    /// not kept; a kept question joins those later ones are compared with.
+    pub fn accept(&mut self, slot: &Slot, answer: &Value, judge: &str) -> Result<Value, Rejection> {
+        let candidate = Candidate::from_json(answer)?;
+        let asked = self.asked(slot);
+        let documents = self.documents;
+        let text = |i: usize| {
+            let p = &self.pieces[i];
+            &documents[p.document].text[p.chunk.span.clone()]
+        };
+        let contexts: Vec<&str> = asked.iter().map(|&i| text(i)).collect();
+        let document = &documents[slot.document];
+        let lexicon = language::lexicon_of(&[&document.text]).unwrap_or(Lexicon::ENGLISH);
+        check::supported(&candidate, &contexts, lexicon)?;
+        let expected = self.languages[slot.document].as_deref();
+        check::in_language(&candidate, expected)?;
+        let mine = shingles(&candidate.question);
+        let duplicate = self
+            .kept
+            .iter()
+            .map(|(q, s)| (q, dedup::jaccard(&mine, s)))
+            .filter(|(_, j)| *j >= dedup::DUPLICATE_FROM)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((of, similarity)) = duplicate {
+            return Err(Rejection::Duplicate {
+                of: of.clone(),
+                similarity,
+            });
+        }
+        self.kept.push((candidate.question.clone(), mine));
+        let spans: Vec<Value> = asked
+            .iter()
+            .map(|&i| {
+                let p = &self.pieces[i];
+                let text = &self.documents[p.document].text;
+                json!({
+                    "document": self.documents[p.document].name,
+                    "start": text[..p.chunk.span.start].chars().count(),
+                    "end": text[..p.chunk.span.end].chars().count(),
+                })
+            })
+            .collect();
+        Ok(json!({
+            "id": format!("q{}", self.kept.len()),
+            "user_input": candidate.question,
+            "reference": candidate.answer,
+            "reference_contexts": contexts,
+            "reference_context_spans": spans,
+            "question_type": slot.kind.name(),
+            "persona": personas(&self.options)[slot.persona],
+            "style": slot.style.name(),
+            "length": slot.length.name(),
+            "meta": {
+                "document": document.name,
+                "language": self.languages[slot.document],
+                "generator": self.signature(judge),
+            },
+        }))
+    }
+
+    /// What made the test set: the steps' version, the prompts' versions,
+    /// the settings and the judge.
+    pub fn signature(&self, judge: &str) -> String {
+        let o = &self.options;
+        let prompts: Vec<String> = QuestionType::ALL
+            .iter()
+            .map(|t| format!("{}@v{}", t.name(), request::prompt(*t).version))
+            .collect();
+        format!(
+            "assay-generate/v{VERSION} prompts={} mix={} seed={} chunk_tokens={} min_chunk_tokens={} judge={judge}",
+            prompts.join(","),
+            o.mix,
+            o.seed,
+            o.chunk_tokens,
+            o.min_chunk_tokens
+        )
+    }
+
+    /// The estimated tokens of every planned request's messages (the
+    /// first attempts), for a dry run.
+    pub fn estimated_tokens(&self) -> usize {
+        self.slots
+            .iter()
+            .flatten()
+            .map(|s| {
+                let r = self.request(s, 0);
+                crate::chunk::estimate_tokens(&r.system) + crate::chunk::estimate_tokens(&r.user)
+            })
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs() -> Vec<Document> {
+        let radium = "# Radium\n\nRadium is a chemical element with the symbol Ra and atomic number 88. \
+                      It was discovered by Marie and Pierre Curie in 1898 in the mineral pitchblende.\n\n\
+                      ## Uses\n\nRadium was once used in luminous paint for clocks and aircraft switches, \
+                      until the danger of its radiation to the painters became known in the 1920s.";
+        let curie = "# Pierre Curie\n\nPierre Curie was a French physicist, born in Paris in 1859. \
+                     With Marie Curie he discovered radium and polonium in the mineral pitchblende in 1898.";
+        vec![
+            Document::markdown("radium.md", radium),
+            Document::markdown("curie.md", curie),
+        ]
+    }
+
+    fn options(size: usize) -> Options {
+        Options {
+            size,
+            min_chunk_tokens: 10,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn the_plan_spreads_the_questions_and_links_the_documents() {
+        let d = docs();
+        let p = prepare(&d, &options(4));
+        assert_eq!(p.pieces.len(), 3);
+        assert_eq!(p.slots.len(), 4);
+        // The radium discovery chunk and Curie's share curie, discov,
+        // pitchblend, radium, 1898...: they are each other's partner.
+        let linked: Vec<(usize, usize)> = p
+            .pieces
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| x.partner.as_ref().map(|l| (i, l.chunk)))
+            .collect();
+        assert!(
+            linked.contains(&(0, 2)) && linked.contains(&(2, 0)),
+            "{linked:?}"
+        );
+        assert_eq!(
+            p.languages,
+            [Some("English".into()), Some("English".into())]
+        );
+        assert!(p.estimated_tokens() > 0);
+    }
+
+    /// A supported answer becomes a row `assay eval` reads, with its spans
+    /// in characters; the same question again is a duplicate; an answer
+    /// the contexts do not hold is unsupported.
+    #[test]
+    fn answers_are_checked_and_kept_as_rows() {
+        let d = docs();
+        let mut p = prepare(&d, &options(4));
+        let slot = p
+            .slots
+            .iter()
+            .flatten()
+            .find(|s| s.kind == QuestionType::SingleHop && s.document == 1)
+            .unwrap()
+            .clone();
+        let good = json!({"question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
+        let row = p.accept(&slot, &good, "loopback").unwrap();
+        assert_eq!(row["user_input"], "Where was Pierre Curie born?");
+        let span = &row["reference_context_spans"][0];
+        let (s, e) = (
+            span["start"].as_u64().unwrap() as usize,
+            span["end"].as_u64().unwrap() as usize,
+        );
+        let chars: String = d[1].text.chars().skip(s).take(e - s).collect();
+        assert_eq!(row["reference_contexts"][0], chars);
+        assert_eq!(span["document"], "curie.md");
+        assert!(row["meta"]["generator"]
+            .as_str()
+            .unwrap()
+            .contains("single_hop@v1"));
+        assert!(matches!(
+            p.accept(&slot, &good, "loopback"),
+            Err(Rejection::Duplicate { .. })
+        ));
+        let bad = json!({"question": "Where did Pierre Curie die?", "answer": "Pierre Curie died in Vienna in 1921 after a long illness."});
+        assert!(matches!(
+            p.accept(&slot, &bad, "loopback"),
+            Err(Rejection::Unsupported { .. })
+        ));
+    }
+
+    #[test]
+    fn a_document_without_text_to_ask_about_is_a_shortfall() {
+        let d = vec![
+            Document::markdown("empty.md", "# Only a title\n"),
+            docs().remove(1),
+        ];
+        let p = prepare(&d, &options(4));
+        // Document 0 takes a single-hop and a multi-hop question, document
+        // 1 an abstract and a single-hop one; its one chunk has no partner.
+        let short: Vec<&Shortfall> = p.slots.iter().filter_map(|s| s.as_ref().err()).collect();
+        assert_eq!(
+            short,
+            [
+                &Shortfall::NoChunks { document: 0 },
+                &Shortfall::NoChunks { document: 0 },
+                &Shortfall::NoLinkedChunk {
+                    document: 1,
+                    kind: QuestionType::Abstract
+                },
+            ]
+        );
+    }
+}
