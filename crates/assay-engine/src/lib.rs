@@ -104,6 +104,7 @@ pub mod batch;
 mod cache;
 mod cancel;
 mod error;
+pub mod generate;
 mod judging;
 pub mod log;
 pub mod merge;

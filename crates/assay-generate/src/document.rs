@@ -249,6 +249,81 @@ impl Document {
     }
 }
 
+/// Why documents could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("{0}: not UTF-8 text")]
+    NotText(String),
+    #[error("{0}: PDF is not read; give its text (pdftotext FILE) or its HTML")]
+    Pdf(String),
+}
+
+/// Documents read from `paths`: each file by its format, each folder's
+/// files with a known extension (`.md`, `.markdown`, `.txt`, `.html`,
+/// `.htm`), recursively, in name order. A folder's other files are left,
+/// and named in the second list; a PDF named alone is an error.
+pub fn read_paths(paths: &[std::path::PathBuf]) -> Result<(Vec<Document>, Vec<String>), ReadError> {
+    let mut documents = Vec::new();
+    let mut left = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut files = Vec::new();
+            walk(path, &mut files)?;
+            files.sort();
+            for file in files {
+                let known = file.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                    matches!(
+                        e.to_ascii_lowercase().as_str(),
+                        "md" | "markdown" | "txt" | "html" | "htm"
+                    )
+                });
+                if known {
+                    documents.push(read_file(&file)?);
+                } else {
+                    left.push(file.display().to_string());
+                }
+            }
+        } else {
+            documents.push(read_file(path)?);
+        }
+    }
+    Ok((documents, left))
+}
+
+fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), ReadError> {
+    let io = |error| ReadError::Io {
+        path: dir.display().to_string(),
+        error,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn read_file(path: &Path) -> Result<Document, ReadError> {
+    let name = path.display().to_string();
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pdf"))
+    {
+        return Err(ReadError::Pdf(name));
+    }
+    let bytes = std::fs::read(path).map_err(|error| ReadError::Io {
+        path: name.clone(),
+        error,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| ReadError::NotText(name.clone()))?;
+    Ok(Document::read(&name, &text, Format::of(path)))
+}
+
 /// Appends the text between tags (its references decoded, its runs of
 /// white space one space) to the open block, opening one at its first
 /// visible character.

@@ -276,6 +276,36 @@ fn defaults(schema: &Value) -> Value {
     )
 }
 
+/// A question about the contexts of a generation request (its first
+/// words and a question mark) whose answer is the first sentence of each
+/// context word for word, or the n-th on the n-th attempt.
+fn generated(s: &BTreeMap<String, String>) -> Value {
+    let attempt: usize = s
+        .get("attempt")
+        .and_then(|a| a.split_whitespace().next()?.parse().ok())
+        .unwrap_or(1);
+    let sentences: Vec<String> = ["context", "context 1", "context 2"]
+        .iter()
+        .filter_map(|k| s.get(*k))
+        .map(|c| {
+            let body: Vec<&str> = c.lines().filter(|l| !l.starts_with('[')).collect();
+            let body = body.join(" ");
+            let parts: Vec<&str> = body.split_inclusive(". ").collect();
+            parts[(attempt - 1) % parts.len()].trim().to_string()
+        })
+        .collect();
+    let topic: Vec<&str> = sentences
+        .first()
+        .map_or("", String::as_str)
+        .split_whitespace()
+        .take(8)
+        .collect();
+    json!({
+        "question": format!("{}?", topic.join(" ").trim_end_matches(['.', ',', ':'])),
+        "answer": sentences.join(" "),
+    })
+}
+
 /// The sections of a rendered user message: `name:\nvalue` blocks
 /// separated by blank lines.
 pub fn sections(message: &str) -> BTreeMap<String, String> {
@@ -397,6 +427,7 @@ fn rule(prompt: &str, last: &str) -> Option<Value> {
     let contexts = sec("contexts").to_lowercase();
     Some(match prompt {
         "statements" => json!({"statements": split_statements(sec("text"))}),
+        "generate_single_hop" | "generate_multi_hop" | "generate_abstract" => generated(&s),
         "faithfulness_verdicts" => verdicts(
             items(sec("statements"))
                 .iter()

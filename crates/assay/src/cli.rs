@@ -41,6 +41,51 @@ pub enum Command {
     Align(AlignArgs),
     /// Work on prompt folders (`--prompts DIR`).
     Prompts(PromptsArgs),
+    /// Make a test set from documents: questions, reference answers and
+    /// their contexts, as rows `assay eval` reads.
+    Generate(Box<GenerateArgs>),
+}
+
+/// `assay generate`: a test set from documents.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Documents: Markdown, text or HTML files, or folders of them.
+    #[arg(required = true, value_name = "DOCS")]
+    pub documents: Vec<PathBuf>,
+    /// Questions to make.
+    #[arg(long, default_value_t = 20)]
+    pub size: usize,
+    /// The test set (JSONL); the rejected candidates go beside it in
+    /// FILE.rejected.jsonl, the counts in FILE.summary.json.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The question types' shares [default: single_hop=0.5,multi_hop=0.25,abstract=0.25].
+    #[arg(long, value_name = "TYPE=SHARE,...")]
+    pub mix: Option<assay_generate::quota::Mix>,
+    /// The seed of the plan (which chunk, persona, style and length each
+    /// question gets).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The largest chunk, in estimated tokens (4 characters each).
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub chunk_tokens: usize,
+    /// Who asks the questions (repeatable) [default: three built-in personas].
+    #[arg(long = "persona", value_name = "TEXT")]
+    pub personas: Vec<String>,
+    /// Print the plan and the judge calls it needs, and stop before any call.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+    /// A configuration file of judge options (see `assay eval --config`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Worker threads of the local judge [default: all cores].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
 }
 
 #[derive(Debug, Args)]

@@ -24,6 +24,7 @@
 mod cli;
 mod config;
 mod flags;
+mod generate;
 mod interrupt;
 mod progress;
 mod render;
@@ -204,6 +205,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
             eprintln!("alignment file: {}", done.path.display());
             Ok(0)
         }
+        Command::Generate(args) => generate::generate(*args),
         Command::Prompts(args) => match args.action {
             cli::PromptsAction::Adapt(args) => adapt_prompts(*args),
         },

@@ -10,6 +10,7 @@ mod conversation;
 mod eval;
 mod faults;
 mod gates;
+mod generate;
 mod grounding;
 mod judged;
 mod languages;

@@ -1,0 +1,134 @@
+//! `assay generate`: a test set from documents. [`assay_generate`]
+//! prepares the documents and plans every question; this sends each
+//! planned question's request to the judge, up to the plan's attempts
+//! until one is kept, and gathers the rows, the rejected candidates with
+//! their reasons, and the questions not made with theirs. Requests are
+//! the same for the same documents, settings and seed, so the judge's
+//! cache answers a second run, and a run killed half-way is resumed by
+//! running it again without paying twice.
+
+use crate::judging::Unavailable;
+use crate::Result;
+use assay_generate::pipeline::Prepared;
+use assay_llm::{ChatModel, ChatRequest, Judge, JudgeHistory, Message, PromptRef, Source, Usage};
+use serde_json::{json, Value};
+
+/// What one generation made.
+#[derive(Debug, Default)]
+pub struct Generated {
+    /// The test set's rows.
+    pub rows: Vec<Value>,
+    /// Each candidate not kept: its question (if the judge wrote one), the
+    /// planned slot and the reason.
+    pub rejected: Vec<Value>,
+    /// One line per planned question not made, with why.
+    pub shortfalls: Vec<String>,
+    /// Judge answers, and of them those the cache gave.
+    pub calls: usize,
+    pub cache_hits: usize,
+    /// Tokens of the calls made (cache hits cost none).
+    pub usage: Usage,
+}
+
+/// Asks `judge` for each of `prepared`'s planned questions.
+pub fn generate(judge: &Judge, prepared: &mut Prepared<'_>) -> Result<Generated> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            crate::EngineError::Internal(format!("cannot start the async runtime: {e}"))
+        })?;
+    // The judge as the rows' signature names it: not its endpoint, whose
+    // port or path differs between machines.
+    let judge_name = format!("{}:{}", judge.identity().provider, judge.identity().model);
+    let mut done = Generated::default();
+    let mut history = JudgeHistory::NothingAnswered;
+    let attempts = prepared.options.attempts.max(1);
+    let slots = prepared.slots.clone();
+    for planned in &slots {
+        let slot = match planned {
+            Ok(slot) => slot,
+            Err(shortfall) => {
+                done.shortfalls.push(format!(
+                    "{}: {shortfall}",
+                    prepared.documents[document_of(shortfall)].name
+                ));
+                continue;
+            }
+        };
+        let document = prepared.documents[slot.document].name.clone();
+        let mut kept = false;
+        for attempt in 0..attempts {
+            let r = prepared.request(slot, attempt);
+            let request = ChatRequest::new(
+                PromptRef {
+                    id: r.prompt.clone(),
+                    version: r.version.to_string(),
+                },
+                vec![Message::system(r.system), Message::user(r.user)],
+            )
+            .with_schema(r.schema);
+            let rejected = |candidate: Value, reason: Value| {
+                json!({
+                    "document": document,
+                    "question_type": slot.kind.name(),
+                    "attempt": attempt + 1,
+                    "candidate": candidate,
+                    "rejection": reason,
+                })
+            };
+            let answer = match rt.block_on(judge.chat(&request)) {
+                Ok(answer) => {
+                    history = JudgeHistory::Answered;
+                    answer
+                }
+                Err(error) if error.is_run_fatal(history) => {
+                    let unavailable = Unavailable {
+                        endpoint: judge.identity().endpoint.clone(),
+                        error,
+                    };
+                    return Err(unavailable.into_engine_error(
+                        "the judge's answers so far are cached: the same command resumes",
+                    ));
+                }
+                Err(e) => {
+                    let reason = json!({"reason": "judge", "error": e.to_string()});
+                    done.rejected.push(rejected(Value::Null, reason));
+                    continue;
+                }
+            };
+            done.calls += 1;
+            if answer.source == Source::Cache {
+                done.cache_hits += 1;
+            } else {
+                done.usage += answer.usage;
+            }
+            let json = answer.json.unwrap_or(Value::Null);
+            match prepared.accept(slot, &json, &judge_name) {
+                Ok(row) => {
+                    done.rows.push(row);
+                    kept = true;
+                    break;
+                }
+                Err(rejection) => {
+                    let reason = serde_json::to_value(&rejection).unwrap_or(Value::Null);
+                    done.rejected.push(rejected(json, reason));
+                }
+            }
+        }
+        if !kept {
+            done.shortfalls.push(format!(
+                "{document}: {}: no candidate kept in {attempts} attempts",
+                slot.kind
+            ));
+        }
+    }
+    Ok(done)
+}
+
+fn document_of(shortfall: &assay_generate::plan::Shortfall) -> usize {
+    match shortfall {
+        assay_generate::plan::Shortfall::NoChunks { document }
+        | assay_generate::plan::Shortfall::NoLinkedChunk { document, .. } => *document,
+    }
+}

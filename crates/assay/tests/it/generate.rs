@@ -1,0 +1,161 @@
+//! `assay generate`: a test set from the bundled documents, against the
+//! loopback judge. Every row's contexts are spans of its document; the
+//! mix and the spread over documents are exact; a second run is answered
+//! by the cache; `assay eval` scores the set once an application fills
+//! the responses; a judge whose every answer is unsupported makes no row
+//! and exits 5, each candidate kept with its reason.
+
+use crate::common::{assay, read_json, read_jsonl, repo, stderr};
+use crate::judged::{Fixture, KEY};
+use assay_test_server::{chat, judge, Reply};
+use serde_json::json;
+use std::path::Path;
+use std::process::Output;
+
+fn generate(fx: &Fixture, out: &Path, extra: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+        .arg("generate")
+        .arg(repo().join("examples/docs"))
+        .args(["--out", out.to_str().unwrap()])
+        .args([
+            "--judge",
+            "openai:judge-model",
+            "--base-url",
+            &fx.server.base_url(),
+        ])
+        .args(["--cache", fx.path("cache.sqlite").to_str().unwrap()])
+        .args(["--max-retries", "0"])
+        .args(extra)
+        .env("OPENAI_API_KEY", KEY)
+        .env("ASSAY_HOME", fx.path(""))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_test_set_from_the_bundled_documents_that_eval_scores() {
+    let fx = Fixture::content_reading();
+    let out = fx.path("set.jsonl");
+    let o = generate(&fx, &out, &["--size", "9", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = read_jsonl(&out);
+    assert_eq!(rows.len(), 9);
+    // Each context is its document's text between its character offsets.
+    for row in &rows {
+        let contexts = row["reference_contexts"].as_array().unwrap();
+        let spans = row["reference_context_spans"].as_array().unwrap();
+        assert_eq!(contexts.len(), spans.len());
+        for (c, s) in contexts.iter().zip(spans) {
+            let text = std::fs::read_to_string(s["document"].as_str().unwrap()).unwrap();
+            let (a, b) = (
+                s["start"].as_u64().unwrap() as usize,
+                s["end"].as_u64().unwrap() as usize,
+            );
+            let span: String = text.chars().skip(a).take(b - a).collect();
+            assert_eq!(c.as_str().unwrap(), span);
+        }
+        let answer = row["reference"].as_str().unwrap();
+        let first = answer.split_whitespace().next().unwrap();
+        assert!(
+            contexts.iter().any(|c| c.as_str().unwrap().contains(first)),
+            "{row}"
+        );
+    }
+    // The default mix of 9: 4.5, 2.25, 2.25 -> 5, 2, 2; three documents, 3 each.
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(summary["made"], 9);
+    assert_eq!(
+        summary["by_type"],
+        json!({"abstract": 2, "multi_hop": 2, "single_hop": 5})
+    );
+    let per_document: Vec<u64> = summary["by_document"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(per_document, [3, 3, 3]);
+    let calls = summary["judge"]["calls"].as_u64().unwrap();
+    assert!(calls >= 9, "{summary}");
+    assert_eq!(
+        fx.asked("generate_single_hop")
+            + fx.asked("generate_multi_hop")
+            + fx.asked("generate_abstract"),
+        calls as usize
+    );
+
+    // Again: the same requests, each answered by the cache, the same set.
+    let again = fx.path("again.jsonl");
+    let o = generate(&fx, &again, &["--size", "9", "--seed", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let second = read_json(&fx.path("again.summary.json"));
+    assert_eq!(second["judge"]["cache_hits"], second["judge"]["calls"]);
+    let strip = |rows: Vec<serde_json::Value>| -> Vec<serde_json::Value> {
+        rows.into_iter()
+            .map(|mut r| {
+                r["meta"]["generator"] = json!(null);
+                r
+            })
+            .collect()
+    };
+    assert_eq!(strip(read_jsonl(&again)), strip(rows.clone()));
+
+    // A toy application answers with the first context; eval scores it.
+    let filled = fx.path("filled.jsonl");
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r["response"] = r["reference_contexts"][0].clone();
+            r["retrieved_contexts"] = r["reference_contexts"].clone();
+            r.to_string()
+        })
+        .collect();
+    std::fs::write(&filled, lines.join("\n")).unwrap();
+    let run = fx.path("run");
+    let o = assay(
+        &[
+            "eval",
+            filled.to_str().unwrap(),
+            "-m",
+            "rouge,bleu",
+            "--out",
+            run.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = read_json(&run.join("summary.json"));
+    assert_eq!(summary["rows"], 9, "{summary}");
+}
+
+#[test]
+fn a_judge_whose_answers_are_never_supported_makes_no_row_and_exits_5() {
+    let fx = Fixture::new(|req, _| {
+        if judge::prompt_name(req).is_some_and(|p| p.starts_with("generate_")) {
+            return chat(&json!({"question": "Who won the 1954 World Cup?", "answer": "West Germany won the 1954 World Cup in Bern."}).to_string());
+        }
+        Reply::json(500, json!({"error": "unexpected"}))
+    });
+    let out = fx.path("set.jsonl");
+    let o = generate(&fx, &out, &["--size", "3"]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    assert!(read_jsonl(&out).is_empty());
+    let rejected = read_jsonl(&fx.path("set.rejected.jsonl"));
+    // Three questions, three attempts each.
+    assert_eq!(rejected.len(), 9);
+    assert!(
+        rejected
+            .iter()
+            .all(|r| r["rejection"]["reason"] == "unsupported"),
+        "{rejected:?}"
+    );
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(summary["made"], 0);
+    assert_eq!(summary["not_made"].as_array().unwrap().len(), 3);
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        printed.contains("not made: ") && printed.contains("no candidate kept in 3 attempts"),
+        "{printed}"
+    );
+}
