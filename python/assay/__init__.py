@@ -21,6 +21,7 @@ from assay._evaluate import (
     evaluate,
 )
 from assay._gates import assert_scores
+from assay._generate import TestSet, generate
 from assay._review import align, calibrate, compare, report
 from assay._lexical import (
     BleuScore,
@@ -41,6 +42,7 @@ __all__ = [
     "Gate",
     "JudgeUnavailableError",
     "Result",
+    "TestSet",
     "UsageError",
     "aevaluate",
     "align",
@@ -49,6 +51,7 @@ __all__ = [
     "compare",
     "config_file",
     "evaluate",
+    "generate",
     "report",
     "RougeScorer",
     "Score",

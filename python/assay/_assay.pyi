@@ -25,6 +25,7 @@ __all__ = [
     "compare",
     "calibrate",
     "align",
+    "generate",
     "config_file",
     "cli_main",
     "UsageError",
@@ -161,5 +162,8 @@ def sentence_chrf(
 def corpus_chrf(
     predictions: list[str], references: list[list[str]], options: _ChrfOptions
 ) -> float: ...
+def generate(
+    options: Mapping[str, Any],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any], list[str]]: ...
 def config_file(path: str | os.PathLike[str], judge_only: bool = False) -> dict[str, Any]: ...
 def cli_main(argv: list[str]) -> int: ...

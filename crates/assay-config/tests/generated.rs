@@ -58,7 +58,8 @@ fn the_generated_lists_match_the_declarations() {
             "finish options",
             python_parameters::<FinishOptions>("    "),
         ),
-        ("python/assay/_review.py", "judge options", python),
+        ("python/assay/_review.py", "judge options", python.clone()),
+        ("python/assay/_generate.py", "judge options", python),
         (
             "python/assay/_assay.pyi",
             "eval options",

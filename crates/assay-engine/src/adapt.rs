@@ -6,9 +6,9 @@
 //! A prompt whose answer is not one is named and not written, so the
 //! built-in one serves for it.
 
-use crate::judging::Unavailable;
+use crate::judging::ask_once;
 use crate::{EngineError, Result};
-use assay_llm::{ChatModel, ChatRequest, Judge, JudgeHistory, Message, PromptRef};
+use assay_llm::{ChatRequest, Judge, JudgeHistory, Message, PromptRef};
 use assay_metrics::judged::adapt;
 use assay_metrics::judged::prompt::PromptId;
 use std::path::{Path, PathBuf};
@@ -79,19 +79,14 @@ pub fn adapt_prompts(
             vec![Message::system(asked.system), Message::user(asked.user)],
         )
         .with_schema(asked.schema);
-        let answer = match rt.block_on(judge.chat(&request)) {
-            Ok(answer) => {
-                history = JudgeHistory::Answered;
-                answer
-            }
-            // The judge cannot serve any prompt: stop, as a run does.
-            Err(error) if error.is_run_fatal(history) => {
-                let unavailable = Unavailable {
-                    endpoint: judge.identity().endpoint.clone(),
-                    error,
-                };
-                return Err(unavailable.into_engine_error("what was translated is written"));
-            }
+        let answer = match ask_once(
+            &rt,
+            judge,
+            &request,
+            &mut history,
+            "what was translated is written",
+        )? {
+            Ok(answer) => answer,
             Err(e) => {
                 done.failed.push((id, e.to_string()));
                 continue;

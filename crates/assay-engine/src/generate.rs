@@ -7,7 +7,7 @@
 //! cache answers a second run, and a run killed half-way is resumed by
 //! running it again without paying twice.
 
-use crate::judging::Unavailable;
+use crate::judging::ask_once;
 use crate::Result;
 use assay_generate::pipeline::Prepared;
 use assay_llm::{ChatModel, ChatRequest, Judge, JudgeHistory, Message, PromptRef, Source, Usage};
@@ -77,20 +77,9 @@ pub fn generate(judge: &Judge, prepared: &mut Prepared<'_>) -> Result<Generated>
                     "rejection": reason,
                 })
             };
-            let answer = match rt.block_on(judge.chat(&request)) {
-                Ok(answer) => {
-                    history = JudgeHistory::Answered;
-                    answer
-                }
-                Err(error) if error.is_run_fatal(history) => {
-                    let unavailable = Unavailable {
-                        endpoint: judge.identity().endpoint.clone(),
-                        error,
-                    };
-                    return Err(unavailable.into_engine_error(
-                        "the judge's answers so far are cached: the same command resumes",
-                    ));
-                }
+            let kept_so_far = "the judge's answers so far are cached: the same command resumes";
+            let answer = match ask_once(&rt, judge, &request, &mut history, kept_so_far)? {
+                Ok(answer) => answer,
                 Err(e) => {
                     let reason = json!({"reason": "judge", "error": e.to_string()});
                     done.rejected.push(rejected(Value::Null, reason));

@@ -83,6 +83,33 @@ impl Unavailable {
     }
 }
 
+/// One call of a command that asks the judge prompt by prompt (`prompts
+/// adapt`, `generate`): its answer or its error, after which the judge
+/// counts as having answered; or, when the judge can serve nothing (it
+/// refused the key, or failed before any answer in a way no retry fixes),
+/// the engine's error that stops the command, saying what is `kept`.
+pub(crate) fn ask_once(
+    rt: &tokio::runtime::Runtime,
+    judge: &assay_llm::Judge,
+    request: &assay_llm::ChatRequest,
+    history: &mut assay_llm::JudgeHistory,
+    kept: &str,
+) -> Result<Result<assay_llm::ChatResponse, assay_llm::Error>, EngineError> {
+    use assay_llm::ChatModel;
+    match rt.block_on(judge.chat(request)) {
+        Ok(answer) => {
+            *history = assay_llm::JudgeHistory::Answered;
+            Ok(Ok(answer))
+        }
+        Err(error) if error.is_run_fatal(*history) => Err(Unavailable {
+            endpoint: judge.identity().endpoint.clone(),
+            error,
+        }
+        .into_engine_error(kept)),
+        Err(e) => Ok(Err(e)),
+    }
+}
+
 /// How a call ended, repairs included.
 enum Asked<T> {
     Valid(T),

@@ -1,9 +1,11 @@
 //! The native part of the Python package `assay` (`assay._assay`): the
 //! lexical scorers (`lexical`), `evaluate` over the engine (`evaluate`),
-//! and calibration, comparison, reports and gates (`review`). The Rust crates it calls know nothing of Python.
+//! calibration, comparison, reports and gates (`review`), and test sets
+//! from documents (`generate`). The Rust crates it calls know nothing of Python.
 
 mod convert;
 mod evaluate;
+mod generate;
 mod lexical;
 mod options;
 mod review;
@@ -35,6 +37,7 @@ fn _assay(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(review::compare, m)?)?;
     m.add_function(wrap_pyfunction!(review::calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(review::align, m)?)?;
+    m.add_function(wrap_pyfunction!(generate::generate, m)?)?;
     m.add_function(wrap_pyfunction!(options::config_file, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("UsageError", m.py().get_type::<convert::UsageError>())?;

@@ -1,10 +1,13 @@
-//! One evaluation, end to end: [`evaluate`] resolves an
+//! One evaluation, end to end (and a test set's generation:
+//! [`generate`]): [`evaluate`] resolves an
 //! [`EvalConfig`], runs it, and finishes the run directory the way
 //! `assay eval` does, for the command line and Python's
 //! `assay.evaluate` alike: the gates checked against the finished run,
 //! the prevalence corrected with a judge calibration, a batch export's
 //! requests written, and the HTML report. Nothing is printed: the
 //! caller shows the [`Evaluated`] it gets back.
+
+pub mod generate;
 
 use assay_calibrate::correct::Calibration;
 use assay_config::EvalConfig;

@@ -276,7 +276,7 @@ fn defaults(schema: &Value) -> Value {
     )
 }
 
-/// A question about the contexts of a generation request (its first
+/// A question about the contexts of a generation request (eight of its
 /// words and a question mark) whose answer is the first sentence of each
 /// context word for word, or the n-th on the n-th attempt.
 fn generated(s: &BTreeMap<String, String>) -> Value {
@@ -288,18 +288,28 @@ fn generated(s: &BTreeMap<String, String>) -> Value {
         .iter()
         .filter_map(|k| s.get(*k))
         .map(|c| {
-            let body: Vec<&str> = c.lines().filter(|l| !l.starts_with('[')).collect();
-            let body = body.join(" ");
+            // The first line is the headings, in brackets, where there are any.
+            let mut lines: Vec<&str> = c.lines().collect();
+            if lines.len() > 1 && lines[0].starts_with('[') && lines[0].ends_with(']') {
+                lines.remove(0);
+            }
+            let body = lines.join(" ");
             let parts: Vec<&str> = body.split_inclusive(". ").collect();
-            parts[(attempt - 1) % parts.len()].trim().to_string()
+            parts
+                .get((attempt - 1) % parts.len().max(1))
+                .map_or("", |p| p.trim())
+                .to_string()
         })
         .collect();
-    let topic: Vec<&str> = sentences
+    // Eight words of the first sentence, further on in it on a later
+    // attempt, so that a retry asks another question.
+    let words: Vec<&str> = sentences
         .first()
         .map_or("", String::as_str)
         .split_whitespace()
-        .take(8)
         .collect();
+    let from = (8 * (attempt - 1)).min(words.len().saturating_sub(8));
+    let topic: Vec<&str> = words.iter().skip(from).take(8).copied().collect();
     json!({
         "question": format!("{}?", topic.join(" ").trim_end_matches(['.', ',', ':'])),
         "answer": sentences.join(" "),

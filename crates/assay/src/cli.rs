@@ -75,17 +75,8 @@ pub struct GenerateArgs {
     /// Print the plan and the judge calls it needs, and stop before any call.
     #[arg(long)]
     pub dry_run: bool,
-    /// What to print on stdout.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
-    pub format: OutputFormat,
-    /// A configuration file of judge options (see `assay eval --config`).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Worker threads of the local judge [default: all cores].
-    #[arg(long)]
-    pub threads: Option<usize>,
     #[command(flatten)]
-    pub judge: JudgeArgs,
+    pub judged: Judged,
 }
 
 #[derive(Debug, Args)]
@@ -283,19 +274,8 @@ pub struct CalibrateArgs {
     /// Run directory [default: runs/calibrate-<unix time>].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// What to print on stdout.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
-    pub format: OutputFormat,
-    /// A configuration file of judge options (TOML, keyed by
-    /// their Python keywords; a `pyproject.toml` gives its `[tool.assay]`
-    /// table); the flags given win over it. See docs/cli.md.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// Worker threads, and the local judge's and embedder's CPU threads [default: all cores].
-    #[arg(long)]
-    pub threads: Option<usize>,
     #[command(flatten)]
-    pub judge: JudgeArgs,
+    pub judged: Judged,
 }
 
 /// The label value a high score predicts.
@@ -303,6 +283,25 @@ pub struct CalibrateArgs {
 pub enum HighScoreMeans {
     True,
     False,
+}
+
+/// What a command that asks a judge takes besides its own flags (`assay
+/// calibrate`, `assay generate`).
+#[derive(Debug, Args)]
+pub struct Judged {
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+    /// A configuration file of judge options (TOML, keyed by their Python
+    /// keywords; a `pyproject.toml` gives its `[tool.assay]` table); the
+    /// flags given win over it. See docs/cli.md.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Worker threads, and the local judge's and embedder's CPU threads [default: all cores].
+    #[arg(long)]
+    pub threads: Option<usize>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
 }
 
 /// What a run reads and how it runs: the flags `assay-config` declares

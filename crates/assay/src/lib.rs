@@ -222,8 +222,8 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 limit: args.limit,
                 offset: args.offset,
                 out: args.out,
-                judge: config::judge_config(&args.judge, args.config.as_deref())?,
-                threads: args.threads,
+                judge: config::judge_config(&args.judged.judge, args.judged.config.as_deref())?,
+                threads: args.judged.threads,
             };
             let cancel = assay_engine::CancelToken::new();
             interrupt::cancel_on_ctrl_c(&cancel)?;
@@ -233,7 +233,7 @@ fn run(cli: Cli) -> anyhow::Result<u8> {
                 &cancel,
             )?;
             eprintln!("run directory: {}", done.dir.display());
-            match args.format {
+            match args.judged.format {
                 OutputFormat::Json => {
                     println!("{}", serde_json::to_string_pretty(&done.doc)?)
                 }

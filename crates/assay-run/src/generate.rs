@@ -1,0 +1,207 @@
+//! A test set from documents, end to end, for the command line
+//! (`assay generate`) and Python (`assay.generate`) alike: the documents
+//! read (files, folders, or texts given in memory), the plan made
+//! (`assay-generate`), the judge connected from its configuration and
+//! asked (`assay-engine`), and, where an output file is named, the set,
+//! its rejected candidates and its summary written beside each other.
+//! Nothing is printed.
+
+use crate::Error;
+use assay_config::{JudgeConfig, UsageError};
+use assay_generate::document::{read_paths, Document};
+use assay_generate::pipeline::{prepare, Options, Prepared};
+use assay_metrics::judged::prompt::PromptSet;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where a document comes from.
+#[derive(Clone, Debug)]
+pub enum DocumentSource {
+    /// A file, or a folder of files.
+    Path(PathBuf),
+    /// A text given in memory, read as Markdown (plain text reads the
+    /// same), under a name.
+    Text { name: String, text: String },
+}
+
+/// One generation's configuration.
+#[derive(Clone, Debug)]
+pub struct GenerateConfig {
+    pub documents: Vec<DocumentSource>,
+    pub options: Options,
+    /// The test set's file; the rejected candidates and the summary go
+    /// beside it (`FILE.rejected.jsonl`, `FILE.summary.json`). None
+    /// writes nothing.
+    pub out: Option<PathBuf>,
+    pub judge: JudgeConfig,
+    pub threads: Option<usize>,
+}
+
+/// What one generation made (or, for a dry run, planned).
+#[derive(Debug)]
+pub struct TestSet {
+    pub rows: Vec<Value>,
+    pub rejected: Vec<Value>,
+    /// Counts, the questions not made with why, the judge's calls and
+    /// tokens, the generator's signature (`FILE.summary.json`).
+    pub summary: Value,
+    /// Files of the folders given that were not read (not Markdown, text
+    /// or HTML).
+    pub unread: Vec<String>,
+}
+
+impl TestSet {
+    /// The command line's exit code: 5 when no question was made.
+    pub fn exit_code(&self) -> u8 {
+        if self.rows.is_empty() {
+            5
+        } else {
+            0
+        }
+    }
+}
+
+fn documents(sources: &[DocumentSource]) -> Result<(Vec<Document>, Vec<String>), Error> {
+    let mut documents = Vec::new();
+    let mut unread = Vec::new();
+    for source in sources {
+        match source {
+            DocumentSource::Path(path) => {
+                let (read, left) = read_paths(std::slice::from_ref(path))
+                    .map_err(|e| UsageError::general(e.to_string()))?;
+                documents.extend(read);
+                unread.extend(left);
+            }
+            DocumentSource::Text { name, text } => documents.push(Document::markdown(name, text)),
+        }
+    }
+    if documents.is_empty() {
+        return Err(UsageError::general("no document to read in the paths given").into());
+    }
+    Ok((documents, unread))
+}
+
+/// The plan of `config` and the judge calls it needs, without a call.
+pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
+    let (documents, unread) = documents(&config.documents)?;
+    let prepared = prepare(&documents, &config.options);
+    let planned: Vec<_> = prepared.slots.iter().flatten().collect();
+    let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
+    for slot in &planned {
+        *by_type.entry(slot.kind.name()).or_default() += 1;
+    }
+    let not_planned: Vec<String> = prepared
+        .slots
+        .iter()
+        .filter_map(|s| s.as_ref().err())
+        .map(ToString::to_string)
+        .collect();
+    let summary = json!({
+        "documents": documents.len(),
+        "chunks": chunks(&prepared),
+        "planned": planned.len(),
+        "by_type": by_type,
+        "not_planned": not_planned,
+        "judge_calls": {
+            "at_least": planned.len(),
+            "at_most": planned.len() * prepared.options.attempts.max(1),
+        },
+        "estimated_prompt_tokens": prepared.estimated_tokens(),
+    });
+    Ok(TestSet {
+        rows: Vec::new(),
+        rejected: Vec::new(),
+        summary,
+        unread,
+    })
+}
+
+fn chunks(prepared: &Prepared<'_>) -> Value {
+    json!({
+        "asked_about": prepared.pieces.len(),
+        "near_duplicates": prepared.duplicate_chunks,
+        "too_small": prepared.small_chunks,
+    })
+}
+
+/// Makes the test set of `config`.
+pub fn generate(config: &GenerateConfig) -> Result<TestSet, Error> {
+    let (documents, unread) = documents(&config.documents)?;
+    let mut prepared = prepare(&documents, &config.options);
+    let threads = assay_config::threads(config.threads)?;
+    let run = assay_config::judged_run(
+        Vec::new(),
+        PromptSet::builtin().map_err(|e| UsageError::general(e.to_string()))?,
+        &config.judge,
+        threads,
+    )?;
+    let done = assay_engine::generate::generate(&run.judge, &mut prepared)?;
+    let count = |rows: &[Value], key: &dyn Fn(&Value) -> String| {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for row in rows {
+            *counts.entry(key(row)).or_default() += 1;
+        }
+        counts
+    };
+    let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let paths = config
+        .out
+        .as_deref()
+        .map(|out| (beside(out, "rejected.jsonl"), beside(out, "summary.json")));
+    let summary = json!({
+        "requested": config.options.size,
+        "made": done.rows.len(),
+        "by_type": count(&done.rows, &|r| text(&r["question_type"])),
+        "by_document": count(&done.rows, &|r| text(&r["meta"]["document"])),
+        "rejected": count(&done.rejected, &|r| text(&r["rejection"]["reason"])),
+        "not_made": done.shortfalls,
+        "judge": {
+            "calls": done.calls,
+            "cache_hits": done.cache_hits,
+            "prompt_tokens": done.usage.prompt_tokens,
+            "completion_tokens": done.usage.completion_tokens,
+        },
+        "chunks": chunks(&prepared),
+        "generator": prepared.signature(&run.judge_spec.to_string()),
+        "test_set": config.out,
+        "rejected_candidates": paths.as_ref().map(|p| &p.0),
+    });
+    if let (Some(out), Some((rejected, summary_path))) = (&config.out, &paths) {
+        write(out, &jsonl(&done.rows))?;
+        write(rejected, &jsonl(&done.rejected))?;
+        write(summary_path, &format!("{}\n", pretty(&summary)))?;
+    }
+    Ok(TestSet {
+        rows: done.rows,
+        rejected: done.rejected,
+        summary,
+        unread,
+    })
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// `out` with `suffix` in place of its extension: `set.jsonl` ->
+/// `set.rejected.jsonl`.
+fn beside(out: &Path, suffix: &str) -> PathBuf {
+    let stem = out
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    out.with_file_name(format!("{stem}.{suffix}"))
+}
+
+fn jsonl(rows: &[Value]) -> String {
+    rows.iter().map(|r| format!("{r}\n")).collect()
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|e| {
+        Error::Engine(assay_engine::EngineError::Output(format!(
+            "{}: {e}",
+            path.display()
+        )))
+    })
+}

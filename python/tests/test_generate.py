@@ -1,0 +1,89 @@
+"""`assay.generate` against the loopback judge: the same rows as `assay
+generate`, documents as paths, texts and LangChain- or LlamaIndex-shaped
+objects, the plan of a dry run, and a test set `assay.evaluate` scores."""
+
+import json
+import subprocess
+from dataclasses import dataclass, field
+
+from conftest import KEY, REPO
+
+import assay
+
+DOCS = REPO / "examples" / "docs"
+
+
+def judge_keywords(judge, folder):
+    kwargs = judge.kwargs(folder)
+    del kwargs["progress"], kwargs["embedder"]
+    return kwargs
+
+
+def test_the_same_rows_as_the_command_line(tmp_path, judge, assay_command):
+    done = subprocess.run(
+        [
+            str(assay_command),
+            "generate",
+            str(DOCS),
+            "--size",
+            "6",
+            "--out",
+            str(tmp_path / "cli.jsonl"),
+            "--judge",
+            "openai:judge-model",
+            "--base-url",
+            judge.base_url,
+            "--cache",
+            str(tmp_path / "cache.sqlite"),
+        ],
+        env={"OPENAI_API_KEY": KEY, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    cli = [json.loads(line) for line in (tmp_path / "cli.jsonl").open()]
+    made = assay.generate(DOCS, 6, out=tmp_path / "py.jsonl", **judge_keywords(judge, tmp_path))
+    assert len(made) == 6
+    assert made.rows == [json.loads(line) for line in (tmp_path / "py.jsonl").open()]
+    assert [r["user_input"] for r in made.rows] == [r["user_input"] for r in cli]
+    assert made.summary["made"] == 6
+    assert made.summary["judge"]["cache_hits"] == made.summary["judge"]["calls"]
+
+
+@dataclass
+class LangChainDocument:
+    page_content: str
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class LlamaIndexDocument:
+    text: str
+    doc_id: str
+
+
+def test_texts_and_framework_documents_and_a_dry_run(tmp_path, judge):
+    curie = (DOCS / "en_wikipedia_pierre_curie.md").read_text()
+    http = (DOCS / "fr_mdn_apercu_de_http.md").read_text()
+    pep = (DOCS / "en_pep-0013_python_language_governance.txt").read_text()
+    documents = [
+        curie,
+        LangChainDocument(http, {"source": "mdn/http.md"}),
+        LlamaIndexDocument(pep, "pep-13"),
+    ]
+    plan = assay.generate(documents, 6, dry_run=True)
+    assert len(plan) == 0 and plan.summary["planned"] == 6
+    assert plan.summary["judge_calls"] == {"at_least": 6, "at_most": 18}
+    made = assay.generate(documents, 6, mix={"single_hop": 1.0}, **judge_keywords(judge, tmp_path))
+    assert len(made) == 6
+    assert {r["question_type"] for r in made.rows} == {"single_hop"}
+    assert sorted(made.summary["by_document"]) == ["document 1", "mdn/http.md", "pep-13"]
+    french = [r for r in made.rows if r["meta"]["document"] == "mdn/http.md"]
+    assert french and all(r["meta"]["language"] == "French" for r in french)
+    # An application answers with the reference's context; evaluate scores it.
+    rows = [
+        {**r, "response": r["reference_contexts"][0], "retrieved_contexts": r["reference_contexts"]}
+        for r in made.rows
+    ]
+    result = assay.evaluate(rows, ["rouge"], progress=False)
+    assert len(result.records) == 6 * 4
