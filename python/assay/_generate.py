@@ -93,6 +93,8 @@ def generate(
     chunk_tokens: int = 256,
     personas: list[str] | None = None,
     dry_run: bool = False,
+    max_calls: int | None = None,
+    max_cost: float | None = None,
     threads: int | None = None,
     # <generated: judge options>
     judge: str = "local",
@@ -127,7 +129,10 @@ def generate(
     plan's (which chunk, persona, style and length each question gets).
     `out`: the test set's JSONL file, with `FILE.rejected.jsonl` and
     `FILE.summary.json` beside it; None writes nothing. `dry_run=True`
-    returns the plan and the judge calls it needs, without a call. The
+    returns the plan and the judge calls it needs, without a call.
+    `max_calls` / `max_cost` stop at a budget of judge answers or of cost
+    (at the judge's price, `prices={"MODEL": "IN/OUT"}`), keeping what was
+    made. The
     judge keywords are `evaluate`'s (the default is the local judge: no
     key, no network).
     """

@@ -10,7 +10,9 @@
 use crate::judging::ask_once;
 use crate::Result;
 use assay_generate::pipeline::Prepared;
-use assay_llm::{ChatModel, ChatRequest, Judge, JudgeHistory, Message, PromptRef, Source, Usage};
+use assay_llm::{
+    ChatModel, ChatRequest, Judge, JudgeHistory, Message, Price, PromptRef, Source, Usage,
+};
 use serde_json::{json, Value};
 
 /// What one generation made.
@@ -28,10 +30,28 @@ pub struct Generated {
     pub cache_hits: usize,
     /// Tokens of the calls made (cache hits cost none).
     pub usage: Usage,
+    /// Their cost, where the judge's price is known.
+    pub cost: Option<f64>,
+    /// The budget that stopped the generation before its end, if one did:
+    /// `max_calls` or `max_cost`.
+    pub stopped: Option<&'static str>,
 }
 
-/// Asks `judge` for each of `prepared`'s planned questions.
-pub fn generate(judge: &Judge, prepared: &mut Prepared<'_>) -> Result<Generated> {
+/// Asks `judge` (whose price is `price`, where known) for each of
+/// `prepared`'s planned questions, until its options' budget of calls or
+/// cost is spent; the questions a budget leaves are named as not made.
+pub fn generate(
+    judge: &Judge,
+    price: Option<Price>,
+    prepared: &mut Prepared<'_>,
+) -> Result<Generated> {
+    let budget = (prepared.options.max_calls, prepared.options.max_cost);
+    if budget.1.is_some() && price.is_none() && !judge.identity().provider.starts_with("local") {
+        return Err(crate::EngineError::Usage(format!(
+            "--max-cost: the price of {} is not known; give it with --price MODEL=IN/OUT",
+            judge.identity().model
+        )));
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -46,6 +66,20 @@ pub fn generate(judge: &Judge, prepared: &mut Prepared<'_>) -> Result<Generated>
     let attempts = prepared.options.attempts.max(1);
     let slots = prepared.slots.clone();
     for planned in &slots {
+        if done.stopped.is_none() {
+            done.stopped = spent(&done, budget);
+        }
+        if let Some(why) = done.stopped {
+            let document = match planned {
+                Ok(slot) => slot.document,
+                Err(shortfall) => document_of(shortfall),
+            };
+            done.shortfalls.push(format!(
+                "{}: budget: stopped at {why} before this question",
+                prepared.documents[document].name
+            ));
+            continue;
+        }
         let slot = match planned {
             Ok(slot) => slot,
             Err(shortfall) => {
@@ -59,6 +93,10 @@ pub fn generate(judge: &Judge, prepared: &mut Prepared<'_>) -> Result<Generated>
         let document = prepared.documents[slot.document].name.clone();
         let mut kept = false;
         for attempt in 0..attempts {
+            done.stopped = spent(&done, budget);
+            if done.stopped.is_some() {
+                break;
+            }
             let r = prepared.request(slot, attempt);
             let request = ChatRequest::new(
                 PromptRef {
@@ -92,6 +130,7 @@ pub fn generate(judge: &Judge, prepared: &mut Prepared<'_>) -> Result<Generated>
             } else {
                 done.usage += answer.usage;
             }
+            done.cost = price.map(|p| p.cost(done.usage));
             let json = answer.json.unwrap_or(Value::Null);
             match prepared.accept(slot, &json, &judge_name) {
                 Ok(row) => {
@@ -106,13 +145,30 @@ pub fn generate(judge: &Judge, prepared: &mut Prepared<'_>) -> Result<Generated>
             }
         }
         if !kept {
-            done.shortfalls.push(format!(
-                "{document}: {}: no candidate kept in {attempts} attempts",
-                slot.kind
-            ));
+            done.shortfalls.push(match done.stopped {
+                Some(why) => format!("{document}: budget: stopped at {why} before this question"),
+                None => format!(
+                    "{document}: {}: no candidate kept in {attempts} attempts",
+                    slot.kind
+                ),
+            });
         }
     }
     Ok(done)
+}
+
+/// The budget (of answers, of cost) that `done` has spent, if one.
+fn spent(
+    done: &Generated,
+    (max_calls, max_cost): (Option<usize>, Option<f64>),
+) -> Option<&'static str> {
+    if max_calls.is_some_and(|m| done.calls >= m) {
+        Some("max_calls")
+    } else if max_cost.is_some_and(|m| done.cost.unwrap_or(0.0) >= m) {
+        Some("max_cost")
+    } else {
+        None
+    }
 }
 
 fn document_of(shortfall: &assay_generate::plan::Shortfall) -> usize {

@@ -4,7 +4,8 @@
 //! a bare answer of a few words is read after its question, as a claim),
 //! the question is in the document's language (where the detector is
 //! sure of both), and it is not a near duplicate of a question already
-//! kept ([`crate::dedup`]). A rejected candidate keeps its reason.
+//! kept ([`crate::dedup`]), and the question alone does not hold its
+//! answer. A rejected candidate keeps its reason.
 //!
 //! ```
 //! use assay_generate::check::{supported, Candidate, Rejection};
@@ -42,6 +43,9 @@ pub enum Rejection {
     OtherLanguage { expected: String, found: String },
     /// The question is a near duplicate of one already kept.
     Duplicate { of: String, similarity: f64 },
+    /// The question alone holds its answer: it is not a test of the
+    /// contexts.
+    AnswerInQuestion,
 }
 
 impl fmt::Display for Rejection {
@@ -57,6 +61,9 @@ impl fmt::Display for Rejection {
             Rejection::Duplicate { of, similarity } => {
                 write!(f, "duplicate: of {of:?} (Jaccard {similarity:.2})")
             }
+            Rejection::AnswerInQuestion => {
+                f.write_str("answer_in_question: the question alone holds its answer")
+            }
         }
     }
 }
@@ -69,6 +76,7 @@ impl Rejection {
             Rejection::Unsupported { .. } => "unsupported",
             Rejection::OtherLanguage { .. } => "other_language",
             Rejection::Duplicate { .. } => "duplicate",
+            Rejection::AnswerInQuestion => "answer_in_question",
         }
     }
 }
@@ -131,6 +139,36 @@ pub fn supported(
     Ok(())
 }
 
+/// Whether the question alone holds its answer, checked against the
+/// question without the contexts: a bare answer whose content words are
+/// all in the question, or an answer every sentence of which the question
+/// supports.
+pub fn given_away(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
+    let answer_words = assay_grounding::features::words(&candidate.answer);
+    let away = if answer_words.len() < BARE_ANSWER_WORDS {
+        let question: std::collections::HashSet<String> =
+            assay_grounding::features::words(&candidate.question)
+                .iter()
+                .map(|w| lexicon.stem(w))
+                .collect();
+        let content: Vec<&String> = answer_words
+            .iter()
+            .filter(|w| !lexicon.is_stop(w))
+            .collect();
+        !content.is_empty() && content.iter().all(|w| question.contains(&lexicon.stem(w)))
+    } else {
+        let support = Support::in_language([candidate.question.as_str()], lexicon);
+        assay_text::sentences::split_sentences(&candidate.answer)
+            .into_iter()
+            .all(|s| Model::builtin().judge(s, &support).supported())
+    };
+    if away {
+        Err(Rejection::AnswerInQuestion)
+    } else {
+        Ok(())
+    }
+}
+
 /// Whether the question is in `expected` (an English name), where the
 /// detector is sure of the question's language.
 pub fn in_language(candidate: &Candidate, expected: Option<&str>) -> Result<(), Rejection> {
@@ -179,6 +217,33 @@ mod tests {
         );
         assert_eq!(in_language(&c("HTTP/2?"), Some("German")), Ok(()));
         assert_eq!(in_language(&french, None), Ok(()));
+    }
+
+    #[test]
+    fn a_question_that_holds_its_answer_gives_it_away() {
+        let c = |q: &str, a: &str| Candidate {
+            question: q.into(),
+            answer: a.into(),
+        };
+        let en = Lexicon::ENGLISH;
+        let yes_no = c(
+            "Was radium discovered by the Curies in 1898?",
+            "Radium was discovered by the Curies in 1898.",
+        );
+        assert_eq!(given_away(&yes_no, en), Err(Rejection::AnswerInQuestion));
+        assert_eq!(
+            given_away(&c("Who discovered radium, the Curies?", "The Curies."), en),
+            Err(Rejection::AnswerInQuestion)
+        );
+        assert_eq!(
+            given_away(&c("When was radium discovered?", "In 1898."), en),
+            Ok(())
+        );
+        let open = c(
+            "When was radium discovered?",
+            "Radium was discovered by the Curies in 1898.",
+        );
+        assert_eq!(given_away(&open, en), Ok(()));
     }
 
     /// A long answer is checked sentence by sentence: one unsupported

@@ -41,6 +41,10 @@ pub struct Options {
     pub attempts: usize,
     /// Who asks; [`request::PERSONAS`] when empty.
     pub personas: Vec<String>,
+    /// Stop after this many judge answers, with what was made kept.
+    pub max_calls: Option<usize>,
+    /// Stop once the calls made cost this much (at the judge's price).
+    pub max_cost: Option<f64>,
 }
 
 impl Default for Options {
@@ -53,6 +57,8 @@ impl Default for Options {
             min_chunk_tokens: 30,
             attempts: 3,
             personas: Vec::new(),
+            max_calls: None,
+            max_cost: None,
         }
     }
 }
@@ -221,6 +227,7 @@ impl Prepared<'_> {
         let document = &documents[slot.document];
         let lexicon = language::lexicon_of(&[&document.text]).unwrap_or(Lexicon::ENGLISH);
         check::supported(&candidate, &contexts, lexicon)?;
+        check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
         check::in_language(&candidate, expected)?;
         let mine = shingles(&candidate.question);

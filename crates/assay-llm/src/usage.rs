@@ -59,6 +59,14 @@ impl FromStr for Price {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PriceTable(BTreeMap<String, Price>);
 
+impl Price {
+    /// What `usage` costs at this price.
+    pub fn cost(&self, usage: Usage) -> f64 {
+        usage.prompt_tokens as f64 * self.input_per_million / 1e6
+            + usage.completion_tokens as f64 * self.output_per_million / 1e6
+    }
+}
+
 impl PriceTable {
     /// Sets the price of `model`.
     pub fn insert(&mut self, model: impl Into<String>, price: Price) {
@@ -211,10 +219,7 @@ impl Tally {
         if self.usage == Usage::default() {
             return Some(0.0);
         }
-        prices.get(model).map(|p| {
-            self.usage.prompt_tokens as f64 * p.input_per_million / 1e6
-                + self.usage.completion_tokens as f64 * p.output_per_million / 1e6
-        })
+        prices.get(model).map(|p| p.cost(self.usage))
     }
 }
 

@@ -10,6 +10,7 @@ use crate::Error;
 use assay_config::{JudgeConfig, UsageError};
 use assay_generate::document::{read_paths, Document};
 use assay_generate::pipeline::{prepare, Options, Prepared};
+use assay_llm::ChatModel;
 use assay_metrics::judged::prompt::PromptSet;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -136,7 +137,8 @@ pub fn generate(config: &GenerateConfig) -> Result<TestSet, Error> {
         &config.judge,
         threads,
     )?;
-    let done = assay_engine::generate::generate(&run.judge, &mut prepared)?;
+    let price = run.prices.get(&run.judge.identity().model);
+    let done = assay_engine::generate::generate(&run.judge, price, &mut prepared)?;
     let count = |rows: &[Value], key: &dyn Fn(&Value) -> String| {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for row in rows {
@@ -161,7 +163,9 @@ pub fn generate(config: &GenerateConfig) -> Result<TestSet, Error> {
             "cache_hits": done.cache_hits,
             "prompt_tokens": done.usage.prompt_tokens,
             "completion_tokens": done.usage.completion_tokens,
+            "cost": done.cost,
         },
+        "stopped": done.stopped,
         "chunks": chunks(&prepared),
         "generator": prepared.signature(&run.judge_spec.to_string()),
         "test_set": config.out,

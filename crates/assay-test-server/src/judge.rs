@@ -276,8 +276,8 @@ fn defaults(schema: &Value) -> Value {
     )
 }
 
-/// A question about the contexts of a generation request (eight of its
-/// words and a question mark) whose answer is the first sentence of each
+/// A question about the contexts of a generation request (about three
+/// of its words) whose answer is the first sentence of each
 /// context word for word, or the n-th on the n-th attempt.
 fn generated(s: &BTreeMap<String, String>) -> Value {
     let attempt: usize = s
@@ -301,17 +301,20 @@ fn generated(s: &BTreeMap<String, String>) -> Value {
                 .to_string()
         })
         .collect();
-    // Eight words of the first sentence, further on in it on a later
+    // Three words of the first sentence, further on in it on a later
     // attempt, so that a retry asks another question.
     let words: Vec<&str> = sentences
         .first()
         .map_or("", String::as_str)
         .split_whitespace()
         .collect();
-    let from = (8 * (attempt - 1)).min(words.len().saturating_sub(8));
-    let topic: Vec<&str> = words.iter().skip(from).take(8).copied().collect();
+    let from = (3 * (attempt - 1)).min(words.len().saturating_sub(3));
+    let topic: Vec<&str> = words.iter().skip(from).take(3).copied().collect();
     json!({
-        "question": format!("{}?", topic.join(" ").trim_end_matches(['.', ',', ':'])),
+        "question": format!(
+            "What does the source say about {}?",
+            topic.join(" ").trim_end_matches(['.', ',', ':'])
+        ),
         "answer": sentences.join(" "),
     })
 }

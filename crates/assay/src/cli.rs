@@ -75,6 +75,14 @@ pub struct GenerateArgs {
     /// Print the plan and the judge calls it needs, and stop before any call.
     #[arg(long)]
     pub dry_run: bool,
+    /// Stop after N judge answers; what was made is written.
+    #[arg(long, value_name = "N")]
+    pub max_calls: Option<usize>,
+    /// Stop once the calls made cost this much, at the judge's price
+    /// (`--price MODEL=IN/OUT`, per million tokens); what was made is
+    /// written.
+    #[arg(long, value_name = "COST")]
+    pub max_cost: Option<f64>,
     #[command(flatten)]
     pub judged: Judged,
 }

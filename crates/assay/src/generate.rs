@@ -22,6 +22,8 @@ pub fn generate(args: GenerateArgs) -> Result<u8> {
             seed: args.seed,
             chunk_tokens: args.chunk_tokens,
             personas: args.personas.clone(),
+            max_calls: args.max_calls,
+            max_cost: args.max_cost,
             ..Options::default()
         },
         out: Some(args.out.clone()),
@@ -97,6 +99,12 @@ fn made_table(s: &Value) -> String {
         s["judge"]["prompt_tokens"],
         s["judge"]["completion_tokens"],
     );
+    if let Some(cost) = s["judge"]["cost"].as_f64() {
+        out.push_str(&format!("cost: {cost:.4}\n"));
+    }
+    if let Some(why) = s["stopped"].as_str() {
+        out.push_str(&format!("stopped early: the {why} budget was spent\n"));
+    }
     if s["rejected"].as_object().is_some_and(|m| !m.is_empty()) {
         out.push_str(&format!(
             "rejected: {} ({})\n",

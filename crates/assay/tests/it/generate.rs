@@ -159,3 +159,114 @@ fn a_judge_whose_answers_are_never_supported_makes_no_row_and_exits_5() {
         "{printed}"
     );
 }
+
+/// `--max-calls 2`: two answers, then the rest named as not made, and
+/// what was made written; `--max-cost` without the judge's price is a
+/// usage error before any call.
+#[test]
+fn a_budget_stops_the_generation_and_keeps_what_was_made() {
+    let fx = Fixture::content_reading();
+    let out = fx.path("set.jsonl");
+    let o = generate(&fx, &out, &["--size", "6", "--max-calls", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(summary["judge"]["calls"], 2);
+    assert_eq!(summary["stopped"], "max_calls");
+    assert_eq!(
+        read_jsonl(&out).len(),
+        summary["made"].as_u64().unwrap() as usize
+    );
+    let not_made: Vec<&str> = summary["not_made"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        summary["made"].as_u64().unwrap() as usize + not_made.len(),
+        6
+    );
+    let budget = not_made
+        .iter()
+        .filter(|l| l.contains("budget: stopped at max_calls"))
+        .count();
+    assert!(budget >= 4, "{summary}");
+    let o = generate(
+        &fx,
+        &fx.path("cost.jsonl"),
+        &["--size", "2", "--max-cost", "0.01"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--price MODEL=IN/OUT"),
+        "{}",
+        stderr(&o)
+    );
+    let priced = generate(
+        &fx,
+        &fx.path("priced.jsonl"),
+        &[
+            "--size",
+            "4",
+            "--max-cost",
+            "0.0000001",
+            "--price",
+            "judge-model=1/1",
+        ],
+    );
+    assert_eq!(priced.status.code(), Some(0), "{}", stderr(&priced));
+    let summary = read_json(&fx.path("priced.summary.json"));
+    assert_eq!(summary["stopped"], "max_cost");
+    assert!(
+        summary["judge"]["cost"].as_f64().unwrap() >= 0.0000001,
+        "{summary}"
+    );
+}
+
+/// A generation killed while the judge holds its fourth request is
+/// resumed by the same command: the three answers before it come from
+/// the cache, and the set is whole.
+#[test]
+fn a_killed_generation_resumes_without_asking_again() {
+    let fx = Fixture::new(|req, n| {
+        let reply = judge::reply(req);
+        if n == 3 {
+            reply.after(std::time::Duration::from_secs(600))
+        } else {
+            reply
+        }
+    });
+    let out = fx.path("set.jsonl");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+        .arg("generate")
+        .arg(repo().join("examples/docs"))
+        .args(["--size", "6", "--out", out.to_str().unwrap()])
+        .args([
+            "--judge",
+            "openai:judge-model",
+            "--base-url",
+            &fx.server.base_url(),
+        ])
+        .args(["--cache", fx.path("cache.sqlite").to_str().unwrap()])
+        .env("OPENAI_API_KEY", KEY)
+        .env("ASSAY_HOME", fx.path(""))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The server logs a request before it answers: the fourth is held.
+    while fx.chats().len() < 4 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its fourth request"
+        );
+        std::thread::yield_now();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = generate(&fx, &out, &["--size", "6"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(summary["made"], 6);
+    assert_eq!(summary["judge"]["cache_hits"], 3, "{summary}");
+}
