@@ -6,7 +6,7 @@
 //! A prompt whose answer is not one is named and not written, so the
 //! built-in one serves for it.
 
-use crate::judging::ask_once;
+use crate::judging::answered;
 use crate::{EngineError, Result};
 use assay_llm::{ChatRequest, Judge, JudgeHistory, Message, PromptRef};
 use assay_metrics::judged::adapt;
@@ -79,10 +79,10 @@ pub fn adapt_prompts(
             vec![Message::system(asked.system), Message::user(asked.user)],
         )
         .with_schema(asked.schema);
-        let answer = match ask_once(
-            &rt,
+        let outcome = rt.block_on(judge.chat(&request));
+        let answer = match answered(
+            outcome,
             judge,
-            &request,
             &mut history,
             "what was translated is written",
         )? {

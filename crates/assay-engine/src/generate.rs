@@ -7,12 +7,14 @@
 //! cache answers a second run, and a run killed half-way is resumed by
 //! running it again without paying twice.
 
-use crate::judging::ask_once;
+use crate::judging::answered;
 use crate::Result;
 use assay_generate::pipeline::Prepared;
+use assay_generate::plan::Slot;
 use assay_llm::{
     ChatModel, ChatRequest, Judge, JudgeHistory, Message, Price, PromptRef, Source, Usage,
 };
+use futures_util::future::join_all;
 use serde_json::{json, Value};
 
 /// What one generation made.
@@ -65,7 +67,28 @@ pub fn generate(
     let mut history = JudgeHistory::NothingAnswered;
     let attempts = prepared.options.attempts.max(1);
     let slots = prepared.slots.clone();
-    for planned in &slots {
+    // Every question's first request is sent at once (the judge's own
+    // concurrency limit applies), so that a remote judge answers them in
+    // parallel; the answers are then taken in the plan's order, so the set
+    // is the one a question-by-question run makes. Not under a budget,
+    // which counts each call as it is made, nor to an in-process judge,
+    // which answers one at a time anyway.
+    let local = judge.identity().provider.starts_with("local");
+    let mut firsts: Vec<Option<_>> = if budget == (None, None) && !local {
+        let requests: Vec<Option<ChatRequest>> = slots
+            .iter()
+            .map(|s| s.as_ref().ok().map(|slot| chat_request(prepared, slot, 0)))
+            .collect();
+        rt.block_on(join_all(requests.iter().map(|r| async move {
+            match r {
+                Some(r) => Some(judge.chat(r).await),
+                None => None,
+            }
+        })))
+    } else {
+        Vec::new()
+    };
+    for (index, planned) in slots.iter().enumerate() {
         if done.stopped.is_none() {
             done.stopped = spent(&done, budget);
         }
@@ -97,15 +120,6 @@ pub fn generate(
             if done.stopped.is_some() {
                 break;
             }
-            let r = prepared.request(slot, attempt);
-            let request = ChatRequest::new(
-                PromptRef {
-                    id: r.prompt.clone(),
-                    version: r.version.to_string(),
-                },
-                vec![Message::system(r.system), Message::user(r.user)],
-            )
-            .with_schema(r.schema);
             let rejected = |candidate: Value, reason: Value| {
                 json!({
                     "document": document,
@@ -116,7 +130,11 @@ pub fn generate(
                 })
             };
             let kept_so_far = "the judge's answers so far are cached: the same command resumes";
-            let answer = match ask_once(&rt, judge, &request, &mut history, kept_so_far)? {
+            let outcome = match firsts.get_mut(index).and_then(Option::take) {
+                Some(outcome) if attempt == 0 => outcome,
+                _ => rt.block_on(judge.chat(&chat_request(prepared, slot, attempt))),
+            };
+            let answer = match answered(outcome, judge, &mut history, kept_so_far)? {
                 Ok(answer) => answer,
                 Err(e) => {
                     let reason = json!({"reason": "judge", "error": e.to_string()});
@@ -155,6 +173,19 @@ pub fn generate(
         }
     }
     Ok(done)
+}
+
+/// The judge's request for attempt `attempt` of `slot`.
+fn chat_request(prepared: &Prepared<'_>, slot: &Slot, attempt: usize) -> ChatRequest {
+    let r = prepared.request(slot, attempt);
+    ChatRequest::new(
+        PromptRef {
+            id: r.prompt.clone(),
+            version: r.version.to_string(),
+        },
+        vec![Message::system(r.system), Message::user(r.user)],
+    )
+    .with_schema(r.schema)
 }
 
 /// The budget (of answers, of cost) that `done` has spent, if one.

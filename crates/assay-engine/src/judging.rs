@@ -83,20 +83,20 @@ impl Unavailable {
     }
 }
 
-/// One call of a command that asks the judge prompt by prompt (`prompts
-/// adapt`, `generate`): its answer or its error, after which the judge
-/// counts as having answered; or, when the judge can serve nothing (it
-/// refused the key, or failed before any answer in a way no retry fixes),
-/// the engine's error that stops the command, saying what is `kept`.
-pub(crate) fn ask_once(
-    rt: &tokio::runtime::Runtime,
+/// The outcome of one call of a command that asks the judge prompt by
+/// prompt (`prompts adapt`, `generate`): its answer or its error, after
+/// which the judge counts as having answered; or, when the judge can
+/// serve nothing (it refused the key, or failed before any answer in a
+/// way no retry fixes), the engine's error that stops the command, saying
+/// what is `kept`.
+pub(crate) fn answered(
+    outcome: Result<assay_llm::ChatResponse, assay_llm::Error>,
     judge: &assay_llm::Judge,
-    request: &assay_llm::ChatRequest,
     history: &mut assay_llm::JudgeHistory,
     kept: &str,
 ) -> Result<Result<assay_llm::ChatResponse, assay_llm::Error>, EngineError> {
     use assay_llm::ChatModel;
-    match rt.block_on(judge.chat(request)) {
+    match outcome {
         Ok(answer) => {
             *history = assay_llm::JudgeHistory::Answered;
             Ok(Ok(answer))

@@ -99,6 +99,16 @@ fn a_test_set_from_the_bundled_documents_that_eval_scores() {
             .collect()
     };
     assert_eq!(strip(read_jsonl(&again)), strip(rows.clone()));
+    // A run under a budget asks one by one, and takes the answers in the
+    // same order as the first requests sent at once.
+    let one_by_one = fx.path("one.jsonl");
+    let o = generate(
+        &fx,
+        &one_by_one,
+        &["--size", "9", "--seed", "3", "--max-calls", "1000"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(strip(read_jsonl(&one_by_one)), strip(rows.clone()));
 
     // A toy application answers with the first context; eval scores it.
     let filled = fx.path("filled.jsonl");
@@ -127,6 +137,21 @@ fn a_test_set_from_the_bundled_documents_that_eval_scores() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let summary = read_json(&run.join("summary.json"));
     assert_eq!(summary["rows"], 9, "{summary}");
+}
+
+/// A remote judge is sent every question's first request at once (its
+/// answers delayed, they overlap), and the rows are those of a run that
+/// asks one by one.
+#[test]
+fn first_requests_go_to_a_remote_judge_at_once() {
+    let fx = Fixture::new(|req, _| judge::reply(req).after(std::time::Duration::from_millis(50)));
+    let o = generate(&fx, &fx.path("a.jsonl"), &["--size", "6"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        fx.server.peak_in_flight() > 1,
+        "{}",
+        fx.server.peak_in_flight()
+    );
 }
 
 #[test]
@@ -225,7 +250,7 @@ fn a_budget_stops_the_generation_and_keeps_what_was_made() {
 
 /// A generation killed while the judge holds its fourth request is
 /// resumed by the same command: the three answers before it come from
-/// the cache, and the set is whole.
+/// the cache, only the rest are asked, and the set is whole.
 #[test]
 fn a_killed_generation_resumes_without_asking_again() {
     let fx = Fixture::new(|req, n| {
@@ -241,6 +266,9 @@ fn a_killed_generation_resumes_without_asking_again() {
         .arg("generate")
         .arg(repo().join("examples/docs"))
         .args(["--size", "6", "--out", out.to_str().unwrap()])
+        // Under a budget the questions are asked one by one, so the three
+        // before the held one are answered (and cached) when it is held.
+        .args(["--max-calls", "1000"])
         .args([
             "--judge",
             "openai:judge-model",
@@ -264,9 +292,17 @@ fn a_killed_generation_resumes_without_asking_again() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
+    let before = fx.chats().len();
     let o = generate(&fx, &out, &["--size", "6"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let summary = read_json(&fx.path("set.summary.json"));
     assert_eq!(summary["made"], 6);
-    assert_eq!(summary["judge"]["cache_hits"], 3, "{summary}");
+    // What the first run was answered, the second takes from the cache;
+    // the judge is asked only for the rest.
+    let (calls, hits) = (
+        summary["judge"]["calls"].as_u64().unwrap() as usize,
+        summary["judge"]["cache_hits"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(hits, 3, "{summary}");
+    assert_eq!(fx.chats().len() - before, calls - hits, "{summary}");
 }
