@@ -12,8 +12,10 @@ use serde_json::json;
 use std::path::Path;
 use std::process::Output;
 
-fn generate(fx: &Fixture, out: &Path, extra: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
+/// `assay generate examples/docs --out OUT` against the fixture's judge.
+fn command(fx: &Fixture, out: &Path, extra: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_assay"));
+    command
         .arg("generate")
         .arg(repo().join("examples/docs"))
         .args(["--out", out.to_str().unwrap()])
@@ -27,9 +29,12 @@ fn generate(fx: &Fixture, out: &Path, extra: &[&str]) -> Output {
         .args(["--max-retries", "0"])
         .args(extra)
         .env("OPENAI_API_KEY", KEY)
-        .env("ASSAY_HOME", fx.path(""))
-        .output()
-        .unwrap()
+        .env("ASSAY_HOME", fx.path(""));
+    command
+}
+
+fn generate(fx: &Fixture, out: &Path, extra: &[&str]) -> Output {
+    command(fx, out, extra).output().unwrap()
 }
 
 #[test]
@@ -262,22 +267,9 @@ fn a_killed_generation_resumes_without_asking_again() {
         }
     });
     let out = fx.path("set.jsonl");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_assay"))
-        .arg("generate")
-        .arg(repo().join("examples/docs"))
-        .args(["--size", "6", "--out", out.to_str().unwrap()])
-        // Under a budget the questions are asked one by one, so the three
-        // before the held one are answered (and cached) when it is held.
-        .args(["--max-calls", "1000"])
-        .args([
-            "--judge",
-            "openai:judge-model",
-            "--base-url",
-            &fx.server.base_url(),
-        ])
-        .args(["--cache", fx.path("cache.sqlite").to_str().unwrap()])
-        .env("OPENAI_API_KEY", KEY)
-        .env("ASSAY_HOME", fx.path(""))
+    // Under a budget the questions are asked one by one, so the three
+    // before the held one are answered (and cached) when it is held.
+    let mut child = command(&fx, &out, &["--size", "6", "--max-calls", "1000"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
