@@ -8,7 +8,7 @@
 //! running it again without paying twice.
 
 use crate::judging::answered;
-use crate::Result;
+use crate::{Observer, Result};
 use assay_generate::pipeline::Prepared;
 use assay_generate::plan::Slot;
 use assay_llm::{
@@ -42,10 +42,12 @@ pub struct Generated {
 /// Asks `judge` (whose price is `price`, where known) for each of
 /// `prepared`'s planned questions, until its options' budget of calls or
 /// cost is spent; the questions a budget leaves are named as not made.
+/// `observer` is told of the progress at each tenth of the plan.
 pub fn generate(
     judge: &Judge,
     price: Option<Price>,
     prepared: &mut Prepared<'_>,
+    observer: &mut dyn Observer,
 ) -> Result<Generated> {
     let budget = (prepared.options.max_calls, prepared.options.max_cost);
     if budget.1.is_some() && price.is_none() && !judge.identity().provider.starts_with("local") {
@@ -88,7 +90,19 @@ pub fn generate(
     } else {
         Vec::new()
     };
+    let mut told = 0;
     for (index, planned) in slots.iter().enumerate() {
+        let tenth = index * 10 / slots.len().max(1);
+        if tenth > told {
+            told = tenth;
+            observer.note(&format!(
+                "generate: {} of {} questions asked, {} made, {} judge answers",
+                index,
+                slots.len(),
+                done.rows.len(),
+                done.calls
+            ));
+        }
         if done.stopped.is_none() {
             done.stopped = spent(&done, budget);
         }

@@ -419,3 +419,49 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod languages {
+    use super::*;
+
+    /// A German document's questions are asked in German; a question the
+    /// judge writes in English is rejected, one in German kept.
+    #[test]
+    fn a_german_document_s_questions_are_german() {
+        let text = "# Python\n\nPython ist eine universelle, üblicherweise interpretierte höhere \
+                    Programmiersprache. Sie wurde Anfang der 1990er Jahre von Guido van Rossum am \
+                    Centrum Wiskunde & Informatica in Amsterdam entwickelt. Die Sprache hat ihren \
+                    Namen von der britischen Komikergruppe Monty Python.";
+        let d = vec![Document::markdown("python.md", text)];
+        let options = Options {
+            size: 1,
+            min_chunk_tokens: 10,
+            mix: "single_hop=1".parse().unwrap(),
+            ..Options::default()
+        };
+        let mut p = prepare(&d, &options);
+        assert_eq!(p.languages, [Some("German".to_string())]);
+        let slot = p.slots[0].clone().unwrap();
+        assert!(p
+            .request(&slot, 0)
+            .system
+            .contains("Write the question and the answer in German."));
+        let english = json!({
+            "question": "Who developed the programming language Python in Amsterdam?",
+            "answer": "Python wurde Anfang der 1990er Jahre von Guido van Rossum am Centrum Wiskunde & Informatica in Amsterdam entwickelt."
+        });
+        assert_eq!(
+            p.accept(&slot, &english, "j"),
+            Err(Rejection::OtherLanguage {
+                expected: "German".into(),
+                found: "English".into()
+            })
+        );
+        let german = json!({
+            "question": "Von wem und wo wurde die Programmiersprache Python entwickelt?",
+            "answer": "Sie wurde Anfang der 1990er Jahre von Guido van Rossum am Centrum Wiskunde & Informatica in Amsterdam entwickelt."
+        });
+        let row = p.accept(&slot, &german, "j").unwrap();
+        assert_eq!(row["meta"]["language"], "German");
+    }
+}

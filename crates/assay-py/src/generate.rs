@@ -62,7 +62,7 @@ pub fn generate(py: Python<'_>, options: &Bound<'_, PyAny>) -> PyResult<Py<PyAny
             if dry_run {
                 assay_run::generate::plan(&config)
             } else {
-                assay_run::generate::generate(&config)
+                assay_run::generate::generate(&config, &mut assay_engine::Silent)
             }
         })
         .map_err(eval_error)?;

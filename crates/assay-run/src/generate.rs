@@ -8,6 +8,7 @@
 
 use crate::Error;
 use assay_config::{JudgeConfig, UsageError};
+use assay_engine::Observer;
 use assay_generate::document::{read_paths, Document};
 use assay_generate::pipeline::{prepare, Options, Prepared};
 use assay_llm::ChatModel;
@@ -126,8 +127,8 @@ fn chunks(prepared: &Prepared<'_>) -> Value {
     })
 }
 
-/// Makes the test set of `config`.
-pub fn generate(config: &GenerateConfig) -> Result<TestSet, Error> {
+/// Makes the test set of `config`, telling `observer` how far it is.
+pub fn generate(config: &GenerateConfig, observer: &mut dyn Observer) -> Result<TestSet, Error> {
     let (documents, unread) = documents(&config.documents)?;
     let mut prepared = prepare(&documents, &config.options);
     let threads = assay_config::threads(config.threads)?;
@@ -138,7 +139,7 @@ pub fn generate(config: &GenerateConfig) -> Result<TestSet, Error> {
         threads,
     )?;
     let price = run.prices.get(&run.judge.identity().model);
-    let done = assay_engine::generate::generate(&run.judge, price, &mut prepared)?;
+    let done = assay_engine::generate::generate(&run.judge, price, &mut prepared, observer)?;
     let count = |rows: &[Value], key: &dyn Fn(&Value) -> String| {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for row in rows {

@@ -33,7 +33,7 @@ pub fn generate(args: GenerateArgs) -> Result<u8> {
     let done = if args.dry_run {
         assay_run::generate::plan(&config)?
     } else {
-        assay_run::generate::generate(&config)?
+        assay_run::generate::generate(&config, &mut crate::progress::Progress::new())?
     };
     for file in &done.unread {
         eprintln!("not read (not Markdown, text or HTML): {file}");
