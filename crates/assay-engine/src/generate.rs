@@ -143,7 +143,7 @@ pub fn generate(
                     "rejection": reason,
                 })
             };
-            let kept_so_far = "the judge's answers so far are cached: the same command resumes";
+            let kept_so_far = "the judge's answers so far are cached";
             let outcome = match firsts.get_mut(index).and_then(Option::take) {
                 Some(outcome) if attempt == 0 => outcome,
                 _ => rt.block_on(judge.chat(&chat_request(prepared, slot, attempt))),

@@ -45,8 +45,14 @@ fn a_test_set_from_the_bundled_documents_that_eval_scores() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // Progress at each tenth of the plan, on stderr.
     let notes = stderr(&o);
-    assert!(notes.contains("generate: 1 of 9 questions asked"), "{notes}");
-    assert!(notes.contains("generate: 8 of 9 questions asked"), "{notes}");
+    assert!(
+        notes.contains("generate: 1 of 9 questions asked"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("generate: 8 of 9 questions asked"),
+        "{notes}"
+    );
     let rows = read_jsonl(&out);
     assert_eq!(rows.len(), 9);
     // Each context is its document's text between its character offsets.
