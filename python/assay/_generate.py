@@ -92,6 +92,7 @@ def generate(
     seed: int = 0,
     chunk_tokens: int = 256,
     personas: list[str] | None = None,
+    evolutions: list[str] | None = None,
     dry_run: bool = False,
     max_calls: int | None = None,
     max_cost: float | None = None,
@@ -127,6 +128,9 @@ def generate(
     text. `mix`: the question types' shares, `"single_hop=0.5,
     multi_hop=0.25,abstract=0.25"` (the default) or a mapping. `seed`: the
     plan's (which chunk, persona, style and length each question gets).
+    `evolutions`: ways to make the questions harder, each question drawing
+    one (`"reasoning"`, `"multi_context"`, `"concretizing"`,
+    `"constrained"`, `"comparative"`, `"hypothetical"`, `"in_breadth"`).
     `out`: the test set's JSONL file, with `FILE.rejected.jsonl` and
     `FILE.summary.json` beside it; None writes nothing. `dry_run=True`
     returns the plan and the judge calls it needs, without a call.

@@ -74,9 +74,16 @@ def test_texts_and_framework_documents_and_a_dry_run(tmp_path, judge):
     plan = assay.generate(documents, 6, dry_run=True)
     assert len(plan) == 0 and plan.summary["planned"] == 6
     assert plan.summary["judge_calls"] == {"at_least": 6, "at_most": 18}
-    made = assay.generate(documents, 6, mix={"single_hop": 1.0}, **judge_keywords(judge, tmp_path))
+    made = assay.generate(
+        documents,
+        6,
+        mix={"single_hop": 1.0},
+        evolutions=["concretizing"],
+        **judge_keywords(judge, tmp_path),
+    )
     assert len(made) == 6
     assert {r["question_type"] for r in made.rows} == {"single_hop"}
+    assert {r["evolution"] for r in made.rows} == {"concretizing"}
     assert sorted(made.summary["by_document"]) == ["document 1", "mdn/http.md", "pep-13"]
     french = [r for r in made.rows if r["meta"]["document"] == "mdn/http.md"]
     assert french and all(r["meta"]["language"] == "French" for r in french)

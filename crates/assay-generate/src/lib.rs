@@ -13,8 +13,26 @@ pub mod check;
 pub mod chunk;
 pub mod dedup;
 pub mod document;
+pub mod evolve;
 pub mod links;
 pub mod pipeline;
 pub mod plan;
 pub mod quota;
 pub mod request;
+
+/// The one of `all` that `name_of` names `name`, or an error saying it is
+/// not `what` and listing the names.
+pub(crate) fn by_name<T: Copy>(
+    all: &[T],
+    name_of: fn(T) -> &'static str,
+    name: &str,
+    what: &str,
+) -> Result<T, String> {
+    all.iter()
+        .copied()
+        .find(|t| name_of(*t) == name.trim())
+        .ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|t| name_of(*t)).collect();
+            format!("{name:?}: not {what} (one of {})", names.join(", "))
+        })
+}

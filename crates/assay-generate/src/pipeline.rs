@@ -16,10 +16,11 @@ use crate::check::{self, Candidate, Rejection};
 use crate::chunk::{chunk, Chunk};
 use crate::dedup::{self, shingles};
 use crate::document::Document;
+use crate::evolve::Evolution;
 use crate::links::{partners, terms, Partner};
 use crate::plan::{plan, PlanChunk, Shortfall, Slot};
 use crate::quota::{quotas, Mix, QuestionType};
-use crate::request::{self, render, Context, Request};
+use crate::request::{self, render, Context, Request, Voice};
 use assay_grounding::language;
 use assay_grounding::words::Lexicon;
 use serde_json::{json, Value};
@@ -41,6 +42,8 @@ pub struct Options {
     pub attempts: usize,
     /// Who asks; [`request::PERSONAS`] when empty.
     pub personas: Vec<String>,
+    /// The evolutions each question draws one of; none when empty.
+    pub evolutions: Vec<Evolution>,
     /// Stop after this many judge answers, with what was made kept.
     pub max_calls: Option<usize>,
     /// Stop once the calls made cost this much (at the judge's price).
@@ -57,6 +60,7 @@ impl Default for Options {
             min_chunk_tokens: 30,
             attempts: 3,
             personas: Vec::new(),
+            evolutions: Vec::new(),
             max_calls: None,
             max_cost: None,
         }
@@ -155,7 +159,13 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
     Prepared {
         documents,
         languages,
-        slots: plan(&plan_chunks, &per_document, personas, options.seed),
+        slots: plan(
+            &plan_chunks,
+            &per_document,
+            personas,
+            options.evolutions.len(),
+            options.seed,
+        ),
         pieces,
         duplicate_chunks,
         small_chunks,
@@ -203,14 +213,13 @@ impl Prepared<'_> {
         let language = self.languages[slot.document]
             .as_deref()
             .unwrap_or("the language of the context");
-        render(
-            slot,
-            &contexts,
-            &shared,
-            &personas(&self.options)[slot.persona],
+        let personas = personas(&self.options);
+        let voice = Voice {
+            persona: &personas[slot.persona],
             language,
-            attempt,
-        )
+            evolution: slot.evolution.map(|e| self.options.evolutions[e]),
+        };
+        render(slot, &contexts, &shared, voice, attempt)
     }
 
     /// The row for the judge's `answer` to `slot`'s request, or why it is
@@ -266,6 +275,7 @@ impl Prepared<'_> {
             "persona": personas(&self.options)[slot.persona],
             "style": slot.style.name(),
             "length": slot.length.name(),
+            "evolution": slot.evolution.map(|e| self.options.evolutions[e].name()),
             "meta": {
                 "document": document.name,
                 "language": self.languages[slot.document],
@@ -282,14 +292,23 @@ impl Prepared<'_> {
             .iter()
             .map(|t| format!("{}@v{}", t.name(), request::prompt(*t).version))
             .collect();
-        format!(
+        let mut signature = format!(
             "assay-generate/v{VERSION} prompts={} mix={} seed={} chunk_tokens={} min_chunk_tokens={} judge={judge}",
             prompts.join(","),
             o.mix,
             o.seed,
             o.chunk_tokens,
             o.min_chunk_tokens
-        )
+        );
+        if !o.evolutions.is_empty() {
+            let names: Vec<&str> = o.evolutions.iter().map(|e| e.name()).collect();
+            signature.push_str(&format!(
+                " evolutions@v{}={}",
+                Evolution::version(),
+                names.join(",")
+            ));
+        }
+        signature
     }
 
     /// The estimated tokens of every planned request's messages (the

@@ -15,12 +15,12 @@
 //!     PlanChunk { document: 1, partner: Some(0) },
 //! ];
 //! // Document 0: 2 single-hop, 1 multi-hop; document 1: 1 abstract.
-//! let slots = plan(&chunks, &[[2, 1, 0], [0, 0, 1]], 3, 7);
+//! let slots = plan(&chunks, &[[2, 1, 0], [0, 0, 1]], 3, 0, 7);
 //! assert_eq!(slots.len(), 4);
 //! let multi = slots[2].as_ref().unwrap();
 //! assert_eq!((multi.chunk, multi.partner), (0, Some(2)));
-//! assert_eq!(plan(&chunks, &[[0, 0, 0], [0, 2, 0]], 3, 7).len(), 2);
-//! let none = plan(&chunks[..2], &[[0, 0, 0], [1, 0, 0]], 3, 7);
+//! assert_eq!(plan(&chunks, &[[0, 0, 0], [0, 2, 0]], 3, 0, 7).len(), 2);
+//! let none = plan(&chunks[..2], &[[0, 0, 0], [1, 0, 0]], 3, 0, 7);
 //! assert_eq!(none[0], Err(Shortfall::NoChunks { document: 1 }));
 //! ```
 
@@ -93,6 +93,8 @@ pub struct Slot {
     pub persona: usize,
     pub style: Style,
     pub length: Length,
+    /// An index into the evolutions asked for, where some are.
+    pub evolution: Option<usize>,
 }
 
 /// Why a slot could not be planned.
@@ -118,6 +120,9 @@ impl fmt::Display for Shortfall {
     }
 }
 
+/// What the seed is mixed with for the evolutions' stream.
+const EVOLUTION_STREAM: u64 = 0x6576_6f6c_7665; // "evolve"
+
 /// `items` in the order of a Fisher-Yates shuffle drawn from `rng`.
 fn shuffle<T>(rng: &mut SplitMix64, items: &mut [T]) {
     for i in (1..items.len()).rev() {
@@ -127,16 +132,20 @@ fn shuffle<T>(rng: &mut SplitMix64, items: &mut [T]) {
 
 /// The slots of `quotas` (per document, per type in
 /// [`QuestionType::ALL`]'s order) over `chunks`, with `personas` personas
-/// to draw from, in document order and within a document in type order.
+/// and `evolutions` evolutions (none drawn when 0) to draw from, in document order and within a document in type order.
 /// Each document's chunks are taken in a shuffled order, again from the
 /// start when its quota outnumbers them.
 pub fn plan(
     chunks: &[PlanChunk],
     quotas: &[[usize; 3]],
     personas: usize,
+    evolutions: usize,
     seed: u64,
 ) -> Vec<Result<Slot, Shortfall>> {
     let mut rng = SplitMix64(seed);
+    // Evolutions come from a stream of their own, so that asking for
+    // them changes nothing else of the plan.
+    let mut evolving = SplitMix64(seed ^ EVOLUTION_STREAM);
     let mut out = Vec::new();
     for (document, quota) in quotas.iter().enumerate() {
         let mut own: Vec<usize> = (0..chunks.len())
@@ -181,6 +190,7 @@ pub fn plan(
                         persona: rng.below(personas.max(1)),
                         style: Style::ALL[rng.below(Style::ALL.len())],
                         length: Length::ALL[rng.below(Length::ALL.len())],
+                        evolution: (evolutions > 0).then(|| evolving.below(evolutions)),
                     })
                 };
                 out.push(slot);
@@ -203,9 +213,16 @@ mod tests {
             })
             .collect();
         let quotas = [[3, 1, 1], [2, 2, 1], [2, 1, 2]];
-        let a = plan(&chunks, &quotas, 4, 1);
-        assert_eq!(a, plan(&chunks, &quotas, 4, 1));
-        assert_ne!(a, plan(&chunks, &quotas, 4, 2));
+        let a = plan(&chunks, &quotas, 4, 0, 1);
+        assert_eq!(a, plan(&chunks, &quotas, 4, 0, 1));
+        assert_ne!(a, plan(&chunks, &quotas, 4, 0, 2));
+        // Evolutions are drawn after the rest: the same chunks and personas.
+        let evolved = plan(&chunks, &quotas, 4, 3, 1);
+        for (x, y) in a.iter().zip(&evolved) {
+            let (x, y) = (x.as_ref().unwrap(), y.as_ref().unwrap());
+            assert_eq!(x.chunk, y.chunk);
+            assert!(x.evolution.is_none() && y.evolution.is_some_and(|e| e < 3));
+        }
         for slot in a.iter().map(|s| s.as_ref().unwrap()) {
             assert_eq!(chunks[slot.chunk].document, slot.document);
             assert!(slot.persona < 4);
@@ -226,13 +243,13 @@ mod tests {
                 partner: None,
             })
             .collect();
-        let slots = plan(&chunks, &[[6, 0, 0]], 1, 9);
+        let slots = plan(&chunks, &[[6, 0, 0]], 1, 0, 9);
         let used: Vec<usize> = slots.iter().map(|s| s.as_ref().unwrap().chunk).collect();
         let mut first: Vec<usize> = used[..4].to_vec();
         first.sort_unstable();
         assert_eq!(first, [0, 1, 2, 3]);
         assert_eq!(used[4..], used[..2]);
-        let short = plan(&chunks, &[[0, 1, 0]], 1, 9);
+        let short = plan(&chunks, &[[0, 1, 0]], 1, 0, 9);
         assert_eq!(
             short,
             [Err(Shortfall::NoLinkedChunk {

@@ -97,15 +97,12 @@ impl FromStr for Mix {
             let (name, share) = part
                 .split_once('=')
                 .ok_or_else(|| format!("{part:?}: expected TYPE=SHARE"))?;
-            let kind = QuestionType::ALL
-                .into_iter()
-                .find(|t| t.name() == name.trim())
-                .ok_or_else(|| {
-                    format!(
-                        "{name:?}: not a question type (one of {})",
-                        QuestionType::ALL.map(QuestionType::name).join(", ")
-                    )
-                })?;
+            let kind = crate::by_name(
+                &QuestionType::ALL,
+                QuestionType::name,
+                name,
+                "a question type",
+            )?;
             let share: f64 = share
                 .trim()
                 .parse()

@@ -9,16 +9,18 @@
 //! ```
 //! use assay_generate::plan::{Length, Slot, Style};
 //! use assay_generate::quota::QuestionType;
-//! use assay_generate::request::{render, Context};
+//! use assay_generate::request::{render, Context, Voice};
 //! let slot = Slot { kind: QuestionType::SingleHop, document: 0, chunk: 0, partner: None,
-//!                   persona: 0, style: Style::WebSearch, length: Length::Short };
+//!                   persona: 0, style: Style::WebSearch, length: Length::Short, evolution: None };
 //! let context = Context { headings: vec!["Radium".into()], text: "Discovered in 1898.\n\nBy the Curies." };
-//! let r = render(&slot, &[context], &[], "a chemist", "French", 0);
+//! let voice = Voice { persona: "a chemist", language: "French", evolution: None };
+//! let r = render(&slot, &[context], &[], voice, 0);
 //! assert_eq!(r.prompt, "generate/single_hop");
 //! assert!(r.system.contains("Write the question and the answer in French."));
 //! assert!(r.user.contains("context:\n[Radium]\nDiscovered in 1898.\nBy the Curies."));
 //! ```
 
+use crate::evolve::Evolution;
 use crate::plan::{Length, Slot, Style};
 use crate::quota::QuestionType;
 use serde::Deserialize;
@@ -109,25 +111,38 @@ fn block(context: &Context<'_>) -> String {
     }
 }
 
+/// Who asks, in what language, made harder how: what a request says
+/// besides the slot and its contexts.
+#[derive(Clone, Copy, Debug)]
+pub struct Voice<'a> {
+    pub persona: &'a str,
+    /// An English name.
+    pub language: &'a str,
+    pub evolution: Option<Evolution>,
+}
+
 /// The request for `slot` about `contexts` (one, or the chunk and its
-/// partner) linked by `shared` terms, in the voice of `persona`, written
-/// in `language` (an English name); `attempt` > 0 asks again for another
-/// question after a rejected one.
+/// partner) linked by `shared` terms, in `voice`; `attempt` > 0 asks
+/// again for another question after a rejected one.
 pub fn render(
     slot: &Slot,
     contexts: &[Context<'_>],
     shared: &[String],
-    persona: &str,
-    language: &str,
+    voice: Voice<'_>,
     attempt: usize,
 ) -> Request {
     let p = prompt(slot.kind);
-    let mut system = format!(
-        "{}\n\nThe question is {}, of {}.\n\nWrite the question and the answer in {language}.",
-        p.instruction,
+    let mut system = p.instruction.clone();
+    if let Some(e) = voice.evolution {
+        system.push(' ');
+        system.push_str(e.instruction());
+    }
+    system.push_str(&format!(
+        "\n\nThe question is {}, of {}.\n\nWrite the question and the answer in {}.",
         style_words(slot.style),
-        length_words(slot.length)
-    );
+        length_words(slot.length),
+        voice.language
+    ));
     for example in &p.examples {
         system.push_str(&format!(
             "\n\nExample:\nInput: {}\nOutput: {}",
@@ -136,7 +151,7 @@ pub fn render(
         ));
     }
     let mut user = vec![
-        format!("persona:\n{persona}"),
+        format!("persona:\n{}", voice.persona),
         format!("style:\n{}", slot.style.name()),
         format!("length:\n{}", slot.length.name()),
     ];
@@ -199,6 +214,7 @@ mod tests {
             persona: 0,
             style: Style::Misspelled,
             length: Length::Long,
+            evolution: Some(0),
         };
         let contexts = [
             Context {
@@ -211,7 +227,13 @@ mod tests {
             },
         ];
         let shared = ["one".to_string(), "two".to_string()];
-        let r = render(&slot, &contexts, &shared, "p", "English", 1);
+        let voice = Voice {
+            persona: "p",
+            language: "English",
+            evolution: Some(Evolution::Comparative),
+        };
+        let r = render(&slot, &contexts, &shared, voice, 1);
+        assert!(r.system.contains(Evolution::Comparative.instruction()));
         assert_eq!(
             r.user,
             "persona:\np\n\nstyle:\nmisspelled\n\nlength:\nlong\n\ncontext 1:\nA one.\n\n\

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 /// judge calls it needs, without a call. `options` maps
 /// `assay.generate`'s keyword names to their values: `paths` (files or
 /// folders), `texts` (`(name, text)` pairs), `size`, `mix`, `seed`,
-/// `chunk_tokens`, `personas`, `max_calls`, `max_cost`, `out`, `dry_run`,
+/// `chunk_tokens`, `personas`, `evolutions`, `max_calls`, `max_cost`,
+/// `out`, `dry_run`,
 /// `threads`, and the judge
 /// keywords of `evaluate`.
 #[pyfunction]
@@ -38,6 +39,12 @@ pub fn generate(py: Python<'_>, options: &Bound<'_, PyAny>) -> PyResult<Py<PyAny
         generation.chunk_tokens = tokens;
     }
     generation.personas = keywords.take("personas")?.unwrap_or_default();
+    let evolutions: Vec<String> = keywords.take("evolutions")?.unwrap_or_default();
+    generation.evolutions = evolutions
+        .iter()
+        .map(|e| e.parse())
+        .collect::<Result<_, String>>()
+        .map_err(|e| UsageError::new_err(format!("evolutions: {e}")))?;
     generation.max_calls = keywords.take("max_calls")?;
     generation.max_cost = keywords.take("max_cost")?;
     let dry_run = keywords.take("dry_run")?.unwrap_or(false);

@@ -72,6 +72,11 @@ pub struct GenerateArgs {
     /// Who asks the questions (repeatable) [default: three built-in personas].
     #[arg(long = "persona", value_name = "TEXT")]
     pub personas: Vec<String>,
+    /// Make the questions harder this way (repeatable; each question draws
+    /// one of those named): reasoning, multi_context, concretizing,
+    /// constrained, comparative, hypothetical, in_breadth.
+    #[arg(long = "evolution", value_name = "NAME")]
+    pub evolutions: Vec<assay_generate::evolve::Evolution>,
     /// Print the plan and the judge calls it needs, and stop before any call.
     #[arg(long)]
     pub dry_run: bool,

@@ -22,6 +22,7 @@ pub fn generate(args: GenerateArgs) -> Result<u8> {
             seed: args.seed,
             chunk_tokens: args.chunk_tokens,
             personas: args.personas.clone(),
+            evolutions: args.evolutions.clone(),
             max_calls: args.max_calls,
             max_cost: args.max_cost,
             ..Options::default()

@@ -154,6 +154,65 @@ fn a_test_set_from_the_bundled_documents_that_eval_scores() {
     assert_eq!(summary["rows"], 9, "{summary}");
 }
 
+/// `--evolution`: each question draws one of the evolutions named, its
+/// instruction is in the request the judge reads, the row names it, and
+/// the plan is otherwise the one without them.
+#[test]
+fn evolutions_make_each_question_harder_one_way() {
+    let fx = Fixture::content_reading();
+    let (plain, evolved) = (fx.path("plain.jsonl"), fx.path("evolved.jsonl"));
+    let o = generate(&fx, &plain, &["--size", "6"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let before = fx.chats().len();
+    let o = generate(
+        &fx,
+        &evolved,
+        &[
+            "--size",
+            "6",
+            "--evolution",
+            "reasoning",
+            "--evolution",
+            "comparative",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = read_jsonl(&evolved);
+    assert_eq!(rows.len(), 6);
+    for (row, plain) in rows.iter().zip(read_jsonl(&plain)) {
+        assert!(
+            row["evolution"] == "reasoning" || row["evolution"] == "comparative",
+            "{row}"
+        );
+        assert_eq!(
+            row["reference_context_spans"],
+            plain["reference_context_spans"]
+        );
+        assert_eq!(plain["evolution"], serde_json::Value::Null);
+    }
+    let systems: Vec<String> = fx.chats()[before..]
+        .iter()
+        .map(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        systems.iter().all(|s| s.contains("Then make the question")),
+        "{systems:?}"
+    );
+    let summary = read_json(&fx.path("evolved.summary.json"));
+    assert!(summary["generator"]
+        .as_str()
+        .unwrap()
+        .contains("evolutions@v1=reasoning,comparative"));
+    let o = generate(&fx, &evolved, &["--evolution", "harder"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not an evolution"), "{}", stderr(&o));
+}
+
 /// A remote judge is sent every question's first request at once (its
 /// answers delayed, they overlap), and the rows are those of a run that
 /// asks one by one.
