@@ -120,13 +120,7 @@ impl SentenceEncoder {
                 Pooling::First => "first",
             }
         );
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
-            .build()
-            .map_err(|e| Error::Run {
-                name: name.clone(),
-                detail: format!("threads: {e}"),
-            })?;
+        let pool = crate::thread_pool(&name, threads)?;
         Ok(SentenceEncoder {
             encoder,
             tokenizer,

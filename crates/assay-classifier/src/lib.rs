@@ -213,13 +213,7 @@ impl Classifier {
             weights_hash(&weights)?,
             labels.supported_name()
         );
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(options.threads.max(1))
-            .build()
-            .map_err(|e| Error::Run {
-                name: name.clone(),
-                detail: format!("threads: {e}"),
-            })?;
+        let pool = thread_pool(&name, options.threads)?;
         Ok(Classifier {
             name,
             identity,
@@ -522,6 +516,17 @@ fn available_memory() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// The model `name`'s pool of `threads` CPU threads (at least one).
+pub(crate) fn thread_pool(name: &str, threads: usize) -> Result<rayon::ThreadPool, Error> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()
+        .map_err(|e| Error::Run {
+            name: name.to_string(),
+            detail: format!("threads: {e}"),
+        })
 }
 
 #[cfg(test)]

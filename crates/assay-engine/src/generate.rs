@@ -62,9 +62,7 @@ pub fn generate(
         .map_err(|e| {
             crate::EngineError::Internal(format!("cannot start the async runtime: {e}"))
         })?;
-    // The judge as the rows' signature names it: not its endpoint, whose
-    // port or path differs between machines.
-    let judge_name = format!("{}:{}", judge.identity().provider, judge.identity().model);
+    let judge_name = signature_name(judge);
     let mut done = Generated::default();
     let mut history = JudgeHistory::NothingAnswered;
     let attempts = prepared.options.attempts.max(1);
@@ -109,7 +107,7 @@ pub fn generate(
         if let Some(why) = done.stopped {
             let document = match planned {
                 Ok(slot) => slot.document,
-                Err(shortfall) => document_of(shortfall),
+                Err(shortfall) => shortfall.document(),
             };
             done.shortfalls.push(format!(
                 "{}: budget: stopped at {why} before this question",
@@ -122,7 +120,7 @@ pub fn generate(
             Err(shortfall) => {
                 done.shortfalls.push(format!(
                     "{}: {shortfall}",
-                    prepared.documents[document_of(shortfall)].name
+                    prepared.documents[shortfall.document()].name
                 ));
                 continue;
             }
@@ -189,6 +187,12 @@ pub fn generate(
     Ok(done)
 }
 
+/// The judge as a test set's signature names it: its provider and model,
+/// not its endpoint, whose port or path differs between machines.
+pub fn signature_name(judge: &Judge) -> String {
+    format!("{}:{}", judge.identity().provider, judge.identity().model)
+}
+
 /// The judge's request for attempt `attempt` of `slot`.
 fn chat_request(prepared: &Prepared<'_>, slot: &Slot, attempt: usize) -> ChatRequest {
     let r = prepared.request(slot, attempt);
@@ -213,12 +217,5 @@ fn spent(
         Some("max_cost")
     } else {
         None
-    }
-}
-
-fn document_of(shortfall: &assay_generate::plan::Shortfall) -> usize {
-    match shortfall {
-        assay_generate::plan::Shortfall::NoChunks { document }
-        | assay_generate::plan::Shortfall::NoLinkedChunk { document, .. } => *document,
     }
 }

@@ -85,6 +85,10 @@ pub struct Prepared<'a> {
     /// Each document's language (English name), where the detector is
     /// sure of it.
     pub languages: Vec<Option<String>>,
+    /// Each document's lexicon, for the checks that read its words.
+    lexicons: Vec<Lexicon>,
+    /// Who asks: the options' personas, or the built-in ones.
+    personas: Vec<String>,
     pub pieces: Vec<Piece>,
     pub slots: Vec<Result<Slot, Shortfall>>,
     /// Chunks dropped as near duplicates of an earlier one, and as too
@@ -155,14 +159,19 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
         })
         .collect();
     let per_document = quotas(options.size, &options.mix, documents.len());
-    let personas = personas(options).len();
+    let personas = if options.personas.is_empty() {
+        request::PERSONAS.iter().map(|p| p.to_string()).collect()
+    } else {
+        options.personas.clone()
+    };
     Prepared {
         documents,
         languages,
+        lexicons,
         slots: plan(
             &plan_chunks,
             &per_document,
-            personas,
+            personas.len(),
             options.evolutions.len(),
             options.seed,
         ),
@@ -170,24 +179,17 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
         duplicate_chunks,
         small_chunks,
         options: options.clone(),
+        personas,
         kept: Vec::new(),
     }
 }
 
-fn personas(options: &Options) -> Vec<String> {
-    if options.personas.is_empty() {
-        request::PERSONAS.iter().map(|p| p.to_string()).collect()
-    } else {
-        options.personas.clone()
-    }
+/// A piece's text, a span of its document.
+fn piece_text<'d>(documents: &'d [Document], piece: &Piece) -> &'d str {
+    &documents[piece.document].text[piece.chunk.span.clone()]
 }
 
 impl Prepared<'_> {
-    fn text(&self, piece: usize) -> &str {
-        let p = &self.pieces[piece];
-        &self.documents[p.document].text[p.chunk.span.clone()]
-    }
-
     /// The pieces a slot asks about: its chunk, and its partner's.
     fn asked(&self, slot: &Slot) -> Vec<usize> {
         std::iter::once(slot.chunk).chain(slot.partner).collect()
@@ -200,7 +202,7 @@ impl Prepared<'_> {
             .into_iter()
             .map(|i| Context {
                 headings: self.pieces[i].chunk.headings.clone(),
-                text: self.text(i),
+                text: piece_text(self.documents, &self.pieces[i]),
             })
             .collect();
         let shared = match slot.partner {
@@ -213,9 +215,8 @@ impl Prepared<'_> {
         let language = self.languages[slot.document]
             .as_deref()
             .unwrap_or("the language of the context");
-        let personas = personas(&self.options);
         let voice = Voice {
-            persona: &personas[slot.persona],
+            persona: &self.personas[slot.persona],
             language,
             evolution: slot.evolution.map(|e| self.options.evolutions[e]),
         };
@@ -228,13 +229,12 @@ impl Prepared<'_> {
         let candidate = Candidate::from_json(answer)?;
         let asked = self.asked(slot);
         let documents = self.documents;
-        let text = |i: usize| {
-            let p = &self.pieces[i];
-            &documents[p.document].text[p.chunk.span.clone()]
-        };
-        let contexts: Vec<&str> = asked.iter().map(|&i| text(i)).collect();
+        let contexts: Vec<&str> = asked
+            .iter()
+            .map(|&i| piece_text(documents, &self.pieces[i]))
+            .collect();
         let document = &documents[slot.document];
-        let lexicon = language::lexicon_of(&[&document.text]).unwrap_or(Lexicon::ENGLISH);
+        let lexicon = self.lexicons[slot.document];
         check::supported(&candidate, &contexts, lexicon)?;
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
@@ -272,7 +272,7 @@ impl Prepared<'_> {
             "reference_contexts": contexts,
             "reference_context_spans": spans,
             "question_type": slot.kind.name(),
-            "persona": personas(&self.options)[slot.persona],
+            "persona": self.personas[slot.persona],
             "style": slot.style.name(),
             "length": slot.length.name(),
             "evolution": slot.evolution.map(|e| self.options.evolutions[e].name()),

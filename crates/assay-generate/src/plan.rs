@@ -107,6 +107,17 @@ pub enum Shortfall {
     NoLinkedChunk { document: usize, kind: QuestionType },
 }
 
+impl Shortfall {
+    /// The document whose quota it leaves short.
+    pub fn document(&self) -> usize {
+        match self {
+            Shortfall::NoChunks { document } | Shortfall::NoLinkedChunk { document, .. } => {
+                *document
+            }
+        }
+    }
+}
+
 impl fmt::Display for Shortfall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -168,7 +168,7 @@ pub fn generate(config: &GenerateConfig, observer: &mut dyn Observer) -> Result<
         },
         "stopped": done.stopped,
         "chunks": chunks(&prepared),
-        "generator": prepared.signature(&run.judge_spec.to_string()),
+        "generator": prepared.signature(&assay_engine::generate::signature_name(&run.judge)),
         "test_set": config.out,
         "rejected_candidates": paths.as_ref().map(|p| &p.0),
     });

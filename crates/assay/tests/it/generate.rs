@@ -79,6 +79,7 @@ fn a_test_set_from_the_bundled_documents_that_eval_scores() {
     // The default mix of 9: 4.5, 2.25, 2.25 -> 5, 2, 2; three documents, 3 each.
     let summary = read_json(&fx.path("set.summary.json"));
     assert_eq!(summary["made"], 9);
+    assert_eq!(summary["generator"], rows[0]["meta"]["generator"]);
     assert_eq!(
         summary["by_type"],
         json!({"abstract": 2, "multi_hop": 2, "single_hop": 5})
