@@ -311,11 +311,13 @@ fn bootstraps(columns: &[&[f64]]) -> Vec<Interval> {
     let mut means: Vec<Vec<f64>> = Vec::with_capacity(sorted.len());
     for chunk in sorted.chunks(LANES) {
         let lane = |k: usize| &chunk.get(k).unwrap_or(&chunk[0])[..n];
-        let lanes = [lane(0), lane(1), lane(2), lane(3)];
+        let rows: Vec<[f64; LANES]> = (0..n)
+            .map(|j| [lane(0)[j], lane(1)[j], lane(2)[j], lane(3)[j]])
+            .collect();
         let mut rng = SplitMix64(BOOTSTRAP_SEED);
         let mut of_chunk = vec![Vec::with_capacity(BOOTSTRAP_RESAMPLES); chunk.len()];
         for _ in 0..BOOTSTRAP_RESAMPLES {
-            for (m, sum) in of_chunk.iter_mut().zip(resample_sums(&mut rng, lanes)) {
+            for (m, sum) in of_chunk.iter_mut().zip(resample_sums(&mut rng, &rows)) {
                 m.push(sum / n as f64);
             }
         }
@@ -337,24 +339,24 @@ fn bootstraps(columns: &[&[f64]]) -> Vec<Interval> {
 /// Columns whose sums are taken side by side.
 const LANES: usize = 4;
 
-/// One resample's sums of four columns of `n` values: the same positions
-/// for each, each summed in its own order. Four sums side by side, in
-/// registers, overlap their chains of additions instead of waiting on
-/// one another; kept apart from any call (a `Vec`'s growth) so that the
-/// compiler keeps them there.
+/// One resample's sums of four columns of `n` values, stored row by row
+/// so that a drawn position is one cache line, not four: the same
+/// positions for each column, each summed in its own order. Four sums
+/// side by side, in registers, overlap their chains of additions instead
+/// of waiting on one another; kept apart from any call (a `Vec`'s growth)
+/// so that the compiler keeps them there.
 #[inline(never)]
-fn resample_sums(rng: &mut SplitMix64, lanes: [&[f64]; LANES]) -> [f64; LANES] {
-    let [a, b, c, d] = lanes;
-    let n = a.len();
+fn resample_sums(rng: &mut SplitMix64, rows: &[[f64; LANES]]) -> [f64; LANES] {
+    let n = rows.len();
     let (mut sa, mut sb, mut sc, mut sd) = (0.0, 0.0, 0.0, 0.0);
     for _ in 0..n {
         // Already below n: the bound lets the compiler drop the index
-        // checks.
-        let j = rng.below(n).min(n - 1);
-        sa += a[j];
-        sb += b[..n][j];
-        sc += c[..n][j];
-        sd += d[..n][j];
+        // check.
+        let [a, b, c, d] = rows[rng.below(n).min(n - 1)];
+        sa += a;
+        sb += b;
+        sc += c;
+        sd += d;
     }
     [sa, sb, sc, sd]
 }
@@ -477,7 +479,7 @@ mod tests {
         let (mut direct, mut read_back) = (Accumulator::default(), Accumulator::default());
         for o in &outcomes {
             direct.add(o);
-            read_back.add_record(&OutcomeRecord::new("s", 1, "m", o));
+            read_back.add_record(&OutcomeRecord::new("s", 1, "m", o.clone()));
         }
         assert_eq!(direct.summary(), read_back.summary());
     }

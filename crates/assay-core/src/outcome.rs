@@ -251,7 +251,7 @@ pub const RESULTS_FORMAT_VERSION: u32 = 1;
 ///
 /// ```
 /// use assay_core::{Outcome, OutcomeRecord};
-/// let rec = OutcomeRecord::new("q1", 1, "bleu", &Outcome::scored(0.5, serde_json::json!({})));
+/// let rec = OutcomeRecord::new("q1", 1, "bleu", Outcome::scored(0.5, serde_json::json!({})));
 /// let line = serde_json::to_string(&rec).unwrap();
 /// assert_eq!(line, r#"{"format_version":1,"sample_id":"q1","row":1,"metric":"bleu","status":"scored","value":0.5,"details":{}}"#);
 /// ```
@@ -284,7 +284,9 @@ pub struct ErrorRecord {
 }
 
 impl OutcomeRecord {
-    pub fn new(sample_id: &str, row: u64, metric: &str, outcome: &Outcome) -> OutcomeRecord {
+    /// Takes the outcome whole: its details move into the record
+    /// uncopied, which a run writing millions of them notices.
+    pub fn new(sample_id: &str, row: u64, metric: &str, outcome: Outcome) -> OutcomeRecord {
         let mut rec = OutcomeRecord {
             format_version: RESULTS_FORMAT_VERSION,
             sample_id: sample_id.to_string(),
@@ -303,15 +305,15 @@ impl OutcomeRecord {
                 reason,
                 details,
             } => {
-                rec.value = Some(*value);
-                rec.reason = reason.clone();
-                rec.details = Some(details.clone());
+                rec.value = Some(value);
+                rec.reason = reason;
+                rec.details = Some(details);
             }
             Outcome::Skipped(why) => rec.reason = Some(why.to_string()),
             Outcome::Failed(f) => {
                 rec.error = Some(ErrorRecord {
                     kind: f.kind,
-                    message: f.message.clone(),
+                    message: f.message,
                 })
             }
         }
@@ -322,7 +324,7 @@ impl OutcomeRecord {
     ///
     /// ```
     /// use assay_core::{Outcome, OutcomeRecord};
-    /// let rec = OutcomeRecord::new("q1", 1, "faithfulness", &Outcome::scored(1.0, serde_json::json!({})));
+    /// let rec = OutcomeRecord::new("q1", 1, "faithfulness", Outcome::scored(1.0, serde_json::json!({})));
     /// assert_eq!(rec.clone().with_repeat(0).repeat, None);
     /// assert_eq!(rec.with_repeat(2).repeat, Some(2));
     /// ```
@@ -343,7 +345,7 @@ mod tests {
             "a",
             2,
             "rouge1",
-            &Outcome::Skipped(SkipReason::MissingField(Field::References)),
+            Outcome::Skipped(SkipReason::MissingField(Field::References)),
         );
         assert_eq!(
             serde_json::to_value(&skipped).unwrap(),
@@ -354,7 +356,7 @@ mod tests {
             kind: FailureKind::Input,
             message: "data.jsonl:3: invalid JSON".into(),
         });
-        let v = serde_json::to_value(OutcomeRecord::new("3", 3, "bleu", &failed)).unwrap();
+        let v = serde_json::to_value(OutcomeRecord::new("3", 3, "bleu", failed)).unwrap();
         assert_eq!(
             v["error"],
             json!({"kind": "input", "message": "data.jsonl:3: invalid JSON"})
@@ -398,7 +400,7 @@ mod tests {
             "x",
             9,
             "chrf",
-            &Outcome::scored(0.25, json!({"score": 25.0})),
+            Outcome::scored(0.25, json!({"score": 25.0})),
         );
         let back: OutcomeRecord =
             serde_json::from_str(&serde_json::to_string(&rec).unwrap()).unwrap();

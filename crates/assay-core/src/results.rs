@@ -106,7 +106,7 @@ mod tests {
     use serde_json::json;
 
     fn line(id: &str) -> String {
-        let rec = OutcomeRecord::new(id, 1, "rouge1", &Outcome::scored(0.25, json!({})));
+        let rec = OutcomeRecord::new(id, 1, "rouge1", Outcome::scored(0.25, json!({})));
         serde_json::to_string(&rec).unwrap() + "\n"
     }
 

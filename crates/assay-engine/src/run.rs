@@ -214,7 +214,7 @@ impl Sink {
 
     /// Appends `outcomes` to the slots starting at `first`, skipping those
     /// already written.
-    fn write(&mut self, id: &str, row: u64, first: usize, outcomes: &[Outcome]) -> Result<()> {
+    fn write(&mut self, id: &str, row: u64, first: usize, outcomes: Vec<Outcome>) -> Result<()> {
         let done = self.slots.done.get(&row);
         if let Some(d) = done.filter(|d| d.sample_id != id) {
             return Err(EngineError::Usage(format!(
@@ -224,21 +224,19 @@ impl Sink {
                 self.dir.path().display()
             )));
         }
-        let mut todo = Vec::new();
-        for (k, outcome) in outcomes.iter().enumerate() {
-            let slot = first + k;
-            if done.is_some_and(|d| d.slots[slot]) {
-                continue;
-            }
-            let (output, repeat) = self.slots.layout.output_of(slot);
-            self.dir.append(
-                &OutcomeRecord::new(id, row, &self.slots.layout.names[output].name, outcome)
-                    .with_repeat(repeat),
-            )?;
-            todo.push((slot, outcome));
-        }
+        let todo: Vec<(usize, Outcome)> = outcomes
+            .into_iter()
+            .enumerate()
+            .map(|(k, outcome)| (first + k, outcome))
+            .filter(|(slot, _)| done.is_none_or(|d| !d.slots[*slot]))
+            .collect();
         for (slot, outcome) in todo {
-            self.slots.count(slot, |acc| acc.add(outcome));
+            let (output, repeat) = self.slots.layout.output_of(slot);
+            let record =
+                OutcomeRecord::new(id, row, &self.slots.layout.names[output].name, outcome)
+                    .with_repeat(repeat);
+            self.dir.append(&record)?;
+            self.slots.count(slot, |acc| acc.add_record(&record));
         }
         Ok(())
     }
@@ -510,7 +508,7 @@ fn run_lexical(
             }
         }
         let scored = score_batch(&batch, scorers, sink.slots.layout.n_slots());
-        for (row, outcomes) in batch.iter().zip(&scored) {
+        for (row, outcomes) in batch.iter().zip(scored) {
             let (id, row_no) = row_id(row);
             sink.write(&id, row_no, 0, outcomes)?;
         }
@@ -593,12 +591,12 @@ impl JudgedRows<'_> {
                     Err(e) => {
                         let failed = input_failure(&e);
                         let n_slots = sink.slots.layout.n_slots();
-                        sink.write(&e.row.to_string(), e.row, 0, &vec![failed; n_slots])?;
+                        sink.write(&e.row.to_string(), e.row, 0, vec![failed; n_slots])?;
                         n_rows += 1;
                     }
                     Ok((sample, _)) => {
                         let lexical = score_sample(&sample, scorers);
-                        sink.write(&sample.id, sample.row, 0, &lexical)?;
+                        sink.write(&sample.id, sample.row, 0, lexical)?;
                         let todo: Vec<u32> = (0..self.judged.repeats)
                             .filter(|r| {
                                 sink.slots.missing(sample.row, sink.slots.layout.judged(*r))
@@ -647,7 +645,7 @@ impl JudgedRows<'_> {
                     // outcome, so a later round scores it.
                     for (r, outcomes) in repeats {
                         if let Some(outcomes) = outcomes {
-                            sink.write(&id, row, sink.slots.layout.judged(r).start, &outcomes)?;
+                            sink.write(&id, row, sink.slots.layout.judged(r).start, outcomes)?;
                         }
                     }
                     sink.dir.flush()?;

@@ -19,7 +19,7 @@ use assay_core::{visit_results, OutcomeRecord};
 use serde::Serialize;
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const RESULTS: &str = "results.jsonl";
@@ -43,7 +43,10 @@ pub enum Existing {
 /// An open run directory, held by this process until it is dropped.
 pub struct RunDir {
     path: PathBuf,
-    results: BufWriter<File>,
+    results: File,
+    /// Lines appended since the last flush: written in one call, whole
+    /// lines only, so a crash between flushes never tears a line.
+    pending: Vec<u8>,
     /// Holds the lock: closing the file releases it.
     _lock: File,
 }
@@ -82,14 +85,12 @@ impl RunDir {
         }
         Ok(RunDir {
             path: path.to_path_buf(),
-            results: BufWriter::with_capacity(
-                1 << 16,
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&results_path)
-                    .with_context(|| format!("cannot open {}", results_path.display()))?,
-            ),
+            results: OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&results_path)
+                .with_context(|| format!("cannot open {}", results_path.display()))?,
+            pending: Vec::new(),
             _lock: lock,
         })
     }
@@ -99,22 +100,32 @@ impl RunDir {
     }
 
     pub fn append(&mut self, record: &OutcomeRecord) -> Result<()> {
-        serde_json::to_writer(&mut self.results, record)?;
-        self.results.write_all(b"\n")?;
+        serde_json::to_writer(&mut self.pending, record)?;
+        self.pending.push(b'\n');
         Ok(())
     }
 
     /// Makes everything appended so far durable, whole lines only.
     pub fn flush(&mut self) -> Result<()> {
         self.results
-            .flush()
-            .with_context(|| format!("cannot write {}", self.path.join(RESULTS).display()))
+            .write_all(&self.pending)
+            .with_context(|| format!("cannot write {}", self.path.join(RESULTS).display()))?;
+        self.pending.clear();
+        Ok(())
     }
 
     /// Writes a JSON file atomically (temporary file, then rename), so a
     /// reader never sees half of it.
     pub fn write_json(&self, name: &str, value: &impl Serialize) -> Result<()> {
         crate::log::write_json(&self.path.join(name), value)
+    }
+}
+
+/// Lines appended but not flushed are outcomes already paid for: a run
+/// that stops on an error still keeps them.
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        let _ = self.results.write_all(&self.pending);
     }
 }
 

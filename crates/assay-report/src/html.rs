@@ -893,7 +893,7 @@ mod tests {
                 &format!("s{row}"),
                 row,
                 metric,
-                &outcome,
+                outcome.clone(),
             ));
         }
         let manifest = json!({});

@@ -280,7 +280,7 @@ fn nesting_beyond_the_recursion_limit_is_a_row_error() {
 }
 
 fn record_line(id: &str, value: f64) -> String {
-    let record = OutcomeRecord::new(id, 1, "rouge1", &Outcome::scored(value, json!({})));
+    let record = OutcomeRecord::new(id, 1, "rouge1", Outcome::scored(value, json!({})));
     serde_json::to_string(&record).unwrap() + "\n"
 }
 
