@@ -3,9 +3,11 @@ generate`, documents as paths, texts and LangChain- or LlamaIndex-shaped
 objects, the plan of a dry run, and a test set `assay.evaluate` scores."""
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass, field
 
+import pytest
 from conftest import KEY, REPO
 
 import assay
@@ -36,7 +38,9 @@ def test_the_same_rows_as_the_command_line(tmp_path, judge, assay_command):
             "--cache",
             str(tmp_path / "cache.sqlite"),
         ],
-        env={"OPENAI_API_KEY": KEY, "PATH": "/usr/bin:/bin"},
+        # HOME or ASSAY_HOME: where the fetched models are (the embedder).
+        env={"OPENAI_API_KEY": KEY, "PATH": "/usr/bin:/bin"}
+        | {k: os.environ[k] for k in ("HOME", "ASSAY_HOME") if k in os.environ},
         capture_output=True,
         text=True,
     )
@@ -74,6 +78,15 @@ def test_texts_and_framework_documents_and_a_dry_run(tmp_path, judge):
     plan = assay.generate(documents, 6, dry_run=True)
     assert len(plan) == 0 and plan.summary["planned"] == 6
     assert plan.summary["judge_calls"] == {"at_least": 6, "at_most": 18}
+    assert plan.summary["estimated_cost"] is None  # the local judge is free
+    # At a price, the plan's tokens cost: prompts as estimated, answers of
+    # 80 tokens each, every attempt at most.
+    priced = assay.generate(
+        documents, 6, dry_run=True, judge="openai:m", prices={"m": "1/2"}
+    ).summary
+    first = priced["estimated_prompt_tokens"] * 1e-6 + 6 * 80 * 2e-6
+    assert priced["estimated_cost"]["first_attempts"] == pytest.approx(first)
+    assert priced["estimated_cost"]["at_most"] == pytest.approx(3 * first)
     made = assay.generate(
         documents,
         6,

@@ -322,6 +322,18 @@ impl Scalar for BatchMode {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Prices(pub Vec<ModelPrice>);
 
+impl Prices {
+    /// As the judge's ledger reads them; a model given twice keeps its
+    /// last price.
+    pub fn table(&self) -> PriceTable {
+        let mut prices = PriceTable::default();
+        for p in &self.0 {
+            prices.insert(&p.model, p.price);
+        }
+        prices
+    }
+}
+
 impl Value for Prices {
     fn give(&mut self, given: Given<'_>) -> std::result::Result<(), String> {
         match given {
@@ -801,10 +813,7 @@ pub fn judged_run(
         attempt_timeout: Duration::from_secs_f64(args.timeout),
         ..ProviderOptions::default()
     };
-    let mut prices = PriceTable::default();
-    for p in &args.prices.0 {
-        prices.insert(&p.model, p.price);
-    }
+    let prices = args.prices.table();
     let cache = cache(args.cache.clone())?;
     let limiter = Arc::new(Limiter::from_options(&options));
     let unavailable = |e: String| {

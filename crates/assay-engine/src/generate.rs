@@ -9,10 +9,13 @@
 
 use crate::judging::answered;
 use crate::{Observer, Result};
+use assay_generate::check::Rejection;
 use assay_generate::pipeline::Prepared;
 use assay_generate::plan::Slot;
+use assay_generate::request::Earlier;
 use assay_llm::{
-    ChatModel, ChatRequest, Judge, JudgeHistory, Message, Price, PromptRef, Source, Usage,
+    CachedEmbedder, ChatModel, ChatRequest, Embedder, Judge, JudgeHistory, Message, ModelIdentity,
+    Price, PromptRef, Source, Usage,
 };
 use futures_util::future::join_all;
 use serde_json::{json, Value};
@@ -42,9 +45,12 @@ pub struct Generated {
 /// Asks `judge` (whose price is `price`, where known) for each of
 /// `prepared`'s planned questions, until its options' budget of calls or
 /// cost is spent; the questions a budget leaves are named as not made.
-/// `observer` is told of the progress at each tenth of the plan.
+/// Each question is embedded by `embedder`, where given, for the
+/// duplicate check by meaning. `observer` is told of the progress at
+/// each tenth of the plan.
 pub fn generate(
     judge: &Judge,
+    embedder: Option<&CachedEmbedder>,
     price: Option<Price>,
     prepared: &mut Prepared<'_>,
     observer: &mut dyn Observer,
@@ -62,7 +68,8 @@ pub fn generate(
         .map_err(|e| {
             crate::EngineError::Internal(format!("cannot start the async runtime: {e}"))
         })?;
-    let judge_name = signature_name(judge);
+    prepared.judge = signature_name(judge.identity());
+    prepared.embedder = embedder.map(|e| signature_name(e.identity()));
     let mut done = Generated::default();
     let mut history = JudgeHistory::NothingAnswered;
     let attempts = prepared.options.attempts.max(1);
@@ -77,7 +84,11 @@ pub fn generate(
     let mut firsts: Vec<Option<_>> = if budget == (None, None) && !local {
         let requests: Vec<Option<ChatRequest>> = slots
             .iter()
-            .map(|s| s.as_ref().ok().map(|slot| chat_request(prepared, slot, 0)))
+            .map(|s| {
+                s.as_ref()
+                    .ok()
+                    .map(|slot| chat_request(prepared, slot, 0, None))
+            })
             .collect();
         rt.block_on(join_all(requests.iter().map(|r| async move {
             match r {
@@ -127,6 +138,9 @@ pub fn generate(
         };
         let document = prepared.documents[slot.document].name.clone();
         let mut kept = false;
+        // The last rejected candidate's question and why, for the next
+        // attempt's request.
+        let mut earlier: Option<(Option<String>, Rejection)> = None;
         for attempt in 0..attempts {
             done.stopped = spent(&done, budget);
             if done.stopped.is_some() {
@@ -144,7 +158,13 @@ pub fn generate(
             let kept_so_far = "the judge's answers so far are cached";
             let outcome = match firsts.get_mut(index).and_then(Option::take) {
                 Some(outcome) if attempt == 0 => outcome,
-                _ => rt.block_on(judge.chat(&chat_request(prepared, slot, attempt))),
+                _ => {
+                    let told = earlier.as_ref().map(|(question, why)| Earlier {
+                        question: question.as_deref(),
+                        why,
+                    });
+                    rt.block_on(judge.chat(&chat_request(prepared, slot, attempt, told)))
+                }
             };
             let answer = match answered(outcome, judge, &mut history, kept_so_far)? {
                 Ok(answer) => answer,
@@ -162,7 +182,11 @@ pub fn generate(
             }
             done.cost = price.map(|p| p.cost(done.usage));
             let json = answer.json.unwrap_or(Value::Null);
-            match prepared.accept(slot, &json, &judge_name) {
+            let embedding = match (embedder, json["question"].as_str()) {
+                (Some(e), Some(question)) => Some(embedded(&rt, e, question)?),
+                _ => None,
+            };
+            match prepared.accept(slot, &json, embedding) {
                 Ok(row) => {
                     done.rows.push(row);
                     kept = true;
@@ -170,7 +194,9 @@ pub fn generate(
                 }
                 Err(rejection) => {
                     let reason = serde_json::to_value(&rejection).unwrap_or(Value::Null);
+                    let question = json["question"].as_str().map(String::from);
                     done.rejected.push(rejected(json, reason));
+                    earlier = Some((question, rejection));
                 }
             }
         }
@@ -187,15 +213,46 @@ pub fn generate(
     Ok(done)
 }
 
-/// The judge as a test set's signature names it: its provider and model,
+/// A model as a test set's signature names it: its provider and model,
 /// not its endpoint, whose port or path differs between machines.
-pub fn signature_name(judge: &Judge) -> String {
-    format!("{}:{}", judge.identity().provider, judge.identity().model)
+pub fn signature_name(model: &ModelIdentity) -> String {
+    format!("{}:{}", model.provider, model.model)
 }
 
-/// The judge's request for attempt `attempt` of `slot`.
-fn chat_request(prepared: &Prepared<'_>, slot: &Slot, attempt: usize) -> ChatRequest {
-    let r = prepared.request(slot, attempt);
+/// `question`'s unit vector. An embedder that fails stops the generation:
+/// what was made is in the judge's cache, and the same command resumes.
+fn embedded(
+    rt: &tokio::runtime::Runtime,
+    embedder: &CachedEmbedder,
+    question: &str,
+) -> Result<Vec<f32>> {
+    let stopped = |why: String| {
+        crate::EngineError::Usage(format!(
+            "the embedder {} could not embed a question ({why}); the judge's answers so far \
+             are cached and the same command resumes",
+            signature_name(embedder.identity())
+        ))
+    };
+    let texts = [question.to_string()];
+    let embeddings = rt
+        .block_on(embedder.embed(&texts))
+        .map_err(|e| stopped(e.to_string()))?;
+    embeddings
+        .vectors
+        .into_iter()
+        .next()
+        .ok_or_else(|| stopped("no vector came back".to_string()))
+}
+
+/// The judge's request for attempt `attempt` of `slot`, told of the
+/// `earlier` attempt's rejection.
+fn chat_request(
+    prepared: &Prepared<'_>,
+    slot: &Slot,
+    attempt: usize,
+    earlier: Option<Earlier<'_>>,
+) -> ChatRequest {
+    let r = prepared.request(slot, attempt, earlier);
     ChatRequest::new(
         PromptRef {
             id: r.prompt.clone(),

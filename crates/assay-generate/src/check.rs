@@ -41,8 +41,13 @@ pub enum Rejection {
     Unsupported { claim: String, evidence: String },
     /// The question is written in another language than its document.
     OtherLanguage { expected: String, found: String },
-    /// The question is a near duplicate of one already kept.
-    Duplicate { of: String, similarity: f64 },
+    /// The question is a near duplicate of one already kept, by its
+    /// words or by its meaning.
+    Duplicate {
+        of: String,
+        similarity: f64,
+        measure: Similarity,
+    },
     /// The question alone holds its answer: it is not a test of the
     /// contexts.
     AnswerInQuestion,
@@ -58,9 +63,11 @@ impl fmt::Display for Rejection {
             Rejection::OtherLanguage { expected, found } => {
                 write!(f, "other_language: {found}, not the document's {expected}")
             }
-            Rejection::Duplicate { of, similarity } => {
-                write!(f, "duplicate: of {of:?} (Jaccard {similarity:.2})")
-            }
+            Rejection::Duplicate {
+                of,
+                similarity,
+                measure,
+            } => write!(f, "duplicate: of {of:?} ({measure} {similarity:.2})"),
             Rejection::AnswerInQuestion => {
                 f.write_str("answer_in_question: the question alone holds its answer")
             }
@@ -68,7 +75,45 @@ impl fmt::Display for Rejection {
     }
 }
 
+/// How two questions were found alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Similarity {
+    /// Of their word shingles ([`crate::dedup`]).
+    Jaccard,
+    /// Of their embeddings.
+    Cosine,
+}
+
+impl fmt::Display for Similarity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Similarity::Jaccard => "Jaccard",
+            Similarity::Cosine => "cosine",
+        })
+    }
+}
+
 impl Rejection {
+    /// Why the candidate was not kept, as the judge's next attempt is told.
+    pub fn advice(&self) -> String {
+        match self {
+            Rejection::Judge { .. } => {
+                "the answer was not a JSON object with a question and an answer".to_string()
+            }
+            Rejection::Unsupported { claim, .. } => {
+                format!("the context does not state this part of its answer: {claim}")
+            }
+            Rejection::OtherLanguage { expected, .. } => {
+                format!("it was not written in {expected}")
+            }
+            Rejection::Duplicate { of, .. } => {
+                format!("it asks what an earlier question asked: {of}")
+            }
+            Rejection::AnswerInQuestion => "the question itself states its answer".to_string(),
+        }
+    }
+
     /// The reason's name, as the summary counts it.
     pub fn name(&self) -> &'static str {
         match self {

@@ -12,7 +12,7 @@
 //! in that document's text), `question_type`, `persona`, `style`,
 //! `length`, and `meta` (document, language, the generator's signature).
 
-use crate::check::{self, Candidate, Rejection};
+use crate::check::{self, Candidate, Rejection, Similarity};
 use crate::chunk::{chunk, Chunk};
 use crate::dedup::{self, shingles};
 use crate::document::Document;
@@ -20,7 +20,7 @@ use crate::evolve::Evolution;
 use crate::links::{partners, terms, Partner};
 use crate::plan::{plan, PlanChunk, Shortfall, Slot};
 use crate::quota::{quotas, Mix, QuestionType};
-use crate::request::{self, render, Context, Request, Voice};
+use crate::request::{self, render, Context, Earlier, Request, Voice};
 use assay_grounding::language;
 use assay_grounding::words::Lexicon;
 use serde_json::{json, Value};
@@ -68,7 +68,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// One chunk the plan may ask about.
 #[derive(Clone, Debug)]
@@ -97,7 +97,42 @@ pub struct Prepared<'a> {
     pub small_chunks: usize,
     pub options: Options,
     /// The questions kept so far, for the duplicate check.
-    kept: Vec<(String, HashSet<String>)>,
+    kept: Vec<Kept>,
+    /// The judge and the embedder asked, as the signature names them
+    /// (set by whoever asks them; empty until then).
+    pub judge: String,
+    pub embedder: Option<String>,
+}
+
+/// A question kept, as later ones are compared with it.
+#[derive(Debug)]
+struct Kept {
+    question: String,
+    shingles: HashSet<String>,
+    embedding: Option<Vec<f32>>,
+}
+
+impl Kept {
+    /// How alike `other` is to this question when a measure says they
+    /// are the same question: their words first, then their meaning where
+    /// both have an embedding.
+    fn alike(&self, other: &Kept) -> Option<(f64, Similarity)> {
+        let by_words = (
+            dedup::jaccard(&self.shingles, &other.shingles),
+            Similarity::Jaccard,
+        );
+        let by_meaning = match (&self.embedding, &other.embedding) {
+            (Some(a), Some(b)) => Some((dedup::cosine(a, b), Similarity::Cosine)),
+            _ => None,
+        };
+        [
+            Some(by_words).filter(|(j, _)| *j >= dedup::DUPLICATE_FROM),
+            by_meaning.filter(|(c, _)| *c >= dedup::SAME_MEANING_FROM),
+        ]
+        .into_iter()
+        .flatten()
+        .next()
+    }
 }
 
 /// Chunks, links and the plan of `documents` (in the order given; the
@@ -181,6 +216,8 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
         options: options.clone(),
         personas,
         kept: Vec::new(),
+        judge: String::new(),
+        embedder: None,
     }
 }
 
@@ -195,8 +232,9 @@ impl Prepared<'_> {
         std::iter::once(slot.chunk).chain(slot.partner).collect()
     }
 
-    /// The request for `slot`, attempt `attempt` (from 0).
-    pub fn request(&self, slot: &Slot, attempt: usize) -> Request {
+    /// The request for `slot`, attempt `attempt` (from 0), told of the
+    /// `earlier` attempt's rejected candidate where there is one.
+    pub fn request(&self, slot: &Slot, attempt: usize, earlier: Option<Earlier<'_>>) -> Request {
         let contexts: Vec<Context<'_>> = self
             .asked(slot)
             .into_iter()
@@ -220,12 +258,19 @@ impl Prepared<'_> {
             language,
             evolution: slot.evolution.map(|e| self.options.evolutions[e]),
         };
-        render(slot, &contexts, &shared, voice, attempt)
+        render(slot, &contexts, &shared, voice, attempt, earlier)
     }
 
     /// The row for the judge's `answer` to `slot`'s request, or why it is
-    /// not kept; a kept question joins those later ones are compared with.
-    pub fn accept(&mut self, slot: &Slot, answer: &Value, judge: &str) -> Result<Value, Rejection> {
+    /// not kept; a kept question joins those later ones are compared with,
+    /// by their words and, where given, by `embedding`, its question's
+    /// unit vector.
+    pub fn accept(
+        &mut self,
+        slot: &Slot,
+        answer: &Value,
+        embedding: Option<Vec<f32>>,
+    ) -> Result<Value, Rejection> {
         let candidate = Candidate::from_json(answer)?;
         let asked = self.asked(slot);
         let documents = self.documents;
@@ -239,20 +284,24 @@ impl Prepared<'_> {
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
         check::in_language(&candidate, expected)?;
-        let mine = shingles(&candidate.question);
+        let mine = Kept {
+            question: candidate.question.clone(),
+            shingles: shingles(&candidate.question),
+            embedding,
+        };
         let duplicate = self
             .kept
             .iter()
-            .map(|(q, s)| (q, dedup::jaccard(&mine, s)))
-            .filter(|(_, j)| *j >= dedup::DUPLICATE_FROM)
+            .filter_map(|k| k.alike(&mine).map(|(s, m)| (k, s, m)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((of, similarity)) = duplicate {
+        if let Some((of, similarity, measure)) = duplicate {
             return Err(Rejection::Duplicate {
-                of: of.clone(),
+                of: of.question.clone(),
                 similarity,
+                measure,
             });
         }
-        self.kept.push((candidate.question.clone(), mine));
+        self.kept.push(mine);
         let spans: Vec<Value> = asked
             .iter()
             .map(|&i| {
@@ -279,27 +328,34 @@ impl Prepared<'_> {
             "meta": {
                 "document": document.name,
                 "language": self.languages[slot.document],
-                "generator": self.signature(judge),
+                "generator": self.signature(),
             },
         }))
     }
 
     /// What made the test set: the steps' version, the prompts' versions,
-    /// the settings and the judge.
-    pub fn signature(&self, judge: &str) -> String {
+    /// the settings, the judge and the embedder of the duplicate check.
+    pub fn signature(&self) -> String {
         let o = &self.options;
         let prompts: Vec<String> = QuestionType::ALL
             .iter()
             .map(|t| format!("{}@v{}", t.name(), request::prompt(*t).version))
             .collect();
         let mut signature = format!(
-            "assay-generate/v{VERSION} prompts={} mix={} seed={} chunk_tokens={} min_chunk_tokens={} judge={judge}",
+            "assay-generate/v{VERSION} prompts={} mix={} seed={} chunk_tokens={} min_chunk_tokens={} judge={}",
             prompts.join(","),
             o.mix,
             o.seed,
             o.chunk_tokens,
-            o.min_chunk_tokens
+            o.min_chunk_tokens,
+            self.judge
         );
+        if let Some(embedder) = &self.embedder {
+            signature.push_str(&format!(
+                " embedder={embedder} same_meaning_from={}",
+                dedup::SAME_MEANING_FROM
+            ));
+        }
         if !o.evolutions.is_empty() {
             let names: Vec<&str> = o.evolutions.iter().map(|e| e.name()).collect();
             signature.push_str(&format!(
@@ -318,7 +374,7 @@ impl Prepared<'_> {
             .iter()
             .flatten()
             .map(|s| {
-                let r = self.request(s, 0);
+                let r = self.request(s, 0, None);
                 crate::chunk::estimate_tokens(&r.system) + crate::chunk::estimate_tokens(&r.user)
             })
             .sum()
@@ -390,7 +446,7 @@ mod tests {
             .unwrap()
             .clone();
         let good = json!({"question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
-        let row = p.accept(&slot, &good, "loopback").unwrap();
+        let row = p.accept(&slot, &good, None).unwrap();
         assert_eq!(row["user_input"], "Where was Pierre Curie born?");
         let span = &row["reference_context_spans"][0];
         let (s, e) = (
@@ -405,14 +461,51 @@ mod tests {
             .unwrap()
             .contains("single_hop@v1"));
         assert!(matches!(
-            p.accept(&slot, &good, "loopback"),
+            p.accept(&slot, &good, None),
             Err(Rejection::Duplicate { .. })
         ));
         let bad = json!({"question": "Where did Pierre Curie die?", "answer": "Pierre Curie died in Vienna in 1921 after a long illness."});
         assert!(matches!(
-            p.accept(&slot, &bad, "loopback"),
+            p.accept(&slot, &bad, None),
             Err(Rejection::Unsupported { .. })
         ));
+    }
+
+    /// A question worded differently from one kept is still its duplicate
+    /// when their embeddings say they mean the same; without embeddings
+    /// only the words are compared.
+    #[test]
+    fn questions_that_mean_the_same_are_duplicates_by_their_embeddings() {
+        let d = docs();
+        let mut p = prepare(&d, &options(4));
+        let slot = p
+            .slots
+            .iter()
+            .flatten()
+            .find(|s| s.kind == QuestionType::SingleHop && s.document == 1)
+            .unwrap()
+            .clone();
+        let first = json!({"question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
+        let reworded = json!({"question": "In which city did Pierre Curie come into the world?", "answer": "Pierre Curie was born in Paris in 1859."});
+        let other = json!({"question": "What did Pierre Curie discover with Marie Curie?", "answer": "With Marie Curie he discovered radium and polonium."});
+        let near = dedup::SAME_MEANING_FROM as f32 + 0.01;
+        let along = |c: f32| Some(vec![c, (1.0 - c * c).sqrt()]);
+        p.accept(&slot, &first, along(1.0)).unwrap();
+        match p.accept(&slot, &reworded, along(near)) {
+            Err(Rejection::Duplicate {
+                of,
+                similarity,
+                measure: Similarity::Cosine,
+            }) => {
+                assert_eq!(of, "Where was Pierre Curie born?");
+                assert!((similarity - f64::from(near)).abs() < 1e-6, "{similarity}");
+            }
+            other => panic!("{other:?}"),
+        }
+        p.accept(&slot, &other, along(0.5)).unwrap();
+        let mut words_only = prepare(&d, &options(4));
+        words_only.accept(&slot, &first, None).unwrap();
+        words_only.accept(&slot, &reworded, None).unwrap();
     }
 
     #[test]
@@ -462,7 +555,7 @@ mod languages {
         assert_eq!(p.languages, [Some("German".to_string())]);
         let slot = p.slots[0].clone().unwrap();
         assert!(p
-            .request(&slot, 0)
+            .request(&slot, 0, None)
             .system
             .contains("Write the question and the answer in German."));
         let english = json!({
@@ -470,7 +563,7 @@ mod languages {
             "answer": "Python wurde Anfang der 1990er Jahre von Guido van Rossum am Centrum Wiskunde & Informatica in Amsterdam entwickelt."
         });
         assert_eq!(
-            p.accept(&slot, &english, "j"),
+            p.accept(&slot, &english, None),
             Err(Rejection::OtherLanguage {
                 expected: "German".into(),
                 found: "English".into()
@@ -480,7 +573,7 @@ mod languages {
             "question": "Von wem und wo wurde die Programmiersprache Python entwickelt?",
             "answer": "Sie wurde Anfang der 1990er Jahre von Guido van Rossum am Centrum Wiskunde & Informatica in Amsterdam entwickelt."
         });
-        let row = p.accept(&slot, &german, "j").unwrap();
+        let row = p.accept(&slot, &german, None).unwrap();
         assert_eq!(row["meta"]["language"], "German");
     }
 }

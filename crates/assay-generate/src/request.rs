@@ -14,12 +14,13 @@
 //!                   persona: 0, style: Style::WebSearch, length: Length::Short, evolution: None };
 //! let context = Context { headings: vec!["Radium".into()], text: "Discovered in 1898.\n\nBy the Curies." };
 //! let voice = Voice { persona: "a chemist", language: "French", evolution: None };
-//! let r = render(&slot, &[context], &[], voice, 0);
+//! let r = render(&slot, &[context], &[], voice, 0, None);
 //! assert_eq!(r.prompt, "generate/single_hop");
 //! assert!(r.system.contains("Write the question and the answer in French."));
 //! assert!(r.user.contains("context:\n[Radium]\nDiscovered in 1898.\nBy the Curies."));
 //! ```
 
+use crate::check::Rejection;
 use crate::evolve::Evolution;
 use crate::plan::{Length, Slot, Style};
 use crate::quota::QuestionType;
@@ -121,15 +122,27 @@ pub struct Voice<'a> {
     pub evolution: Option<Evolution>,
 }
 
+/// An attempt's candidate that was not kept, told to the next attempt:
+/// a judge asked the same thing again (a small local model decodes
+/// greedily) writes the same question again.
+#[derive(Clone, Copy, Debug)]
+pub struct Earlier<'a> {
+    /// Its question, when the judge wrote one.
+    pub question: Option<&'a str>,
+    pub why: &'a Rejection,
+}
+
 /// The request for `slot` about `contexts` (one, or the chunk and its
 /// partner) linked by `shared` terms, in `voice`; `attempt` > 0 asks
-/// again for another question after a rejected one.
+/// again for another question after a rejected one, told which and why
+/// when `earlier` says.
 pub fn render(
     slot: &Slot,
     contexts: &[Context<'_>],
     shared: &[String],
     voice: Voice<'_>,
     attempt: usize,
+    earlier: Option<Earlier<'_>>,
 ) -> Request {
     let p = prompt(slot.kind);
     let mut system = p.instruction.clone();
@@ -169,6 +182,12 @@ pub fn render(
             "attempt:\n{} (an earlier question about this context was rejected: write another)",
             attempt + 1
         ));
+        if let Some(e) = earlier {
+            if let Some(q) = e.question {
+                user.push(format!("rejected question:\n{q}"));
+            }
+            user.push(format!("why it was rejected:\n{}", e.why.advice()));
+        }
     }
     Request {
         prompt: format!("generate/{}", p.id),
@@ -232,13 +251,20 @@ mod tests {
             language: "English",
             evolution: Some(Evolution::Comparative),
         };
-        let r = render(&slot, &contexts, &shared, voice, 1);
+        let why = Rejection::AnswerInQuestion;
+        let earlier = Earlier {
+            question: Some("One or two?"),
+            why: &why,
+        };
+        let r = render(&slot, &contexts, &shared, voice, 1, Some(earlier));
         assert!(r.system.contains(Evolution::Comparative.instruction()));
         assert_eq!(
             r.user,
             "persona:\np\n\nstyle:\nmisspelled\n\nlength:\nlong\n\ncontext 1:\nA one.\n\n\
              context 2:\n[B > C]\nB two.\n\nshared terms:\none, two\n\n\
-             attempt:\n2 (an earlier question about this context was rejected: write another)"
+             attempt:\n2 (an earlier question about this context was rejected: write another)\n\n\
+             rejected question:\nOne or two?\n\n\
+             why it was rejected:\nthe question itself states its answer"
         );
         assert!(r.system.contains("of 20 to 35 words"));
         assert_eq!(r.prompt, "generate/multi_hop");

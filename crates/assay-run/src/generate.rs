@@ -8,10 +8,11 @@
 
 use crate::Error;
 use assay_config::{JudgeConfig, UsageError};
+use assay_engine::ModelChoice;
 use assay_engine::Observer;
 use assay_generate::document::{read_paths, Document};
 use assay_generate::pipeline::{prepare, Options, Prepared};
-use assay_llm::ChatModel;
+use assay_llm::{ChatModel, Usage};
 use assay_metrics::judged::prompt::PromptSet;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -110,12 +111,41 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
             "at_most": planned.len() * prepared.options.attempts.max(1),
         },
         "estimated_prompt_tokens": prepared.estimated_tokens(),
+        "estimated_cost": estimated_cost(config, &prepared, planned.len()),
     });
     Ok(TestSet {
         rows: Vec::new(),
         rejected: Vec::new(),
         summary,
         unread,
+    })
+}
+
+/// Completion tokens of one answer (a question and its reference answer
+/// as JSON), for a dry run's price: the local judge wrote 2,980 in 39
+/// answers for `assay generate examples/docs/ --size 20` (76 each),
+/// rounded up.
+const COMPLETION_TOKENS_PER_CALL: usize = 80;
+
+/// What the planned calls cost at the judge's `--price`: the first
+/// attempts, and every attempt spent; `null` without a price (a local
+/// judge costs nothing).
+fn estimated_cost(config: &GenerateConfig, prepared: &Prepared<'_>, calls: usize) -> Value {
+    let price = match &config.judge.judge {
+        ModelChoice::Http(spec) => config.judge.prices.table().get(&spec.model),
+        ModelChoice::Local(_) => None,
+    };
+    let Some(price) = price else {
+        return Value::Null;
+    };
+    let first = price.cost(Usage {
+        prompt_tokens: prepared.estimated_tokens() as u64,
+        completion_tokens: (calls * COMPLETION_TOKENS_PER_CALL) as u64,
+    });
+    json!({
+        "first_attempts": first,
+        "at_most": first * prepared.options.attempts.max(1) as f64,
+        "completion_tokens_per_call": COMPLETION_TOKENS_PER_CALL,
     })
 }
 
@@ -132,14 +162,20 @@ pub fn generate(config: &GenerateConfig, observer: &mut dyn Observer) -> Result<
     let (documents, unread) = documents(&config.documents)?;
     let mut prepared = prepare(&documents, &config.options);
     let threads = assay_config::threads(config.threads)?;
+    // Questions are compared by meaning as well as words: the local
+    // embedder unless another is named.
+    let mut judge = config.judge.clone();
+    judge.embedder.get_or_insert(ModelChoice::Local(None));
     let run = assay_config::judged_run(
         Vec::new(),
         PromptSet::builtin().map_err(|e| UsageError::general(e.to_string()))?,
-        &config.judge,
+        &judge,
         threads,
     )?;
     let price = run.prices.get(&run.judge.identity().model);
-    let done = assay_engine::generate::generate(&run.judge, price, &mut prepared, observer)?;
+    let embedder = run.embedder.as_ref().map(|(e, _)| e);
+    let done =
+        assay_engine::generate::generate(&run.judge, embedder, price, &mut prepared, observer)?;
     let count = |rows: &[Value], key: &dyn Fn(&Value) -> String| {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for row in rows {
@@ -159,6 +195,7 @@ pub fn generate(config: &GenerateConfig, observer: &mut dyn Observer) -> Result<
         "by_document": count(&done.rows, &|r| text(&r["meta"]["document"])),
         "rejected": count(&done.rejected, &|r| text(&r["rejection"]["reason"])),
         "not_made": done.shortfalls,
+        "embedder": prepared.embedder,
         "judge": {
             "calls": done.calls,
             "cache_hits": done.cache_hits,
@@ -168,7 +205,7 @@ pub fn generate(config: &GenerateConfig, observer: &mut dyn Observer) -> Result<
         },
         "stopped": done.stopped,
         "chunks": chunks(&prepared),
-        "generator": prepared.signature(&assay_engine::generate::signature_name(&run.judge)),
+        "generator": prepared.signature(),
         "test_set": config.out,
         "rejected_candidates": paths.as_ref().map(|p| &p.0),
     });

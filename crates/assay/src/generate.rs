@@ -74,7 +74,7 @@ fn plan_table(s: &Value) -> String {
     format!(
         "{} documents, {} chunks to ask about ({} near duplicates and {} too small set aside)\n\
          {} questions planned: {}\n\
-         judge calls: {} to {}; about {} prompt tokens for the first attempts (4 characters a token)\n{}",
+         judge calls: {} to {}; about {} prompt tokens for the first attempts (4 characters a token)\n{}{}",
         s["documents"],
         s["chunks"]["asked_about"],
         s["chunks"]["near_duplicates"],
@@ -84,8 +84,21 @@ fn plan_table(s: &Value) -> String {
         s["judge_calls"]["at_least"],
         s["judge_calls"]["at_most"],
         s["estimated_prompt_tokens"],
+        cost_line(&s["estimated_cost"]),
         lines(&s["not_planned"], "not planned: "),
     )
+}
+
+/// The dry run's price, where the judge's is known.
+fn cost_line(cost: &Value) -> String {
+    match (cost["first_attempts"].as_f64(), cost["at_most"].as_f64()) {
+        (Some(first), Some(most)) => format!(
+            "estimated cost: {first:.4} for the first attempts, at most {most:.4} \
+             (answers of {} tokens)\n",
+            cost["completion_tokens_per_call"]
+        ),
+        _ => String::new(),
+    }
 }
 
 fn made_table(s: &Value) -> String {

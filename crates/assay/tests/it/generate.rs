@@ -12,8 +12,14 @@ use serde_json::json;
 use std::path::Path;
 use std::process::Output;
 
-/// `assay generate examples/docs --out OUT` against the fixture's judge.
+/// `assay generate examples/docs --out OUT` against the fixture's judge,
+/// with the fixture's `ASSAY_HOME` seeing the fetched local models (the
+/// embedder of the duplicate check).
 fn command(fx: &Fixture, out: &Path, extra: &[&str]) -> std::process::Command {
+    let models = fx.path("models");
+    if !models.exists() {
+        std::os::unix::fs::symlink(assay_local::models_dir(), &models).unwrap();
+    }
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_assay"));
     command
         .arg("generate")
@@ -80,6 +86,12 @@ fn a_test_set_from_the_bundled_documents_that_eval_scores() {
     let summary = read_json(&fx.path("set.summary.json"));
     assert_eq!(summary["made"], 9);
     assert_eq!(summary["generator"], rows[0]["meta"]["generator"]);
+    // Questions were compared by meaning too, with the local embedder.
+    assert_eq!(summary["embedder"], "local:all-minilm-l6-v2");
+    assert!(summary["generator"]
+        .as_str()
+        .unwrap()
+        .ends_with("embedder=local:all-minilm-l6-v2 same_meaning_from=0.95"));
     assert_eq!(
         summary["by_type"],
         json!({"abstract": 2, "multi_hop": 2, "single_hop": 5})
