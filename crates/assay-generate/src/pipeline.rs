@@ -431,13 +431,10 @@ mod tests {
         assert!(p.estimated_tokens() > 0);
     }
 
-    /// A supported answer becomes a row `assay eval` reads, with its spans
-    /// in characters; the same question again is a duplicate; an answer
-    /// the contexts do not hold is unsupported.
-    #[test]
-    fn answers_are_checked_and_kept_as_rows() {
-        let d = docs();
-        let mut p = prepare(&d, &options(4));
+    /// The plan of four questions over [`docs`], and its single-hop slot
+    /// about Pierre Curie.
+    fn curie_single_hop(d: &[Document]) -> (Prepared<'_>, Slot) {
+        let p = prepare(d, &options(4));
         let slot = p
             .slots
             .iter()
@@ -445,6 +442,16 @@ mod tests {
             .find(|s| s.kind == QuestionType::SingleHop && s.document == 1)
             .unwrap()
             .clone();
+        (p, slot)
+    }
+
+    /// A supported answer becomes a row `assay eval` reads, with its spans
+    /// in characters; the same question again is a duplicate; an answer
+    /// the contexts do not hold is unsupported.
+    #[test]
+    fn answers_are_checked_and_kept_as_rows() {
+        let d = docs();
+        let (mut p, slot) = curie_single_hop(&d);
         let good = json!({"question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
         let row = p.accept(&slot, &good, None).unwrap();
         assert_eq!(row["user_input"], "Where was Pierre Curie born?");
@@ -477,14 +484,7 @@ mod tests {
     #[test]
     fn questions_that_mean_the_same_are_duplicates_by_their_embeddings() {
         let d = docs();
-        let mut p = prepare(&d, &options(4));
-        let slot = p
-            .slots
-            .iter()
-            .flatten()
-            .find(|s| s.kind == QuestionType::SingleHop && s.document == 1)
-            .unwrap()
-            .clone();
+        let (mut p, slot) = curie_single_hop(&d);
         let first = json!({"question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
         let reworded = json!({"question": "In which city did Pierre Curie come into the world?", "answer": "Pierre Curie was born in Paris in 1859."});
         let other = json!({"question": "What did Pierre Curie discover with Marie Curie?", "answer": "With Marie Curie he discovered radium and polonium."});
