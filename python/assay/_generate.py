@@ -4,7 +4,9 @@ call as `assay generate`, with the same rows."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -83,6 +85,11 @@ def _documents(documents: Any) -> tuple[list[str], list[tuple[str, str]]]:
     return paths, texts
 
 
+def _notes(kind: str, payload: Any) -> None:
+    if kind == "note":
+        print(payload, file=sys.stderr)
+
+
 def generate(
     documents: Any,
     size: int = 20,
@@ -97,6 +104,8 @@ def generate(
     max_calls: int | None = None,
     max_cost: float | None = None,
     threads: int | None = None,
+    progress: bool | Callable[[str, Any], None] = True,
+    stop: threading.Event | None = None,
     # <generated: judge options>
     judge: str = "local",
     embedder: str | None = None,
@@ -136,16 +145,25 @@ def generate(
     returns the plan and the judge calls it needs, without a call.
     `max_calls` / `max_cost` stop at a budget of judge answers or of cost
     (at the judge's price, `prices={"MODEL": "IN/OUT"}`), keeping what was
-    made. The
+    made. `progress`: True prints the generation's notes on stderr (a
+    line at each tenth of the plan), a callable receives them as
+    `("note", line)`, False is silent. Ctrl-C, or `stop` (a
+    `threading.Event`) once set, stops the generation with what was made
+    written and raises `KeyboardInterrupt`. The
     judge keywords are `evaluate`'s (the default is the local judge: no
     key, no network).
     """
     paths, texts = _documents(documents)
     if isinstance(mix, Mapping):
         mix = ",".join(f"{k}={v}" for k, v in mix.items())
-    options = {k: v for k, v in locals().items() if k not in ("documents", "paths", "texts")}
+    options = {
+        k: v
+        for k, v in locals().items()
+        if k not in ("documents", "paths", "texts", "progress", "stop")
+    }
     options.update(paths=paths, texts=texts)
-    rows, rejected, summary, unread = _assay.generate(options)
+    callback = _notes if progress is True else (progress if callable(progress) else None)
+    rows, rejected, summary, unread = _assay.generate(options, progress=callback, stop=stop)
     for file in unread:
         print(f"assay: not read (not Markdown, text or HTML): {file}")
     return TestSet(rows, rejected, summary)

@@ -46,8 +46,18 @@ def test_the_same_rows_as_the_command_line(tmp_path, judge, assay_command):
     )
     assert done.returncode == 0, done.stderr
     cli = [json.loads(line) for line in (tmp_path / "cli.jsonl").open()]
-    made = assay.generate(DOCS, 6, out=tmp_path / "py.jsonl", **judge_keywords(judge, tmp_path))
+    notes = []
+    made = assay.generate(
+        DOCS,
+        6,
+        out=tmp_path / "py.jsonl",
+        progress=lambda kind, line: notes.append((kind, line)),
+        **judge_keywords(judge, tmp_path),
+    )
     assert len(made) == 6
+    # The command's line at each tenth of the plan, to the callback.
+    asked = [line.split(",")[0] for kind, line in notes if kind == "note"]
+    assert asked == [f"generate: {k} of 6 questions asked" for k in range(1, 6)]
     assert made.rows == [json.loads(line) for line in (tmp_path / "py.jsonl").open()]
     assert [r["user_input"] for r in made.rows] == [r["user_input"] for r in cli]
     assert made.summary["made"] == 6

@@ -8,7 +8,7 @@
 //! running it again without paying twice.
 
 use crate::judging::answered;
-use crate::{Observer, Result};
+use crate::{CancelToken, Observer, Result};
 use assay_generate::check::Rejection;
 use assay_generate::pipeline::Prepared;
 use assay_generate::plan::Slot;
@@ -37,8 +37,8 @@ pub struct Generated {
     pub usage: Usage,
     /// Their cost, where the judge's price is known.
     pub cost: Option<f64>,
-    /// The budget that stopped the generation before its end, if one did:
-    /// `max_calls` or `max_cost`.
+    /// What stopped the generation before its end, if anything did: a
+    /// budget (`max_calls`, `max_cost`) or `interrupted`.
     pub stopped: Option<&'static str>,
 }
 
@@ -47,13 +47,15 @@ pub struct Generated {
 /// cost is spent; the questions a budget leaves are named as not made.
 /// Each question is embedded by `embedder`, where given, for the
 /// duplicate check by meaning. `observer` is told of the progress at
-/// each tenth of the plan.
+/// each tenth of the plan; `cancel` stops the generation as a spent
+/// budget does (`interrupted`), with what was made kept.
 pub fn generate(
     judge: &Judge,
     embedder: Option<&CachedEmbedder>,
     price: Option<Price>,
     prepared: &mut Prepared<'_>,
     observer: &mut dyn Observer,
+    cancel: &CancelToken,
 ) -> Result<Generated> {
     let budget = (prepared.options.max_calls, prepared.options.max_cost);
     if budget.1.is_some() && price.is_none() && !judge.identity().provider.starts_with("local") {
@@ -90,12 +92,19 @@ pub fn generate(
                     .map(|slot| chat_request(prepared, slot, 0, None))
             })
             .collect();
-        rt.block_on(join_all(requests.iter().map(|r| async move {
+        let all = join_all(requests.iter().map(|r| async move {
             match r {
                 Some(r) => Some(judge.chat(r).await),
                 None => None,
             }
-        })))
+        }));
+        // Interrupted, the answers already in are in the judge's cache.
+        rt.block_on(async {
+            tokio::select! {
+                answers = all => answers,
+                () = cancel.cancelled() => Vec::new(),
+            }
+        })
     } else {
         Vec::new()
     };
@@ -113,7 +122,7 @@ pub fn generate(
             ));
         }
         if done.stopped.is_none() {
-            done.stopped = spent(&done, budget);
+            done.stopped = spent(&done, budget, cancel);
         }
         if let Some(why) = done.stopped {
             let document = match planned {
@@ -121,8 +130,9 @@ pub fn generate(
                 Err(shortfall) => shortfall.document(),
             };
             done.shortfalls.push(format!(
-                "{}: budget: stopped at {why} before this question",
-                prepared.documents[document].name
+                "{}: {}",
+                prepared.documents[document].name,
+                stopped_before(why)
             ));
             continue;
         }
@@ -142,7 +152,7 @@ pub fn generate(
         // attempt's request.
         let mut earlier: Option<(Option<String>, Rejection)> = None;
         for attempt in 0..attempts {
-            done.stopped = spent(&done, budget);
+            done.stopped = spent(&done, budget, cancel);
             if done.stopped.is_some() {
                 break;
             }
@@ -163,7 +173,20 @@ pub fn generate(
                         question: question.as_deref(),
                         why,
                     });
-                    rt.block_on(judge.chat(&chat_request(prepared, slot, attempt, told)))
+                    let request = chat_request(prepared, slot, attempt, told);
+                    let interrupted = rt.block_on(async {
+                        tokio::select! {
+                            outcome = judge.chat(&request) => Ok(outcome),
+                            () = cancel.cancelled() => Err("interrupted"),
+                        }
+                    });
+                    match interrupted {
+                        Ok(outcome) => outcome,
+                        Err(why) => {
+                            done.stopped = Some(why);
+                            break;
+                        }
+                    }
                 }
             };
             let answer = match answered(outcome, judge, &mut history, kept_so_far)? {
@@ -202,7 +225,7 @@ pub fn generate(
         }
         if !kept {
             done.shortfalls.push(match done.stopped {
-                Some(why) => format!("{document}: budget: stopped at {why} before this question"),
+                Some(why) => format!("{document}: {}", stopped_before(why)),
                 None => format!(
                     "{document}: {}: no candidate kept in {attempts} attempts",
                     slot.kind
@@ -263,12 +286,24 @@ fn chat_request(
     .with_schema(r.schema)
 }
 
-/// The budget (of answers, of cost) that `done` has spent, if one.
+/// Why a question was not asked: what stopped the generation.
+fn stopped_before(why: &str) -> String {
+    match why {
+        "interrupted" => "interrupted before this question".to_string(),
+        budget => format!("budget: stopped at {budget} before this question"),
+    }
+}
+
+/// What stops the generation now: an interruption, or the budget (of
+/// answers, of cost) that `done` has spent.
 fn spent(
     done: &Generated,
     (max_calls, max_cost): (Option<usize>, Option<f64>),
+    cancel: &CancelToken,
 ) -> Option<&'static str> {
-    if max_calls.is_some_and(|m| done.calls >= m) {
+    if cancel.is_cancelled() {
+        Some("interrupted")
+    } else if max_calls.is_some_and(|m| done.calls >= m) {
         Some("max_calls")
     } else if max_cost.is_some_and(|m| done.cost.unwrap_or(0.0) >= m) {
         Some("max_cost")

@@ -2,6 +2,7 @@
 //! generation, as `assay generate` makes it.
 
 use crate::convert::{eval_error, to_python, UsageError};
+use crate::evaluate::drive;
 use crate::options::Keywords;
 use assay_config::{EvalOption, Field};
 use pyo3::prelude::*;
@@ -15,10 +16,18 @@ use std::path::PathBuf;
 /// `chunk_tokens`, `personas`, `evolutions`, `max_calls`, `max_cost`,
 /// `out`, `dry_run`,
 /// `threads`, and the judge
-/// keywords of `evaluate`.
+/// keywords of `evaluate`. `progress` and `stop` are `evaluate`'s: notes
+/// go to `progress("note", line)`, and Ctrl-C or `stop` ends the
+/// generation with what was made written, then raises
+/// `KeyboardInterrupt`.
 #[pyfunction]
-#[pyo3(signature = (options,))]
-pub fn generate(py: Python<'_>, options: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+#[pyo3(signature = (options, progress=None, stop=None))]
+pub fn generate(
+    py: Python<'_>,
+    options: &Bound<'_, PyAny>,
+    progress: Option<Py<PyAny>>,
+    stop: Option<Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     use assay_run::generate::{DocumentSource, GenerateConfig};
     let mut keywords = Keywords::new(options)?;
     let paths: Vec<PathBuf> = keywords.take("paths")?.unwrap_or_default();
@@ -64,15 +73,14 @@ pub fn generate(py: Python<'_>, options: &Bound<'_, PyAny>) -> PyResult<Py<PyAny
         judge: keywords.declared()?,
     };
     keywords.finish()?;
-    let done = py
-        .detach(|| {
-            if dry_run {
-                assay_run::generate::plan(&config)
-            } else {
-                assay_run::generate::generate(&config, &mut assay_engine::Silent)
-            }
-        })
-        .map_err(eval_error)?;
+    let done = drive(py, progress, stop, move |observer, cancel| {
+        if dry_run {
+            assay_run::generate::plan(&config)
+        } else {
+            assay_run::generate::generate(&config, observer, cancel)
+        }
+    })?
+    .map_err(eval_error)?;
     let value = serde_json::json!([done.rows, done.rejected, done.summary, done.unread]);
     to_python(py, &value)
 }

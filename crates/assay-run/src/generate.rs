@@ -9,7 +9,7 @@
 use crate::Error;
 use assay_config::{JudgeConfig, UsageError};
 use assay_engine::ModelChoice;
-use assay_engine::Observer;
+use assay_engine::{CancelToken, Observer};
 use assay_generate::document::{read_paths, Document};
 use assay_generate::pipeline::{prepare, Options, Prepared};
 use assay_llm::{ChatModel, Usage};
@@ -55,9 +55,12 @@ pub struct TestSet {
 }
 
 impl TestSet {
-    /// The command line's exit code: 5 when no question was made.
+    /// The command line's exit code: 130 when interrupted, else 5 when no
+    /// question was made.
     pub fn exit_code(&self) -> u8 {
-        if self.rows.is_empty() {
+        if self.summary["stopped"] == "interrupted" {
+            130
+        } else if self.rows.is_empty() {
             5
         } else {
             0
@@ -157,8 +160,13 @@ fn chunks(prepared: &Prepared<'_>) -> Value {
     })
 }
 
-/// Makes the test set of `config`, telling `observer` how far it is.
-pub fn generate(config: &GenerateConfig, observer: &mut dyn Observer) -> Result<TestSet, Error> {
+/// Makes the test set of `config`, telling `observer` how far it is;
+/// `cancel` stops it with what was made written.
+pub fn generate(
+    config: &GenerateConfig,
+    observer: &mut dyn Observer,
+    cancel: &CancelToken,
+) -> Result<TestSet, Error> {
     let (documents, unread) = documents(&config.documents)?;
     let mut prepared = prepare(&documents, &config.options);
     let threads = assay_config::threads(config.threads)?;
@@ -174,8 +182,14 @@ pub fn generate(config: &GenerateConfig, observer: &mut dyn Observer) -> Result<
     )?;
     let price = run.prices.get(&run.judge.identity().model);
     let embedder = run.embedder.as_ref().map(|(e, _)| e);
-    let done =
-        assay_engine::generate::generate(&run.judge, embedder, price, &mut prepared, observer)?;
+    let done = assay_engine::generate::generate(
+        &run.judge,
+        embedder,
+        price,
+        &mut prepared,
+        observer,
+        cancel,
+    )?;
     let count = |rows: &[Value], key: &dyn Fn(&Value) -> String| {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for row in rows {

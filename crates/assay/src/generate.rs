@@ -34,7 +34,9 @@ pub fn generate(args: GenerateArgs) -> Result<u8> {
     let done = if args.dry_run {
         assay_run::generate::plan(&config)?
     } else {
-        assay_run::generate::generate(&config, &mut crate::progress::Progress::new())?
+        let cancel = assay_engine::CancelToken::new();
+        crate::interrupt::cancel_on_ctrl_c(&cancel)?;
+        assay_run::generate::generate(&config, &mut crate::progress::Progress::new(), &cancel)?
     };
     for file in &done.unread {
         eprintln!("not read (not Markdown, text or HTML): {file}");
@@ -116,8 +118,10 @@ fn made_table(s: &Value) -> String {
     if let Some(cost) = s["judge"]["cost"].as_f64() {
         out.push_str(&format!("cost: {cost:.4}\n"));
     }
-    if let Some(why) = s["stopped"].as_str() {
-        out.push_str(&format!("stopped early: the {why} budget was spent\n"));
+    match s["stopped"].as_str() {
+        Some("interrupted") => out.push_str("stopped early: interrupted\n"),
+        Some(why) => out.push_str(&format!("stopped early: the {why} budget was spent\n")),
+        None => {}
     }
     if s["rejected"].as_object().is_some_and(|m| !m.is_empty()) {
         out.push_str(&format!(

@@ -338,8 +338,10 @@ fn a_budget_stops_the_generation_and_keeps_what_was_made() {
 /// A generation killed while the judge holds its fourth request is
 /// resumed by the same command: the three answers before it come from
 /// the cache, only the rest are asked, and the set is whole.
-#[test]
-fn a_killed_generation_resumes_without_asking_again() {
+/// `assay generate --size 6 --out set.jsonl` running while the judge
+/// holds its fourth request. Under a budget the questions are asked one
+/// by one, so the three before the held one are answered (and cached).
+fn held_at_the_fourth_request() -> (Fixture, std::process::Child) {
     let fx = Fixture::new(|req, n| {
         let reply = judge::reply(req);
         if n == 3 {
@@ -348,14 +350,15 @@ fn a_killed_generation_resumes_without_asking_again() {
             reply
         }
     });
-    let out = fx.path("set.jsonl");
-    // Under a budget the questions are asked one by one, so the three
-    // before the held one are answered (and cached) when it is held.
-    let mut child = command(&fx, &out, &["--size", "6", "--max-calls", "1000"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = command(
+        &fx,
+        &fx.path("set.jsonl"),
+        &["--size", "6", "--max-calls", "1000"],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
     // The server logs a request before it answers: the fourth is held.
     while fx.chats().len() < 4 {
         assert!(
@@ -364,6 +367,13 @@ fn a_killed_generation_resumes_without_asking_again() {
         );
         std::thread::yield_now();
     }
+    (fx, child)
+}
+
+#[test]
+fn a_killed_generation_resumes_without_asking_again() {
+    let (fx, mut child) = held_at_the_fourth_request();
+    let out = fx.path("set.jsonl");
     child.kill().unwrap();
     child.wait().unwrap();
     let before = fx.chats().len();
@@ -379,4 +389,33 @@ fn a_killed_generation_resumes_without_asking_again() {
     );
     assert_eq!(hits, 3, "{summary}");
     assert_eq!(fx.chats().len() - before, calls - hits, "{summary}");
+}
+
+/// Ctrl-C (SIGINT) while the judge holds a request: the generation stops
+/// at once with exit code 130, and writes the questions made before it
+/// with the rest named as interrupted.
+#[test]
+fn ctrl_c_stops_a_generation_and_keeps_what_was_made() {
+    let (fx, mut child) = held_at_the_fourth_request();
+    let out = fx.path("set.jsonl");
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(summary["stopped"], "interrupted");
+    // Three answers came back before the held one; each made a question
+    // or was rejected, and the held request's question is not made.
+    assert_eq!(summary["judge"]["calls"], 3);
+    let made = summary["made"].as_u64().unwrap() as usize;
+    assert!((1..=3).contains(&made), "{summary}");
+    assert_eq!(read_jsonl(&out).len(), made);
+    let not_made = summary["not_made"].as_array().unwrap();
+    assert_eq!(not_made.len(), 6 - made);
+    assert!(not_made.iter().all(|l| l
+        .as_str()
+        .unwrap()
+        .ends_with("interrupted before this question")));
 }
