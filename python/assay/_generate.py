@@ -103,6 +103,7 @@ def generate(
     dry_run: bool = False,
     max_calls: int | None = None,
     max_cost: float | None = None,
+    critic: float | None = None,
     threads: int | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
@@ -145,7 +146,9 @@ def generate(
     returns the plan and the judge calls it needs, without a call.
     `max_calls` / `max_cost` stop at a budget of judge answers or of cost
     (at the judge's price, `prices={"MODEL": "IN/OUT"}`), keeping what was
-    made. `progress`: True prints the generation's notes on stderr (a
+    made. `critic`: the judge also scores each question that passes the
+    checks for self-containment and clarity, 0 to 1, and those below this
+    are rejected with its feedback. `progress`: True prints the generation's notes on stderr (a
     line at each tenth of the plan), a callable receives them as
     `("note", line)`, False is silent. Ctrl-C, or `stop` (a
     `threading.Event`) once set, stops the generation with what was made

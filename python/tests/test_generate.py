@@ -89,6 +89,10 @@ def test_texts_and_framework_documents_and_a_dry_run(tmp_path, judge):
     assert len(plan) == 0 and plan.summary["planned"] == 6
     assert plan.summary["judge_calls"] == {"at_least": 6, "at_most": 18}
     assert plan.summary["estimated_cost"] is None  # the local judge is free
+    # A critic's call per candidate doubles the calls.
+    criticised = assay.generate(documents, 6, dry_run=True, critic=0.5).summary
+    assert criticised["judge_calls"] == {"at_least": 12, "at_most": 36}
+    assert criticised["estimated_prompt_tokens"] > plan.summary["estimated_prompt_tokens"]
     # At a price, the plan's tokens cost: prompts as estimated, answers of
     # 80 tokens each, every attempt at most.
     priced = assay.generate(

@@ -10,12 +10,13 @@
 use crate::judging::answered;
 use crate::{CancelToken, Observer, Result};
 use assay_generate::check::Rejection;
+use assay_generate::critic;
 use assay_generate::pipeline::Prepared;
 use assay_generate::plan::Slot;
-use assay_generate::request::Earlier;
+use assay_generate::request::{Earlier, Request};
 use assay_llm::{
-    CachedEmbedder, ChatModel, ChatRequest, Embedder, Judge, JudgeHistory, Message, ModelIdentity,
-    Price, PromptRef, Source, Usage,
+    CachedEmbedder, ChatModel, ChatRequest, ChatResponse, Embedder, Judge, JudgeHistory, Message,
+    ModelIdentity, Price, PromptRef, Source, Usage,
 };
 use futures_util::future::join_all;
 use serde_json::{json, Value};
@@ -73,7 +74,13 @@ pub fn generate(
     prepared.judge = signature_name(judge.identity());
     prepared.embedder = embedder.map(|e| signature_name(e.identity()));
     let mut done = Generated::default();
-    let mut history = JudgeHistory::NothingAnswered;
+    let mut asker = Asker {
+        rt: &rt,
+        judge,
+        cancel,
+        price,
+        history: JudgeHistory::NothingAnswered,
+    };
     let attempts = prepared.options.attempts.max(1);
     let slots = prepared.slots.clone();
     // Every question's first request is sent at once (the judge's own
@@ -165,53 +172,59 @@ pub fn generate(
                     "rejection": reason,
                 })
             };
-            let kept_so_far = "the judge's answers so far are cached";
-            let outcome = match firsts.get_mut(index).and_then(Option::take) {
-                Some(outcome) if attempt == 0 => outcome,
+            let asked = match firsts.get_mut(index).and_then(Option::take) {
+                Some(outcome) if attempt == 0 => asker.count(outcome, &mut done)?,
                 _ => {
                     let told = earlier.as_ref().map(|(question, why)| Earlier {
                         question: question.as_deref(),
                         why,
                     });
-                    let request = chat_request(prepared, slot, attempt, told);
-                    let interrupted = rt.block_on(async {
-                        tokio::select! {
-                            outcome = judge.chat(&request) => Ok(outcome),
-                            () = cancel.cancelled() => Err("interrupted"),
-                        }
-                    });
-                    match interrupted {
-                        Ok(outcome) => outcome,
-                        Err(why) => {
-                            done.stopped = Some(why);
+                    asker.ask(&chat_request(prepared, slot, attempt, told), &mut done)?
+                }
+            };
+            let json = match asked {
+                Asked::Answered(json) => json,
+                Asked::Failed(error) => {
+                    let reason = json!({"reason": "judge", "error": error});
+                    done.rejected.push(rejected(Value::Null, reason));
+                    continue;
+                }
+                Asked::Interrupted => {
+                    done.stopped = Some("interrupted");
+                    break;
+                }
+            };
+            let embedding = match (embedder, json["question"].as_str()) {
+                (Some(e), Some(question)) => Some(embedded(&rt, e, question)?),
+                _ => None,
+            };
+            let checked = match prepared.check(slot, &json, embedding) {
+                Ok(checked) => checked,
+                Err(rejection) => {
+                    let reason = serde_json::to_value(&rejection).unwrap_or(Value::Null);
+                    let question = json["question"].as_str().map(String::from);
+                    done.rejected.push(rejected(json, reason));
+                    earlier = Some((question, rejection));
+                    continue;
+                }
+            };
+            let criticised = match prepared.options.critic {
+                None => Ok(()),
+                Some(min) => {
+                    let request = to_chat(critic::request(checked.question()));
+                    match asker.ask(&request, &mut done)? {
+                        Asked::Answered(verdict) => critic::verdict(&verdict, min).map(|_| ()),
+                        Asked::Failed(error) => Err(Rejection::Judge { error }),
+                        Asked::Interrupted => {
+                            done.stopped = Some("interrupted");
                             break;
                         }
                     }
                 }
             };
-            let answer = match answered(outcome, judge, &mut history, kept_so_far)? {
-                Ok(answer) => answer,
-                Err(e) => {
-                    let reason = json!({"reason": "judge", "error": e.to_string()});
-                    done.rejected.push(rejected(Value::Null, reason));
-                    continue;
-                }
-            };
-            done.calls += 1;
-            if answer.source == Source::Cache {
-                done.cache_hits += 1;
-            } else {
-                done.usage += answer.usage;
-            }
-            done.cost = price.map(|p| p.cost(done.usage));
-            let json = answer.json.unwrap_or(Value::Null);
-            let embedding = match (embedder, json["question"].as_str()) {
-                (Some(e), Some(question)) => Some(embedded(&rt, e, question)?),
-                _ => None,
-            };
-            match prepared.accept(slot, &json, embedding) {
-                Ok(row) => {
-                    done.rows.push(row);
+            match criticised {
+                Ok(()) => {
+                    done.rows.push(prepared.keep(checked));
                     kept = true;
                     break;
                 }
@@ -267,6 +280,65 @@ fn embedded(
         .ok_or_else(|| stopped("no vector came back".to_string()))
 }
 
+/// The judge, asked one request at a time, each answer counted.
+struct Asker<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    judge: &'a Judge,
+    cancel: &'a CancelToken,
+    price: Option<Price>,
+    history: JudgeHistory,
+}
+
+/// What one request came to.
+enum Asked {
+    /// The answer's JSON (null when it had none).
+    Answered(Value),
+    /// The call failed: the candidate is rejected, the run goes on.
+    Failed(String),
+    /// Stopped while the judge was answering.
+    Interrupted,
+}
+
+impl Asker<'_> {
+    /// Sends `request`, unless the run is interrupted first, and counts
+    /// its answer in `done`.
+    fn ask(&mut self, request: &ChatRequest, done: &mut Generated) -> Result<Asked> {
+        let outcome = self.rt.block_on(async {
+            tokio::select! {
+                outcome = self.judge.chat(request) => Some(outcome),
+                () = self.cancel.cancelled() => None,
+            }
+        });
+        match outcome {
+            Some(outcome) => self.count(outcome, done),
+            None => Ok(Asked::Interrupted),
+        }
+    }
+
+    /// Counts the answer of a request already sent in `done` (its tokens
+    /// and cost unless the cache gave it); a judge that cannot be reached
+    /// at all stops the run.
+    fn count(
+        &mut self,
+        outcome: std::result::Result<ChatResponse, assay_llm::Error>,
+        done: &mut Generated,
+    ) -> Result<Asked> {
+        let kept_so_far = "the judge's answers so far are cached";
+        let answer = match answered(outcome, self.judge, &mut self.history, kept_so_far)? {
+            Ok(answer) => answer,
+            Err(e) => return Ok(Asked::Failed(e.to_string())),
+        };
+        done.calls += 1;
+        if answer.source == Source::Cache {
+            done.cache_hits += 1;
+        } else {
+            done.usage += answer.usage;
+        }
+        done.cost = self.price.map(|p| p.cost(done.usage));
+        Ok(Asked::Answered(answer.json.unwrap_or(Value::Null)))
+    }
+}
+
 /// The judge's request for attempt `attempt` of `slot`, told of the
 /// `earlier` attempt's rejection.
 fn chat_request(
@@ -275,7 +347,11 @@ fn chat_request(
     attempt: usize,
     earlier: Option<Earlier<'_>>,
 ) -> ChatRequest {
-    let r = prepared.request(slot, attempt, earlier);
+    to_chat(prepared.request(slot, attempt, earlier))
+}
+
+/// A generation request as the judge's chat request.
+fn to_chat(r: Request) -> ChatRequest {
     ChatRequest::new(
         PromptRef {
             id: r.prompt.clone(),

@@ -51,6 +51,9 @@ pub enum Rejection {
     /// The question alone holds its answer: it is not a test of the
     /// contexts.
     AnswerInQuestion,
+    /// The critic scored the question below the minimum
+    /// ([`crate::critic`]).
+    LowQuality { score: f64, feedback: String },
 }
 
 impl fmt::Display for Rejection {
@@ -70,6 +73,12 @@ impl fmt::Display for Rejection {
             } => write!(f, "duplicate: of {of:?} ({measure} {similarity:.2})"),
             Rejection::AnswerInQuestion => {
                 f.write_str("answer_in_question: the question alone holds its answer")
+            }
+            Rejection::LowQuality { score, feedback } => {
+                write!(
+                    f,
+                    "low_quality: the critic scored it {score:.2}: {feedback}"
+                )
             }
         }
     }
@@ -111,6 +120,9 @@ impl Rejection {
                 format!("it asks what an earlier question asked: {of}")
             }
             Rejection::AnswerInQuestion => "the question itself states its answer".to_string(),
+            Rejection::LowQuality { score, feedback } => {
+                format!("a reviewer scored it {score:.2} of 1: {feedback}")
+            }
         }
     }
 
@@ -122,6 +134,7 @@ impl Rejection {
             Rejection::OtherLanguage { .. } => "other_language",
             Rejection::Duplicate { .. } => "duplicate",
             Rejection::AnswerInQuestion => "answer_in_question",
+            Rejection::LowQuality { .. } => "low_quality",
         }
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod check;
 pub mod chunk;
+pub mod critic;
 pub mod dedup;
 pub mod document;
 pub mod evolve;

@@ -48,6 +48,9 @@ pub struct Options {
     pub max_calls: Option<usize>,
     /// Stop once the calls made cost this much (at the judge's price).
     pub max_cost: Option<f64>,
+    /// The critic's least score of a kept question, when the judge is
+    /// asked to criticise each ([`crate::critic`]).
+    pub critic: Option<f64>,
 }
 
 impl Default for Options {
@@ -63,6 +66,7 @@ impl Default for Options {
             evolutions: Vec::new(),
             max_calls: None,
             max_cost: None,
+            critic: None,
         }
     }
 }
@@ -102,6 +106,20 @@ pub struct Prepared<'a> {
     /// (set by whoever asks them; empty until then).
     pub judge: String,
     pub embedder: Option<String>,
+}
+
+/// A candidate that passed the checks needing no call, not kept yet.
+#[derive(Debug)]
+pub struct Checked {
+    kept: Kept,
+    row: Value,
+}
+
+impl Checked {
+    /// Its question.
+    pub fn question(&self) -> &str {
+        &self.kept.question
+    }
 }
 
 /// A question kept, as later ones are compared with it.
@@ -271,6 +289,19 @@ impl Prepared<'_> {
         answer: &Value,
         embedding: Option<Vec<f32>>,
     ) -> Result<Value, Rejection> {
+        let checked = self.check(slot, answer, embedding)?;
+        Ok(self.keep(checked))
+    }
+
+    /// The checks of [`Prepared::accept`] that need no call, without
+    /// keeping the candidate: what passes them goes to the critic, where
+    /// there is one, before [`Prepared::keep`].
+    pub fn check(
+        &self,
+        slot: &Slot,
+        answer: &Value,
+        embedding: Option<Vec<f32>>,
+    ) -> Result<Checked, Rejection> {
         let candidate = Candidate::from_json(answer)?;
         let asked = self.asked(slot);
         let documents = self.documents;
@@ -301,7 +332,6 @@ impl Prepared<'_> {
                 measure,
             });
         }
-        self.kept.push(mine);
         let spans: Vec<Value> = asked
             .iter()
             .map(|&i| {
@@ -314,8 +344,7 @@ impl Prepared<'_> {
                 })
             })
             .collect();
-        Ok(json!({
-            "id": format!("q{}", self.kept.len()),
+        let row = json!({
             "user_input": candidate.question,
             "reference": candidate.answer,
             "reference_contexts": contexts,
@@ -330,7 +359,19 @@ impl Prepared<'_> {
                 "language": self.languages[slot.document],
                 "generator": self.signature(),
             },
-        }))
+        });
+        Ok(Checked { kept: mine, row })
+    }
+
+    /// Keeps a checked candidate: its row, numbered, and its question
+    /// among those later ones are compared with.
+    pub fn keep(&mut self, checked: Checked) -> Value {
+        self.kept.push(checked.kept);
+        let mut row = json!({"id": format!("q{}", self.kept.len())});
+        if let (Value::Object(first), Value::Object(rest)) = (&mut row, checked.row) {
+            first.extend(rest);
+        }
+        row
     }
 
     /// What made the test set: the steps' version, the prompts' versions,
@@ -356,6 +397,12 @@ impl Prepared<'_> {
                 dedup::SAME_MEANING_FROM
             ));
         }
+        if let Some(min) = o.critic {
+            signature.push_str(&format!(
+                " critic@v{}>={min}",
+                crate::critic::prompt().version
+            ));
+        }
         if !o.evolutions.is_empty() {
             let names: Vec<&str> = o.evolutions.iter().map(|e| e.name()).collect();
             signature.push_str(&format!(
@@ -368,15 +415,20 @@ impl Prepared<'_> {
     }
 
     /// The estimated tokens of every planned request's messages (the
-    /// first attempts), for a dry run.
+    /// first attempts, and the critic's prompt for each where it is
+    /// asked, less the question it is shown), for a dry run.
     pub fn estimated_tokens(&self) -> usize {
+        let tokens = |r: Request| {
+            crate::chunk::estimate_tokens(&r.system) + crate::chunk::estimate_tokens(&r.user)
+        };
+        let critic = match self.options.critic {
+            Some(_) => tokens(crate::critic::request("")),
+            None => 0,
+        };
         self.slots
             .iter()
             .flatten()
-            .map(|s| {
-                let r = self.request(s, 0, None);
-                crate::chunk::estimate_tokens(&r.system) + crate::chunk::estimate_tokens(&r.user)
-            })
+            .map(|s| tokens(self.request(s, 0, None)) + critic)
             .sum()
     }
 }

@@ -38,6 +38,19 @@ pub struct Prompt {
     pub examples: Vec<Example>,
 }
 
+impl Prompt {
+    /// Appends the worked examples to a system message.
+    pub fn append_examples(&self, system: &mut String) {
+        for example in &self.examples {
+            system.push_str(&format!(
+                "\n\nExample:\nInput: {}\nOutput: {}",
+                Value::Object(example.input.clone()),
+                example.output
+            ));
+        }
+    }
+}
+
 /// A worked example of a prompt file.
 #[derive(Debug, Deserialize)]
 pub struct Example {
@@ -156,13 +169,7 @@ pub fn render(
         length_words(slot.length),
         voice.language
     ));
-    for example in &p.examples {
-        system.push_str(&format!(
-            "\n\nExample:\nInput: {}\nOutput: {}",
-            Value::Object(example.input.clone()),
-            example.output
-        ));
-    }
+    p.append_examples(&mut system);
     let mut user = vec![
         format!("persona:\n{}", voice.persona),
         format!("style:\n{}", slot.style.name()),

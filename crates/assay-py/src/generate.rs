@@ -14,6 +14,7 @@ use std::path::PathBuf;
 /// `assay.generate`'s keyword names to their values: `paths` (files or
 /// folders), `texts` (`(name, text)` pairs), `size`, `mix`, `seed`,
 /// `chunk_tokens`, `personas`, `evolutions`, `max_calls`, `max_cost`,
+/// `critic`,
 /// `out`, `dry_run`,
 /// `threads`, and the judge
 /// keywords of `evaluate`. `progress` and `stop` are `evaluate`'s: notes
@@ -56,6 +57,7 @@ pub fn generate(
         .map_err(|e| UsageError::new_err(format!("evolutions: {e}")))?;
     generation.max_calls = keywords.take("max_calls")?;
     generation.max_cost = keywords.take("max_cost")?;
+    generation.critic = keywords.take("critic")?;
     let dry_run = keywords.take("dry_run")?.unwrap_or(false);
     let config = GenerateConfig {
         documents: paths

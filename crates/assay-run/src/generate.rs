@@ -68,6 +68,17 @@ impl TestSet {
     }
 }
 
+/// The options a plan cannot be made with.
+fn checked(options: &Options) -> Result<(), Error> {
+    match options.critic {
+        Some(min) if !(0.0..=1.0).contains(&min) => Err(UsageError::general(format!(
+            "--critic {min}: the critic scores from 0 to 1"
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 fn documents(sources: &[DocumentSource]) -> Result<(Vec<Document>, Vec<String>), Error> {
     let mut documents = Vec::new();
     let mut unread = Vec::new();
@@ -90,9 +101,12 @@ fn documents(sources: &[DocumentSource]) -> Result<(Vec<Document>, Vec<String>),
 
 /// The plan of `config` and the judge calls it needs, without a call.
 pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
+    checked(&config.options)?;
     let (documents, unread) = documents(&config.documents)?;
     let prepared = prepare(&documents, &config.options);
     let planned: Vec<_> = prepared.slots.iter().flatten().collect();
+    // A criticised candidate takes a second call.
+    let calls_per_candidate = 1 + usize::from(config.options.critic.is_some());
     let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
     for slot in &planned {
         *by_type.entry(slot.kind.name()).or_default() += 1;
@@ -110,11 +124,11 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
         "by_type": by_type,
         "not_planned": not_planned,
         "judge_calls": {
-            "at_least": planned.len(),
-            "at_most": planned.len() * prepared.options.attempts.max(1),
+            "at_least": planned.len() * calls_per_candidate,
+            "at_most": planned.len() * prepared.options.attempts.max(1) * calls_per_candidate,
         },
         "estimated_prompt_tokens": prepared.estimated_tokens(),
-        "estimated_cost": estimated_cost(config, &prepared, planned.len()),
+        "estimated_cost": estimated_cost(config, &prepared, planned.len() * calls_per_candidate),
     });
     Ok(TestSet {
         rows: Vec::new(),
@@ -167,6 +181,7 @@ pub fn generate(
     observer: &mut dyn Observer,
     cancel: &CancelToken,
 ) -> Result<TestSet, Error> {
+    checked(&config.options)?;
     let (documents, unread) = documents(&config.documents)?;
     let mut prepared = prepare(&documents, &config.options);
     let threads = assay_config::threads(config.threads)?;

@@ -9,7 +9,8 @@
 //! context is relevant when it shares a word longer than 3 letters with
 //! the question; opinions are sentences starting "I think", biased or
 //! toxic when they contain "stupid"; a context is contradicted when both
-//! it and the response mention cheese; generated questions are the first
+//! it and the response mention cheese; the generation critic scores a
+//! question that says "the source" 0.3, others 0.9; generated questions are the first
 //! statement plus a number; the per-item prompts follow the same rules, one
 //! statement or context at a time; coherence is rated 4; an aspect is present when
 //! the response mentions Paris; a rubric's evaluation steps are the
@@ -441,6 +442,14 @@ fn rule(prompt: &str, last: &str) -> Option<Value> {
     Some(match prompt {
         "statements" => json!({"statements": split_statements(sec("text"))}),
         "generate_single_hop" | "generate_multi_hop" | "generate_abstract" => generated(&s),
+        // A question that points at "the source" is not self-contained.
+        "generate_critic" => {
+            if sec("question").contains("the source") {
+                json!({"feedback": "Name the subject instead of the source.", "score": 0.3})
+            } else {
+                json!({"feedback": "none", "score": 0.9})
+            }
+        }
         "faithfulness_verdicts" => verdicts(
             items(sec("statements"))
                 .iter()

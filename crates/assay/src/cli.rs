@@ -88,6 +88,11 @@ pub struct GenerateArgs {
     /// written.
     #[arg(long, value_name = "COST")]
     pub max_cost: Option<f64>,
+    /// Ask the judge to score each question that passes the checks for
+    /// self-containment and clarity (0 to 1, after DeepEval's filtration),
+    /// and keep those scored MIN or more.
+    #[arg(long, value_name = "MIN")]
+    pub critic: Option<f64>,
     #[command(flatten)]
     pub judged: Judged,
 }

@@ -25,6 +25,7 @@ pub fn generate(args: GenerateArgs) -> Result<u8> {
             evolutions: args.evolutions.clone(),
             max_calls: args.max_calls,
             max_cost: args.max_cost,
+            critic: args.critic,
             ..Options::default()
         },
         out: Some(args.out.clone()),

@@ -419,3 +419,53 @@ fn ctrl_c_stops_a_generation_and_keeps_what_was_made() {
         .unwrap()
         .ends_with("interrupted before this question")));
 }
+
+/// `--critic MIN`: each question that passes the checks is scored by the
+/// judge; below MIN it is rejected with the critic's feedback, which the
+/// next attempt's request carries. The loopback critic scores its own
+/// questions ("What does the source say ...?") 0.3: at 0.5 none is kept
+/// (exit 5), at 0.2 all are, at two calls each.
+#[test]
+fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
+    let fx = Fixture::content_reading();
+    let strict = fx.path("strict.jsonl");
+    let o = generate(&fx, &strict, &["--size", "2", "--critic", "0.5"]);
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    let summary = read_json(&fx.path("strict.summary.json"));
+    assert_eq!(summary["made"], 0);
+    assert_eq!(summary["rejected"], json!({"low_quality": 6}));
+    let rejected = read_jsonl(&fx.path("strict.rejected.jsonl"));
+    assert_eq!(
+        rejected[0]["rejection"],
+        json!({"reason": "low_quality", "score": 0.3, "feedback": "Name the subject instead of the source."})
+    );
+    assert!(summary["generator"]
+        .as_str()
+        .unwrap()
+        .contains("critic@v1>=0.5"));
+    // Each retry tells the judge the critic's feedback.
+    let retries: Vec<String> = fx
+        .chats()
+        .iter()
+        .filter_map(|r| r.body["messages"][1]["content"].as_str().map(String::from))
+        .filter(|user| user.contains("attempt:\n2"))
+        .collect();
+    assert_eq!(retries.len(), 2);
+    assert!(retries.iter().all(|user| user.contains(
+        "why it was rejected:\na reviewer scored it 0.30 of 1: Name the subject instead of the source."
+    )));
+
+    let lenient = fx.path("lenient.jsonl");
+    let o = generate(&fx, &lenient, &["--size", "2", "--critic", "0.2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = read_json(&fx.path("lenient.summary.json"));
+    assert_eq!(summary["made"], 2);
+    // A question and its critique each, both from the first run's cache.
+    assert_eq!(summary["judge"]["calls"], 4);
+    assert_eq!(summary["judge"]["cache_hits"], 4);
+    assert_eq!(fx.asked("generate_critic"), 6);
+
+    let o = generate(&fx, &lenient, &["--size", "2", "--critic", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--critic 2: the critic scores from 0 to 1"));
+}
