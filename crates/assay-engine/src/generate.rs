@@ -352,14 +352,19 @@ fn chat_request(
 
 /// A generation request as the judge's chat request.
 fn to_chat(r: Request) -> ChatRequest {
-    ChatRequest::new(
+    let mut request = ChatRequest::new(
         PromptRef {
             id: r.prompt.clone(),
             version: r.version.to_string(),
         },
         vec![Message::system(r.system), Message::user(r.user)],
     )
-    .with_schema(r.schema)
+    .with_schema(r.schema);
+    if let Some(draw) = r.draw {
+        request.sampling.temperature = draw.temperature;
+        request.sampling.seed = Some(draw.seed);
+    }
+    request
 }
 
 /// Why a question was not asked: what stopped the generation.

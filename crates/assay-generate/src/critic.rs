@@ -40,6 +40,7 @@ pub fn request(question: &str) -> Request {
         system,
         user: format!("question:\n{question}"),
         schema: p.output_schema.clone(),
+        draw: None,
     }
 }
 

@@ -20,7 +20,8 @@ use crate::evolve::Evolution;
 use crate::links::{partners, terms, Partner};
 use crate::plan::{plan, PlanChunk, Shortfall, Slot};
 use crate::quota::{quotas, Mix, QuestionType};
-use crate::request::{self, render, Context, Earlier, Request, Voice};
+use crate::request::{self, render, Context, Draw, Earlier, Request, Voice, RETRY_TEMPERATURE};
+use assay_core::aggregate::SplitMix64;
 use assay_grounding::language;
 use assay_grounding::words::Lexicon;
 use serde_json::{json, Value};
@@ -276,7 +277,19 @@ impl Prepared<'_> {
             language,
             evolution: slot.evolution.map(|e| self.options.evolutions[e]),
         };
-        render(slot, &contexts, &shared, voice, attempt, earlier)
+        let mut request = render(slot, &contexts, &shared, voice, attempt, earlier);
+        if attempt > 0 {
+            // Seeded by the plan's seed, the question and the attempt: a
+            // second run draws the same answers (and finds them cached).
+            let mut mix = SplitMix64(
+                self.options.seed ^ ((slot.chunk as u64) << 20) ^ ((slot.document as u64) << 40),
+            );
+            request.draw = Some(Draw {
+                temperature: RETRY_TEMPERATURE,
+                seed: (0..attempt).map(|_| mix.next_u64()).last().unwrap_or(0),
+            });
+        }
+        request
     }
 
     /// The row for the judge's `answer` to `slot`'s request, or why it is
@@ -528,6 +541,22 @@ mod tests {
             p.accept(&slot, &bad, None),
             Err(Rejection::Unsupported { .. })
         ));
+    }
+
+    /// A first request is answered greedily; a retry is drawn at the
+    /// retry temperature, each attempt with its own seed, the same seeds
+    /// on every run.
+    #[test]
+    fn retries_are_drawn_with_seeds_of_their_own() {
+        let d = docs();
+        let (p, slot) = curie_single_hop(&d);
+        assert_eq!(p.request(&slot, 0, None).draw, None);
+        let second = p.request(&slot, 1, None).draw.unwrap();
+        let third = p.request(&slot, 2, None).draw.unwrap();
+        assert_eq!(second.temperature, RETRY_TEMPERATURE);
+        assert_ne!(second.seed, third.seed);
+        let again = prepare(&d, &options(4));
+        assert_eq!(again.request(&slot, 1, None).draw, Some(second));
     }
 
     /// A question worded differently from one kept is still its duplicate

@@ -88,7 +88,22 @@ pub struct Request {
     pub system: String,
     pub user: String,
     pub schema: Value,
+    /// How to draw the answer: greedy (`None`) or at a temperature with a
+    /// seed, so that a retry is answered differently, the same way each
+    /// run.
+    pub draw: Option<Draw>,
 }
+
+/// A sampled answer's temperature and seed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Draw {
+    pub temperature: f64,
+    pub seed: u64,
+}
+
+/// The temperature of a retry's answer: a judge asked again at zero (a
+/// small local model decodes greedily) writes the rejected question again.
+pub const RETRY_TEMPERATURE: f64 = 0.8;
 
 fn style_words(style: Style) -> &'static str {
     match style {
@@ -202,6 +217,7 @@ pub fn render(
         system,
         user: user.join("\n\n"),
         schema: p.output_schema.clone(),
+        draw: None,
     }
 }
 
