@@ -1,11 +1,13 @@
 //! `assay generate`: a test set from documents. [`assay_generate`]
 //! prepares the documents and plans every question; this sends each
 //! planned question's request to the judge, up to the plan's attempts
-//! until one is kept, and gathers the rows, the rejected candidates with
-//! their reasons, and the questions not made with theirs. Requests are
-//! the same for the same documents, settings and seed, so the judge's
-//! cache answers a second run, and a run killed half-way is resumed by
-//! running it again without paying twice.
+//! until one is kept (each retry told why the last candidate was not),
+//! embeds each candidate's question for the duplicate check by meaning,
+//! asks the critic where there is one, and gathers the rows, the rejected
+//! candidates with their reasons, and the questions not made with theirs.
+//! Requests are the same for the same documents, settings and seed, so
+//! the judge's cache answers a second run, and a run killed half-way is
+//! resumed by running it again without paying twice.
 
 use crate::judging::answered;
 use crate::{CancelToken, Observer, Result};

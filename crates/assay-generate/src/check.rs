@@ -4,8 +4,11 @@
 //! a bare answer of a few words is read after its question, as a claim),
 //! the question is in the document's language (where the detector is
 //! sure of both), and it is not a near duplicate of a question already
-//! kept ([`crate::dedup`]), and the question alone does not hold its
-//! answer. A rejected candidate keeps its reason.
+//! kept ([`crate::dedup`]: by its words, or by its meaning where the
+//! caller gives embeddings), and the question alone does not hold its
+//! answer. A rejected candidate keeps its reason, and the judge's next
+//! attempt is told it ([`Rejection::advice`]); the critic's rejection
+//! ([`crate::critic`]) is one more reason.
 //!
 //! ```
 //! use assay_generate::check::{supported, Candidate, Rejection};

@@ -4,7 +4,9 @@
 //! keeping its character span in the document's text ([`chunk`]),
 //! near-duplicate chunks removed by the Jaccard similarity of their word
 //! shingles ([`dedup`]), and the questions a test set asks for shared
-//! exactly between question types and documents ([`quota`]).
+//! exactly between question types and documents ([`quota`]); then each
+//! planned question's request ([`request`]), the checks of the judge's
+//! answer ([`check`]), and the critic's request and verdict ([`critic`]).
 //!
 //! Everything here is a pure function of its inputs: the same documents
 //! and settings give the same chunks and quotas, bit for bit.
