@@ -107,6 +107,7 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
     let planned: Vec<_> = prepared.slots.iter().flatten().collect();
     // A criticised candidate takes a second call.
     let calls_per_candidate = 1 + usize::from(config.options.critic.is_some());
+    let prompt_tokens = prepared.estimated_tokens();
     let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
     for slot in &planned {
         *by_type.entry(slot.kind.name()).or_default() += 1;
@@ -127,8 +128,13 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
             "at_least": planned.len() * calls_per_candidate,
             "at_most": planned.len() * prepared.options.attempts.max(1) * calls_per_candidate,
         },
-        "estimated_prompt_tokens": prepared.estimated_tokens(),
-        "estimated_cost": estimated_cost(config, &prepared, planned.len() * calls_per_candidate),
+        "estimated_prompt_tokens": prompt_tokens,
+        "estimated_cost": estimated_cost(
+            config,
+            prepared.options.attempts,
+            prompt_tokens,
+            planned.len() * calls_per_candidate,
+        ),
     });
     Ok(TestSet {
         rows: Vec::new(),
@@ -144,10 +150,15 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
 /// rounded up.
 const COMPLETION_TOKENS_PER_CALL: usize = 80;
 
-/// What the planned calls cost at the judge's `--price`: the first
-/// attempts, and every attempt spent; `null` without a price (a local
-/// judge costs nothing).
-fn estimated_cost(config: &GenerateConfig, prepared: &Prepared<'_>, calls: usize) -> Value {
+/// What the planned `calls` (of `prompt_tokens` in all) cost at the
+/// judge's `--price`: the first attempts, and every attempt spent; `null`
+/// without a price (a local judge costs nothing).
+fn estimated_cost(
+    config: &GenerateConfig,
+    attempts: usize,
+    prompt_tokens: usize,
+    calls: usize,
+) -> Value {
     let price = match &config.judge.judge {
         ModelChoice::Http(spec) => config.judge.prices.table().get(&spec.model),
         ModelChoice::Local(_) => None,
@@ -156,12 +167,12 @@ fn estimated_cost(config: &GenerateConfig, prepared: &Prepared<'_>, calls: usize
         return Value::Null;
     };
     let first = price.cost(Usage {
-        prompt_tokens: prepared.estimated_tokens() as u64,
+        prompt_tokens: prompt_tokens as u64,
         completion_tokens: (calls * COMPLETION_TOKENS_PER_CALL) as u64,
     });
     json!({
         "first_attempts": first,
-        "at_most": first * prepared.options.attempts.max(1) as f64,
+        "at_most": first * attempts.max(1) as f64,
         "completion_tokens_per_call": COMPLETION_TOKENS_PER_CALL,
     })
 }
