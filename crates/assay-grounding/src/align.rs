@@ -18,7 +18,8 @@
 //! A row's claims are its response's sentences, labelled as
 //! [`crate::train`] labels them (from spans where the row has them, else
 //! from the response's label). A row is scored as faithfulness scores it
-//! softly: the mean P(supported) of its sentences. The same claims, each
+//! softly: the mean P(supported) of its sentences, each capped where it
+//! has a slot or record conflict, as the verdict caps it. The same claims, each
 //! with its closest sentence, are kept as [`crate::demonstrations`] for
 //! LLM judges.
 //!
@@ -197,7 +198,9 @@ struct Prepared {
     hallucinated: bool,
     labelled: Vec<(Vec<f64>, bool)>,
     demonstrations: Vec<Demonstration>,
-    sentences: Vec<[f64; NAMES.len()]>,
+    /// Each sentence's features, and whether it has a slot conflict (the
+    /// rule caps its probability as the verdict does).
+    sentences: Vec<([f64; NAMES.len()], bool)>,
     novelty: f64,
     length: f64,
 }
@@ -208,7 +211,10 @@ fn prepare(row: &Row) -> Prepared {
         .chain(contexts.iter().copied())
         .collect();
     let support = Support::new(texts.iter().copied());
-    let features = |s: &str| Features::of(s, &support).values;
+    let features = |s: &str| {
+        let f = Features::of(s, &support);
+        (f.values, f.conflict.is_some())
+    };
     let mut labelled = Vec::new();
     let mut demonstrations = Vec::new();
     for (s, supported) in
@@ -248,9 +254,14 @@ fn prepare(row: &Row) -> Prepared {
     }
 }
 
-/// The mean of `p` over a row's sentences.
-fn score<T>(sentences: &[T], p: impl Fn(&T) -> f64) -> f64 {
-    sentences.iter().map(p).sum::<f64>() / sentences.len() as f64
+/// The mean over a row's sentences of `p`, capped where a sentence has a
+/// slot conflict: the row as faithfulness scores it softly.
+fn score(sentences: &[([f64; NAMES.len()], bool)], p: impl Fn(&[f64]) -> f64) -> f64 {
+    sentences
+        .iter()
+        .map(|(x, conflict)| crate::capped(p(x), *conflict))
+        .sum::<f64>()
+        / sentences.len() as f64
 }
 
 /// Refits the builtin model's combiner on `rows` (read from `file`, whose
@@ -500,6 +511,34 @@ mod tests {
         let a = align(&rows, "rows.jsonl", "0000").unwrap();
         assert!(a.evaluation.folds.iter().any(|f| f.after.is_none()));
         assert_eq!(Alignment::parse(&a.to_json()).unwrap(), a);
+    }
+
+    /// Rows are scored as the verdict scores them: the two answers read
+    /// alike word for word (the word-count baseline ranks them at chance),
+    /// only the cap of a claim the record marks false tells them apart.
+    #[test]
+    fn rows_are_scored_with_the_conflict_cap() {
+        let record = "{'name': 'Blue Fig', 'wifi': False, 'parking': True}";
+        let rows: Vec<Row> = (0..40)
+            .map(|i| Row {
+                id: format!("r{i}"),
+                group: format!("doc{}", i % 10),
+                question: String::new(),
+                contexts: vec![record.into()],
+                response: if i % 2 == 0 {
+                    "Blue Fig offers parking.".into()
+                } else {
+                    "Blue Fig offers wifi.".into()
+                },
+                hallucinated: i % 2 == 1,
+                spans: None,
+                task: None,
+            })
+            .collect();
+        let a = align(&rows, "rows.jsonl", "0000").unwrap();
+        assert_eq!(a.evaluation.before, 1.0);
+        assert_eq!(a.evaluation.after, 1.0);
+        assert_eq!(a.evaluation.novelty, 0.5);
     }
 
     /// Where every penalty ranks the held-out rows perfectly, the smallest

@@ -7,7 +7,8 @@
 //! "moons" finds "moon". Numbers are compared as written, less thousands
 //! separators ("1,000" is "1000").
 
-use crate::slots::{conflict_in, Conflict};
+use crate::records::{unset_attributes, Attribute};
+use crate::slots::{conflict_in, Conflict, Kind};
 pub use crate::words::{is_stop_word, words};
 use crate::words::{spelled, Lexicon};
 use assay_text::sentences::split_sentences;
@@ -104,6 +105,8 @@ pub struct Support {
     /// The words the texts write in lower case somewhere: a capitalised
     /// first word among them opens a sentence, it names nothing.
     lower_case: HashSet<String>,
+    /// What the texts that are records mark unset.
+    records: Vec<Attribute>,
     lexicon: Lexicon,
 }
 
@@ -124,6 +127,7 @@ impl Support {
             numbers: BTreeSet::new(),
             sentences: Vec::new(),
             lower_case: HashSet::new(),
+            records: Vec::new(),
             lexicon,
         };
         for text in texts {
@@ -134,6 +138,7 @@ impl Support {
             support.prefixes.extend(w.iter().filter_map(|w| prefix(w)));
             support.words.extend(w);
             support.numbers.extend(numbers(text));
+            support.records.extend(unset_attributes(text, &lexicon));
             support.lower_case.extend(
                 text.split(|c: char| !c.is_alphanumeric())
                     .filter(|w| !w.is_empty() && !w.chars().any(char::is_uppercase))
@@ -266,8 +271,9 @@ impl Features {
                 best = Some((recall, s));
             }
         }
-        let conflict =
-            best.and_then(|(r, _)| slot_conflict(claim, &claim_set, support, &recalls, r));
+        let conflict = best
+            .and_then(|(r, _)| slot_conflict(claim, &claim_set, support, &recalls, r))
+            .or_else(|| record_conflict(claim, support));
         let (best_recall, best_bigrams, negation_mismatch, best_sentence) = match best {
             Some((recall, s)) => (
                 recall,
@@ -304,6 +310,22 @@ impl Features {
             conflict,
         }
     }
+}
+
+/// The first attribute that a record of `support` marks unset and
+/// `claim` asserts ([`crate::records`]).
+fn record_conflict(claim: &str, support: &Support) -> Option<Conflict> {
+    let a = support
+        .records
+        .iter()
+        .find(|a| a.named_in(claim, &support.lexicon))?;
+    let stated = format!("{} as {}", a.path, a.value);
+    Some(Conflict {
+        kind: Kind::Record,
+        claimed: a.key(),
+        sentence: format!("{}: {}", a.path, a.value),
+        stated,
+    })
 }
 
 /// The slot conflict of `claim` (see [`Features::conflict`]) with the

@@ -38,6 +38,7 @@ pub mod demonstrations;
 pub mod features;
 pub mod fit;
 pub mod language;
+pub mod records;
 pub mod slots;
 pub mod train;
 pub mod verifier;
@@ -58,6 +59,15 @@ const BUILTIN: &str = include_str!("../model/grounding.json");
 /// reads as contradicted, but above zero, since the rule can misread a
 /// sentence.
 pub const CONFLICT_CAP: f64 = 0.1;
+
+/// `p`, at most [`CONFLICT_CAP`] where the claim has a slot conflict.
+pub fn capped(p: f64, conflict: bool) -> f64 {
+    if conflict {
+        p.min(CONFLICT_CAP)
+    } else {
+        p
+    }
+}
 
 /// A trained grounding model, as `model/grounding.json` holds it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -170,10 +180,7 @@ impl Model {
         let features = Features::of(claim, support);
         let p = self.probability(&features.values);
         Judgement {
-            probability: match features.conflict {
-                Some(_) => p.min(CONFLICT_CAP),
-                None => p,
-            },
+            probability: capped(p, features.conflict.is_some()),
             threshold: self.threshold,
             features,
         }
@@ -190,6 +197,31 @@ mod tests {
         assert_eq!(m.features, NAMES);
         assert_eq!(m.weights.len(), NAMES.len());
         assert!(Model::builtin_identity().starts_with("grounding-v1@sha256:"));
+    }
+
+    /// Every word of "offers outdoor seating" is in the record, but the
+    /// record marks it false: contradicted, the reason naming the key;
+    /// saying it is not offered is no conflict.
+    #[test]
+    fn a_claim_of_what_a_record_marks_false_is_contradicted() {
+        let record = "{'name': 'Blue Fig', 'attributes': {'OutdoorSeating': False, \
+                      'RestaurantsTakeOut': True, 'Caters': 'None'}}";
+        let support = Support::new(["Describe the business.", record]);
+        let m = Model::builtin();
+        let wrong = m.judge("Blue Fig offers outdoor seating.", &support);
+        assert!(wrong.probability <= CONFLICT_CAP && !wrong.supported());
+        assert!(wrong.reason().contains(
+            "the record gives attributes.OutdoorSeating as False where the claim says outdoor seating"
+        ));
+        let right = m.judge("Blue Fig has no outdoor seating.", &support);
+        assert_eq!(right.features.conflict, None);
+        let catering = m.judge("Blue Fig also does catering.", &support);
+        assert_eq!(
+            catering.features.conflict.map(|c| c.kind),
+            Some(slots::Kind::Record)
+        );
+        let takeout = m.judge("Blue Fig offers takeout.", &support);
+        assert_eq!(takeout.features.conflict, None);
     }
 
     #[test]

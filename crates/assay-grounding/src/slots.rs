@@ -44,7 +44,7 @@ use std::fmt;
 
 /// Bumped whenever the rule finds other conflicts: it is part of the
 /// grounding model's identity in signatures.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// How far apart, in words, a claim word and a sentence word may stand
 /// from the same anchor to fill one slot: a rewording around the slot
@@ -64,6 +64,9 @@ pub enum Kind {
     Unit,
     /// Opposite words, or a negation on one side only.
     Polarity,
+    /// An attribute that a record context marks unset
+    /// ([`crate::records`]).
+    Record,
 }
 
 impl fmt::Display for Kind {
@@ -74,6 +77,7 @@ impl fmt::Display for Kind {
             Kind::Date => "date",
             Kind::Unit => "unit",
             Kind::Polarity => "polarity",
+            Kind::Record => "record",
         })
     }
 }
@@ -93,6 +97,13 @@ pub struct Conflict {
 impl fmt::Display for Conflict {
     /// "the closest sentence says Canberra where the claim says Sydney".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind == Kind::Record {
+            return write!(
+                f,
+                "the record gives {} where the claim says {}",
+                self.stated, self.claimed
+            );
+        }
         match (self.stated.is_empty(), self.claimed.is_empty()) {
             (false, false) => write!(
                 f,
