@@ -11,7 +11,13 @@ the forward passes and the softmax, one warm-up pass, then the median of
 ASSAY_BENCH_REPS passes (default 5) on ASSAY_BENCH_THREADS threads
 (default 2; torch.set_num_threads, and one inter-op thread).
 
-    python bench/grounding/reference.py MODEL_DIR PAIRS_JSONL [--assay-probabilities FILE]
+    python bench/grounding/reference.py MODEL_DIR PAIRS_JSONL [--assay-probabilities FILE] [--onnx]
+
+With --onnx the same model runs in ONNX Runtime instead (the CPU execution
+provider, ASSAY_BENCH_THREADS intra-op threads, one inter-op thread, its
+default graph optimisations), exported once by torch.onnx's
+torch.export-based exporter (batch and length dynamic) to MODEL_DIR/model.onnx: the runtime assay
+could have used through the `ort` crate.
 
 Prints `key value` lines like the Rust side. With --assay-probabilities
 (the file the Rust side writes with ASSAY_BENCH_PROBABILITIES), checks that
@@ -50,6 +56,7 @@ def main() -> None:
     parser.add_argument("model", type=Path)
     parser.add_argument("pairs", type=Path)
     parser.add_argument("--assay-probabilities", type=Path)
+    parser.add_argument("--onnx", action="store_true", help="run the model in ONNX Runtime")
     args = parser.parse_args()
     reps = max(1, int(os.environ.get("ASSAY_BENCH_REPS", "5")))
 
@@ -68,8 +75,19 @@ def main() -> None:
         mask_token="[MASK]",
     )
     model = AutoModelForSequenceClassification.from_pretrained(args.model, dtype=torch.float32).eval()
-    load_ms = (time.perf_counter() - start) * 1000
     label = model.config.label2id["entailment"]
+    runtime = f"transformers {transformers.__version__}"
+    if args.onnx:
+        forward = onnx_forward(model, args.model)
+        import onnxruntime
+
+        runtime = f"onnxruntime {onnxruntime.__version__}"
+    else:
+
+        def forward(batch):
+            return model(**batch).logits
+
+    load_ms = (time.perf_counter() - start) * 1000
 
     def support() -> list[float]:
         enc = tokenizer(windows, claims, truncation="only_first", max_length=MAX_TOKENS)
@@ -80,7 +98,7 @@ def main() -> None:
             for at in range(0, len(order), BATCH):
                 chunk = order[at : at + BATCH]
                 batch = tokenizer.pad([features[i] for i in chunk], return_tensors="pt")
-                logits = model(**batch).logits.double()
+                logits = forward(batch).double()
                 probabilities = torch.softmax(logits, dim=-1)[:, label].tolist()
                 for i, p in zip(chunk, probabilities):
                     out[i] = p
@@ -108,6 +126,7 @@ def main() -> None:
     print(f"reps {reps}")
     print(f"torch {torch.__version__}")
     print(f"transformers {transformers.__version__}")
+    print(f"runtime {runtime.replace(' ', '-')}")
     print(f"attention {model.config._attn_implementation}")
 
     if args.assay_probabilities:
@@ -126,6 +145,42 @@ def main() -> None:
                 file=sys.stderr,
             )
             sys.exit(1)
+
+
+def onnx_forward(model, folder: Path):
+    """Exports `model` to folder/model.onnx (once) and returns a forward
+    pass through ONNX Runtime that takes and gives what the torch one does."""
+    import numpy as np
+    import onnxruntime
+
+    path = folder / "model.onnx"
+    names = ["input_ids", "token_type_ids", "attention_mask"]
+    if not path.exists():
+        dummy = {k: torch.ones(2, 8, dtype=torch.long) for k in names}
+        dummy["attention_mask"][1, 5:] = 0
+        batch, tokens = torch.export.Dim("batch"), torch.export.Dim("tokens", max=MAX_TOKENS)
+        # torch.export (dynamo): the older tracing exporter turned
+        # transformers 5's mask code into constants and disagreed by 0.1.
+        torch.onnx.export(
+            model,
+            (),
+            str(path),
+            kwargs=dummy,
+            input_names=names,
+            output_names=["logits"],
+            dynamic_shapes={k: {0: batch, 1: tokens} for k in names},
+            dynamo=True,
+        )
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = THREADS
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def forward(batch):
+        feed = {k: batch[k].numpy().astype(np.int64) for k in names}
+        return torch.from_numpy(session.run(["logits"], feed)[0])
+
+    return forward
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The grounding runtime (crates/assay-classifier) beside Python
-# transformers on torch's CPU backend: the same BERT classifiers, the same
-# 64 (window, claim) pairs, the same batching, in one run; milliseconds per
-# pair and their ratio. Prints one Markdown table.
+# The grounding runtime (crates/assay-classifier, candle) beside Python
+# transformers on torch's CPU backend and beside ONNX Runtime (the same
+# model exported by torch.onnx): the same BERT classifiers, the same 64
+# (window, claim) pairs, the same batching, in one run; milliseconds per
+# pair and their ratios. Prints one Markdown table.
 #
 #   bench/grounding/run.sh
 #   BENCH_PYTHON=/tmp/fixenv/bin/python THREADS=2 REPS=5 bench/grounding/run.sh
@@ -14,7 +15,8 @@
 # sample in data/calibration (bench/grounding/make_pairs.py). Both are made
 # under $BENCH_WORK (default target/bench-grounding) when missing.
 #
-# BENCH_PYTHON is a Python with torch and transformers; without it a venv is
+# BENCH_PYTHON is a Python with torch and transformers (and onnx,
+# onnxscript and onnxruntime, installed into it when missing); without it a venv is
 # made under $BENCH_WORK from scripts/fixtures/requirements.txt (torch
 # alone is about 1 GB). MODELS picks among minilm and base (default both);
 # PAIRS is the number of alternating (assay, transformers) runs per model,
@@ -57,6 +59,10 @@ if [ -z "$PY" ]; then
     fi
     PY="$VENV/bin/python"
 fi
+if ! "$PY" -c 'import onnx, onnxruntime, onnxscript' 2>/dev/null; then
+    say "installing onnx, onnxscript and onnxruntime into $PY's environment"
+    "$PY" -m pip install --quiet --disable-pip-version-check onnx==1.23.2 onnxscript==0.7.2 onnxruntime==1.32.0 >&2
+fi
 
 # 3. Models and workload.
 for model in $MODELS; do
@@ -78,7 +84,7 @@ median() { python3 -c 'import sys, statistics; print("%.2f" % statistics.median(
 ROWS=()
 for model in $MODELS; do
     dir="$WORK/models/$model"
-    o=(); t=(); ratios=()
+    o=(); t=(); x=(); ratios=(); xratios=()
     for _ in $(seq "$PAIRS"); do
         mine=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_REPS=$REPS ASSAY_BENCH_PROBABILITIES="$WORK/$model.assay.txt" \
             "$BIN" "$dir" "$WORKLOAD")
@@ -92,16 +98,23 @@ for model in $MODELS; do
             say "$model: transformers read $(val "$ref" tokens_per_pair) tokens per pair, assay $(val "$mine" tokens_per_pair)"
             exit 1
         fi
-        a=$(val "$mine" ms_per_pair); b=$(val "$ref" ms_per_pair)
-        o+=("$a"); t+=("$b"); ratios+=("$(python3 -c "print($b / $a)")")
-        say "$model: assay $a ms/pair, transformers $b ms/pair (mean P(entailment) $(val "$mine" mean_probability) and $(val "$ref" mean_probability), largest difference $(val "$ref" max_difference))"
+        if ! ort=$(ASSAY_BENCH_THREADS=$THREADS ASSAY_BENCH_REPS=$REPS "$PY" bench/grounding/reference.py \
+            "$dir" "$WORKLOAD" --onnx --assay-probabilities "$WORK/$model.assay.txt" 2>"$WORK/$model.onnx.err"); then
+            cat "$WORK/$model.onnx.err" >&2
+            say "$model: ONNX Runtime failed or disagreed with assay"
+            exit 1
+        fi
+        a=$(val "$mine" ms_per_pair); b=$(val "$ref" ms_per_pair); c=$(val "$ort" ms_per_pair)
+        o+=("$a"); t+=("$b"); x+=("$c")
+        ratios+=("$(python3 -c "print($b / $a)")"); xratios+=("$(python3 -c "print($c / $a)")")
+        say "$model: assay $a ms/pair, transformers $b ms/pair, onnxruntime $c ms/pair (mean P(entailment) $(val "$mine" mean_probability), $(val "$ref" mean_probability) and $(val "$ort" mean_probability); largest differences $(val "$ref" max_difference) and $(val "$ort" max_difference))"
     done
-    ROWS+=("| $model | $(median "${o[@]}") | $(median "${t[@]}") | $(median "${ratios[@]}")x | mean P $(val "$mine" mean_probability), max diff $(val "$ref" max_difference) |")
+    ROWS+=("| $model | $(median "${o[@]}") | $(median "${t[@]}") | $(median "${x[@]}") | $(median "${ratios[@]}")x | $(median "${xratios[@]}")x | mean P $(val "$mine" mean_probability), max diff $(val "$ref" max_difference) (torch), $(val "$ort" max_difference) (ONNX) |")
 done
 
 echo
-echo "Grounding models: $(val "$mine" pairs) (window, claim) pairs of $(val "$mine" tokens_per_pair) tokens on average, batches of 16, $THREADS threads; median of $REPS passes; torch $(val "$ref" torch), transformers $(val "$ref" transformers) ($(val "$ref" attention) attention); $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Grounding models: $(val "$mine" pairs) (window, claim) pairs of $(val "$mine" tokens_per_pair) tokens on average, batches of 16, $THREADS threads; median of $REPS passes; torch $(val "$ref" torch), transformers $(val "$ref" transformers) ($(val "$ref" attention) attention), $(val "$ort" runtime); $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| model | assay ms/pair | transformers ms/pair | ratio (transformers / assay) | agreement |"
-echo "|---|---:|---:|---:|---|"
+echo "| model | assay ms/pair | transformers ms/pair | onnxruntime ms/pair | transformers / assay | onnxruntime / assay | agreement |"
+echo "|---|---:|---:|---:|---:|---:|---|"
 printf '%s\n' "${ROWS[@]}"
