@@ -136,7 +136,9 @@ def generate(
     or folders of them), texts, or LangChain / LlamaIndex documents. A
     `str` is a path when a file or folder of that name exists, else a
     text. `mix`: the question types' shares, `"single_hop=0.5,
-    multi_hop=0.25,abstract=0.25"` (the default) or a mapping. `seed`: the
+    multi_hop=0.25,abstract=0.25"` (the default) or a mapping; a
+    `conversation` share makes conversational scenarios (`scenario`,
+    `user_description`, `expected_outcome`). `seed`: the
     plan's (which chunk, persona, style and length each question gets).
     `evolutions`: ways to make the questions harder, each question drawing
     one (`"reasoning"`, `"multi_context"`, `"concretizing"`,

@@ -146,23 +146,25 @@ impl Rejection {
 /// after its question.
 const BARE_ANSWER_WORDS: usize = 6;
 
+/// The non-empty text of the judge's JSON answer's field `name`, trimmed.
+pub fn text_field(answer: &Value, name: &str) -> Result<String, Rejection> {
+    answer[name]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .ok_or_else(|| Rejection::Judge {
+            error: format!("the answer has no {name}"),
+        })
+}
+
 impl Candidate {
     /// The candidate in the judge's JSON answer: a non-empty `question`
     /// and `answer`.
     pub fn from_json(answer: &Value) -> Result<Candidate, Rejection> {
-        let field = |name: &str| {
-            answer[name]
-                .as_str()
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-                .ok_or_else(|| Rejection::Judge {
-                    error: format!("the answer has no {name}"),
-                })
-        };
         Ok(Candidate {
-            question: field("question")?,
-            answer: field("answer")?,
+            question: text_field(answer, "question")?,
+            answer: text_field(answer, "answer")?,
         })
     }
 }

@@ -316,6 +316,10 @@ impl Prepared<'_> {
         embedding: Option<Vec<f32>>,
     ) -> Result<Checked, Rejection> {
         let candidate = Candidate::from_json(answer)?;
+        let scenario = match slot.kind {
+            QuestionType::Conversation => Some(check::text_field(answer, "scenario")?),
+            _ => None,
+        };
         let asked = self.asked(slot);
         let documents = self.documents;
         let contexts: Vec<&str> = asked
@@ -357,7 +361,7 @@ impl Prepared<'_> {
                 })
             })
             .collect();
-        let row = json!({
+        let mut row = json!({
             "user_input": candidate.question,
             "reference": candidate.answer,
             "reference_contexts": contexts,
@@ -373,6 +377,18 @@ impl Prepared<'_> {
                 "generator": self.signature(),
             },
         });
+        if let (Some(scenario), Value::Object(fields)) = (scenario, &mut row) {
+            // DeepEval's conversational golden: the scenario, who the user
+            // is and the expected outcome; `reference` keeps the outcome
+            // for ragas' goal accuracy.
+            fields.insert("scenario".into(), json!(scenario));
+            fields.insert(
+                "user_description".into(),
+                json!(self.personas[slot.persona]),
+            );
+            let outcome = fields["reference"].clone();
+            fields.insert("expected_outcome".into(), outcome);
+        }
         Ok(Checked { kept: mine, row })
     }
 
@@ -539,6 +555,53 @@ mod tests {
         let bad = json!({"question": "Where did Pierre Curie die?", "answer": "Pierre Curie died in Vienna in 1921 after a long illness."});
         assert!(matches!(
             p.accept(&slot, &bad, None),
+            Err(Rejection::Unsupported { .. })
+        ));
+    }
+
+    /// A conversational scenario over one chunk becomes a row with
+    /// DeepEval's golden fields beside `assay eval`'s, its outcome checked
+    /// like an answer; an answer without a scenario is the judge's fault.
+    #[test]
+    fn a_conversation_is_kept_with_its_scenario_and_outcome() {
+        let d = docs();
+        let mix: Mix = "conversation=1".parse().unwrap();
+        let mut p = prepare(&d, &Options { mix, ..options(2) });
+        let slot = p.slots[1].clone().unwrap();
+        assert_eq!(
+            (slot.kind, slot.partner),
+            (QuestionType::Conversation, None)
+        );
+        let request = p.request(&slot, 0, None);
+        assert_eq!(request.prompt, "generate/conversation");
+        assert!(request.schema["required"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("scenario")));
+        let outcome = "Pierre Curie was born in Paris in 1859.";
+        let answer = json!({
+            "scenario": "A student writing about the Curies wants to know where Pierre was born.",
+            "question": "Where was Pierre Curie born?",
+            "answer": outcome,
+        });
+        let unscripted = json!({"question": "Where was Pierre Curie born?", "answer": outcome});
+        assert!(matches!(
+            p.accept(&slot, &unscripted, None),
+            Err(Rejection::Judge { .. })
+        ));
+        let row = p.accept(&slot, &answer, None).unwrap();
+        assert_eq!(row["question_type"], "conversation");
+        assert_eq!(row["scenario"], answer["scenario"]);
+        assert_eq!(row["user_description"], row["persona"]);
+        assert_eq!(row["expected_outcome"], outcome);
+        assert_eq!(row["reference"], outcome);
+        let invented = json!({
+            "scenario": "A student wants to know where Pierre died.",
+            "question": "Where did Pierre Curie die?",
+            "answer": "Pierre Curie died in Vienna in 1921 after a long illness.",
+        });
+        assert!(matches!(
+            p.accept(&slot, &invented, None),
             Err(Rejection::Unsupported { .. })
         ));
     }

@@ -15,16 +15,16 @@
 //!     PlanChunk { document: 1, partner: Some(0) },
 //! ];
 //! // Document 0: 2 single-hop, 1 multi-hop; document 1: 1 abstract.
-//! let slots = plan(&chunks, &[[2, 1, 0], [0, 0, 1]], 3, 0, 7);
+//! let slots = plan(&chunks, &[[2, 1, 0, 0], [0, 0, 1, 0]], 3, 0, 7);
 //! assert_eq!(slots.len(), 4);
 //! let multi = slots[2].as_ref().unwrap();
 //! assert_eq!((multi.chunk, multi.partner), (0, Some(2)));
-//! assert_eq!(plan(&chunks, &[[0, 0, 0], [0, 2, 0]], 3, 0, 7).len(), 2);
-//! let none = plan(&chunks[..2], &[[0, 0, 0], [1, 0, 0]], 3, 0, 7);
+//! assert_eq!(plan(&chunks, &[[0, 0, 0, 0], [0, 2, 0, 0]], 3, 0, 7).len(), 2);
+//! let none = plan(&chunks[..2], &[[0, 0, 0, 0], [1, 0, 0, 0]], 3, 0, 7);
 //! assert_eq!(none[0], Err(Shortfall::NoChunks { document: 1 }));
 //! ```
 
-use crate::quota::QuestionType;
+use crate::quota::{QuestionType, TYPES};
 use assay_core::aggregate::SplitMix64;
 use std::fmt;
 
@@ -148,7 +148,7 @@ fn shuffle<T>(rng: &mut SplitMix64, items: &mut [T]) {
 /// start when its quota outnumbers them.
 pub fn plan(
     chunks: &[PlanChunk],
-    quotas: &[[usize; 3]],
+    quotas: &[[usize; TYPES]],
     personas: usize,
     evolutions: usize,
     seed: u64,
@@ -171,15 +171,10 @@ pub fn plan(
         let (mut next_own, mut next_linked) = (0, 0);
         for (kind, &n) in QuestionType::ALL.iter().zip(quota) {
             for _ in 0..n {
-                let pool = if *kind == QuestionType::SingleHop {
-                    &own
+                let (pool, at) = if kind.linked() {
+                    (&linked, &mut next_linked)
                 } else {
-                    &linked
-                };
-                let at = if *kind == QuestionType::SingleHop {
-                    &mut next_own
-                } else {
-                    &mut next_linked
+                    (&own, &mut next_own)
                 };
                 let slot = if own.is_empty() {
                     Err(Shortfall::NoChunks { document })
@@ -195,9 +190,7 @@ pub fn plan(
                         kind: *kind,
                         document,
                         chunk,
-                        partner: (*kind != QuestionType::SingleHop)
-                            .then_some(chunks[chunk].partner)
-                            .flatten(),
+                        partner: kind.linked().then_some(chunks[chunk].partner).flatten(),
                         persona: rng.below(personas.max(1)),
                         style: Style::ALL[rng.below(Style::ALL.len())],
                         length: Length::ALL[rng.below(Length::ALL.len())],
@@ -223,7 +216,7 @@ mod tests {
                 partner: (i % 2 == 0).then_some((i + 1) % 12),
             })
             .collect();
-        let quotas = [[3, 1, 1], [2, 2, 1], [2, 1, 2]];
+        let quotas = [[3, 1, 1, 1], [2, 2, 1, 0], [2, 1, 2, 1]];
         let a = plan(&chunks, &quotas, 4, 0, 1);
         assert_eq!(a, plan(&chunks, &quotas, 4, 0, 1));
         assert_ne!(a, plan(&chunks, &quotas, 4, 0, 2));
@@ -237,9 +230,9 @@ mod tests {
         for slot in a.iter().map(|s| s.as_ref().unwrap()) {
             assert_eq!(chunks[slot.chunk].document, slot.document);
             assert!(slot.persona < 4);
-            match slot.kind {
-                QuestionType::SingleHop => assert_eq!(slot.partner, None),
-                _ => assert_eq!(slot.partner, chunks[slot.chunk].partner),
+            match slot.kind.linked() {
+                false => assert_eq!(slot.partner, None),
+                true => assert_eq!(slot.partner, chunks[slot.chunk].partner),
             }
         }
     }
@@ -254,13 +247,13 @@ mod tests {
                 partner: None,
             })
             .collect();
-        let slots = plan(&chunks, &[[6, 0, 0]], 1, 0, 9);
+        let slots = plan(&chunks, &[[6, 0, 0, 0]], 1, 0, 9);
         let used: Vec<usize> = slots.iter().map(|s| s.as_ref().unwrap().chunk).collect();
         let mut first: Vec<usize> = used[..4].to_vec();
         first.sort_unstable();
         assert_eq!(first, [0, 1, 2, 3]);
         assert_eq!(used[4..], used[..2]);
-        let short = plan(&chunks, &[[0, 1, 0]], 1, 0, 9);
+        let short = plan(&chunks, &[[0, 1, 0, 0]], 1, 0, 9);
         assert_eq!(
             short,
             [Err(Shortfall::NoLinkedChunk {

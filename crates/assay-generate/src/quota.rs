@@ -28,20 +28,35 @@ pub enum QuestionType {
     /// Two linked chunks, a question of reasoning or comparison over
     /// their themes (multi-hop abstract).
     Abstract,
+    /// One chunk, a conversational scenario: who the user is and what
+    /// they want, their first message, and the outcome the conversation
+    /// should reach (DeepEval's conversational goldens), for the
+    /// conversation metrics.
+    Conversation,
 }
 
+/// How many question types there are.
+pub const TYPES: usize = QuestionType::ALL.len();
+
 impl QuestionType {
-    pub const ALL: [QuestionType; 3] = [
+    pub const ALL: [QuestionType; 4] = [
         QuestionType::SingleHop,
         QuestionType::MultiHop,
         QuestionType::Abstract,
+        QuestionType::Conversation,
     ];
+
+    /// Whether it asks about two linked chunks.
+    pub fn linked(self) -> bool {
+        matches!(self, QuestionType::MultiHop | QuestionType::Abstract)
+    }
 
     pub fn name(self) -> &'static str {
         match self {
             QuestionType::SingleHop => "single_hop",
             QuestionType::MultiHop => "multi_hop",
             QuestionType::Abstract => "abstract",
+            QuestionType::Conversation => "conversation",
         }
     }
 }
@@ -55,7 +70,7 @@ impl fmt::Display for QuestionType {
 /// The share of each question type, in [`QuestionType::ALL`]'s order,
 /// summing to 1.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Mix([f64; 3]);
+pub struct Mix([f64; TYPES]);
 
 impl Mix {
     /// The share of `kind`.
@@ -65,10 +80,10 @@ impl Mix {
 }
 
 /// ragas' default query distribution: half single-hop, a quarter each of
-/// the multi-hop kinds.
+/// the multi-hop kinds (conversations only when asked for).
 impl Default for Mix {
     fn default() -> Mix {
-        Mix([0.5, 0.25, 0.25])
+        Mix([0.5, 0.25, 0.25, 0.0])
     }
 }
 
@@ -91,8 +106,8 @@ impl FromStr for Mix {
 
     /// `TYPE=SHARE,...`; a type not named has no share; the shares sum to 1.
     fn from_str(text: &str) -> Result<Mix, String> {
-        let mut shares = [0.0; 3];
-        let mut named = [false; 3];
+        let mut shares = [0.0; TYPES];
+        let mut named = [false; TYPES];
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (name, share) = part
                 .split_once('=')
@@ -159,16 +174,16 @@ pub fn apportion(n: usize, weights: &[f64]) -> Vec<usize> {
 /// next question is of the type furthest behind its share) and the
 /// documents take consecutive runs of it, so each document's mix is the
 /// mix within one question of each type.
-pub fn quotas(size: usize, mix: &Mix, documents: usize) -> Vec<[usize; 3]> {
+pub fn quotas(size: usize, mix: &Mix, documents: usize) -> Vec<[usize; TYPES]> {
     if documents == 0 {
         return Vec::new();
     }
     let per_type = apportion(size, &mix.0);
     let mut sequence = Vec::with_capacity(size);
-    let mut placed = [0usize; 3];
+    let mut placed = [0usize; TYPES];
     for _ in 0..size {
         // Webster's rule: the type whose next question is furthest behind.
-        let next = (0..3)
+        let next = (0..TYPES)
             .filter(|&t| placed[t] < per_type[t])
             .min_by(|&a, &b| {
                 let key = |t: usize| (placed[t] as f64 + 0.5) / per_type[t] as f64;
@@ -182,7 +197,7 @@ pub fn quotas(size: usize, mix: &Mix, documents: usize) -> Vec<[usize; 3]> {
     let mut out = Vec::with_capacity(documents);
     let mut at = 0;
     for n in per_document {
-        let mut counts = [0; 3];
+        let mut counts = [0; TYPES];
         for &t in &sequence[at..at + n] {
             counts[t] += 1;
         }
@@ -199,7 +214,10 @@ mod tests {
     #[test]
     fn a_mix_is_read_and_checked() {
         let mix: Mix = "abstract=0.2, single_hop=0.8".parse().unwrap();
-        assert_eq!(mix.to_string(), "single_hop=0.8,multi_hop=0,abstract=0.2");
+        assert_eq!(
+            mix.to_string(),
+            "single_hop=0.8,multi_hop=0,abstract=0.2,conversation=0"
+        );
         let e = |t: &str| t.parse::<Mix>().unwrap_err();
         assert_eq!(e("single_hop=0.5"), "the shares sum to 0.5, not 1");
         assert!(e("singlehop=1").starts_with("\"singlehop\": not a question type"));
@@ -224,7 +242,10 @@ mod tests {
     #[test]
     fn worked_example_twenty_over_three_documents() {
         let mix: Mix = "single_hop=0.5,multi_hop=0.3,abstract=0.2".parse().unwrap();
-        assert_eq!(quotas(20, &mix, 3), [[4, 2, 1], [3, 2, 2], [3, 2, 1]]);
+        assert_eq!(
+            quotas(20, &mix, 3),
+            [[4, 2, 1, 0], [3, 2, 2, 0], [3, 2, 1, 0]]
+        );
     }
 
     #[test]

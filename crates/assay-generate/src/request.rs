@@ -23,7 +23,7 @@
 use crate::check::Rejection;
 use crate::evolve::Evolution;
 use crate::plan::{Length, Slot, Style};
-use crate::quota::QuestionType;
+use crate::quota::{QuestionType, TYPES};
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -60,13 +60,14 @@ pub struct Example {
 
 /// The prompt of a question type.
 pub fn prompt(kind: QuestionType) -> &'static Prompt {
-    static PROMPTS: OnceLock<[Prompt; 3]> = OnceLock::new();
+    static PROMPTS: OnceLock<[Prompt; TYPES]> = OnceLock::new();
     let all = PROMPTS.get_or_init(|| {
         let parse = |text: &str| serde_json::from_str(text).expect("a built-in prompt file parses");
         [
             parse(include_str!("../prompts/single_hop.json")),
             parse(include_str!("../prompts/multi_hop.json")),
             parse(include_str!("../prompts/abstract.json")),
+            parse(include_str!("../prompts/conversation.json")),
         ]
     });
     &all[kind as usize]
@@ -238,7 +239,11 @@ mod tests {
         for kind in QuestionType::ALL {
             let p = prompt(kind);
             assert_eq!(p.id, kind.name());
-            assert_eq!(p.output_schema["required"], json!(["question", "answer"]));
+            let required = match kind {
+                QuestionType::Conversation => json!(["scenario", "question", "answer"]),
+                _ => json!(["question", "answer"]),
+            };
+            assert_eq!(p.output_schema["required"], required);
             assert_eq!(p.output_schema["additionalProperties"], false);
             for e in &p.examples {
                 assert!(e.output["question"].is_string() && e.output["answer"].is_string());

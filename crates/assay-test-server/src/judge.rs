@@ -442,6 +442,15 @@ fn rule(prompt: &str, last: &str) -> Option<Value> {
     Some(match prompt {
         "statements" => json!({"statements": split_statements(sec("text"))}),
         "generate_single_hop" | "generate_multi_hop" | "generate_abstract" => generated(&s),
+        // A scenario of the persona's, around the same question and answer.
+        "generate_conversation" => {
+            let mut g = generated(&s);
+            g["scenario"] = json!(format!(
+                "{} wants to know what the source says.",
+                sec("persona")
+            ));
+            g
+        }
         // A question that points at "the source" is not self-contained.
         "generate_critic" => {
             if sec("question").contains("the source") {

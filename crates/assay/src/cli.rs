@@ -59,7 +59,7 @@ pub struct GenerateArgs {
     /// FILE.rejected.jsonl, the counts in FILE.summary.json.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// The question types' shares [default: single_hop=0.5,multi_hop=0.25,abstract=0.25].
+    /// The question types' shares, of single_hop, multi_hop, abstract and conversation [default: single_hop=0.5,multi_hop=0.25,abstract=0.25].
     #[arg(long, value_name = "TYPE=SHARE,...")]
     pub mix: Option<assay_generate::quota::Mix>,
     /// The seed of the plan (which chunk, persona, style and length each

@@ -6,7 +6,7 @@
 //! and exits 5, each candidate kept with its reason.
 
 use crate::common::{assay, read_json, read_jsonl, repo, stderr};
-use crate::judged::{Fixture, KEY};
+use crate::judged::{ok, Fixture, KEY};
 use assay_test_server::{chat, judge, Reply};
 use serde_json::json;
 use std::path::Path;
@@ -165,6 +165,71 @@ fn a_test_set_from_the_bundled_documents_that_eval_scores() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let summary = read_json(&run.join("summary.json"));
     assert_eq!(summary["rows"], 9, "{summary}");
+}
+
+/// `conversation` in the mix: scenarios with DeepEval's golden fields,
+/// each from its own prompt; once an application holds the conversation,
+/// `agent_goal_accuracy` reads the scenario's outcome as the desired one.
+#[test]
+fn conversational_scenarios_are_made_and_their_conversations_scored() {
+    let fx = Fixture::content_reading();
+    let out = fx.path("set.jsonl");
+    let o = generate(
+        &fx,
+        &out,
+        &["--size", "6", "--mix", "single_hop=0.5,conversation=0.5"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(
+        summary["by_type"],
+        json!({"conversation": 3, "single_hop": 3})
+    );
+    assert_eq!(fx.asked("generate_conversation"), 3);
+    let rows = read_jsonl(&out);
+    let conversations: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["question_type"] == "conversation")
+        .collect();
+    assert_eq!(conversations.len(), 3);
+    for r in &conversations {
+        let persona = r["persona"].as_str().unwrap();
+        assert_eq!(r["user_description"], persona);
+        assert_eq!(
+            r["scenario"],
+            format!("{persona} wants to know what the source says.")
+        );
+        assert_eq!(r["expected_outcome"], r["reference"]);
+    }
+    assert!(rows
+        .iter()
+        .filter(|r| r["question_type"] == "single_hop")
+        .all(|r| r.get("scenario").is_none()));
+
+    // A toy assistant answers the first message with the first context.
+    let held: Vec<serde_json::Value> = conversations
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r["id"],
+                "reference": r["expected_outcome"],
+                "messages": [
+                    {"role": "user", "content": r["user_input"]},
+                    {"role": "assistant", "content": r["reference_contexts"][0]},
+                ],
+            })
+        })
+        .collect();
+    let data = fx.data(&held);
+    ok(&fx.eval(&data, "agent_goal_accuracy", "run", &[]));
+    let scored = crate::common::results(&fx.path("run"));
+    assert_eq!(scored.len(), 3);
+    for r in &scored {
+        let row = held.iter().find(|h| h["id"] == r["sample_id"]).unwrap();
+        assert_eq!(r["value"], 1.0, "{r}");
+        assert_eq!(r["details"]["against_reference"], true, "{r}");
+        assert_eq!(r["details"]["desired_outcome"], row["reference"], "{r}");
+    }
 }
 
 /// `--evolution`: each question draws one of the evolutions named, its
