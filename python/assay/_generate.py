@@ -104,6 +104,7 @@ def generate(
     max_calls: int | None = None,
     max_cost: float | None = None,
     critic: float | None = None,
+    closed_book: bool = False,
     threads: int | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
@@ -150,7 +151,9 @@ def generate(
     (at the judge's price, `prices={"MODEL": "IN/OUT"}`), keeping what was
     made. `critic`: the judge also scores each question that passes the
     checks for self-containment and clarity, 0 to 1, and those below this
-    are rejected with its feedback. `progress`: True prints the generation's notes on stderr (a
+    are rejected with its feedback. `closed_book`: the judge is also asked
+    each question alone, without its contexts, and those it answers as the
+    reference does are rejected. `progress`: True prints the generation's notes on stderr (a
     line at each tenth of the plan), a callable receives them as
     `("note", line)`, False is silent. Ctrl-C, or `stop` (a
     `threading.Event`) once set, stops the generation with what was made

@@ -12,10 +12,10 @@
 use crate::judging::answered;
 use crate::{CancelToken, Observer, Result};
 use assay_generate::check::Rejection;
-use assay_generate::critic;
-use assay_generate::pipeline::Prepared;
+use assay_generate::pipeline::{Prepared, CHUNKS_PER_QUESTION};
 use assay_generate::plan::Slot;
 use assay_generate::request::{Earlier, Request};
+use assay_generate::{closed_book, critic};
 use assay_llm::{
     CachedEmbedder, ChatModel, ChatRequest, ChatResponse, Embedder, Judge, JudgeHistory, Message,
     ModelIdentity, Price, PromptRef, Source, Usage,
@@ -160,7 +160,22 @@ pub fn generate(
         // The last rejected candidate's question and why, for the next
         // attempt's request.
         let mut earlier: Option<(Option<String>, Rejection)> = None;
-        for attempt in 0..attempts {
+        // The chunk asked about: the slot's own, then, each after
+        // `attempts` rejected candidates, another of its document's.
+        let mut asking = slot.clone();
+        let mut chunks = 1;
+        for attempt in 0..attempts * CHUNKS_PER_QUESTION {
+            if attempt > 0 && attempt % attempts == 0 {
+                match prepared.fallback(slot, attempt / attempts) {
+                    Some(other) => {
+                        asking = other;
+                        chunks += 1;
+                        earlier = None;
+                    }
+                    None => break,
+                }
+            }
+            let slot = &asking;
             done.stopped = spent(&done, budget, cancel);
             if done.stopped.is_some() {
                 break;
@@ -181,7 +196,10 @@ pub fn generate(
                         question: question.as_deref(),
                         why,
                     });
-                    asker.ask(&chat_request(prepared, slot, attempt, told), &mut done)?
+                    asker.ask(
+                        &chat_request(prepared, slot, attempt % attempts, told),
+                        &mut done,
+                    )?
                 }
             };
             let json = match asked {
@@ -224,6 +242,20 @@ pub fn generate(
                     }
                 }
             };
+            let criticised = match criticised {
+                Ok(()) if prepared.options.closed_book => {
+                    let request = to_chat(closed_book::request(checked.question()));
+                    match asker.ask(&request, &mut done)? {
+                        Asked::Answered(answer) => checked.closed_book(&answer),
+                        Asked::Failed(error) => Err(Rejection::Judge { error }),
+                        Asked::Interrupted => {
+                            done.stopped = Some("interrupted");
+                            break;
+                        }
+                    }
+                }
+                other => other,
+            };
             match criticised {
                 Ok(()) => {
                     done.rows.push(prepared.keep(checked));
@@ -242,8 +274,10 @@ pub fn generate(
             done.shortfalls.push(match done.stopped {
                 Some(why) => format!("{document}: {}", stopped_before(why)),
                 None => format!(
-                    "{document}: {}: no candidate kept in {attempts} attempts",
-                    slot.kind
+                    "{document}: {}: no candidate kept in {} attempts over {chunks} chunk{}",
+                    slot.kind,
+                    attempts * chunks,
+                    if chunks == 1 { "" } else { "s" }
                 ),
             });
         }

@@ -57,6 +57,9 @@ pub enum Rejection {
     /// The critic scored the question below the minimum
     /// ([`crate::critic`]).
     LowQuality { score: f64, feedback: String },
+    /// The judge answered the question alone, without the contexts, as
+    /// the reference does ([`crate::closed_book`]).
+    AnswerableWithoutContext { answer: String },
 }
 
 impl fmt::Display for Rejection {
@@ -83,6 +86,10 @@ impl fmt::Display for Rejection {
                     "low_quality: the critic scored it {score:.2}: {feedback}"
                 )
             }
+            Rejection::AnswerableWithoutContext { answer } => write!(
+                f,
+                "answerable_without_context: answered without the contexts: {answer:?}"
+            ),
         }
     }
 }
@@ -126,6 +133,9 @@ impl Rejection {
             Rejection::LowQuality { score, feedback } => {
                 format!("a reviewer scored it {score:.2} of 1: {feedback}")
             }
+            Rejection::AnswerableWithoutContext { .. } => "it can be answered from general \
+                 knowledge, without the context: ask about what only the context states"
+                .to_string(),
         }
     }
 
@@ -138,6 +148,7 @@ impl Rejection {
             Rejection::Duplicate { .. } => "duplicate",
             Rejection::AnswerInQuestion => "answer_in_question",
             Rejection::LowQuality { .. } => "low_quality",
+            Rejection::AnswerableWithoutContext { .. } => "answerable_without_context",
         }
     }
 }
@@ -203,28 +214,23 @@ pub fn supported(
 }
 
 /// Whether the question alone holds its answer, checked against the
-/// question without the contexts: a bare answer whose content words are
-/// all in the question, or an answer every sentence of which the question
-/// supports.
+/// question without the contexts: every content word of the answer (by
+/// stem) is in the question. (The grounding verdict read "Paris is the
+/// capital of France." as supported by "What is the capital of
+/// France?": a sentence that only adds its one name scores high on
+/// coverage.)
 pub fn given_away(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
-    let answer_words = assay_grounding::features::words(&candidate.answer);
-    let away = if answer_words.len() < BARE_ANSWER_WORDS {
-        let question: std::collections::HashSet<String> =
-            assay_grounding::features::words(&candidate.question)
-                .iter()
-                .map(|w| lexicon.stem(w))
-                .collect();
-        let content: Vec<&String> = answer_words
+    let question: std::collections::HashSet<String> =
+        assay_grounding::features::words(&candidate.question)
             .iter()
-            .filter(|w| !lexicon.is_stop(w))
+            .map(|w| lexicon.stem(w))
             .collect();
-        !content.is_empty() && content.iter().all(|w| question.contains(&lexicon.stem(w)))
-    } else {
-        let support = Support::in_language([candidate.question.as_str()], lexicon);
-        assay_text::sentences::split_sentences(&candidate.answer)
-            .into_iter()
-            .all(|s| Model::builtin().judge(s, &support).supported())
-    };
+    let answer_words = assay_grounding::features::words(&candidate.answer);
+    let content: Vec<&String> = answer_words
+        .iter()
+        .filter(|w| !lexicon.is_stop(w))
+        .collect();
+    let away = !content.is_empty() && content.iter().all(|w| question.contains(&lexicon.stem(w)));
     if away {
         Err(Rejection::AnswerInQuestion)
     } else {
@@ -307,6 +313,11 @@ mod tests {
             "Radium was discovered by the Curies in 1898.",
         );
         assert_eq!(given_away(&open, en), Ok(()));
+        let named = c(
+            "What is the capital of France?",
+            "Paris is the capital of France.",
+        );
+        assert_eq!(given_away(&named, en), Ok(()));
     }
 
     /// A long answer is checked sentence by sentence: one unsupported

@@ -31,17 +31,7 @@ pub fn prompt() -> &'static Prompt {
 
 /// The critic's request about `question`.
 pub fn request(question: &str) -> Request {
-    let p = prompt();
-    let mut system = p.instruction.clone();
-    p.append_examples(&mut system);
-    Request {
-        prompt: format!("generate/{}", p.id),
-        version: p.version,
-        system,
-        user: format!("question:\n{question}"),
-        schema: p.output_schema.clone(),
-        draw: None,
-    }
+    prompt().about_question(question)
 }
 
 /// The critic's score when it is `min` or more; below, the rejection with

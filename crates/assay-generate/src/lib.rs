@@ -6,13 +6,15 @@
 //! shingles ([`dedup`]), and the questions a test set asks for shared
 //! exactly between question types and documents ([`quota`]); then each
 //! planned question's request ([`request`]), the checks of the judge's
-//! answer ([`check`]), and the critic's request and verdict ([`critic`]).
+//! answer ([`check`]), the critic's request and verdict ([`critic`]), and
+//! the closed-book check's ([`closed_book`]).
 //!
 //! Everything here is a pure function of its inputs: the same documents
 //! and settings give the same chunks and quotas, bit for bit.
 
 pub mod check;
 pub mod chunk;
+pub mod closed_book;
 pub mod critic;
 pub mod dedup;
 pub mod document;

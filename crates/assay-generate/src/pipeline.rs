@@ -52,6 +52,9 @@ pub struct Options {
     /// The critic's least score of a kept question, when the judge is
     /// asked to criticise each ([`crate::critic`]).
     pub critic: Option<f64>,
+    /// Whether each candidate's question is asked of the judge alone,
+    /// without its contexts ([`crate::closed_book`]).
+    pub closed_book: bool,
 }
 
 impl Default for Options {
@@ -68,12 +71,19 @@ impl Default for Options {
             max_calls: None,
             max_cost: None,
             critic: None,
+            closed_book: false,
         }
     }
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
+
+/// Chunks of its document a question is asked about at most, each for
+/// [`Options::attempts`] attempts, before it counts as not made: a small
+/// local judge that cannot make a question from one chunk often can from
+/// another (see [`Prepared::fallback`]).
+pub const CHUNKS_PER_QUESTION: usize = 3;
 
 /// One chunk the plan may ask about.
 #[derive(Clone, Debug)]
@@ -113,6 +123,8 @@ pub struct Prepared<'a> {
 #[derive(Debug)]
 pub struct Checked {
     kept: Kept,
+    candidate: Candidate,
+    lexicon: Lexicon,
     row: Value,
 }
 
@@ -120,6 +132,12 @@ impl Checked {
     /// Its question.
     pub fn question(&self) -> &str {
         &self.kept.question
+    }
+
+    /// Whether it needs its contexts, by the judge's closed-book `answer`
+    /// ([`crate::closed_book::verdict`]).
+    pub fn closed_book(&self, answer: &Value) -> Result<(), Rejection> {
+        crate::closed_book::verdict(&self.candidate, answer, self.lexicon)
     }
 }
 
@@ -251,6 +269,32 @@ impl Prepared<'_> {
         std::iter::once(slot.chunk).chain(slot.partner).collect()
     }
 
+    /// `slot` moved to the `n`th chunk after its own among its
+    /// document's chunks that its type can ask about (in the documents'
+    /// order, from the start again after the last), for a question no
+    /// candidate of which was kept from its own chunk; `None` where the
+    /// document has no `n`th other chunk, or `n` reaches
+    /// [`CHUNKS_PER_QUESTION`].
+    pub fn fallback(&self, slot: &Slot, n: usize) -> Option<Slot> {
+        let pool: Vec<usize> = (0..self.pieces.len())
+            .filter(|&i| self.pieces[i].document == slot.document)
+            .filter(|&i| !slot.kind.linked() || self.pieces[i].partner.is_some())
+            .collect();
+        if n == 0 || n >= CHUNKS_PER_QUESTION || n >= pool.len() {
+            return None;
+        }
+        let at = pool.iter().position(|&i| i == slot.chunk)?;
+        let chunk = pool[(at + n) % pool.len()];
+        Some(Slot {
+            chunk,
+            partner: match slot.kind.linked() {
+                true => self.pieces[chunk].partner.as_ref().map(|p| p.chunk),
+                false => None,
+            },
+            ..slot.clone()
+        })
+    }
+
     /// The request for `slot`, attempt `attempt` (from 0), told of the
     /// `earlier` attempt's rejected candidate where there is one.
     pub fn request(&self, slot: &Slot, attempt: usize, earlier: Option<Earlier<'_>>) -> Request {
@@ -362,8 +406,8 @@ impl Prepared<'_> {
             })
             .collect();
         let mut row = json!({
-            "user_input": candidate.question,
-            "reference": candidate.answer,
+            "user_input": candidate.question.clone(),
+            "reference": candidate.answer.clone(),
             "reference_contexts": contexts,
             "reference_context_spans": spans,
             "question_type": slot.kind.name(),
@@ -389,7 +433,12 @@ impl Prepared<'_> {
             let outcome = fields["reference"].clone();
             fields.insert("expected_outcome".into(), outcome);
         }
-        Ok(Checked { kept: mine, row })
+        Ok(Checked {
+            kept: mine,
+            candidate,
+            lexicon,
+            row,
+        })
     }
 
     /// Keeps a checked candidate: its row, numbered, and its question
@@ -432,6 +481,12 @@ impl Prepared<'_> {
                 crate::critic::prompt().version
             ));
         }
+        if o.closed_book {
+            signature.push_str(&format!(
+                " closed_book@v{}",
+                crate::closed_book::prompt().version
+            ));
+        }
         if !o.evolutions.is_empty() {
             let names: Vec<&str> = o.evolutions.iter().map(|e| e.name()).collect();
             signature.push_str(&format!(
@@ -444,8 +499,9 @@ impl Prepared<'_> {
     }
 
     /// The estimated tokens of every planned request's messages (the
-    /// first attempts, and the critic's prompt for each where it is
-    /// asked, less the question it is shown), for a dry run.
+    /// first attempts, and the critic's and the closed-book prompts for
+    /// each where they are asked, less the question they are shown), for
+    /// a dry run.
     pub fn estimated_tokens(&self) -> usize {
         let tokens = |r: Request| {
             crate::chunk::estimate_tokens(&r.system) + crate::chunk::estimate_tokens(&r.user)
@@ -453,6 +509,9 @@ impl Prepared<'_> {
         let critic = match self.options.critic {
             Some(_) => tokens(crate::critic::request("")),
             None => 0,
+        } + match self.options.closed_book {
+            true => tokens(crate::closed_book::request("")),
+            false => 0,
         };
         self.slots
             .iter()
@@ -604,6 +663,47 @@ mod tests {
             p.accept(&slot, &invented, None),
             Err(Rejection::Unsupported { .. })
         ));
+    }
+
+    /// A question asked again from other chunks of its document: the
+    /// next ones in order, around the end, each once, at most
+    /// [`CHUNKS_PER_QUESTION`] in all.
+    #[test]
+    fn a_question_falls_back_to_other_chunks_of_its_document() {
+        let d = vec![Document::markdown(
+            "parts.md",
+            "# One\n\nThe first part of the text holds enough words to be asked about here.\n\n\
+             # Two\n\nThe second part of the text holds enough words to be asked about too.\n\n\
+             # Three\n\nThe third part of the text holds enough words to be asked about as well.",
+        )];
+        let p = prepare(
+            &d,
+            &Options {
+                chunk_tokens: 20,
+                ..options(1)
+            },
+        );
+        assert_eq!(p.pieces.len(), 3);
+        let slot = p.slots[0].clone().unwrap();
+        assert_eq!(p.fallback(&slot, 0), None);
+        let chunks: Vec<usize> = (1..CHUNKS_PER_QUESTION)
+            .map(|n| p.fallback(&slot, n).unwrap().chunk)
+            .collect();
+        let mut all = chunks.clone();
+        all.push(slot.chunk);
+        all.sort_unstable();
+        assert_eq!(all, [0, 1, 2]);
+        assert_eq!(chunks[0], (slot.chunk + 1) % 3);
+        assert_eq!(p.fallback(&slot, CHUNKS_PER_QUESTION), None);
+        let moved = p.fallback(&slot, 1).unwrap();
+        assert_eq!(
+            (moved.persona, moved.style, moved.kind),
+            (slot.persona, slot.style, slot.kind)
+        );
+        assert_ne!(
+            p.request(&moved, 0, None).user,
+            p.request(&slot, 0, None).user
+        );
     }
 
     /// A first request is answered greedily; a retry is drawn at the

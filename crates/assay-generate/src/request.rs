@@ -39,6 +39,21 @@ pub struct Prompt {
 }
 
 impl Prompt {
+    /// The request that shows this prompt's judge a `question` and
+    /// nothing else (the critic, the closed-book check).
+    pub fn about_question(&self, question: &str) -> Request {
+        let mut system = self.instruction.clone();
+        self.append_examples(&mut system);
+        Request {
+            prompt: format!("generate/{}", self.id),
+            version: self.version,
+            system,
+            user: format!("question:\n{question}"),
+            schema: self.output_schema.clone(),
+            draw: None,
+        }
+    }
+
     /// Appends the worked examples to a system message.
     pub fn append_examples(&self, system: &mut String) {
         for example in &self.examples {

@@ -11,7 +11,7 @@ use assay_config::{JudgeConfig, UsageError};
 use assay_engine::ModelChoice;
 use assay_engine::{CancelToken, Observer};
 use assay_generate::document::{read_paths, Document};
-use assay_generate::pipeline::{prepare, Options, Prepared};
+use assay_generate::pipeline::{prepare, Options, Prepared, CHUNKS_PER_QUESTION};
 use assay_llm::{ChatModel, Usage};
 use assay_metrics::judged::prompt::PromptSet;
 use serde_json::{json, Value};
@@ -105,8 +105,10 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
     let (documents, unread) = documents(&config.documents)?;
     let prepared = prepare(&documents, &config.options);
     let planned: Vec<_> = prepared.slots.iter().flatten().collect();
-    // A criticised candidate takes a second call.
-    let calls_per_candidate = 1 + usize::from(config.options.critic.is_some());
+    // A criticised candidate takes a call more, and so does one asked
+    // closed-book.
+    let calls_per_candidate =
+        1 + usize::from(config.options.critic.is_some()) + usize::from(config.options.closed_book);
     let prompt_tokens = prepared.estimated_tokens();
     let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
     for slot in &planned {
@@ -118,6 +120,9 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
         .filter_map(|s| s.as_ref().err())
         .map(ToString::to_string)
         .collect();
+    // Each question's attempts, over as many chunks as it may be asked
+    // about.
+    let attempts = prepared.options.attempts.max(1) * CHUNKS_PER_QUESTION;
     let summary = json!({
         "documents": documents.len(),
         "chunks": chunks(&prepared),
@@ -126,12 +131,12 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
         "not_planned": not_planned,
         "judge_calls": {
             "at_least": planned.len() * calls_per_candidate,
-            "at_most": planned.len() * prepared.options.attempts.max(1) * calls_per_candidate,
+            "at_most": planned.len() * attempts * calls_per_candidate,
         },
         "estimated_prompt_tokens": prompt_tokens,
         "estimated_cost": estimated_cost(
             config,
-            prepared.options.attempts,
+            attempts,
             prompt_tokens,
             planned.len() * calls_per_candidate,
         ),
@@ -172,7 +177,7 @@ fn estimated_cost(
     });
     json!({
         "first_attempts": first,
-        "at_most": first * attempts.max(1) as f64,
+        "at_most": first * attempts as f64,
         "completion_tokens_per_call": COMPLETION_TOKENS_PER_CALL,
     })
 }

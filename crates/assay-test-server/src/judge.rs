@@ -451,6 +451,8 @@ fn rule(prompt: &str, last: &str) -> Option<Value> {
             ));
             g
         }
+        // The loopback knows nothing without a context.
+        "generate_closed_book" => json!({"known": false, "answer": ""}),
         // A question that points at "the source" is not self-contained.
         "generate_critic" => {
             if sec("question").contains("the source") {

@@ -93,6 +93,11 @@ pub struct GenerateArgs {
     /// and keep those scored MIN or more.
     #[arg(long, value_name = "MIN")]
     pub critic: Option<f64>,
+    /// Ask the judge each question alone, without its contexts, and reject
+    /// those it answers as the reference does (common knowledge, not a
+    /// test of the contexts).
+    #[arg(long)]
+    pub closed_book: bool,
     #[command(flatten)]
     pub judged: Judged,
 }

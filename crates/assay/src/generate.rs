@@ -26,6 +26,7 @@ pub fn generate(args: GenerateArgs) -> Result<u8> {
             max_calls: args.max_calls,
             max_cost: args.max_cost,
             critic: args.critic,
+            closed_book: args.closed_book,
             ..Options::default()
         },
         out: Some(args.out.clone()),

@@ -16,6 +16,11 @@ use std::process::Output;
 /// with the fixture's `ASSAY_HOME` seeing the fetched local models (the
 /// embedder of the duplicate check).
 fn command(fx: &Fixture, out: &Path, extra: &[&str]) -> std::process::Command {
+    command_on(fx, &repo().join("examples/docs"), out, extra)
+}
+
+/// [`command`] on other documents.
+fn command_on(fx: &Fixture, docs: &Path, out: &Path, extra: &[&str]) -> std::process::Command {
     let models = fx.path("models");
     if !models.exists() {
         std::os::unix::fs::symlink(assay_local::models_dir(), &models).unwrap();
@@ -23,7 +28,7 @@ fn command(fx: &Fixture, out: &Path, extra: &[&str]) -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_assay"));
     command
         .arg("generate")
-        .arg(repo().join("examples/docs"))
+        .arg(docs)
         .args(["--out", out.to_str().unwrap()])
         .args([
             "--judge",
@@ -232,6 +237,92 @@ fn conversational_scenarios_are_made_and_their_conversations_scored() {
     }
 }
 
+/// `--closed-book`: each candidate that passes the other checks is asked
+/// of the judge without its contexts; one the judge answers as the
+/// reference does is rejected (exit 5 when none is left), one it does not
+/// know is kept; the dry run counts the call.
+#[test]
+fn a_question_the_judge_answers_without_its_context_is_rejected() {
+    let judge_knows = |known: bool| {
+        move |req: &assay_test_server::Recorded, _: usize| match judge::prompt_name(req) {
+            Some("generate_single_hop") => chat(
+                &json!({"question": "What is the capital of France?",
+                            "answer": "Paris is the capital of France."})
+                .to_string(),
+            ),
+            Some("generate_closed_book") => chat(
+                &json!({"known": known,
+                            "answer": if known { "The capital of France is Paris." } else { "" }})
+                .to_string(),
+            ),
+            _ => Reply::json(500, json!({"error": "unexpected"})),
+        }
+    };
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::write(
+        docs.path().join("france.md"),
+        "# France\n\nParis is the capital of France and its largest city, on the Seine, \
+         with about two million people in the city itself and twelve million around it.\n",
+    )
+    .unwrap();
+    let args = ["--size", "1", "--mix", "single_hop=1", "--closed-book"];
+
+    let fx = Fixture::new(judge_knows(true));
+    let out = fx.path("set.jsonl");
+    let o = command_on(&fx, docs.path(), &out, &args).output().unwrap();
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    let rejected = read_jsonl(&fx.path("set.rejected.jsonl"));
+    assert_eq!(rejected.len(), 3, "{rejected:?}");
+    assert!(
+        rejected.iter().all(|r| r["rejection"]
+            == json!({"reason": "answerable_without_context",
+                      "answer": "The capital of France is Paris."})),
+        "{rejected:?}"
+    );
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(
+        summary["rejected"],
+        json!({"answerable_without_context": 3})
+    );
+    assert!(summary["generator"]
+        .as_str()
+        .unwrap()
+        .contains("closed_book@v1"));
+    // The closed-book request holds the question and not the context; the
+    // same question again is answered from the cache.
+    let closed: Vec<String> = fx
+        .chats()
+        .iter()
+        .filter(|r| judge::prompt_name(r) == Some("generate_closed_book"))
+        .map(|r| {
+            r.body["messages"][1]["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(closed.len(), 1);
+    assert_eq!(summary["judge"]["cache_hits"], 2);
+    assert!(closed
+        .iter()
+        .all(|u| u == "question:\nWhat is the capital of France?"));
+
+    let fx = Fixture::new(judge_knows(false));
+    let out = fx.path("set.jsonl");
+    let o = command_on(&fx, docs.path(), &out, &args).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(read_jsonl(&out).len(), 1);
+
+    let plan = fx.path("plan.jsonl");
+    let mut dry = args.to_vec();
+    dry.push("--dry-run");
+    let o = command_on(&fx, docs.path(), &plan, &dry).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    // Two calls a candidate, up to three attempts on each of three chunks.
+    assert!(printed.contains("judge calls: 2 to 18"), "{printed}");
+}
+
 /// `--evolution`: each question draws one of the evolutions named, its
 /// instruction is in the request the judge reads, the row names it, and
 /// the plan is otherwise the one without them.
@@ -319,8 +410,8 @@ fn a_judge_whose_answers_are_never_supported_makes_no_row_and_exits_5() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(read_jsonl(&out).is_empty());
     let rejected = read_jsonl(&fx.path("set.rejected.jsonl"));
-    // Three questions, three attempts each.
-    assert_eq!(rejected.len(), 9);
+    // Three questions, three attempts on each of three chunks.
+    assert_eq!(rejected.len(), 27);
     assert!(
         rejected
             .iter()
@@ -332,7 +423,8 @@ fn a_judge_whose_answers_are_never_supported_makes_no_row_and_exits_5() {
     assert_eq!(summary["not_made"].as_array().unwrap().len(), 3);
     let printed = String::from_utf8_lossy(&o.stdout);
     assert!(
-        printed.contains("not made: ") && printed.contains("no candidate kept in 3 attempts"),
+        printed.contains("not made: ")
+            && printed.contains("no candidate kept in 9 attempts over 3 chunks"),
         "{printed}"
     );
 }
@@ -498,7 +590,8 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     let summary = read_json(&fx.path("strict.summary.json"));
     assert_eq!(summary["made"], 0);
-    assert_eq!(summary["rejected"], json!({"low_quality": 6}));
+    // Two questions, three attempts on each of three chunks.
+    assert_eq!(summary["rejected"], json!({"low_quality": 18}));
     let rejected = read_jsonl(&fx.path("strict.rejected.jsonl"));
     assert_eq!(
         rejected[0]["rejection"],
@@ -515,7 +608,8 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
         .filter_map(|r| r.body["messages"][1]["content"].as_str().map(String::from))
         .filter(|user| user.contains("attempt:\n2"))
         .collect();
-    assert_eq!(retries.len(), 2);
+    // The second attempt on each of three chunks, for each question.
+    assert_eq!(retries.len(), 6);
     assert!(retries.iter().all(|user| user.contains(
         "why it was rejected:\na reviewer scored it 0.30 of 1: Name the subject instead of the source."
     )));
@@ -528,7 +622,7 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
     // A question and its critique each, both from the first run's cache.
     assert_eq!(summary["judge"]["calls"], 4);
     assert_eq!(summary["judge"]["cache_hits"], 4);
-    assert_eq!(fx.asked("generate_critic"), 6);
+    assert_eq!(fx.asked("generate_critic"), 18);
 
     let o = generate(&fx, &lenient, &["--size", "2", "--critic", "2"]);
     assert_eq!(o.status.code(), Some(2));
