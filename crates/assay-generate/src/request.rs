@@ -179,7 +179,7 @@ pub struct Earlier<'a> {
 /// The request for `slot` about `contexts` (one, or the chunk and its
 /// partner) linked by `shared` terms, in `voice`; `attempt` > 0 asks
 /// again for another question after a rejected one, told which and why
-/// when `earlier` says.
+/// when `earlier` says, without the prompt's worked examples.
 pub fn render(
     slot: &Slot,
     contexts: &[Context<'_>],
@@ -200,7 +200,11 @@ pub fn render(
         length_words(slot.length),
         voice.language
     ));
-    p.append_examples(&mut system);
+    // A retry shows no worked example: the local 0.5B judge wrote the
+    // example's question again for documents it found hard.
+    if attempt == 0 {
+        p.append_examples(&mut system);
+    }
     let mut user = vec![
         format!("persona:\n{}", voice.persona),
         format!("style:\n{}", slot.style.name()),
@@ -311,5 +315,8 @@ mod tests {
         );
         assert!(r.system.contains("of 20 to 35 words"));
         assert_eq!(r.prompt, "generate/multi_hop");
+        assert!(!r.system.contains("Example:"));
+        let first = render(&slot, &contexts, &shared, voice, 0, None);
+        assert!(first.system.contains("Example:"));
     }
 }
