@@ -7,7 +7,7 @@
 //! "moons" finds "moon". Numbers are compared as written, less thousands
 //! separators ("1,000" is "1000").
 
-use crate::records::{unset_attributes, Attribute};
+use crate::records::{asserted, unset_attributes, Attribute};
 use crate::slots::{conflict_in, Conflict, Kind};
 pub use crate::words::{is_stop_word, words};
 use crate::words::{spelled, Lexicon};
@@ -273,7 +273,7 @@ impl Features {
         }
         let conflict = best
             .and_then(|(r, _)| slot_conflict(claim, &claim_set, support, &recalls, r))
-            .or_else(|| record_conflict(claim, support));
+            .or_else(|| record_conflict(&all_words, &all_stems, support));
         let (best_recall, best_bigrams, negation_mismatch, best_sentence) = match best {
             Some((recall, s)) => (
                 recall,
@@ -312,13 +312,10 @@ impl Features {
     }
 }
 
-/// The first attribute that a record of `support` marks unset and
-/// `claim` asserts ([`crate::records`]).
-fn record_conflict(claim: &str, support: &Support) -> Option<Conflict> {
-    let a = support
-        .records
-        .iter()
-        .find(|a| a.named_in(claim, &support.lexicon))?;
+/// The first attribute that a record of `support` marks unset and a
+/// claim of `words` (with their `stems`) asserts ([`crate::records`]).
+fn record_conflict(words: &[String], stems: &[String], support: &Support) -> Option<Conflict> {
+    let a = asserted(&support.records, words, stems, &support.lexicon)?;
     let stated = format!("{} as {}", a.path, a.value);
     Some(Conflict {
         kind: Kind::Record,

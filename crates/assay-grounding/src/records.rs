@@ -47,8 +47,9 @@ pub struct Attribute {
     /// The value as the record writes it (`False`, `none`, `null`).
     pub value: String,
     /// The key's words, lower-cased, without the namespace and the stop
-    /// words that open it.
+    /// words that open it, and their stems.
     words: Vec<String>,
+    stems: Vec<String>,
     /// The key's words with stop words, as one word ("takeout"), where
     /// the key has more than one.
     joined: Option<String>,
@@ -63,17 +64,31 @@ impl Attribute {
     /// Whether `claim` names this attribute without negating anything.
     pub fn named_in(&self, claim: &str, lexicon: &Lexicon) -> bool {
         let claimed = words(claim);
-        if self.words.is_empty() || claimed.iter().any(|w| lexicon.is_negation(w)) {
-            return false;
-        }
         let stems: Vec<String> = claimed.iter().map(|w| lexicon.stem(w)).collect();
-        let every_word = self.words.iter().all(|k| stems.contains(&lexicon.stem(k)));
-        every_word
-            || self
-                .joined
-                .as_ref()
-                .is_some_and(|j| claimed.concat().contains(j.as_str()))
+        asserted(std::slice::from_ref(self), &claimed, &stems, lexicon).is_some()
     }
+}
+
+/// The first of `attributes` that a claim of lower-cased `words` (with
+/// their `stems`) names without negating anything: all of its key's
+/// words, or the key written as one word.
+pub fn asserted<'a>(
+    attributes: &'a [Attribute],
+    words: &[String],
+    stems: &[String],
+    lexicon: &Lexicon,
+) -> Option<&'a Attribute> {
+    if attributes.is_empty() || words.iter().any(|w| lexicon.is_negation(w)) {
+        return None;
+    }
+    let joined = words.concat();
+    attributes.iter().find(|a| {
+        !a.stems.is_empty()
+            && (a.stems.iter().all(|k| stems.contains(k))
+                || a.joined
+                    .as_ref()
+                    .is_some_and(|j| joined.contains(j.as_str())))
+    })
 }
 
 /// The attributes that `text`, where it is a record, marks false, `no`,
@@ -119,6 +134,7 @@ fn collect(value: &Value, path: &mut Vec<String>, lexicon: &Lexicon, out: &mut V
                     out.push(Attribute {
                         path: path.join("."),
                         value,
+                        stems: kw.iter().map(|w| lexicon.stem(w)).collect(),
                         words: kw,
                         joined,
                     });
