@@ -111,9 +111,9 @@ def conversation(i: int) -> dict:
 class Judge:
     """A loopback judge process: its base URL while it runs, its counts after."""
 
-    def __init__(self, binary: str, latency_ms: int):
+    def __init__(self, binary: str, latency_ms: int, *flags: str):
         self.proc = subprocess.Popen(
-            [binary, "--latency-ms", str(latency_ms), "--items", "2"],
+            [binary, "--latency-ms", str(latency_ms), "--items", "2", *flags],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -289,10 +289,12 @@ def run_assay(assay: str, name: str, url: str, data: Path, concurrency: int) -> 
     return next(o["n_scored"] for o in summary["outputs"] if o["metric"] == name)
 
 
-def measure(judge_bin: str, latency: int, work) -> tuple[float, dict[str, int], object]:
-    """Runs `work(url)` against a fresh loopback judge; its wall time, the
-    judge's counts and what it returned."""
-    judge = Judge(judge_bin, latency)
+def measure(
+    judge_bin: str, latency: int, work, *flags: str
+) -> tuple[float, dict[str, int], object]:
+    """Runs `work(url)` against a fresh loopback judge (given `flags` too);
+    its wall time, the judge's counts and what it returned."""
+    judge = Judge(judge_bin, latency, *flags)
     started = time.perf_counter()
     try:
         result = work(judge.url)

@@ -6,7 +6,8 @@
 # ASSAY_BENCH_PROFILE: the judge's latency dominates either way), makes a venv of the peers
 # (bench/peers/requirements.txt, in ${PEERS_VENV:-target/peers-venv}), then
 # runs bench/peers/conversations.py. A benchmark, not a test: no part of
-# scripts/test.sh.
+# scripts/test.sh. PEERS_REQUIREMENTS and PEERS_SCRIPT name another
+# requirements file and script (bench/generate/run.sh does).
 #
 # Arguments go to conversations.py, e.g.
 #   bench/peers/run.sh --conversations 50 --latency-ms 200 --concurrency 16
@@ -22,6 +23,7 @@ venv="${PEERS_VENV:-${CARGO_TARGET_DIR:-target}/peers-venv}"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r bench/peers/requirements.txt
-exec "$venv/bin/python" bench/peers/conversations.py \
+"$venv/bin/pip" install --quiet --disable-pip-version-check \
+    -r "${PEERS_REQUIREMENTS:-bench/peers/requirements.txt}"
+exec "$venv/bin/python" "${PEERS_SCRIPT:-bench/peers/conversations.py}" \
     --assay "$target/assay" --judge "$target/loopback-judge" "$@"

@@ -71,13 +71,31 @@ pub fn prompt_name(req: &Recorded) -> Option<&str> {
 
 /// Answers a chat or embeddings request the way [`answer`] and [`embed`] do.
 pub fn reply(req: &Recorded) -> Reply {
-    reply_filling(req, 0)
+    reply_filling(req, &Fill::default())
 }
 
-/// [`reply`], with the arrays of an answer to a prompt with no rule
-/// holding at least `items` items ([`satisfying_with`]): a library whose
-/// metrics extract lists then judge each item makes its later calls.
-pub fn reply_filling(req: &Recorded, items: usize) -> Reply {
+/// How a prompt with no rule of its own is answered: the simplest value
+/// of its schema ([`Fill::default`]), or one that passes the filters of
+/// another library's pipeline, as a willing judge's would.
+#[derive(Clone, Debug, Default)]
+pub struct Fill {
+    /// Arrays (where their `maxItems` allows) and maps get at least this
+    /// many items: a library whose metrics extract lists then judge each
+    /// item makes its later calls.
+    pub items: usize,
+    /// Strings are the prompt's sentences in turn ([`prompt_sentences`])
+    /// instead of "fake", and a map's keys the `name`s its input gives:
+    /// extracted headlines, entities and questions are then text the
+    /// documents hold, as a test-set generator's later steps expect.
+    pub text: bool,
+    /// A number without a `maximum` gets this one (a number with one gets
+    /// its maximum), instead of the minimum: a score passes the filter it
+    /// feeds.
+    pub score: Option<f64>,
+}
+
+/// [`reply`], with a prompt with no rule answered as `fill` says.
+pub fn reply_filling(req: &Recorded, fill: &Fill) -> Reply {
     if req.path.ends_with("/embeddings") {
         let data: Vec<Value> = req.body["input"]
             .as_array()
@@ -97,14 +115,93 @@ pub fn reply_filling(req: &Recorded, items: usize) -> Reply {
             return reply;
         }
     }
-    let answer = rule(prompt, req.last_message()).unwrap_or_else(|| {
+    let message = req.last_message();
+    let answer = rule(prompt, message).unwrap_or_else(|| {
         let schema = &req.body["response_format"]["json_schema"]["schema"];
-        match stated_schema(req.last_message()).filter(|_| schema.is_null()) {
-            Some(stated) => satisfying_with(&stated, items),
-            None => satisfying_with(schema, items),
-        }
+        let schema = match stated_schema(message).filter(|_| schema.is_null()) {
+            Some(stated) => stated,
+            None => schema.clone(),
+        };
+        let (texts, names) = if fill.text {
+            (prompt_sentences(message), prompt_names(message))
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        Filler::new(fill, texts, names).fill(&schema, &schema)
     });
     chat(&answer.to_string())
+}
+
+/// The sentences a [`Fill::text`] answer is made of: those of the input
+/// a prompt ends with after `input:` (ragas' prompts give it as JSON; its
+/// strings are read last first, so that what an answer picks from comes
+/// before who asks), else of the whole message; lines and ". " split
+/// them, and pieces under 12 characters are left out.
+///
+/// ```
+/// let prompt = "Extract headlines.\ninput: {\"text\": \"# Radium\\nRadium glows blue. It was found in 1898.\"}\nOutput: ";
+/// assert_eq!(
+///     assay_test_server::judge::prompt_sentences(prompt),
+///     ["Radium glows blue.", "It was found in 1898."]
+/// );
+/// ```
+pub fn prompt_sentences(message: &str) -> Vec<String> {
+    let mut texts = Vec::new();
+    match prompt_input(message) {
+        Some(value) => {
+            strings(&value, &mut texts);
+            texts.reverse();
+        }
+        None => texts.push(message.to_string()),
+    }
+    texts
+        .iter()
+        .flat_map(|t| t.lines())
+        .flat_map(|line| line.split_inclusive(". "))
+        .map(str::trim)
+        .filter(|s| s.chars().count() >= 12)
+        .map(String::from)
+        .collect()
+}
+
+/// The JSON value a prompt's text gives after its last `input:`.
+fn prompt_input(message: &str) -> Option<Value> {
+    let at = message.rfind("input:")? + "input:".len();
+    serde_json::Deserializer::from_str(message[at..].trim_start())
+        .into_iter::<Value>()
+        .next()?
+        .ok()
+}
+
+/// The values of the `name` members of a prompt's input (ragas' personas
+/// are named so, and a map it asks for is keyed by those names).
+fn prompt_names(message: &str) -> Vec<String> {
+    fn walk(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            Value::Object(members) => {
+                if let Some(name) = members.get("name").and_then(Value::as_str) {
+                    out.push(name.to_string());
+                }
+                members.values().for_each(|v| walk(v, out));
+            }
+            _ => {}
+        }
+    }
+    let mut names = Vec::new();
+    if let Some(input) = prompt_input(message) {
+        walk(&input, &mut names);
+    }
+    names
+}
+
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(members) => members.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
 }
 
 /// The JSON Schema a prompt's text states after `JSON Schema:`, as
@@ -157,60 +254,123 @@ pub fn satisfying(schema: &Value) -> Value {
 /// );
 /// ```
 pub fn satisfying_with(schema: &Value, items: usize) -> Value {
-    fill(schema, schema, items)
+    let fill = Fill {
+        items,
+        ..Fill::default()
+    };
+    Filler::new(&fill, Vec::new(), Vec::new()).fill(schema, schema)
 }
 
-fn fill(schema: &Value, root: &Value, items: usize) -> Value {
-    if let Some(target) = schema["$ref"].as_str() {
-        return target
-            .strip_prefix('#')
-            .and_then(|pointer| root.pointer(pointer))
-            .map_or(Value::Null, |s| fill(s, root, items));
+/// One answer's filling: [`Fill`]'s choices, the prompt's sentences
+/// still to use, and the names a map's keys are.
+struct Filler<'a> {
+    how: &'a Fill,
+    texts: Vec<String>,
+    next: std::cell::Cell<usize>,
+    names: Vec<String>,
+}
+
+impl<'a> Filler<'a> {
+    fn new(how: &'a Fill, texts: Vec<String>, names: Vec<String>) -> Self {
+        Filler {
+            how,
+            texts,
+            next: std::cell::Cell::new(0),
+            names,
+        }
     }
-    if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
-        return first.clone();
+
+    /// The key of a map's `k`th member (from 1): the `k`th name, else
+    /// "fakeK".
+    fn key(&self, k: usize) -> String {
+        self.names
+            .get(k - 1)
+            .cloned()
+            .unwrap_or_else(|| format!("fake{k}"))
     }
-    if let Some(first) = schema["anyOf"].as_array().and_then(|a| a.first()) {
-        return fill(first, root, items);
+
+    fn text(&self) -> Value {
+        if self.texts.is_empty() {
+            return json!("fake");
+        }
+        let k = self.next.get();
+        self.next.set(k + 1);
+        json!(self.texts[k % self.texts.len()])
     }
-    let kind = match &schema["type"] {
-        Value::Array(kinds) => kinds.first().and_then(Value::as_str),
-        kind => kind.as_str(),
-    };
-    match kind {
-        // A map (no properties, a schema for any member's value) gets
-        // `items` members.
-        Some("object")
-            if schema["properties"].is_null() && schema["additionalProperties"].is_object() =>
-        {
-            let value = fill(&schema["additionalProperties"], root, items);
-            Value::Object(
-                (1..=items)
-                    .map(|k| (format!("fake{k}"), value.clone()))
+
+    fn number(&self, schema: &Value, integer: bool) -> Value {
+        let bound = match self.how.score {
+            Some(score) => schema["maximum"].as_f64().unwrap_or(score),
+            None => schema["minimum"].as_f64().unwrap_or(0.0),
+        };
+        if integer {
+            json!(bound as i64)
+        } else {
+            json!(bound)
+        }
+    }
+
+    fn fill(&self, schema: &Value, root: &Value) -> Value {
+        let items = self.how.items;
+        if let Some(target) = schema["$ref"].as_str() {
+            return target
+                .strip_prefix('#')
+                .and_then(|pointer| root.pointer(pointer))
+                .map_or(Value::Null, |s| self.fill(s, root));
+        }
+        if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
+            return first.clone();
+        }
+        if let Some(first) = schema["anyOf"].as_array().and_then(|a| a.first()) {
+            return self.fill(first, root);
+        }
+        let kind = match &schema["type"] {
+            Value::Array(kinds) => kinds.first().and_then(Value::as_str),
+            kind => kind.as_str(),
+        };
+        match kind {
+            // A map (no properties, a schema for any member's value) gets
+            // `items` members.
+            Some("object")
+                if schema["properties"].is_null() && schema["additionalProperties"].is_object() =>
+            {
+                let members = match self.names.len() {
+                    0 => items,
+                    names => items.min(names),
+                };
+                Value::Object(
+                    (1..=members)
+                        .map(|k| {
+                            (
+                                self.key(k),
+                                self.fill(&schema["additionalProperties"], root),
+                            )
+                        })
+                        .collect(),
+                )
+            }
+            Some("object") => Value::Object(
+                schema["properties"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, s)| (k.clone(), self.fill(s, root)))
                     .collect(),
-            )
+            ),
+            Some("array") => {
+                let min = schema["minItems"].as_u64().unwrap_or(0) as usize;
+                let max = schema["maxItems"]
+                    .as_u64()
+                    .map_or(usize::MAX, |m| m as usize);
+                let n = min.max(items.min(max));
+                (0..n).map(|_| self.fill(&schema["items"], root)).collect()
+            }
+            Some("string") => self.text(),
+            Some("integer") => self.number(schema, true),
+            Some("number") => self.number(schema, false),
+            Some("boolean") => json!(true),
+            _ => Value::Null,
         }
-        Some("object") => Value::Object(
-            schema["properties"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, s)| (k.clone(), fill(s, root, items)))
-                .collect(),
-        ),
-        Some("array") => {
-            let min = schema["minItems"].as_u64().unwrap_or(0) as usize;
-            let max = schema["maxItems"]
-                .as_u64()
-                .map_or(usize::MAX, |m| m as usize);
-            let n = min.max(items.min(max));
-            Value::Array(vec![fill(&schema["items"], root, items); n])
-        }
-        Some("string") => json!("fake"),
-        Some("integer") => json!(schema["minimum"].as_i64().unwrap_or(0)),
-        Some("number") => json!(schema["minimum"].as_f64().unwrap_or(0.0)),
-        Some("boolean") => json!(true),
-        _ => Value::Null,
     }
 }
 
@@ -760,11 +920,58 @@ mod tests {
             at: Instant::now(),
         };
         let verdict = json!({"reason": "fake", "verdict": 0});
+        let two = Fill {
+            items: 2,
+            ..Fill::default()
+        };
         assert_eq!(
-            answer_of(reply_filling(&req, 2)),
+            answer_of(reply_filling(&req, &two)),
             json!({"verdicts": [verdict, verdict]})
         );
         assert_eq!(answer_of(reply(&req)), json!({"verdicts": []}));
+    }
+
+    /// A willing fill, for another library's generator: strings are the
+    /// sentences of the prompt's input in turn (its later strings first:
+    /// the themes, not the persona's description), a map has a member
+    /// for each name the input gives, a score without a maximum is the
+    /// one given and one with a maximum that maximum.
+    #[test]
+    fn a_willing_fill_answers_with_the_inputs_text_names_and_top_scores() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "mapping": {"type": "object", "additionalProperties":
+                    {"type": "array", "items": {"type": "string"}}},
+                "score": {"type": "integer"},
+                "clarity": {"type": "number", "maximum": 1}
+            }
+        });
+        let input = json!({
+            "personas": [{"name": "Historian", "role_description": "Studies the past closely."}],
+            "themes": ["Radium glows blue. It was found in 1898."]
+        });
+        let message =
+            format!("Match personas to themes. JSON Schema:\n{schema}\ninput: {input}\nOutput: ");
+        let req = Recorded {
+            path: "/v1/chat/completions".into(),
+            headers: Vec::new(),
+            body: json!({"messages": [{"role": "user", "content": message}]}),
+            at: Instant::now(),
+        };
+        let willing = Fill {
+            items: 2,
+            text: true,
+            score: Some(5.0),
+        };
+        assert_eq!(
+            answer_of(reply_filling(&req, &willing)),
+            json!({
+                "mapping": {"Historian": ["Radium glows blue.", "It was found in 1898."]},
+                "score": 5,
+                "clarity": 1.0
+            })
+        );
     }
 
     /// An agent's steps: each tool offered is called in turn with its

@@ -10,11 +10,17 @@
 //! with `--fault-seed S` (default 0), stalls lasting `--stall-ms` (default
 //! 60000). `--items N` gives the arrays of answers to prompts with no rule
 //! of their own at least N items ([`assay_test_server::judge::satisfying_with`]),
-//! for other libraries' metrics. On exit it also prints `faults_injected N`, the faults by kind
+//! for other libraries' metrics; `--fill-text 1` makes their strings the
+//! prompt's sentences and `--fill-score N` their numbers without a maximum
+//! N (with one, the maximum) ([`assay_test_server::judge::Fill`]), so that
+//! another library's generator keeps what it asked for. On exit it also prints `faults_injected N`, the faults by kind
 //! (`faults_by_kind NAME=N ...`), and the requests by how each relates to
 //! the earlier ones of the same content ([`assay_test_server::faults::Tally`]):
 //! `requests N`, `distinct_requests N`, `retries_after_fault N` and
-//! `repeated N` (asked again although answered).
+//! `repeated N` (asked again although answered); and what was asked:
+//! `chat_requests N`, `embedding_requests N` and `prompt_chars N`, the
+//! characters of every chat request's messages (a benchmark's measure of
+//! the tokens a judge reads, whatever its tokenizer).
 
 use assay_test_server::faults::Schedule;
 use assay_test_server::{arg, echo_credential, judge, Server};
@@ -25,7 +31,13 @@ use std::time::Duration;
 fn main() {
     let latency = Duration::from_millis(arg("--latency-ms", 0));
     let status = arg("--status", 0);
-    let items = arg("--items", 0) as usize;
+    let fill = judge::Fill {
+        items: arg("--items", 0) as usize,
+        text: arg("--fill-text", 0) == 1,
+        score: Some(arg("--fill-score", 0))
+            .filter(|&s| s > 0)
+            .map(|s| s as f64),
+    };
     let mut schedule = Schedule::new(arg("--fault-seed", 0), arg("--faulty-per-1000", 0), &[]);
     schedule.stall = Duration::from_millis(arg("--stall-ms", 60_000));
     let schedule = Arc::new(schedule);
@@ -38,7 +50,7 @@ fn main() {
     let server = rt.block_on(Server::start(move |req, _| {
         let reply = match u16::try_from(status) {
             Ok(code) if code > 0 => echo_credential(req, code),
-            _ => faults.answer(req, judge::reply_filling(req, items)),
+            _ => faults.answer(req, judge::reply_filling(req, &fill)),
         };
         reply.after(latency)
     }));
@@ -64,4 +76,26 @@ fn main() {
     writeln!(stdout, "distinct_requests {}", tally.distinct).expect("stdout");
     writeln!(stdout, "retries_after_fault {}", tally.after_fault).expect("stdout");
     writeln!(stdout, "repeated {}", tally.repeated).expect("stdout");
+    let asked = server.requests();
+    let (embeddings, chats): (Vec<_>, Vec<_>) =
+        asked.iter().partition(|r| r.path.ends_with("/embeddings"));
+    let prompt_chars: usize = chats.iter().map(|r| message_chars(&r.body)).sum();
+    writeln!(stdout, "chat_requests {}", chats.len()).expect("stdout");
+    writeln!(stdout, "embedding_requests {}", embeddings.len()).expect("stdout");
+    writeln!(stdout, "prompt_chars {prompt_chars}").expect("stdout");
+}
+
+/// The characters of a chat request's messages: each text content, and
+/// each text part of a content given as parts.
+fn message_chars(body: &serde_json::Value) -> usize {
+    let text = |v: &serde_json::Value| v.as_str().map_or(0, |s| s.chars().count());
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| match m["content"].as_array() {
+            Some(parts) => parts.iter().map(|p| text(&p["text"])).sum(),
+            None => text(&m["content"]),
+        })
+        .sum()
 }
