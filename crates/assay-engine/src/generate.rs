@@ -118,6 +118,8 @@ pub fn generate(
         Vec::new()
     };
     let mut told = 0;
+    // Documents given a question moved from another, each at most one.
+    let mut full: Vec<usize> = Vec::new();
     for (index, planned) in slots.iter().enumerate() {
         let tenth = index * 10 / slots.len().max(1);
         if tenth > told {
@@ -155,27 +157,26 @@ pub fn generate(
                 continue;
             }
         };
-        let document = prepared.documents[slot.document].name.clone();
+        let own = prepared.documents[slot.document].name.clone();
         let mut kept = false;
         // The last rejected candidate's question and why, for the next
         // attempt's request.
         let mut earlier: Option<(Option<String>, Rejection)> = None;
-        // The chunk asked about: the slot's own, then, each after
-        // `attempts` rejected candidates, another of its document's.
-        let mut asking = slot.clone();
-        let mut chunks = 1;
-        for attempt in 0..attempts * CHUNKS_PER_QUESTION {
-            if attempt > 0 && attempt % attempts == 0 {
-                match prepared.fallback(slot, attempt / attempts) {
-                    Some(other) => {
-                        asking = other;
-                        chunks += 1;
-                        earlier = None;
-                    }
-                    None => break,
-                }
+        // The chunks asked about in turn, each for `attempts` candidates:
+        // the slot's own and others of its document, then those of one
+        // other document not yet given a question beyond its quota.
+        let mut tries = chunks_of(prepared, slot);
+        if let Some(away) = prepared.elsewhere(slot, &full) {
+            tries.extend(chunks_of(prepared, &away));
+        }
+        let mut chunks = 0;
+        for attempt in 0..attempts * tries.len() {
+            let slot = &tries[attempt / attempts];
+            if attempt % attempts == 0 {
+                chunks += 1;
+                earlier = None;
             }
-            let slot = &asking;
+            let document = &prepared.documents[slot.document].name;
             done.stopped = spent(&done, budget, cancel);
             if done.stopped.is_some() {
                 break;
@@ -258,6 +259,9 @@ pub fn generate(
             };
             match criticised {
                 Ok(()) => {
+                    if slot.document != tries[0].document {
+                        full.push(slot.document);
+                    }
                     done.rows.push(prepared.keep(checked));
                     kept = true;
                     break;
@@ -271,10 +275,14 @@ pub fn generate(
             }
         }
         if !kept {
+            let documents = match tries.last() {
+                Some(last) if last.document != slot.document => " of 2 documents",
+                _ => "",
+            };
             done.shortfalls.push(match done.stopped {
-                Some(why) => format!("{document}: {}", stopped_before(why)),
+                Some(why) => format!("{own}: {}", stopped_before(why)),
                 None => format!(
-                    "{document}: {}: no candidate kept in {} attempts over {chunks} chunk{}",
+                    "{own}: {}: no candidate kept in {} attempts over {chunks} chunk{}{documents}",
                     slot.kind,
                     attempts * chunks,
                     if chunks == 1 { "" } else { "s" }
@@ -283,6 +291,14 @@ pub fn generate(
         }
     }
     Ok(done)
+}
+
+/// `slot` and the other chunks of its document it falls back to
+/// ([`Prepared::fallback`]), in the order they are asked about.
+fn chunks_of(prepared: &Prepared<'_>, slot: &Slot) -> Vec<Slot> {
+    std::iter::once(slot.clone())
+        .chain((1..CHUNKS_PER_QUESTION).map_while(|n| prepared.fallback(slot, n)))
+        .collect()
 }
 
 /// A model as a test set's signature names it: its provider and model,

@@ -169,12 +169,22 @@ pub fn text_field(answer: &Value, name: &str) -> Result<String, Rejection> {
         })
 }
 
+/// A question of fewer words is not one (the local judge once wrote
+/// `:[{` as a question, and JSON as its answer).
+const QUESTION_WORDS: usize = 3;
+
 impl Candidate {
-    /// The candidate in the judge's JSON answer: a non-empty `question`
-    /// and `answer`.
+    /// The candidate in the judge's JSON answer: a `question` of at least
+    /// three words and a non-empty `answer`.
     pub fn from_json(answer: &Value) -> Result<Candidate, Rejection> {
+        let question = text_field(answer, "question")?;
+        if assay_grounding::features::words(&question).len() < QUESTION_WORDS {
+            return Err(Rejection::Judge {
+                error: format!("the question {question:?} has fewer than {QUESTION_WORDS} words"),
+            });
+        }
         Ok(Candidate {
-            question: text_field(answer, "question")?,
+            question,
             answer: text_field(answer, "answer")?,
         })
     }
@@ -192,15 +202,22 @@ pub fn supported(
         std::iter::once(candidate.question.as_str()).chain(contexts.iter().copied()),
         lexicon,
     );
-    let claims: Vec<String> =
-        if assay_grounding::features::words(&candidate.answer).len() < BARE_ANSWER_WORDS {
-            vec![format!("{} {}", candidate.question, candidate.answer)]
-        } else {
-            assay_text::sentences::split_sentences(&candidate.answer)
-                .into_iter()
-                .map(String::from)
-                .collect()
-        };
+    let bare = assay_grounding::features::words(&candidate.answer).len() < BARE_ANSWER_WORDS;
+    if bare {
+        // Read after its question, a bare answer's claim is mostly the
+        // question, which the support holds too: what it adds must be in
+        // the contexts (the local judge answered "2098" to a question
+        // about a French page that gave no year).
+        absent_from(candidate, contexts, lexicon)?;
+    }
+    let claims: Vec<String> = if bare {
+        vec![format!("{} {}", candidate.question, candidate.answer)]
+    } else {
+        assay_text::sentences::split_sentences(&candidate.answer)
+            .into_iter()
+            .map(String::from)
+            .collect()
+    };
     for claim in claims {
         let judgement = Model::builtin().judge(&claim, &support);
         if !judgement.supported() {
@@ -211,6 +228,37 @@ pub fn supported(
         }
     }
     Ok(())
+}
+
+/// Whether each content word a bare answer adds to its question (by
+/// stem) is in `contexts`; the first that is not rejects it.
+fn absent_from(
+    candidate: &Candidate,
+    contexts: &[&str],
+    lexicon: Lexicon,
+) -> Result<(), Rejection> {
+    let stems = |text: &str| -> std::collections::HashSet<String> {
+        assay_grounding::features::words(text)
+            .iter()
+            .map(|w| lexicon.stem(w))
+            .collect()
+    };
+    let question = stems(&candidate.question);
+    let held: std::collections::HashSet<String> = contexts.iter().flat_map(|c| stems(c)).collect();
+    let missing = assay_grounding::features::words(&candidate.answer)
+        .into_iter()
+        .filter(|w| !lexicon.is_stop(w))
+        .find(|w| {
+            let stem = lexicon.stem(w);
+            !question.contains(&stem) && !held.contains(&stem)
+        });
+    match missing {
+        Some(word) => Err(Rejection::Unsupported {
+            claim: format!("{} {}", candidate.question, candidate.answer),
+            evidence: format!("the answer's \"{word}\" is not in the contexts"),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Whether the question alone holds its answer, checked against the
@@ -257,6 +305,19 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_question_of_fewer_than_three_words_is_rejected() {
+        let bad = json!({"question": ":[{", "answer": "{\"context\": 1}"});
+        match Candidate::from_json(&bad) {
+            Err(Rejection::Judge { error }) => {
+                assert!(error.contains("fewer than 3 words"), "{error}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let short = json!({"question": "Why HTTP/2?", "answer": "Multiplexing."});
+        assert!(Candidate::from_json(&short).is_ok());
+    }
+
+    #[test]
     fn a_judge_answer_without_both_fields_is_rejected() {
         assert_eq!(
             Candidate::from_json(&json!({"question": " ", "answer": "x"})),
@@ -264,9 +325,12 @@ mod tests {
                 error: "the answer has no question".into()
             })
         );
-        assert!(Candidate::from_json(&json!({"question": "Q?"})).is_err());
-        let c = Candidate::from_json(&json!({"question": " Q? ", "answer": "A."})).unwrap();
-        assert_eq!((c.question.as_str(), c.answer.as_str()), ("Q?", "A."));
+        assert!(Candidate::from_json(&json!({"question": "Who was Q?"})).is_err());
+        let c = Candidate::from_json(&json!({"question": " Who was Q? ", "answer": "A."})).unwrap();
+        assert_eq!(
+            (c.question.as_str(), c.answer.as_str()),
+            ("Who was Q?", "A.")
+        );
     }
 
     #[test]
@@ -318,6 +382,30 @@ mod tests {
             "Paris is the capital of France.",
         );
         assert_eq!(given_away(&named, en), Ok(()));
+    }
+
+    /// A bare answer must take what it adds from the contexts: a year
+    /// they do not give is unsupported, however much of the claim the
+    /// question (which the support holds) covers; one they give is not.
+    #[test]
+    fn a_bare_answer_must_come_from_the_contexts() {
+        let contexts = ["Le pipeline HTTP a été remplacé dans HTTP/2 par le multiplexage en 2015."];
+        let c = |question: &str, answer: &str| Candidate {
+            question: question.into(),
+            answer: answer.into(),
+        };
+        let invented = c("In which year did the Curies discover radium?", "2098");
+        match supported(&invented, &contexts, Lexicon::FRENCH) {
+            Err(Rejection::Unsupported { evidence, .. }) => {
+                assert!(evidence.contains("\"2098\""), "{evidence}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let given = c(
+            "En quelle année HTTP/2 a-t-il remplacé le pipeline HTTP ?",
+            "En 2015.",
+        );
+        assert_eq!(supported(&given, &contexts, Lexicon::FRENCH), Ok(()));
     }
 
     /// A long answer is checked sentence by sentence: one unsupported

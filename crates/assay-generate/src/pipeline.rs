@@ -77,13 +77,21 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// Chunks of its document a question is asked about at most, each for
-/// [`Options::attempts`] attempts, before it counts as not made: a small
-/// local judge that cannot make a question from one chunk often can from
-/// another (see [`Prepared::fallback`]).
+/// [`Options::attempts`] attempts, before it moves to another document: a
+/// small local judge that cannot make a question from one chunk often can
+/// from another (see [`Prepared::fallback`]).
 pub const CHUNKS_PER_QUESTION: usize = 3;
+
+/// Documents a question is asked about at most: its own, then one other
+/// ([`Prepared::elsewhere`]), each on up to [`CHUNKS_PER_QUESTION`]
+/// chunks, before it counts as not made. A document the judge cannot
+/// make a question of (a small local judge and a French document, say)
+/// so costs the set no question, and each document stays within one
+/// question of its quota.
+pub const DOCUMENTS_PER_QUESTION: usize = 2;
 
 /// One chunk the plan may ask about.
 #[derive(Clone, Debug)]
@@ -293,6 +301,41 @@ impl Prepared<'_> {
             },
             ..slot.clone()
         })
+    }
+
+    /// `slot` moved to another document, for a question no candidate of
+    /// which was kept from any of its own document's chunks: the first
+    /// document after its own (in order, from the start again after the
+    /// last) that is not among `full` (those already given a question
+    /// beyond their quota, so that each stays within one of it) and has a
+    /// chunk its type can ask about; asked about that document's first
+    /// such chunk that no planned question asks about, else its first.
+    /// `None` where no document qualifies.
+    pub fn elsewhere(&self, slot: &Slot, full: &[usize]) -> Option<Slot> {
+        let planned: Vec<usize> = self.slots.iter().flatten().map(|s| s.chunk).collect();
+        let n = self.documents.len();
+        (1..n)
+            .map(|k| (slot.document + k) % n)
+            .filter(|d| !full.contains(d))
+            .find_map(|document| {
+                let pool: Vec<usize> = (0..self.pieces.len())
+                    .filter(|&i| self.pieces[i].document == document)
+                    .filter(|&i| !slot.kind.linked() || self.pieces[i].partner.is_some())
+                    .collect();
+                let chunk = *pool
+                    .iter()
+                    .find(|i| !planned.contains(i))
+                    .or(pool.first())?;
+                Some(Slot {
+                    document,
+                    chunk,
+                    partner: match slot.kind.linked() {
+                        true => self.pieces[chunk].partner.as_ref().map(|p| p.chunk),
+                        false => None,
+                    },
+                    ..slot.clone()
+                })
+            })
     }
 
     /// The request for `slot`, attempt `attempt` (from 0), told of the
@@ -704,6 +747,51 @@ mod tests {
             p.request(&moved, 0, None).user,
             p.request(&slot, 0, None).user
         );
+    }
+
+    /// A question none of whose candidates was kept in its own document
+    /// moves to the next document with a chunk its type can ask about and
+    /// not already given a question beyond its quota, on a chunk no
+    /// planned question asks about; with every other document full, it
+    /// has nowhere to go.
+    #[test]
+    fn a_question_moves_to_another_document_within_one_of_its_quota() {
+        let text = |topic: &str| {
+            format!(
+                "# {topic}\n\nThe first part about {topic} holds enough words to be asked about here.\n\n\
+                 # More\n\nThe second part about {topic} holds enough words to be asked about too."
+            )
+        };
+        let d = vec![
+            Document::markdown("a.md", &text("apples")),
+            Document::markdown("b.md", &text("bridges")),
+            Document::markdown("c.md", &text("comets")),
+        ];
+        let p = prepare(
+            &d,
+            &Options {
+                chunk_tokens: 20,
+                ..options(3)
+            },
+        );
+        let slot = p
+            .slots
+            .iter()
+            .flatten()
+            .find(|s| s.document == 0)
+            .unwrap()
+            .clone();
+        let moved = p.elsewhere(&slot, &[]).unwrap();
+        assert_eq!(moved.document, 1);
+        assert_eq!(p.pieces[moved.chunk].document, 1);
+        let planned: Vec<usize> = p.slots.iter().flatten().map(|s| s.chunk).collect();
+        assert!(!planned.contains(&moved.chunk));
+        assert_eq!(
+            (moved.persona, moved.style, moved.kind),
+            (slot.persona, slot.style, slot.kind)
+        );
+        assert_eq!(p.elsewhere(&slot, &[1]).unwrap().document, 2);
+        assert_eq!(p.elsewhere(&slot, &[1, 2]), None);
     }
 
     /// A first request is answered greedily; a retry is drawn at the

@@ -11,7 +11,9 @@ use assay_config::{JudgeConfig, UsageError};
 use assay_engine::ModelChoice;
 use assay_engine::{CancelToken, Observer};
 use assay_generate::document::{read_paths, Document};
-use assay_generate::pipeline::{prepare, Options, Prepared, CHUNKS_PER_QUESTION};
+use assay_generate::pipeline::{
+    prepare, Options, Prepared, CHUNKS_PER_QUESTION, DOCUMENTS_PER_QUESTION,
+};
 use assay_llm::{ChatModel, Usage};
 use assay_metrics::judged::prompt::PromptSet;
 use serde_json::{json, Value};
@@ -121,8 +123,9 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
         .map(ToString::to_string)
         .collect();
     // Each question's attempts, over as many chunks as it may be asked
-    // about.
-    let attempts = prepared.options.attempts.max(1) * CHUNKS_PER_QUESTION;
+    // about, in as many documents.
+    let homes = DOCUMENTS_PER_QUESTION.min(documents.len().max(1));
+    let attempts = prepared.options.attempts.max(1) * CHUNKS_PER_QUESTION * homes;
     let summary = json!({
         "documents": documents.len(),
         "chunks": chunks(&prepared),

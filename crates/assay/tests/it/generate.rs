@@ -410,8 +410,18 @@ fn a_judge_whose_answers_are_never_supported_makes_no_row_and_exits_5() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(read_jsonl(&out).is_empty());
     let rejected = read_jsonl(&fx.path("set.rejected.jsonl"));
-    // Three questions, three attempts on each of three chunks.
-    assert_eq!(rejected.len(), 27);
+    // Three questions, three attempts on each of three chunks of their
+    // own document, then of another.
+    assert_eq!(rejected.len(), 54);
+    let asked_in = |q: usize| {
+        let mut documents: Vec<&str> = rejected[q * 18..(q + 1) * 18]
+            .iter()
+            .map(|r| r["document"].as_str().unwrap())
+            .collect();
+        documents.dedup();
+        documents.len()
+    };
+    assert!((0..3).all(|q| asked_in(q) == 2), "{rejected:?}");
     assert!(
         rejected
             .iter()
@@ -424,9 +434,47 @@ fn a_judge_whose_answers_are_never_supported_makes_no_row_and_exits_5() {
     let printed = String::from_utf8_lossy(&o.stdout);
     assert!(
         printed.contains("not made: ")
-            && printed.contains("no candidate kept in 9 attempts over 3 chunks"),
+            && printed.contains("no candidate kept in 18 attempts over 6 chunks of 2 documents"),
         "{printed}"
     );
+}
+
+/// A judge that cannot make a question of one document (here every
+/// answer it gives about the French one is unsupported): that
+/// document's questions move to the others, each of which takes at most
+/// one beyond its quota, and the set is whole.
+#[test]
+fn questions_a_document_cannot_give_move_to_the_others_within_one_of_their_quota() {
+    let fx = Fixture::new(|req, _| {
+        let about_french = judge::prompt_name(req).is_some_and(|p| p.starts_with("generate_"))
+            && req.body["messages"][0]["content"]
+                .as_str()
+                .is_some_and(|system| system.contains("answer in French."));
+        if about_french {
+            return chat(&json!({"question": "Who won the 1954 World Cup?", "answer": "West Germany won the 1954 World Cup in Bern."}).to_string());
+        }
+        judge::reply(req)
+    });
+    let out = fx.path("set.jsonl");
+    let o = generate(&fx, &out, &["--size", "6", "--mix", "single_hop=1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(summary["made"], 6, "{summary}");
+    let counts: Vec<u64> = summary["by_document"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    // Quotas of two each; the French document's two went one to each
+    // of the others.
+    assert_eq!(counts, [3, 3], "{summary}");
+    assert!(read_jsonl(&out)
+        .iter()
+        .all(|r| !r["reference_context_spans"][0]["document"]
+            .as_str()
+            .unwrap()
+            .contains("fr_")));
 }
 
 /// `--max-calls 2`: two answers, then the rest named as not made, and
@@ -590,8 +638,9 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     let summary = read_json(&fx.path("strict.summary.json"));
     assert_eq!(summary["made"], 0);
-    // Two questions, three attempts on each of three chunks.
-    assert_eq!(summary["rejected"], json!({"low_quality": 18}));
+    // Two questions, three attempts on each of three chunks of two
+    // documents.
+    assert_eq!(summary["rejected"], json!({"low_quality": 36}));
     let rejected = read_jsonl(&fx.path("strict.rejected.jsonl"));
     assert_eq!(
         rejected[0]["rejection"],
@@ -608,8 +657,8 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
         .filter_map(|r| r.body["messages"][1]["content"].as_str().map(String::from))
         .filter(|user| user.contains("attempt:\n2"))
         .collect();
-    // The second attempt on each of three chunks, for each question.
-    assert_eq!(retries.len(), 6);
+    // The second attempt on each of six chunks, for each question.
+    assert_eq!(retries.len(), 12);
     assert!(retries.iter().all(|user| user.contains(
         "why it was rejected:\na reviewer scored it 0.30 of 1: Name the subject instead of the source."
     )));
@@ -622,7 +671,16 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
     // A question and its critique each, both from the first run's cache.
     assert_eq!(summary["judge"]["calls"], 4);
     assert_eq!(summary["judge"]["cache_hits"], 4);
-    assert_eq!(fx.asked("generate_critic"), 18);
+    // The server saw one critique per distinct question: a question
+    // made again on another chunk is critiqued from the cache.
+    let mut questions: Vec<&str> = rejected
+        .iter()
+        .map(|r| r["candidate"]["question"].as_str().unwrap())
+        .collect();
+    questions.sort_unstable();
+    questions.dedup();
+    assert!(questions.len() < 36);
+    assert_eq!(fx.asked("generate_critic"), questions.len());
 
     let o = generate(&fx, &lenient, &["--size", "2", "--critic", "2"]);
     assert_eq!(o.status.code(), Some(2));
