@@ -133,7 +133,7 @@ def generate(
     """Makes `size` questions, reference answers and reference contexts
     from `documents`, as `assay generate` does.
 
-    `documents`: a path or a list of paths (Markdown, text or HTML files,
+    `documents`: a path or a list of paths (Markdown, text, HTML or PDF files,
     or folders of them), texts, or LangChain / LlamaIndex documents. A
     `str` is a path when a file or folder of that name exists, else a
     text. `mix`: the question types' shares, `"single_hop=0.5,
@@ -173,5 +173,5 @@ def generate(
     callback = _notes if progress is True else (progress if callable(progress) else None)
     rows, rejected, summary, unread = _assay.generate(options, progress=callback, stop=stop)
     for file in unread:
-        print(f"assay: not read (not Markdown, text or HTML): {file}")
+        print(f"assay: not read (not Markdown, text, HTML or PDF): {file}")
     return TestSet(rows, rejected, summary)

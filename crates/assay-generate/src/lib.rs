@@ -1,5 +1,5 @@
 //! Test sets from documents, the part that needs no judge: each document
-//! read by its structure ([`document`]: plain text, Markdown, HTML), cut
+//! read by its structure ([`document`]: plain text, Markdown, HTML, PDF), cut
 //! into chunks of at most a token budget along that structure, each chunk
 //! keeping its character span in the document's text ([`chunk`]),
 //! near-duplicate chunks removed by the Jaccard similarity of their word

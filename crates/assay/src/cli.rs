@@ -49,7 +49,7 @@ pub enum Command {
 /// `assay generate`: a test set from documents.
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
-    /// Documents: Markdown, text or HTML files, or folders of them.
+    /// Documents: Markdown, text, HTML or PDF files, or folders of them.
     #[arg(required = true, value_name = "DOCS")]
     pub documents: Vec<PathBuf>,
     /// Questions to make.

@@ -41,7 +41,7 @@ pub fn generate(args: GenerateArgs) -> Result<u8> {
         assay_run::generate::generate(&config, &mut crate::progress::Progress::new(), &cancel)?
     };
     for file in &done.unread {
-        eprintln!("not read (not Markdown, text or HTML): {file}");
+        eprintln!("not read (not Markdown, text, HTML or PDF): {file}");
     }
     let s = &done.summary;
     if args.judged.format == OutputFormat::Json {
