@@ -60,6 +60,9 @@ pub enum Rejection {
     /// The judge answered the question alone, without the contexts, as
     /// the reference does ([`crate::closed_book`]).
     AnswerableWithoutContext { answer: String },
+    /// The question (or scenario) copies words of the prompt's
+    /// instruction or worked example that its contexts do not hold.
+    CopiesPrompt { copied: String },
 }
 
 impl fmt::Display for Rejection {
@@ -89,6 +92,10 @@ impl fmt::Display for Rejection {
             Rejection::AnswerableWithoutContext { answer } => write!(
                 f,
                 "answerable_without_context: answered without the contexts: {answer:?}"
+            ),
+            Rejection::CopiesPrompt { copied } => write!(
+                f,
+                "copies_prompt: {copied:?} is the prompt's, not the context's"
             ),
         }
     }
@@ -136,6 +143,10 @@ impl Rejection {
             Rejection::AnswerableWithoutContext { .. } => "it can be answered from general \
                  knowledge, without the context: ask about what only the context states"
                 .to_string(),
+            Rejection::CopiesPrompt { copied } => format!(
+                "it copied the instructions or their example (\"{copied}\") instead of \
+                 asking about the context"
+            ),
         }
     }
 
@@ -149,6 +160,7 @@ impl Rejection {
             Rejection::AnswerInQuestion => "answer_in_question",
             Rejection::LowQuality { .. } => "low_quality",
             Rejection::AnswerableWithoutContext { .. } => "answerable_without_context",
+            Rejection::CopiesPrompt { .. } => "copies_prompt",
         }
     }
 }
@@ -257,6 +269,54 @@ fn absent_from(
             claim: format!("{} {}", candidate.question, candidate.answer),
             evidence: format!("the answer's \"{word}\" is not in the contexts"),
         }),
+        None => Ok(()),
+    }
+}
+
+/// Words in a row that, found in the prompt and not in the contexts,
+/// make a copy: five, so that a name or a common phrase does not, of
+/// which at least two are not stop words (English ones: the prompts are
+/// English), so that a question's opening ("in which year did the",
+/// which the worked example starts with too) does not.
+const COPIED_WORDS: usize = 5;
+const COPIED_CONTENT_WORDS: usize = 2;
+
+/// Whether any of `texts` (a candidate's question, its scenario) holds
+/// [`COPIED_WORDS`] words in a row of the prompt's instruction or worked
+/// example (`prompt`) that `contexts` do not hold: the local 0.5B judge
+/// wrote the example's museum question, or the instruction itself, as a
+/// conversation's first message and scenario.
+///
+/// ```
+/// use assay_generate::check::{copies_prompt, Rejection};
+/// let prompt = "Write a question. Example: When can I visit the museum for free?";
+/// let copied = copies_prompt(&["When can I visit the museum for free?"], prompt, &["Radium glows."]);
+/// assert!(matches!(copied, Err(Rejection::CopiesPrompt { .. })));
+/// let asked = copies_prompt(&["When did the Curies find radium?"], prompt, &["Radium glows."]);
+/// assert_eq!(asked, Ok(()));
+/// // The same opening is no copy.
+/// let opening = copies_prompt(&["When can I visit the radium room?"], prompt, &["Radium glows."]);
+/// assert_eq!(opening, Ok(()));
+/// ```
+pub fn copies_prompt(texts: &[&str], prompt: &str, contexts: &[&str]) -> Result<(), Rejection> {
+    let windows = |text: &str| -> Vec<String> {
+        assay_grounding::features::words(text)
+            .windows(COPIED_WORDS)
+            .filter(|w| {
+                w.iter().filter(|x| !Lexicon::ENGLISH.is_stop(x)).count() >= COPIED_CONTENT_WORDS
+            })
+            .map(|w| w.join(" "))
+            .collect()
+    };
+    let prompt: std::collections::HashSet<String> = windows(prompt).into_iter().collect();
+    let held: std::collections::HashSet<String> =
+        contexts.iter().flat_map(|c| windows(c)).collect();
+    let copied = texts
+        .iter()
+        .flat_map(|t| windows(t))
+        .find(|w| prompt.contains(w) && !held.contains(w));
+    match copied {
+        Some(copied) => Err(Rejection::CopiesPrompt { copied }),
         None => Ok(()),
     }
 }

@@ -415,6 +415,14 @@ impl Prepared<'_> {
             .collect();
         let document = &documents[slot.document];
         let lexicon = self.lexicons[slot.document];
+        let written: Vec<&str> = std::iter::once(candidate.question.as_str())
+            .chain(scenario.as_deref())
+            .collect();
+        check::copies_prompt(
+            &written,
+            &crate::request::prompt(slot.kind).shown(),
+            &contexts,
+        )?;
         check::supported(&candidate, &contexts, lexicon)?;
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
@@ -705,6 +713,29 @@ mod tests {
         assert!(matches!(
             p.accept(&slot, &invented, None),
             Err(Rejection::Unsupported { .. })
+        ));
+        // What the local 0.5B judge wrote: the worked example's first
+        // message and the instruction as the scenario, an outcome from
+        // the context.
+        let copied = json!({
+            "scenario": "The first message must make sense to an assistant that has not seen the context.",
+            "question": "When can I visit the museum for free? Where was Pierre Curie born?",
+            "answer": outcome,
+        });
+        match p.accept(&slot, &copied, None) {
+            Err(Rejection::CopiesPrompt { copied }) => {
+                assert_eq!(copied, "can i visit the museum")
+            }
+            other => panic!("{other:?}"),
+        }
+        let instruction = json!({
+            "scenario": copied["scenario"],
+            "question": "Where was Pierre Curie born, then?",
+            "answer": outcome,
+        });
+        assert!(matches!(
+            p.accept(&slot, &instruction, None),
+            Err(Rejection::CopiesPrompt { .. })
         ));
     }
 

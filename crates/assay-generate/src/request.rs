@@ -39,6 +39,20 @@ pub struct Prompt {
 }
 
 impl Prompt {
+    /// The words a judge is shown beside its context: the instruction and
+    /// the worked examples, inputs and outputs as their JSON (for
+    /// [`crate::check::copies_prompt`], which reads their words).
+    pub fn shown(&self) -> String {
+        let mut shown = self.instruction.clone();
+        for example in &self.examples {
+            shown.push('\n');
+            shown.push_str(&Value::Object(example.input.clone()).to_string());
+            shown.push('\n');
+            shown.push_str(&example.output.to_string());
+        }
+        shown
+    }
+
     /// The request that shows this prompt's judge a `question` and
     /// nothing else (the critic, the closed-book check).
     pub fn about_question(&self, question: &str) -> Request {
