@@ -12,7 +12,7 @@
 use crate::judging::answered;
 use crate::{CancelToken, Observer, Result};
 use assay_generate::check::Rejection;
-use assay_generate::pipeline::{Prepared, CHUNKS_PER_QUESTION};
+use assay_generate::pipeline::{Prepared, CHUNKS_PER_QUESTION, DOCUMENTS_PER_QUESTION};
 use assay_generate::plan::Slot;
 use assay_generate::request::{Earlier, Request};
 use assay_generate::{closed_book, critic};
@@ -276,8 +276,10 @@ pub fn generate(
         }
         if !kept {
             let documents = match tries.last() {
-                Some(last) if last.document != slot.document => " of 2 documents",
-                _ => "",
+                Some(last) if last.document != slot.document => {
+                    format!(" of {DOCUMENTS_PER_QUESTION} documents")
+                }
+                _ => String::new(),
             };
             done.shortfalls.push(match done.stopped {
                 Some(why) => format!("{own}: {}", stopped_before(why)),

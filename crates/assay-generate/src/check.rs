@@ -24,6 +24,7 @@ use assay_grounding::words::Lexicon;
 use assay_grounding::{language, Model, Support};
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::HashSet;
 use std::fmt;
 
 /// A question and its reference answer, as the judge wrote them.
@@ -249,14 +250,8 @@ fn absent_from(
     contexts: &[&str],
     lexicon: Lexicon,
 ) -> Result<(), Rejection> {
-    let stems = |text: &str| -> std::collections::HashSet<String> {
-        assay_grounding::features::words(text)
-            .iter()
-            .map(|w| lexicon.stem(w))
-            .collect()
-    };
-    let question = stems(&candidate.question);
-    let held: std::collections::HashSet<String> = contexts.iter().flat_map(|c| stems(c)).collect();
+    let question = stems(&candidate.question, lexicon);
+    let held: HashSet<String> = contexts.iter().flat_map(|c| stems(c, lexicon)).collect();
     let missing = assay_grounding::features::words(&candidate.answer)
         .into_iter()
         .filter(|w| !lexicon.is_stop(w))
@@ -308,9 +303,8 @@ pub fn copies_prompt(texts: &[&str], prompt: &str, contexts: &[&str]) -> Result<
             .map(|w| w.join(" "))
             .collect()
     };
-    let prompt: std::collections::HashSet<String> = windows(prompt).into_iter().collect();
-    let held: std::collections::HashSet<String> =
-        contexts.iter().flat_map(|c| windows(c)).collect();
+    let prompt: HashSet<String> = windows(prompt).into_iter().collect();
+    let held: HashSet<String> = contexts.iter().flat_map(|c| windows(c)).collect();
     let copied = texts
         .iter()
         .flat_map(|t| windows(t))
@@ -321,6 +315,14 @@ pub fn copies_prompt(texts: &[&str], prompt: &str, contexts: &[&str]) -> Result<
     }
 }
 
+/// The stems of `text`'s words.
+fn stems(text: &str, lexicon: Lexicon) -> HashSet<String> {
+    assay_grounding::features::words(text)
+        .iter()
+        .map(|w| lexicon.stem(w))
+        .collect()
+}
+
 /// Whether the question alone holds its answer, checked against the
 /// question without the contexts: every content word of the answer (by
 /// stem) is in the question. (The grounding verdict read "Paris is the
@@ -328,11 +330,7 @@ pub fn copies_prompt(texts: &[&str], prompt: &str, contexts: &[&str]) -> Result<
 /// France?": a sentence that only adds its one name scores high on
 /// coverage.)
 pub fn given_away(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
-    let question: std::collections::HashSet<String> =
-        assay_grounding::features::words(&candidate.question)
-            .iter()
-            .map(|w| lexicon.stem(w))
-            .collect();
+    let question = stems(&candidate.question, lexicon);
     let answer_words = assay_grounding::features::words(&candidate.answer);
     let content: Vec<&String> = answer_words
         .iter()

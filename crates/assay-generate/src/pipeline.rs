@@ -284,23 +284,12 @@ impl Prepared<'_> {
     /// document has no `n`th other chunk, or `n` reaches
     /// [`CHUNKS_PER_QUESTION`].
     pub fn fallback(&self, slot: &Slot, n: usize) -> Option<Slot> {
-        let pool: Vec<usize> = (0..self.pieces.len())
-            .filter(|&i| self.pieces[i].document == slot.document)
-            .filter(|&i| !slot.kind.linked() || self.pieces[i].partner.is_some())
-            .collect();
+        let pool = self.askable(slot.document, slot);
         if n == 0 || n >= CHUNKS_PER_QUESTION || n >= pool.len() {
             return None;
         }
         let at = pool.iter().position(|&i| i == slot.chunk)?;
-        let chunk = pool[(at + n) % pool.len()];
-        Some(Slot {
-            chunk,
-            partner: match slot.kind.linked() {
-                true => self.pieces[chunk].partner.as_ref().map(|p| p.chunk),
-                false => None,
-            },
-            ..slot.clone()
-        })
+        Some(self.moved(slot, pool[(at + n) % pool.len()]))
     }
 
     /// `slot` moved to another document, for a question no candidate of
@@ -318,24 +307,36 @@ impl Prepared<'_> {
             .map(|k| (slot.document + k) % n)
             .filter(|d| !full.contains(d))
             .find_map(|document| {
-                let pool: Vec<usize> = (0..self.pieces.len())
-                    .filter(|&i| self.pieces[i].document == document)
-                    .filter(|&i| !slot.kind.linked() || self.pieces[i].partner.is_some())
-                    .collect();
+                let pool = self.askable(document, slot);
                 let chunk = *pool
                     .iter()
                     .find(|i| !planned.contains(i))
                     .or(pool.first())?;
-                Some(Slot {
-                    document,
-                    chunk,
-                    partner: match slot.kind.linked() {
-                        true => self.pieces[chunk].partner.as_ref().map(|p| p.chunk),
-                        false => None,
-                    },
-                    ..slot.clone()
-                })
+                Some(self.moved(slot, chunk))
             })
+    }
+
+    /// The pieces of `document` that `slot`'s type can ask about (one
+    /// with a partner, for a type that links two), in order.
+    fn askable(&self, document: usize, slot: &Slot) -> Vec<usize> {
+        (0..self.pieces.len())
+            .filter(|&i| self.pieces[i].document == document)
+            .filter(|&i| !slot.kind.linked() || self.pieces[i].partner.is_some())
+            .collect()
+    }
+
+    /// `slot` asked about the piece `chunk` (and its partner, for a type
+    /// that links two) instead, in that piece's document.
+    fn moved(&self, slot: &Slot, chunk: usize) -> Slot {
+        Slot {
+            document: self.pieces[chunk].document,
+            chunk,
+            partner: match slot.kind.linked() {
+                true => self.pieces[chunk].partner.as_ref().map(|p| p.chunk),
+                false => None,
+            },
+            ..slot.clone()
+        }
     }
 
     /// The request for `slot`, attempt `attempt` (from 0), told of the
