@@ -314,10 +314,9 @@ fn bootstraps(columns: &[&[f64]]) -> Vec<Interval> {
         let rows: Vec<[f64; LANES]> = (0..n)
             .map(|j| [lane(0)[j], lane(1)[j], lane(2)[j], lane(3)[j]])
             .collect();
-        let mut rng = SplitMix64(BOOTSTRAP_SEED);
         let mut of_chunk = vec![Vec::with_capacity(BOOTSTRAP_RESAMPLES); chunk.len()];
-        for _ in 0..BOOTSTRAP_RESAMPLES {
-            for (m, sum) in of_chunk.iter_mut().zip(resample_sums(&mut rng, &rows)) {
+        for sums in resamples_sums(&rows, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED) {
+            for (m, sum) in of_chunk.iter_mut().zip(sums) {
                 m.push(sum / n as f64);
             }
         }
@@ -339,26 +338,86 @@ fn bootstraps(columns: &[&[f64]]) -> Vec<Interval> {
 /// Columns whose sums are taken side by side.
 const LANES: usize = 4;
 
-/// One resample's sums of four columns of `n` values, stored row by row
-/// so that a drawn position is one cache line, not four: the same
-/// positions for each column, each summed in its own order. Four sums
-/// side by side, in registers, overlap their chains of additions instead
-/// of waiting on one another; kept apart from any call (a `Vec`'s growth)
-/// so that the compiler keeps them there.
-#[inline(never)]
-fn resample_sums(rng: &mut SplitMix64, rows: &[[f64; LANES]]) -> [f64; LANES] {
-    let n = rows.len();
-    let (mut sa, mut sb, mut sc, mut sd) = (0.0, 0.0, 0.0, 0.0);
-    for _ in 0..n {
-        // Already below n: the bound lets the compiler drop the index
-        // check.
-        let [a, b, c, d] = rows[rng.below(n).min(n - 1)];
-        sa += a;
-        sb += b;
-        sc += c;
-        sd += d;
+/// Resamples summed side by side: their chains of additions overlap
+/// instead of waiting on one another.
+const INTERLEAVED: usize = 4;
+/// Draws whose positions are made at once, before they are summed.
+const BLOCK: usize = 256;
+// Positions are drawn in 32 bits (`SplitMix64::positions_from`).
+const _: () = assert!((BOOTSTRAP_MAX_N as u64) < 1 << 32);
+
+/// The sums of `resamples` resamples of four columns of `n` values, stored
+/// row by row so that a drawn position is one cache line, not four. Each
+/// resample draws its `n` positions from SplitMix64 seeded with `seed`
+/// (`below(n)`, one resample after another) and sums each column in the
+/// order drawn: exactly what that loop gives, bit for bit. Faster because
+/// SplitMix64's output at any step is a pure function of the step, so
+/// positions are made in blocks that the compiler vectorises (where the
+/// CPU has 64-bit vector multiplication, found at run time) and four
+/// resamples are summed together.
+fn resamples_sums(rows: &[[f64; LANES]], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512dq")
+    {
+        // SAFETY: the features it is compiled for were just found.
+        return unsafe { resamples_sums_avx512(rows, resamples, seed) };
     }
-    [sa, sb, sc, sd]
+    resamples_sums_with(rows, resamples, seed)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+fn resamples_sums_avx512(rows: &[[f64; LANES]], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
+    resamples_sums_with(rows, resamples, seed)
+}
+
+#[inline(always)]
+fn resamples_sums_with(rows: &[[f64; LANES]], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
+    let n = rows.len();
+    let mut out = Vec::with_capacity(resamples);
+    let mut positions = [[0u32; BLOCK]; INTERLEAVED];
+    for first in (0..resamples).step_by(INTERLEAVED) {
+        let group = INTERLEAVED.min(resamples - first);
+        let mut sums = [[0.0; LANES]; INTERLEAVED];
+        for done in (0..n).step_by(BLOCK) {
+            let len = BLOCK.min(n - done);
+            for (k, block) in positions.iter_mut().enumerate().take(group) {
+                let step = ((first + k) * n + done) as u64;
+                SplitMix64::positions_from(seed, step, n, &mut block[..len]);
+            }
+            let [p0, p1, p2, p3] = &positions;
+            // Already below n: the bound lets the compiler drop the index
+            // check.
+            let row = |p: &u32| rows[(*p as usize).min(n - 1)];
+            // Carried by value, so that the sums stay in registers.
+            sums = p0[..len]
+                .iter()
+                .zip(&p1[..len])
+                .zip(&p2[..len])
+                .zip(&p3[..len])
+                .fold(sums, |[a, b, c, d], (((x, y), z), w)| {
+                    [
+                        plus(a, row(x)),
+                        plus(b, row(y)),
+                        plus(c, row(z)),
+                        plus(d, row(w)),
+                    ]
+                });
+        }
+        out.extend_from_slice(&sums[..group]);
+    }
+    out
+}
+
+#[inline(always)]
+fn plus(sums: [f64; LANES], row: [f64; LANES]) -> [f64; LANES] {
+    [
+        sums[0] + row[0],
+        sums[1] + row[1],
+        sums[2] + row[2],
+        sums[3] + row[3],
+    ]
 }
 
 /// numpy's default (linear) percentile of sorted values.
@@ -374,12 +433,34 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
 pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
+    const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
+        self.0 = self.0.wrapping_add(Self::GAMMA);
+        Self::mix(self.0)
+    }
+
+    #[inline(always)]
+    fn mix(mut z: u64) -> u64 {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// `below(n)` of the generator seeded with `seed`, for the draws after
+    /// the first `step`, one per element of `out`: what that many calls
+    /// give, without a chain from one to the next. `n` must be below
+    /// 2^32, which lets the 128-bit product of [`below`](Self::below) be
+    /// taken in 32-bit halves (exactly: the low half's carry is all that
+    /// reaches the top).
+    #[inline(always)]
+    fn positions_from(seed: u64, step: u64, n: usize, out: &mut [u32]) {
+        let n = n as u64;
+        let start = seed.wrapping_add(step.wrapping_mul(Self::GAMMA));
+        for (j, p) in out.iter_mut().enumerate() {
+            let z = Self::mix(start.wrapping_add((j as u64 + 1).wrapping_mul(Self::GAMMA)));
+            *p = (((z >> 32) * n + (((z & 0xFFFF_FFFF) * n) >> 32)) >> 32) as u32;
+        }
     }
 
     /// Uniform in `0..n` (Lemire's multiply-shift; the bias is below 2^-40
@@ -510,6 +591,54 @@ mod tests {
         assert!(d.ci95.high - d.ci95.low < (unpaired_a.high - unpaired_a.low) / 2.0);
         assert_eq!(paired_difference(&pairs), Some(d), "reproducible");
         assert_eq!(paired_difference(&[]), None);
+    }
+
+    #[test]
+    fn positions_drawn_in_blocks_are_the_draws_one_at_a_time() {
+        for n in [1usize, 2, 3, 17, 20_000, 100_000, u32::MAX as usize] {
+            let mut rng = SplitMix64(11);
+            let one_at_a_time: Vec<u32> = (0..1000).map(|_| rng.below(n) as u32).collect();
+            let mut blocks = vec![0u32; 1000];
+            let (head, tail) = blocks.split_at_mut(333);
+            SplitMix64::positions_from(11, 0, n, head);
+            SplitMix64::positions_from(11, 333, n, tail);
+            assert_eq!(blocks, one_at_a_time, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn resamples_summed_side_by_side_equal_the_plain_loop() {
+        let mut rng = SplitMix64(3);
+        // Sizes around the block, and resamples not a multiple of the
+        // interleaving.
+        for n in [1, 5, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 7] {
+            let rows: Vec<[f64; LANES]> = (0..n)
+                .map(|_| [rng.unit(), rng.unit() / 3.0, 1.0 / (1.0 + rng.unit()), 0.1])
+                .collect();
+            let resamples = 2 * INTERLEAVED + 3;
+            let mut plain = SplitMix64(BOOTSTRAP_SEED);
+            let expected: Vec<[f64; LANES]> = (0..resamples)
+                .map(|_| {
+                    let mut sums = [0.0; LANES];
+                    for _ in 0..n {
+                        let row = rows[plain.below(n)];
+                        for (s, v) in sums.iter_mut().zip(row) {
+                            *s += v;
+                        }
+                    }
+                    sums
+                })
+                .collect();
+            let got = resamples_sums(&rows, resamples, BOOTSTRAP_SEED);
+            let bits = |v: &[[f64; LANES]]| -> Vec<[u64; LANES]> {
+                v.iter().map(|r| r.map(f64::to_bits)).collect()
+            };
+            assert_eq!(bits(&got), bits(&expected), "n = {n}");
+            assert_eq!(
+                bits(&resamples_sums_with(&rows, resamples, BOOTSTRAP_SEED)),
+                bits(&expected)
+            );
+        }
     }
 
     #[test]
