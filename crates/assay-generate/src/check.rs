@@ -64,6 +64,9 @@ pub enum Rejection {
     /// The question (or scenario) copies words of the prompt's
     /// instruction or worked example that its contexts do not hold.
     CopiesPrompt { copied: String },
+    /// The answer stops mid-sentence: on a word that cannot end one, or
+    /// on an opening bracket or quote.
+    Unfinished { ending: String },
 }
 
 impl fmt::Display for Rejection {
@@ -98,6 +101,9 @@ impl fmt::Display for Rejection {
                 f,
                 "copies_prompt: {copied:?} is the prompt's, not the context's"
             ),
+            Rejection::Unfinished { ending } => {
+                write!(f, "unfinished: the answer stops at {ending:?}")
+            }
         }
     }
 }
@@ -148,6 +154,10 @@ impl Rejection {
                 "it copied the instructions or their example (\"{copied}\") instead of \
                  asking about the context"
             ),
+            Rejection::Unfinished { ending } => format!(
+                "its answer stopped mid-sentence, at \"{ending}\": write it whole, with any \
+                 quotation marks it copies escaped"
+            ),
         }
     }
 
@@ -162,6 +172,7 @@ impl Rejection {
             Rejection::LowQuality { .. } => "low_quality",
             Rejection::AnswerableWithoutContext { .. } => "answerable_without_context",
             Rejection::CopiesPrompt { .. } => "copies_prompt",
+            Rejection::Unfinished { .. } => "unfinished",
         }
     }
 }
@@ -266,6 +277,73 @@ fn absent_from(
         }),
         None => Ok(()),
     }
+}
+
+/// Characters that open what they must close: an answer that ends on one
+/// was cut there. A straight double quote is one where the answer holds an
+/// odd number of them.
+const OPENERS: &[char] = &['(', '[', '{', '<', '«', '„', '“', '‘'];
+
+/// Words that cannot end a sentence or a phrase (articles, conjunctions,
+/// prepositions), per language: an answer without a final stop that ends
+/// on one was cut.
+fn cannot_end(lexicon: Lexicon) -> &'static [&'static str] {
+    match lexicon.language {
+        "French" => &[
+            "le", "la", "les", "un", "une", "des", "du", "de", "et", "ou", "à", "au", "aux",
+            "dans", "par", "pour", "sur", "avec", "vers", "chez", "sans",
+        ],
+        "German" => &[
+            "der", "den", "dem", "des", "ein", "eine", "einer", "einem", "einen", "eines", "und",
+            "oder", "von", "zu", "mit", "für", "auf", "im", "zum", "zur", "dass",
+        ],
+        "Spanish" => &[
+            "el", "la", "los", "las", "un", "una", "y", "o", "de", "del", "en", "con", "por",
+            "para", "al",
+        ],
+        _ => &[
+            "the", "a", "an", "and", "or", "of", "to", "in", "on", "at", "by", "for", "with",
+            "from", "than", "into", "onto",
+        ],
+    }
+}
+
+/// Whether the candidate's answer is whole: it does not end on an
+/// opening bracket or quote, nor, without a final stop, on a word that
+/// cannot end a phrase ([`cannot_end`]). The 1.5B judge, copying a
+/// context that quotes a name, ended its JSON string at the quotation
+/// mark: "No vote is required to update note blocks and the".
+///
+/// ```
+/// use assay_generate::check::{finished, Candidate, Rejection};
+/// use assay_grounding::words::Lexicon;
+/// let answer = |a: &str| Candidate { question: "What needs no vote?".into(), answer: a.into() };
+/// assert_eq!(finished(&answer("Updating the note blocks."), Lexicon::ENGLISH), Ok(()));
+/// assert_eq!(finished(&answer("Guido van Rossum"), Lexicon::ENGLISH), Ok(()));
+/// let cut = finished(&answer("Updating note blocks and the"), Lexicon::ENGLISH);
+/// assert_eq!(cut, Err(Rejection::Unfinished { ending: "and the".into() }));
+/// let bracket = finished(&answer("un verbe tel que {{HTTPMethod("), Lexicon::FRENCH);
+/// assert!(matches!(bracket, Err(Rejection::Unfinished { .. })));
+/// ```
+pub fn finished(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
+    let answer = candidate.answer.trim_end();
+    let Some(last) = answer.chars().last() else {
+        return Ok(());
+    };
+    let open_quote = last == '"' && answer.matches('"').count() % 2 == 1;
+    let cut = OPENERS.contains(&last)
+        || open_quote
+        || (last.is_alphanumeric()
+            && assay_grounding::features::words(answer)
+                .last()
+                .is_some_and(|w| cannot_end(lexicon).contains(&w.as_str())));
+    if !cut {
+        return Ok(());
+    }
+    let tail: Vec<&str> = answer.split_whitespace().rev().take(2).collect();
+    Err(Rejection::Unfinished {
+        ending: tail.into_iter().rev().collect::<Vec<_>>().join(" "),
+    })
 }
 
 /// Words in a row that, found in the prompt and not in the contexts,
@@ -445,6 +523,43 @@ mod tests {
     /// A bare answer must take what it adds from the contexts: a year
     /// they do not give is unsupported, however much of the claim the
     /// question (which the support holds) covers; one they give is not.
+    #[test]
+    fn an_answer_cut_mid_sentence_is_unfinished() {
+        let answer = |a: &str| Candidate {
+            question: "What did the council say?".into(),
+            answer: a.into(),
+        };
+        let ending = |a: &str, lexicon| match finished(&answer(a), lexicon) {
+            Ok(()) => None,
+            Err(Rejection::Unfinished { ending }) => Some(ending),
+            Err(other) => panic!("{other:?}"),
+        };
+        // Whole: a final stop, a closed quote, a bare answer, a word that
+        // can end a phrase.
+        assert_eq!(ending("It said \"yes\"", Lexicon::ENGLISH), None);
+        assert_eq!(ending("Five members.", Lexicon::ENGLISH), None);
+        assert_eq!(ending("They went there", Lexicon::ENGLISH), None);
+        assert_eq!(ending("A vote of the core team", Lexicon::ENGLISH), None);
+        assert_eq!(ending("Je ne sais pas de quoi.", Lexicon::FRENCH), None);
+        // Cut: an open quote or bracket, or a word that cannot end one.
+        assert_eq!(
+            ending(
+                "The \"Current steering council\" and the \"",
+                Lexicon::ENGLISH
+            ),
+            Some("the \"".into())
+        );
+        assert_eq!(ending("See the [", Lexicon::ENGLISH), Some("the [".into()));
+        assert_eq!(
+            ending("Le code de statut de la", Lexicon::FRENCH),
+            Some("de la".into())
+        );
+        assert_eq!(
+            ending("Python wurde von Guido van Rossum und", Lexicon::GERMAN),
+            Some("Rossum und".into())
+        );
+    }
+
     #[test]
     fn a_bare_answer_must_come_from_the_contexts() {
         let contexts = ["Le pipeline HTTP a été remplacé dans HTTP/2 par le multiplexage en 2015."];

@@ -77,7 +77,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -424,6 +424,7 @@ impl Prepared<'_> {
             &crate::request::prompt(slot.kind).shown(),
             &contexts,
         )?;
+        check::finished(&candidate, lexicon)?;
         check::supported(&candidate, &contexts, lexicon)?;
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
