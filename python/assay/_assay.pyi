@@ -106,6 +106,7 @@ class _JudgeOptions(TypedDict, total=False):
     tpm: int | None
     max_retries: int
     timeout: float
+    max_tokens: int | None
     cache: bool | _PathLike
     prompts: _PathLike | None
     prices: Mapping[str, str] | None

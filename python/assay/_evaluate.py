@@ -345,6 +345,7 @@ def evaluate(
     tpm: int | None = None,
     max_retries: int = 6,
     timeout: float = 60.0,
+    max_tokens: int | None = None,
     cache: bool | PathLike = True,
     prompts: PathLike | None = None,
     prices: Mapping[str, str] | None = None,

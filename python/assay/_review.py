@@ -37,6 +37,7 @@ def calibrate(
     tpm: int | None = None,
     max_retries: int = 6,
     timeout: float = 60.0,
+    max_tokens: int | None = None,
     cache: bool | PathLike = True,
     prompts: PathLike | None = None,
     prices: Mapping[str, str] | None = None,

@@ -240,6 +240,11 @@ declare! {
         /// Seconds per attempt of one call.
         Timeout timeout: f64 = ProviderOptions::default().attempt_timeout.as_secs_f64(),
             How::value("SECS");
+        /// The most tokens of one judge answer (sent as max_tokens; part of
+        /// the cache key): a small model served locally can repeat itself
+        /// until its context is full [default: the model's own limit; 1024
+        /// for the in-process local judge].
+        MaxTokens max_tokens: Option<u32> = None, How::value("N");
         /// The response cache [default: $ASSAY_HOME/cache.sqlite, else
         /// ~/.cache/assay/cache.sqlite]; off with --no-cache (Python:
         /// False).
@@ -528,7 +533,8 @@ fn connect_judge(
                 Arc::new(Offloaded::new(Arc::new(model))),
                 cache,
                 options.repair_attempts,
-            ))
+            )
+            .with_max_tokens(options.max_tokens))
         }
     }
 }
@@ -776,6 +782,12 @@ fn check(args: &JudgeConfig) -> Result<()> {
             "must be a positive number of seconds",
         ));
     }
+    if args.max_tokens == Some(0) {
+        return Err(UsageError::of(
+            Field::Judge(JudgeOption::MaxTokens),
+            "must be at least 1",
+        ));
+    }
     if args.grounding_label.is_some() && args.grounding.is_none() {
         return Err(UsageError::of(
             Field::Judge(JudgeOption::GroundingLabel),
@@ -811,6 +823,7 @@ pub fn judged_run(
         tpm: args.tpm,
         max_retries: args.max_retries,
         attempt_timeout: Duration::from_secs_f64(args.timeout),
+        max_tokens: args.max_tokens,
         ..ProviderOptions::default()
     };
     let prices = args.prices.table();

@@ -55,7 +55,8 @@ impl Export {
             Arc::clone(&model) as Arc<dyn ChatModel>,
             Some(Arc::clone(&cache)),
             options.repair_attempts,
-        );
+        )
+        .with_max_tokens(options.max_tokens);
         let export = Export {
             model,
             cache: cache.path().to_path_buf(),

@@ -680,7 +680,7 @@ impl Asker<'_> {
             Some(export) => match run.judge.lookup(chat) {
                 Ok(Some(resp)) => Ok(resp),
                 Ok(None) => {
-                    export.defer(chat);
+                    export.defer(&run.judge.capped(chat));
                     return Ok(None);
                 }
                 Err(e) => Err(e),

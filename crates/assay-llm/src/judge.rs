@@ -34,6 +34,7 @@ pub struct Judge {
     model: Arc<dyn ChatModel>,
     cache: Option<Arc<Cache>>,
     repair_attempts: u32,
+    max_tokens: Option<u32>,
     in_flight: Mutex<HashMap<RequestKey, Shared>>,
 }
 
@@ -57,7 +58,31 @@ impl Judge {
             model,
             cache,
             repair_attempts,
+            max_tokens: None,
             in_flight: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Caps every answer whose request sets no `max_tokens` at `cap`
+    /// tokens (`None`: no cap). The cap is set on the request before it
+    /// is keyed, so a cached answer is only served under the same cap: a
+    /// small model served locally can repeat a list item until its
+    /// context is full, minutes of generation, and the cap ends that.
+    pub fn with_max_tokens(mut self, cap: Option<u32>) -> Self {
+        self.max_tokens = cap;
+        self
+    }
+
+    /// `request` with the cap set, where it sets none: what is asked,
+    /// keyed and (under batch export) written.
+    pub fn capped<'a>(&self, request: &'a ChatRequest) -> std::borrow::Cow<'a, ChatRequest> {
+        match self.max_tokens {
+            Some(cap) if request.sampling.max_tokens.is_none() => {
+                let mut capped = request.clone();
+                capped.sampling.max_tokens = Some(cap);
+                std::borrow::Cow::Owned(capped)
+            }
+            _ => std::borrow::Cow::Borrowed(request),
         }
     }
 
@@ -71,12 +96,13 @@ impl Judge {
         limiter: Arc<Limiter>,
     ) -> Result<Self, Error> {
         let model = OpenAiChat::new(spec, opts, limiter)?;
-        Ok(Judge::new(Arc::new(model), cache, opts.repair_attempts))
+        Ok(Judge::new(Arc::new(model), cache, opts.repair_attempts)
+            .with_max_tokens(opts.max_tokens))
     }
 
     /// The key `request` is cached and coalesced under.
     pub fn key(&self, request: &ChatRequest) -> RequestKey {
-        RequestKey::chat(self.model.identity(), request)
+        RequestKey::chat(self.model.identity(), &self.capped(request))
     }
 
     /// The cache, if any.
@@ -94,6 +120,7 @@ impl Judge {
     /// Answers `request`: from the cache, from an identical request already
     /// in flight, or with one upstream call (plus repair re-asks).
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, Error> {
+        let request = &*self.capped(request);
         let key = self.key(request);
         // Every call goes through the in-flight table, and only its first
         // caller looks in the cache: one lookup per key, and no window where

@@ -262,6 +262,10 @@ pub struct ProviderOptions {
     pub structured_mode: Option<StructuredMode>,
     /// Re-asks showing the model its invalid output (default 1).
     pub repair_attempts: u32,
+    /// `--max-tokens`: the most tokens of a judge answer, set on every
+    /// request that sets none (and so part of its key); `None` leaves it
+    /// to the model (default).
+    pub max_tokens: Option<u32>,
     /// Texts per embeddings request (default 128).
     pub embed_batch: usize,
 }
@@ -284,6 +288,7 @@ impl Default for ProviderOptions {
             max_response_bytes: 8 << 20,
             structured_mode: None,
             repair_attempts: 1,
+            max_tokens: None,
             embed_batch: 128,
         }
     }

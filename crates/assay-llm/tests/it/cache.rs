@@ -53,6 +53,34 @@ async fn a_rerun_is_served_from_the_cache_with_zero_requests() {
     assert_eq!(server.count(), 11);
 }
 
+/// `--max-tokens` reaches the server and is part of the key: an answer
+/// cached without the cap is not served under it, and a request's own
+/// `max_tokens` wins over it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_max_tokens_cap_is_sent_and_keyed() {
+    let dir = temp_dir("cap");
+    let path = dir.path().join("cache.sqlite");
+    let server = Server::start(|_, _| chat("{\"verdict\": 1}")).await;
+    let opts = options(&server);
+    let cache = || Some(Arc::new(Cache::open(&path).unwrap()));
+    let req = request("question").with_schema(verdict_schema());
+    let plain = judge(&opts, cache());
+    assert_eq!(plain.chat(&req).await.unwrap().source, Source::Upstream);
+    let capped = judge(&opts, cache()).with_max_tokens(Some(64));
+    assert_eq!(capped.chat(&req).await.unwrap().source, Source::Upstream);
+    assert_eq!(capped.chat(&req).await.unwrap().source, Source::Cache);
+    assert_eq!(plain.chat(&req).await.unwrap().source, Source::Cache);
+    let mut own = req.clone();
+    own.sampling.max_tokens = Some(8);
+    assert_eq!(capped.chat(&own).await.unwrap().source, Source::Upstream);
+    let sent: Vec<_> = server
+        .requests()
+        .iter()
+        .map(|r| r.body.get("max_tokens").cloned())
+        .collect();
+    assert_eq!(sent, [None, Some(64.into()), Some(8.into())]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_key_appears_nowhere_in_the_cache_files() {
     let dir = temp_dir("secret");

@@ -279,6 +279,10 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
             "--timeout: must be a positive number of seconds",
         ),
         (
+            vec!["eval", ex, "-m", "rouge", "--max-tokens", "0"],
+            "--max-tokens: must be at least 1",
+        ),
+        (
             vec!["eval", ex, "-m", "rouge", "--grounding-label", "yes"],
             "--grounding-label: names a label of the grounding model",
         ),
