@@ -280,8 +280,8 @@ fn absent_from(
 }
 
 /// Characters that open what they must close: an answer that ends on one
-/// was cut there. A straight double quote is one where the answer holds an
-/// odd number of them.
+/// was cut there. A straight double quote or a backtick is one where the
+/// answer holds an odd number of them.
 const OPENERS: &[char] = &['(', '[', '{', '<', '«', '„', '“', '‘'];
 
 /// Words that cannot end a sentence or a phrase (articles, conjunctions,
@@ -330,7 +330,7 @@ pub fn finished(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection
     let Some(last) = answer.chars().last() else {
         return Ok(());
     };
-    let open_quote = last == '"' && answer.matches('"').count() % 2 == 1;
+    let open_quote = ['"', '`'].contains(&last) && answer.matches(last).count() % 2 == 1;
     let cut = OPENERS.contains(&last)
         || open_quote
         || (last.is_alphanumeric()
@@ -550,6 +550,11 @@ mod tests {
             Some("the \"".into())
         );
         assert_eq!(ending("See the [", Lexicon::ENGLISH), Some("the [".into()));
+        assert_eq!(
+            ending("Everyone listed in the `", Lexicon::ENGLISH),
+            Some("the `".into())
+        );
+        assert_eq!(ending("It calls `len`", Lexicon::ENGLISH), None);
         assert_eq!(
             ending("Le code de statut de la", Lexicon::FRENCH),
             Some("de la".into())

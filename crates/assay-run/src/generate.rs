@@ -7,7 +7,7 @@
 //! Nothing is printed.
 
 use crate::Error;
-use assay_config::{JudgeConfig, UsageError};
+use assay_config::{Field, JudgeConfig, JudgeOption, UsageError};
 use assay_engine::ModelChoice;
 use assay_engine::{CancelToken, Observer};
 use assay_generate::document::{read_paths, Document};
@@ -70,6 +70,26 @@ impl TestSet {
     }
 }
 
+/// The judge options a test set would silently go without: its answers
+/// are checked by the built-in lexical grounding verdict, which neither
+/// a grounding model nor an alignment file replaces yet, so naming one
+/// is a usage error rather than a check that did not happen.
+fn checked_judge(judge: &JudgeConfig) -> Result<(), Error> {
+    let unused = [
+        (judge.grounding.is_some(), JudgeOption::Grounding),
+        (judge.alignment.is_some(), JudgeOption::Alignment),
+    ];
+    match unused.into_iter().find(|(named, _)| *named) {
+        Some((_, option)) => Err(UsageError::of(
+            Field::Judge(option),
+            "assay generate checks its answers with the built-in lexical grounding verdict; \
+             a grounding model or an alignment file is not used by it yet",
+        )
+        .into()),
+        None => Ok(()),
+    }
+}
+
 /// The options a plan cannot be made with.
 fn checked(options: &Options) -> Result<(), Error> {
     match options.critic {
@@ -104,6 +124,7 @@ fn documents(sources: &[DocumentSource]) -> Result<(Vec<Document>, Vec<String>),
 /// The plan of `config` and the judge calls it needs, without a call.
 pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
     checked(&config.options)?;
+    checked_judge(&config.judge)?;
     let (documents, unread) = documents(&config.documents)?;
     let prepared = prepare(&documents, &config.options);
     let planned: Vec<_> = prepared.slots.iter().flatten().collect();
@@ -201,6 +222,7 @@ pub fn generate(
     cancel: &CancelToken,
 ) -> Result<TestSet, Error> {
     checked(&config.options)?;
+    checked_judge(&config.judge)?;
     let (documents, unread) = documents(&config.documents)?;
     let mut prepared = prepare(&documents, &config.options);
     let threads = assay_config::threads(config.threads)?;

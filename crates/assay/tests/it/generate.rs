@@ -477,6 +477,29 @@ fn questions_a_document_cannot_give_move_to_the_others_within_one_of_their_quota
             .contains("fr_")));
 }
 
+/// A grounding model or an alignment file, which the generator's checks
+/// do not use, is a usage error before any call or file, on a dry run too.
+#[test]
+fn a_grounding_model_the_checks_would_not_use_is_refused() {
+    let fx = Fixture::content_reading();
+    for (flag, dry) in [("--grounding", false), ("--alignment", true)] {
+        let out = fx.path("set.jsonl");
+        let value = fx.path("model").to_string_lossy().into_owned();
+        let mut args = vec!["--size", "2", flag, value.as_str()];
+        if dry {
+            args.push("--dry-run");
+        }
+        let o = generate(&fx, &out, &args);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("{flag}: assay generate checks its answers")),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists());
+    }
+}
+
 /// `--max-calls 2`: two answers, then the rest named as not made, and
 /// what was made written; `--max-cost` without the judge's price is a
 /// usage error before any call.
