@@ -451,11 +451,7 @@ fn join(rows: &[Labelled], dir: &Path, output: &str) -> Result<Vec<Joined>> {
     for r in log.records.iter().filter(|r| r.metric == output) {
         // The soft score, where the judge's probabilities gave one, ranks
         // finer than the count-based value (see `SOFT_SCORE`).
-        let soft = r
-            .details
-            .as_ref()
-            .and_then(|d| d.get(SOFT_SCORE))
-            .and_then(Value::as_f64);
+        let soft = r.details.as_ref().and_then(|d| d.number(SOFT_SCORE));
         by_id
             .entry(r.sample_id.as_str())
             .or_default()

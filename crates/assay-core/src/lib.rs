@@ -27,7 +27,7 @@ pub use dataset::{
 };
 pub use otlp::{Events, Stitch, Stitched};
 pub use outcome::{
-    Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status, UnknownFailureKind,
+    Details, Failure, FailureKind, Outcome, OutcomeRecord, SkipReason, Status, UnknownFailureKind,
 };
 pub use references::ReferencesReport;
 pub use results::{read_results, visit_results, ResultsLog};

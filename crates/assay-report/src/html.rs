@@ -331,7 +331,7 @@ fn outcome_json(r: &OutcomeRecord) -> Value {
         outcome.insert("reason".into(), Value::String(clip(reason)));
     }
     if let Some(d) = &r.details {
-        outcome.insert("details".into(), clip_value(d));
+        outcome.insert("details".into(), clip_value(&d.to_json()));
     }
     if let Some(e) = &r.error {
         outcome.insert(

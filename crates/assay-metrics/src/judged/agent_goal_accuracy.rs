@@ -236,8 +236,8 @@ mod tests {
             reason.unwrap(),
             "achieved the reference outcome: A table for two at 8 pm (the booking matches)"
         );
-        assert_eq!(details["against_reference"], true);
-        assert_eq!(details["soft_score"], 0.9);
+        assert_eq!(details.to_json()["against_reference"], true);
+        assert_eq!(details.to_json()["soft_score"], 0.9);
         // Without a reference the inferred goal is what must be achieved.
         let Outcome::Scored { value, details, .. } = score(
             "A table for two",
@@ -248,7 +248,7 @@ mod tests {
             panic!()
         };
         assert_eq!(value, 0.0);
-        assert_eq!(details["desired_outcome"], "A table for two");
-        assert!(details.get("soft_score").is_none());
+        assert_eq!(details.to_json()["desired_outcome"], "A table for two");
+        assert!(details.to_json().get("soft_score").is_none());
     }
 }

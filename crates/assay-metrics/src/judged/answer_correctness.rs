@@ -424,7 +424,7 @@ mod tests {
             panic!()
         };
         assert_eq!(value, 0.5);
-        let soft = details["soft_score"].as_f64().unwrap();
+        let soft = details.to_json()["soft_score"].as_f64().unwrap();
         assert!((soft - 0.55).abs() < 1e-12, "{soft}");
         let plain = [v(Label::No), v(Label::Yes)];
         let without = PerReference {
@@ -434,7 +434,7 @@ mod tests {
         let Outcome::Scored { details, .. } = score(&response, &[without], f1_only, None) else {
             panic!()
         };
-        assert!(details.get("soft_score").is_none());
+        assert!(details.to_json().get("soft_score").is_none());
     }
 
     #[test]
@@ -460,7 +460,7 @@ mod tests {
         let Outcome::Scored { value, details, .. } = score(&response, &refs, w, None) else {
             panic!()
         };
-        assert_eq!((value, details["best_reference"].as_u64()), (1.0, Some(1)));
+        assert_eq!((value, details.to_json()["best_reference"].as_u64()), (1.0, Some(1)));
         let none = PerReference {
             reference_statements: &[],
             response_verdicts: &[],

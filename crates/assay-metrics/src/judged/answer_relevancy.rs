@@ -203,7 +203,7 @@ mod tests {
             panic!()
         };
         assert!((value - expected).abs() < 1e-12);
-        assert!((details["raw_mean_cosine"].as_f64().unwrap() - expected).abs() < 1e-12);
+        assert!((details.to_json()["raw_mean_cosine"].as_f64().unwrap() - expected).abs() < 1e-12);
         let Outcome::Scored { value, .. } = score(&qs, &input, &embeddings, Noncommittal::Any)
         else {
             panic!()
@@ -222,7 +222,7 @@ mod tests {
             panic!()
         };
         assert_eq!(
-            (value, details["raw_mean_cosine"].as_f64()),
+            (value, details.to_json()["raw_mean_cosine"].as_f64()),
             (0.0, Some(-1.0))
         );
         assert!(matches!(

@@ -154,7 +154,7 @@ pub(crate) fn scored(value: f64, reason: String, details: Value) -> Outcome {
     Outcome::Scored {
         value,
         reason: Some(reason),
-        details,
+        details: details.into(),
     }
 }
 

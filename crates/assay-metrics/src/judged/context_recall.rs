@@ -179,7 +179,7 @@ mod tests {
             panic!()
         };
         assert_eq!(value, 2.0 / 3.0);
-        assert_eq!(details["best_reference"], 1);
+        assert_eq!(details.to_json()["best_reference"], 1);
         let empty: Vec<String> = Vec::new();
         assert_eq!(
             score(&[(&empty, &[])]),

@@ -257,7 +257,7 @@ mod tests {
             panic!()
         };
         assert_eq!(value, 2.0 / 3.0);
-        assert_eq!(details["context_sentences"], 3);
+        assert_eq!(details.to_json()["context_sentences"], 3);
     }
 
     #[test]
@@ -292,7 +292,7 @@ mod tests {
             panic!()
         };
         assert!((value - 0.3 * 0.5).abs() < 1e-12, "{value}");
-        assert_eq!(details["agreement"], 0.5);
+        assert_eq!(details.to_json()["agreement"], 0.5);
         let e = vec![vec![1.0, 0.0], vec![1.0, 1.0]];
         let Outcome::Scored { value, .. } = score(CONTEXT, &[a, b], Some(&e)) else {
             panic!()

@@ -218,7 +218,7 @@ mod tests {
             "{reason}"
         );
         assert!(reason.contains("Saturday opening hours"), "{reason}");
-        assert_eq!(details["intentions"][1]["verdict"], "no");
+        assert_eq!(details.to_json()["intentions"][1]["verdict"], "no");
     }
 
     #[test]

@@ -150,7 +150,7 @@ pub fn score(turns: &[(String, Verdict)], facts: &[String]) -> Outcome {
             reason,
             mut details,
         }) => {
-            details["facts"] = json!(facts);
+            details.insert("facts", json!(facts));
             Outcome::Scored {
                 value,
                 reason,
@@ -291,8 +291,8 @@ mod tests {
             reason.contains("messages[3] (asks for the address again)"),
             "{reason}"
         );
-        assert_eq!(details["turns"][1]["turn"], "messages[3]");
-        assert_eq!(details["facts"][0], "address: 12 Elm Street");
+        assert_eq!(details.to_json()["turns"][1]["turn"], "messages[3]");
+        assert_eq!(details.to_json()["facts"][0], "address: 12 Elm Street");
     }
 
     #[test]

@@ -161,9 +161,7 @@ pub fn score(turns: &[(String, Outcome)]) -> Outcome {
     let values: Vec<(&String, f64, Option<f64>)> = turns
         .iter()
         .filter_map(|(t, o)| match o {
-            Outcome::Scored { value, details, .. } => {
-                Some((t, *value, details.get(SOFT_SCORE).and_then(Value::as_f64)))
-            }
+            Outcome::Scored { value, details, .. } => Some((t, *value, details.number(SOFT_SCORE))),
             _ => None,
         })
         .collect();
@@ -343,12 +341,13 @@ mod tests {
             panic!("not scored");
         };
         assert_eq!(value, 0.75);
-        assert!((details[SOFT_SCORE].as_f64().unwrap() - 0.75).abs() < 1e-12);
+        assert!((details.to_json()[SOFT_SCORE].as_f64().unwrap() - 0.75).abs() < 1e-12);
         assert_eq!(
             reason.unwrap(),
             "mean of 2 turns with contexts: messages[1] 1.00; messages[3] skipped \
              (no_statements: the text has no statements to judge); messages[5] 0.50"
         );
+        let details = details.into_json();
         let listed = details["turns"].as_array().unwrap();
         assert_eq!(listed.len(), 3);
         assert_eq!(listed[1]["verdict"], "skipped");
@@ -364,7 +363,7 @@ mod tests {
         let Outcome::Scored { details, .. } = score(&turns) else {
             panic!("not scored");
         };
-        assert!(details.get(SOFT_SCORE).is_none());
+        assert!(details.to_json().get(SOFT_SCORE).is_none());
     }
 
     #[test]

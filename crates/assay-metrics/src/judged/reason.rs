@@ -66,7 +66,7 @@ pub struct ReasonRequest {
 /// use assay_metrics::judged::{faithfulness, reason, JudgedMetric, PromptSet};
 /// let prompts = PromptSet::builtin().unwrap();
 /// let metric = JudgedMetric::default_for(faithfulness::ID);
-/// let outcome = Outcome::Scored { value: 0.5, reason: Some("1 of 2 statements supported".into()), details: serde_json::json!({}) };
+/// let outcome = Outcome::Scored { value: 0.5, reason: Some("1 of 2 statements supported".into()), details: serde_json::json!({}).into() };
 /// let sample = assay_core::Sample {
 ///     response: Some("Le musée est ouvert le lundi de 9 h à 17 h, sauf en août.".into()),
 ///     ..Default::default()
@@ -125,7 +125,10 @@ pub fn request(
             "summary",
             reason.clone().map_or(SlotValue::Absent, SlotValue::Text),
         ),
-        ("verdicts", SlotValue::Text(canonical_json(details))),
+        (
+            "verdicts",
+            SlotValue::Text(canonical_json(&details.to_json())),
+        ),
     ];
     let mut messages = fixed_messages(prompt);
     messages.push(Message {
@@ -181,11 +184,11 @@ pub fn check(answer: &Value) -> Result<String, Problem> {
 /// ```
 /// use assay_core::Outcome;
 /// use assay_metrics::judged::reason::explained;
-/// let scored = Outcome::Scored { value: 1.0, reason: Some("2 of 2".into()), details: serde_json::json!({"n": 2}) };
+/// let scored = Outcome::Scored { value: 1.0, reason: Some("2 of 2".into()), details: serde_json::json!({"n": 2}).into() };
 /// let Outcome::Scored { reason, details, .. } = explained(scored, Ok("All good.".into())) else { panic!() };
 /// assert_eq!(reason.as_deref(), Some("All good."));
-/// assert_eq!(details["composed_reason"], "2 of 2");
-/// assert_eq!(details["n"], 2);
+/// assert_eq!(details.to_json()["composed_reason"], "2 of 2");
+/// assert_eq!(details.number("n"), Some(2.0));
 /// ```
 pub fn explained(outcome: Outcome, prose: Result<String, Failure>) -> Outcome {
     let Outcome::Scored {
@@ -196,7 +199,7 @@ pub fn explained(outcome: Outcome, prose: Result<String, Failure>) -> Outcome {
     else {
         return outcome;
     };
-    let mut map = match details {
+    let mut map = match details.into_json() {
         Value::Object(map) => map,
         Value::Null => Map::new(),
         // Every metric's details are an object; keep anything else whole.
@@ -218,7 +221,7 @@ pub fn explained(outcome: Outcome, prose: Result<String, Failure>) -> Outcome {
     Outcome::Scored {
         value,
         reason,
-        details: Value::Object(map),
+        details: Value::Object(map).into(),
     }
 }
 
@@ -255,7 +258,7 @@ mod tests {
         let outcome = Outcome::Scored {
             value: 1.0,
             reason: None,
-            details: json!({"votes": []}),
+            details: json!({"votes": []}).into(),
         };
         let req = request(
             &prompts,
@@ -289,7 +292,7 @@ mod tests {
         let scored = Outcome::Scored {
             value: 0.25,
             reason: Some("1 of 4".into()),
-            details: json!({}),
+            details: json!({}).into(),
         };
         let failure = Failure {
             kind: FailureKind::Timeout,
@@ -304,7 +307,7 @@ mod tests {
             panic!()
         };
         assert_eq!((value, reason.as_deref()), (0.25, Some("1 of 4")));
-        assert_eq!(details["reason_error"]["kind"], "timeout");
-        assert!(details.get("composed_reason").is_none());
+        assert_eq!(details.to_json()["reason_error"]["kind"], "timeout");
+        assert!(details.to_json().get("composed_reason").is_none());
     }
 }

@@ -711,7 +711,7 @@ mod tests {
             reason.as_deref(),
             Some("expected rating 2.60 of 3 (most likely 3)")
         );
-        assert_eq!(details["scale"], 3);
+        assert_eq!(details.to_json()["scale"], 3);
     }
 
     #[test]

@@ -226,7 +226,7 @@ mod tests {
             panic!()
         };
         assert!((value - 0.6048387096775145).abs() < 1e-15, "{value}");
-        assert_eq!(details["qa_score"], 0.8);
+        assert_eq!(details.to_json()["qa_score"], 0.8);
         let Outcome::Scored { value, .. } =
             score(&texts, &[], &q, &a, LengthPenalty::Off, Unit::HALF)
         else {

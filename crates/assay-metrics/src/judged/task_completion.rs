@@ -107,8 +107,8 @@ pub fn score(task: &str, outcome: &str, rating: &Rating) -> Outcome {
             reason,
             mut details,
         } => {
-            details["task"] = Value::String(task.to_string());
-            details["outcome"] = Value::String(outcome.to_string());
+            details.insert("task", Value::String(task.to_string()));
+            details.insert("outcome", Value::String(outcome.to_string()));
             Outcome::Scored {
                 value,
                 reason,
@@ -187,8 +187,8 @@ mod tests {
         };
         assert_eq!(value, 0.5);
         assert_eq!(reason.unwrap(), "rated 3 of 5: one seat of two");
-        assert_eq!(details["task"], "Book two seats");
-        assert_eq!(details["outcome"], "Booked one seat");
+        assert_eq!(details.to_json()["task"], "Book two seats");
+        assert_eq!(details.to_json()["outcome"], "Booked one seat");
         // G-Eval's reading: the expected rating 4.5 of probabilities
         // split between 4 and 5.
         let soft = r(4, Some(vec![0.0, 0.0, 0.0, 0.5, 0.5]));

@@ -363,8 +363,8 @@ mod tests {
         );
         assert!(reason.contains("answered outside: \"pasta\""), "{reason}");
         assert!(reason.contains("refused: \"vaccines\""), "{reason}");
-        assert_eq!(details["topics"][2]["answered"], "no");
-        assert_eq!(details["false_negatives"], 1);
+        assert_eq!(details.to_json()["topics"][2]["answered"], "no");
+        assert_eq!(details.to_json()["false_negatives"], 1);
     }
 
     #[test]

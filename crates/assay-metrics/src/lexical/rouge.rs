@@ -6,7 +6,7 @@ use crate::params::{parse_bool, ParamError, ParamSpec, Values};
 use crate::spec::Direction;
 use crate::unit::{MetricId, MetricSpec};
 use crate::unit::{Unit, UnitScorer};
-use assay_core::{Field, Outcome, Sample, Signature};
+use assay_core::{Details, Field, Outcome, Sample, Signature};
 use assay_text::rouge::{Prf, RougeScorer, RougeTokenizer, RougeType, Stemming};
 use serde_json::{json, Value};
 
@@ -129,7 +129,10 @@ impl UnitScorer for Rouge {
             .map(|prf: Prf| {
                 Outcome::scored(
                     prf.fmeasure,
-                    json!({"precision": prf.precision, "recall": prf.recall, "fmeasure": prf.fmeasure}),
+                    Details::numbers(
+                        &["precision", "recall", "fmeasure"],
+                        [prf.precision, prf.recall, prf.fmeasure],
+                    ),
                 )
             })
             .collect()
