@@ -445,6 +445,63 @@ impl OutcomeRecord {
         rec
     }
 
+    /// Appends the record's `results.jsonl` line: the bytes of
+    /// `serde_json::to_writer` and a newline (tested to be the same), with
+    /// the fixed keys copied rather than escaped one byte at a time, which
+    /// showed in the profile of a run writing millions of lines.
+    pub fn write_line(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"format_version\":");
+        serde_json::to_writer(&mut *out, &self.format_version)?;
+        out.extend_from_slice(b",\"sample_id\":");
+        serde_json::to_writer(&mut *out, &self.sample_id)?;
+        out.extend_from_slice(b",\"row\":");
+        serde_json::to_writer(&mut *out, &self.row)?;
+        out.extend_from_slice(b",\"metric\":");
+        serde_json::to_writer(&mut *out, &self.metric)?;
+        out.extend_from_slice(match self.status {
+            Status::Scored => b",\"status\":\"scored\"",
+            Status::Skipped => b",\"status\":\"skipped\"",
+            Status::Failed => b",\"status\":\"failed\"",
+        });
+        if let Some(value) = self.value {
+            out.extend_from_slice(b",\"value\":");
+            serde_json::to_writer(&mut *out, &value)?;
+        }
+        match &self.details {
+            None => {}
+            Some(Details::Numbers { names, values }) => {
+                out.extend_from_slice(b",\"details\":{");
+                for (i, (name, value)) in names.iter().zip(values).enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    serde_json::to_writer(&mut *out, name)?;
+                    out.push(b':');
+                    serde_json::to_writer(&mut *out, value)?;
+                }
+                out.push(b'}');
+            }
+            Some(Details::Json(details)) => {
+                out.extend_from_slice(b",\"details\":");
+                serde_json::to_writer(&mut *out, details)?;
+            }
+        }
+        if let Some(reason) = &self.reason {
+            out.extend_from_slice(b",\"reason\":");
+            serde_json::to_writer(&mut *out, reason)?;
+        }
+        if let Some(error) = &self.error {
+            out.extend_from_slice(b",\"error\":");
+            serde_json::to_writer(&mut *out, error)?;
+        }
+        if let Some(repeat) = self.repeat {
+            out.extend_from_slice(b",\"repeat\":");
+            serde_json::to_writer(&mut *out, &repeat)?;
+        }
+        out.extend_from_slice(b"}\n");
+        Ok(())
+    }
+
     /// The record of judging `repeat` (0-based); repeat 0 carries no field.
     ///
     /// ```
@@ -545,6 +602,50 @@ mod tests {
         let mut numbers = Details::numbers(&["recall"], [0.25]);
         numbers.insert("n", json!(3));
         assert_eq!(numbers, Details::from(json!({"recall": 0.25, "n": 3})));
+    }
+
+    #[test]
+    fn a_written_line_is_serde_jsons() {
+        let failed = Outcome::Failed(Failure {
+            kind: FailureKind::Timeout,
+            message: "no answer in \"60\" s\n".into(),
+        });
+        let judged = Outcome::Scored {
+            value: 1.0 / 3.0,
+            reason: Some("1 of 3 — «quoted»\t".into()),
+            details: json!({"votes": [{"verdict": "yes", "p": 1e-7}], "k": null}).into(),
+        };
+        let records = [
+            OutcomeRecord::new(
+                "q\"1\\é",
+                7,
+                "rouge1",
+                Outcome::scored(
+                    0.0,
+                    Details::numbers(&["precision", "recall", "fmeasure"], [1.0, 1e-300, 2.5e20]),
+                ),
+            ),
+            OutcomeRecord::new(
+                "",
+                u64::MAX,
+                "m/é",
+                Outcome::Skipped(SkipReason::NoContexts),
+            ),
+            OutcomeRecord::new("\u{1}x", 0, "bleu", failed).with_repeat(3),
+            OutcomeRecord::new("a", 1, "faithfulness", judged).with_repeat(1),
+            OutcomeRecord::new(
+                "b",
+                2,
+                "chrf",
+                Outcome::scored(1.0, Details::numbers(&[], [])),
+            ),
+        ];
+        for rec in records {
+            let mut line = Vec::new();
+            rec.write_line(&mut line).unwrap();
+            let expected = serde_json::to_string(&rec).unwrap() + "\n";
+            assert_eq!(String::from_utf8(line).unwrap(), expected);
+        }
     }
 
     #[test]

@@ -100,8 +100,7 @@ impl RunDir {
     }
 
     pub fn append(&mut self, record: &OutcomeRecord) -> Result<()> {
-        serde_json::to_writer(&mut self.pending, record)?;
-        self.pending.push(b'\n');
+        record.write_line(&mut self.pending)?;
         Ok(())
     }
 
