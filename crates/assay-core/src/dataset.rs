@@ -10,7 +10,7 @@
 
 use crate::json::kind;
 use crate::otlp::{Events, Stitch, Stitched};
-use crate::read::{csv_object, Checked};
+use crate::read::{csv_object, CheckedRow};
 pub use crate::read::{DatasetError, Position};
 use crate::references::{References, ReferencesReport};
 use crate::sample::Sample;
@@ -386,7 +386,7 @@ enum Inner {
 }
 
 enum ArrayItem {
-    Element(Checked),
+    Element(CheckedRow),
     /// The array is malformed at this line; nothing after it can be read.
     Error {
         message: String,
@@ -465,10 +465,13 @@ impl Rows {
         self.row_error(at, Some(key), message.to_string())
     }
 
-    fn row_from_value(&mut self, value: Value, at: Position) -> Row {
-        match value {
-            Value::Object(map) => self.row_from_object(&map, at),
-            other => Err(self.row_error(
+    fn row_from_checked(&mut self, checked: CheckedRow, at: Position) -> Row {
+        if let Some(key) = checked.repeated {
+            return Err(self.repeated_key(at, key));
+        }
+        match checked.entries {
+            Ok(entries) => self.row_from_object(entries, at),
+            Err(other) => Err(self.row_error(
                 at,
                 None,
                 format!("expected an object, got {}", kind(&other)),
@@ -476,27 +479,30 @@ impl Rows {
         }
     }
 
-    fn row_from_object(&mut self, map: &Map<String, Value>, at: Position) -> Row {
-        let joined;
-        let map = match self.references.as_mut() {
-            None => map,
-            Some(references) => {
-                let id = match map.get("id") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(Value::Number(n)) => n.to_string(),
-                    _ => self.row.to_string(),
-                };
-                let mut row = map.clone();
-                if let Err((field, message)) = references.join(&id, &mut row) {
-                    return Err(self.row_error(at, Some(field), message));
-                }
-                joined = row;
-                &joined
-            }
+    /// The sample of a row's entries, in the order written.
+    fn row_from_object(&mut self, mut entries: Vec<(String, Value)>, at: Position) -> Row {
+        let id_of = |entries: &[(String, Value)]| {
+            entries
+                .iter()
+                .find(|(k, _)| k == "id")
+                .map(|(_, v)| v.clone())
         };
-        let sample = Sample::from_json(self.row, map)
+        if let Some(references) = self.references.as_mut() {
+            let id = match id_of(&entries) {
+                Some(Value::String(s)) => s,
+                Some(Value::Number(n)) => n.to_string(),
+                _ => self.row.to_string(),
+            };
+            let mut row: Map<String, Value> = entries.into_iter().collect();
+            if let Err((field, message)) = references.join(&id, &mut row) {
+                return Err(self.row_error(at, Some(field), message));
+            }
+            entries = row.into_iter().collect();
+        }
+        let named = entries.iter().any(|(k, v)| k == "id" && !v.is_null());
+        let sample = Sample::from_entries(self.row, entries)
             .map_err(|e| self.row_error(at, Some(e.field), e.message))?;
-        let problem = if map.get("id").is_some_and(|id| !id.is_null()) {
+        let problem = if named {
             self.repeated(&sample.id, at)
                 .or_else(|| self.unnamed_row_goes_by(&sample.id))
         } else {
@@ -594,14 +600,10 @@ impl Rows {
                             Position::Line(*line)
                         };
                         // from_slice also rejects invalid UTF-8, so such a line is one bad row.
-                        let parsed = serde_json::from_slice::<Checked>(buf);
+                        let parsed = serde_json::from_slice::<CheckedRow>(buf);
                         self.row += 1;
                         break match parsed {
-                            Ok(Checked {
-                                repeated: Some(key),
-                                ..
-                            }) => return Some(Err(self.repeated_key(at, key))),
-                            Ok(c) => (c.value, at),
+                            Ok(row) => (row, at),
                             Err(e) => {
                                 return Some(Err(self.row_error(
                                     at,
@@ -639,7 +641,7 @@ impl Rows {
                     Ok(r) => {
                         let at = line_of(r.position());
                         match csv_object(&headers, &r) {
-                            Ok(map) => self.row_from_object(&map, at),
+                            Ok(map) => self.row_from_object(map.into_iter().collect(), at),
                             Err((field, message)) => Err(self.row_error(at, Some(field), message)),
                         }
                     }
@@ -654,7 +656,7 @@ impl Rows {
                 self.row += 1;
                 let at = Position::Trace(self.row);
                 return Some(match trace.row {
-                    Ok(map) => self.row_from_object(&map, at),
+                    Ok(map) => self.row_from_object(map.into_iter().collect(), at),
                     Err(e) => Err(self.row_error(
                         at,
                         Some(e.field),
@@ -669,11 +671,7 @@ impl Rows {
                 }
                 Ok(ArrayItem::Element(element)) => {
                     self.row += 1;
-                    let at = Position::Element(self.row);
-                    match element.repeated {
-                        Some(key) => return Some(Err(self.repeated_key(at, key))),
-                        None => (element.value, at),
-                    }
+                    (element, Position::Element(self.row))
                 }
                 Ok(ArrayItem::Error { message, line }) => {
                     self.row += 1;
@@ -682,7 +680,7 @@ impl Rows {
                 }
             },
         };
-        Some(self.row_from_value(value, at))
+        Some(self.row_from_checked(value, at))
     }
 }
 
@@ -838,7 +836,7 @@ fn stream_array(reader: BufReader<Box<dyn Read + Send>>, tx: mpsc::SyncSender<Ar
             f.write_str("a JSON array of objects")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-            while let Some(value) = seq.next_element::<Checked>()? {
+            while let Some(value) = seq.next_element::<CheckedRow>()? {
                 // The receiver hung up: nobody wants more rows.
                 if self.tx.send(ArrayItem::Element(value)).is_err() {
                     return Ok(());

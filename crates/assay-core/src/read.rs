@@ -3,7 +3,9 @@
 //! checked for keys named twice, a CSV record as a JSON object, a row's
 //! place in its file, and the errors that say the file cannot be read.
 
+use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 use std::fmt;
 use std::io;
 
@@ -126,70 +128,152 @@ fn within(outer: String, inner: String) -> String {
 
 impl<'de> serde::Deserialize<'de> for Checked {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
-        use serde::de::{MapAccess, SeqAccess, Visitor};
-        struct Any;
-        impl<'de> Visitor<'de> for Any {
-            type Value = Checked;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Checked, E> {
-                Ok(Checked::plain(Value::Bool(v)))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Checked, E> {
-                Ok(Checked::plain(Value::from(v)))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Checked, E> {
-                Ok(Checked::plain(Value::from(v)))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Checked, E> {
-                Ok(Checked::plain(Value::from(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Checked, E> {
-                Ok(Checked::plain(Value::String(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Checked, E> {
-                Ok(Checked::plain(Value::String(v)))
-            }
-            fn visit_unit<E>(self) -> Result<Checked, E> {
-                Ok(Checked::plain(Value::Null))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
-                let mut items = Vec::new();
-                let mut repeated = None;
-                while let Some(item) = seq.next_element::<Checked>()? {
-                    if repeated.is_none() {
-                        repeated = item
-                            .repeated
-                            .map(|p| within(format!("[{}]", items.len()), p));
-                    }
-                    items.push(item.value);
-                }
-                Ok(Checked {
-                    value: Value::Array(items),
-                    repeated,
-                })
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
-                let mut object = Map::new();
-                let mut repeated = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    let item: Checked = map.next_value()?;
-                    if repeated.is_none() {
-                        repeated = if object.contains_key(&key) {
-                            Some(key.clone())
-                        } else {
-                            item.repeated.map(|p| within(key.clone(), p))
-                        };
-                    }
-                    object.insert(key, item.value);
-                }
-                Ok(Checked {
-                    value: Value::Object(object),
-                    repeated,
-                })
-            }
-        }
         d.deserialize_any(Any)
+    }
+}
+
+/// Builds a [`Checked`] value.
+struct Any;
+
+impl<'de> Visitor<'de> for Any {
+    type Value = Checked;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Checked, E> {
+        Ok(Checked::plain(Value::Bool(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Checked, E> {
+        Ok(Checked::plain(Value::from(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Checked, E> {
+        Ok(Checked::plain(Value::from(v)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Checked, E> {
+        Ok(Checked::plain(Value::from(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Checked, E> {
+        Ok(Checked::plain(Value::String(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Checked, E> {
+        Ok(Checked::plain(Value::String(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked::plain(Value::Null))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        let mut items = Vec::new();
+        let mut repeated = None;
+        while let Some(item) = seq.next_element::<Checked>()? {
+            if repeated.is_none() {
+                repeated = item
+                    .repeated
+                    .map(|p| within(format!("[{}]", items.len()), p));
+            }
+            items.push(item.value);
+        }
+        Ok(Checked {
+            value: Value::Array(items),
+            repeated,
+        })
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Checked, A::Error> {
+        let row = RowVisitor.visit_map(map)?;
+        let value = match row.entries {
+            Ok(entries) => Value::Object(entries.into_iter().collect()),
+            Err(other) => other,
+        };
+        Ok(Checked {
+            value,
+            repeated: row.repeated,
+        })
+    }
+}
+
+/// A row as read: a JSON object's entries in the order written (no map is
+/// built, as the sample takes them apart at once), or the other value it
+/// is, with the first key named twice anywhere within, as [`Checked`] has.
+pub(crate) struct CheckedRow {
+    pub(crate) entries: Result<Vec<(String, Value)>, Value>,
+    pub(crate) repeated: Option<String>,
+}
+
+/// Past this many keys an object's keys are also kept in a set, so that
+/// finding one named twice stays linear however wide the object.
+const SCANNED_KEYS: usize = 32;
+
+impl<'de> serde::Deserialize<'de> for CheckedRow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CheckedRow, D::Error> {
+        d.deserialize_any(RowVisitor)
+    }
+}
+
+struct RowVisitor;
+
+impl RowVisitor {
+    fn other<E>(checked: Result<Checked, E>) -> Result<CheckedRow, E> {
+        checked.map(|c| CheckedRow {
+            entries: Err(c.value),
+            repeated: c.repeated,
+        })
+    }
+}
+
+impl<'de> Visitor<'de> for RowVisitor {
+    type Value = CheckedRow;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<CheckedRow, E> {
+        Self::other(Any.visit_bool(v))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<CheckedRow, E> {
+        Self::other(Any.visit_i64(v))
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<CheckedRow, E> {
+        Self::other(Any.visit_u64(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<CheckedRow, E> {
+        Self::other(Any.visit_f64(v))
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CheckedRow, E> {
+        Self::other(Any.visit_str(v))
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<CheckedRow, E> {
+        Self::other(Any.visit_string(v))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<CheckedRow, E> {
+        Self::other(Any.visit_unit())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<CheckedRow, A::Error> {
+        Self::other(Any.visit_seq(seq))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CheckedRow, A::Error> {
+        let mut entries: Vec<(String, Value)> = Vec::new();
+        let mut wide: HashSet<String> = HashSet::new();
+        let mut repeated = None;
+        while let Some(key) = map.next_key::<String>()? {
+            let item: Checked = map.next_value()?;
+            if repeated.is_none() {
+                let twice = if entries.len() < SCANNED_KEYS {
+                    entries.iter().any(|(k, _)| *k == key)
+                } else {
+                    if wide.is_empty() {
+                        wide.extend(entries.iter().map(|(k, _)| k.clone()));
+                    }
+                    !wide.insert(key.clone())
+                };
+                repeated = if twice {
+                    Some(key.clone())
+                } else {
+                    item.repeated.map(|p| within(key.clone(), p))
+                };
+            }
+            entries.push((key, item.value));
+        }
+        Ok(CheckedRow {
+            entries: Ok(entries),
+            repeated,
+        })
     }
 }

@@ -173,28 +173,38 @@ impl Sample {
     /// assert_eq!(s.reference_list(), Some(vec!["g"]));
     /// ```
     pub fn from_json(row: u64, object: &Map<String, Value>) -> Result<Sample, FieldError> {
+        Sample::from_entries(row, object.iter().map(|(k, v)| (k.as_str(), v.clone())))
+    }
+
+    /// [`Sample::from_json`] on an object's entries, in the order written,
+    /// taken whole: the sample keeps their strings without copying them.
+    pub fn from_entries<K: AsRef<str>>(
+        row: u64,
+        entries: impl IntoIterator<Item = (K, Value)>,
+    ) -> Result<Sample, FieldError> {
         let mut sample = Sample {
             id: row.to_string(),
             row,
             ..Sample::default()
         };
-        let mut seen: [Option<&str>; Field::ALL.len()] = [None; Field::ALL.len()];
-        for (key, value) in object {
-            if key == "id" {
+        let mut seen: [Option<K>; Field::ALL.len()] = [const { None }; Field::ALL.len()];
+        for (key, value) in entries {
+            let name = key.as_ref();
+            if name == "id" {
                 sample.id = match value {
-                    Value::String(s) => s.clone(),
+                    Value::String(s) => s,
                     Value::Number(n) => n.to_string(),
                     Value::Null => continue,
                     other => {
                         return Err(field_error(
-                            key,
-                            format!("expected a string or number, got {}", kind(other)),
+                            name,
+                            format!("expected a string or number, got {}", kind(&other)),
                         ))
                     }
                 };
                 continue;
             }
-            let Ok(mut field) = key.parse::<Field>() else {
+            let Ok(mut field) = name.parse::<Field>() else {
                 continue;
             };
             if value.is_null() {
@@ -207,25 +217,28 @@ impl Sample {
             let slot = &mut seen[field as usize];
             if let Some(previous) = slot {
                 return Err(field_error(
-                    key,
-                    format!("given twice (also as '{previous}'), both name '{field}'"),
+                    name,
+                    format!(
+                        "given twice (also as '{}'), both name '{field}'",
+                        previous.as_ref()
+                    ),
                 ));
             }
+            sample.set(field, name, value)?;
             *slot = Some(key);
-            sample.set(field, key, value)?;
         }
         Ok(sample)
     }
 
-    fn set(&mut self, field: Field, key: &str, value: &Value) -> Result<(), FieldError> {
+    fn set(&mut self, field: Field, key: &str, value: Value) -> Result<(), FieldError> {
         if field == Field::Messages {
             self.messages = Some(match key {
-                "messages" => Conversation::from_openai(key, value),
-                "turns" => Conversation::from_deepeval(key, value),
-                _ => Conversation::from_ragas(key, value),
+                "messages" => Conversation::from_openai(key, &value),
+                "turns" => Conversation::from_deepeval(key, &value),
+                _ => Conversation::from_ragas(key, &value),
             });
         } else if field == Field::ReferenceToolCalls {
-            self.reference_tool_calls = Some(conversation::reference_tool_calls(key, value));
+            self.reference_tool_calls = Some(conversation::reference_tool_calls(key, &value));
         } else if field.is_list() {
             let list = string_list(key, value)?;
             match field {
@@ -238,10 +251,10 @@ impl Sample {
             let Value::String(text) = value else {
                 return Err(field_error(
                     key,
-                    format!("expected a string, got {}", kind(value)),
+                    format!("expected a string, got {}", kind(&value)),
                 ));
             };
-            let text = Some(text.clone());
+            let text = Some(text);
             match field {
                 Field::UserInput => self.user_input = text,
                 Field::Response => self.response = text,
@@ -292,21 +305,21 @@ impl Sample {
     }
 }
 
-fn string_list(key: &str, value: &Value) -> Result<Vec<String>, FieldError> {
+fn string_list(key: &str, value: Value) -> Result<Vec<String>, FieldError> {
     let Value::Array(items) = value else {
         return Err(field_error(
             key,
-            format!("expected a list of strings, got {}", kind(value)),
+            format!("expected a list of strings, got {}", kind(&value)),
         ));
     };
     items
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, item)| match item {
-            Value::String(s) => Ok(s.clone()),
+            Value::String(s) => Ok(s),
             other => Err(field_error(
                 key,
-                format!("item {i}: expected a string, got {}", kind(other)),
+                format!("item {i}: expected a string, got {}", kind(&other)),
             )),
         })
         .collect()

@@ -559,17 +559,27 @@ fn a_copy_is_named_as_what_it_stands_for() {
 
 #[test]
 fn a_key_named_twice_is_a_bad_row_naming_it_and_the_rest_go_on() {
+    // Wide objects, past the keys found twice by a scan alone: a key
+    // repeated there, one repeated in a wide nested object, and a wide row
+    // without repeats.
+    let wide = |extra: &str| {
+        let keys: Vec<String> = (0..40).map(|i| format!(r#""k{i}": {i}"#)).collect();
+        format!("{}{extra}", keys.join(", "))
+    };
     let rows = [
-        r#"{"id": "a", "response": "x", "response": "y"}"#,
-        r#"{"id": "b", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a", "content": "b"}]}"#,
-        r#"{"id": "c", "response": "fine", "details": {"n": 1}, "more": [{"n": 1}, {"n": 2}]}"#,
+        r#"{"id": "a", "response": "x", "response": "y"}"#.to_string(),
+        r#"{"id": "b", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a", "content": "b"}]}"#.to_string(),
+        r#"{"id": "c", "response": "fine", "details": {"n": 1}, "more": [{"n": 1}, {"n": 2}]}"#.to_string(),
+        format!(r#"{{"id": "d", {}}}"#, wide(r#", "k35": 0, "response": "r""#)),
+        format!(r#"{{"id": "e", "meta": {{{}}}}}"#, wide(r#", "k3": 1"#)),
+        format!(r#"{{"id": "f", "response": "r", {}}}"#, wide("")),
     ];
     let unclear = "named twice in one object: which value is meant is unclear";
     let jsonl = rows.join("\n");
     let array = format!("[{}]", rows.join(",\n"));
     for (name, content) in [("d.jsonl", jsonl), ("d.json", array)] {
         let (_d, read) = rows_of(name, content.as_bytes(), None);
-        assert_eq!(read.len(), 3, "{name}");
+        assert_eq!(read.len(), 6, "{name}");
         let first = read[0].as_ref().unwrap_err();
         assert_eq!(first.field.as_deref(), Some("response"), "{name}");
         assert!(
@@ -585,6 +595,12 @@ fn a_key_named_twice_is_a_bad_row_naming_it_and_the_rest_go_on() {
             "{name}"
         );
         assert_eq!(ids(&read)[2], Some("c"), "{name}");
+        let fields: Vec<_> = read[3..5]
+            .iter()
+            .map(|r| r.as_ref().unwrap_err().field.as_deref())
+            .collect();
+        assert_eq!(fields, [Some("k35"), Some("meta.k3")], "{name}");
+        assert_eq!(ids(&read)[5], Some("f"), "{name}");
     }
 
     let dir = tempfile::tempdir().unwrap();
