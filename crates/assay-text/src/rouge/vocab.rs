@@ -64,15 +64,25 @@ pub(super) fn for_each_raw_token(
     buf: &mut TokenBuf,
     mut emit: impl FnMut(&[u8], u128),
 ) {
-    if text.is_ascii() {
+    if !lowercases_into_ascii(text) {
         ascii_tokens(text.as_bytes(), buf, &mut emit);
     } else {
         unicode_tokens(text, buf, &mut emit);
     }
 }
 
-/// The common case: no lowercasing beyond ASCII, and a token is a slice
-/// of the input, so its key is one unaligned load.
+/// Whether `text` has one of the two non-ASCII characters whose lowercase
+/// has ASCII letters (U+0130 and KELVIN SIGN; the test
+/// `only_two_characters_lowercase_into_ascii` checks the whole table).
+/// Without them every non-ASCII character only separates tokens, as every
+/// byte of its UTF-8 does in [`ascii_tokens`], so text in other scripts,
+/// or with curly quotes and dashes, takes the fast path too.
+fn lowercases_into_ascii(text: &str) -> bool {
+    !text.is_ascii() && (text.contains('\u{130}') || text.contains('\u{212a}'))
+}
+
+/// The common case: no lowercasing into ASCII beyond ASCII's own, and a
+/// token is a slice of the input, so its key is one unaligned load.
 fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
     let n = bytes.len();
     let mut i = 0;
@@ -540,7 +550,18 @@ mod tests {
             long,
             &format!("{long}. {long}"),
             "don't\tstop\r\nx9Y8z7 __init__ 3.14",
+            "“Café” — naïve Zürich straße, 北京 2024",
+            "İstanbul 5\u{212a}m",
+            "\u{130}\u{212a}",
         ] {
+            assert_eq!(
+                lowercases_into_ascii(text),
+                text.contains(['\u{130}', '\u{212a}']),
+                "{text:?}"
+            );
+            if lowercases_into_ascii(text) {
+                continue;
+            }
             let fast = collect(text, true);
             let general = collect(text, false);
             assert_eq!(fast, general, "{text:?}");
@@ -550,6 +571,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_two_characters_that_lowercase_into_ascii_take_the_general_path() {
+        let mut tokens = Vec::new();
+        for_each_raw_token(
+            "İstanbul 5\u{212a}m, Zürich",
+            &mut TokenBuf::default(),
+            |t, _| tokens.push(String::from_utf8(t.to_vec()).unwrap()),
+        );
+        assert_eq!(tokens, ["i", "stanbul", "5km", "z", "rich"]);
     }
 
     /// The same two characters as in Python 3.11's tables lowercase to
