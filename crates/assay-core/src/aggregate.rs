@@ -311,8 +311,8 @@ fn bootstraps(columns: &[&[f64]]) -> Vec<Interval> {
     let mut means: Vec<Vec<f64>> = Vec::with_capacity(sorted.len());
     for chunk in sorted.chunks(LANES) {
         let lane = |k: usize| &chunk.get(k).unwrap_or(&chunk[0])[..n];
-        let rows: Vec<[f64; LANES]> = (0..n)
-            .map(|j| [lane(0)[j], lane(1)[j], lane(2)[j], lane(3)[j]])
+        let rows: Vec<Lanes> = (0..n)
+            .map(|j| Lanes([lane(0)[j], lane(1)[j], lane(2)[j], lane(3)[j]]))
             .collect();
         let mut of_chunk = vec![Vec::with_capacity(BOOTSTRAP_RESAMPLES); chunk.len()];
         for sums in resamples_sums(&rows, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED) {
@@ -338,6 +338,12 @@ fn bootstraps(columns: &[&[f64]]) -> Vec<Interval> {
 /// Columns whose sums are taken side by side.
 const LANES: usize = 4;
 
+/// One position's values of the four columns, aligned to their size so
+/// that a drawn position never loads across two cache lines.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Lanes([f64; LANES]);
+
 /// Resamples summed side by side: their chains of additions overlap
 /// instead of waiting on one another.
 const INTERLEAVED: usize = 4;
@@ -355,7 +361,7 @@ const _: () = assert!((BOOTSTRAP_MAX_N as u64) < 1 << 32);
 /// positions are made in blocks that the compiler vectorises (where the
 /// CPU has 64-bit vector multiplication, found at run time) and four
 /// resamples are summed together.
-fn resamples_sums(rows: &[[f64; LANES]], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
+fn resamples_sums(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx512dq")
@@ -368,12 +374,12 @@ fn resamples_sums(rows: &[[f64; LANES]], resamples: usize, seed: u64) -> Vec<[f6
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq")]
-fn resamples_sums_avx512(rows: &[[f64; LANES]], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
+fn resamples_sums_avx512(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
     resamples_sums_with(rows, resamples, seed)
 }
 
 #[inline(always)]
-fn resamples_sums_with(rows: &[[f64; LANES]], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
+fn resamples_sums_with(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
     let n = rows.len();
     let mut out = Vec::with_capacity(resamples);
     let mut positions = [[0u32; BLOCK]; INTERLEAVED];
@@ -389,7 +395,7 @@ fn resamples_sums_with(rows: &[[f64; LANES]], resamples: usize, seed: u64) -> Ve
             let [p0, p1, p2, p3] = &positions;
             // Already below n: the bound lets the compiler drop the index
             // check.
-            let row = |p: &u32| rows[(*p as usize).min(n - 1)];
+            let row = |p: &u32| rows[(*p as usize).min(n - 1)].0;
             // Carried by value, so that the sums stay in registers.
             sums = p0[..len]
                 .iter()
@@ -612,8 +618,8 @@ mod tests {
         // Sizes around the block, and resamples not a multiple of the
         // interleaving.
         for n in [1, 5, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 7] {
-            let rows: Vec<[f64; LANES]> = (0..n)
-                .map(|_| [rng.unit(), rng.unit() / 3.0, 1.0 / (1.0 + rng.unit()), 0.1])
+            let rows: Vec<Lanes> = (0..n)
+                .map(|_| Lanes([rng.unit(), rng.unit() / 3.0, 1.0 / (1.0 + rng.unit()), 0.1]))
                 .collect();
             let resamples = 2 * INTERLEAVED + 3;
             let mut plain = SplitMix64(BOOTSTRAP_SEED);
@@ -621,7 +627,7 @@ mod tests {
                 .map(|_| {
                     let mut sums = [0.0; LANES];
                     for _ in 0..n {
-                        let row = rows[plain.below(n)];
+                        let row = rows[plain.below(n)].0;
                         for (s, v) in sums.iter_mut().zip(row) {
                             *s += v;
                         }
