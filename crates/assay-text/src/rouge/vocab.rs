@@ -29,6 +29,8 @@ const SHORT: usize = 16;
 pub(super) struct TokenBuf {
     bytes: Vec<u8>,
     key: u128,
+    /// [`ascii_tokens`]' bitmap of the line's alphanumeric bytes.
+    mask: Vec<u64>,
 }
 
 impl TokenBuf {
@@ -83,21 +85,21 @@ fn lowercases_into_ascii(text: &str) -> bool {
 
 /// The common case: no lowercasing into ASCII beyond ASCII's own, and a
 /// token is a slice of the input, so its key is one unaligned load.
+///
+/// The bytes are first classified into a bitmap, then each token's two
+/// ends are found by bit searches: a loop over the bytes that stops at
+/// each end cost a mispredicted branch per token.
 fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
-    let n = bytes.len();
+    let mask = &mut buf.mask;
+    mask.clear();
+    let mut chunks = bytes.chunks_exact(64);
+    mask.extend((&mut chunks).map(alphanumeric_bits));
+    mask.push(alphanumeric_bits(chunks.remainder()));
+    // Bits past the end are clear, so every token ends within the bitmap.
     let mut i = 0;
-    loop {
-        while i < n && !bytes[i].is_ascii_alphanumeric() {
-            i += 1;
-        }
-        if i == n {
-            return;
-        }
-        let start = i;
-        while i < n && bytes[i].is_ascii_alphanumeric() {
-            i += 1;
-        }
-        let len = i - start;
+    while let Some(start) = next_bit(mask, i, 0) {
+        let end = next_bit(mask, start, u64::MAX).unwrap_or(bytes.len());
+        let len = end - start;
         if len <= SHORT {
             let key = lowercase_key(bytes, start, len);
             let packed = key.to_le_bytes();
@@ -105,10 +107,34 @@ fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u
         } else {
             buf.bytes.clear();
             buf.bytes
-                .extend(bytes[start..i].iter().map(u8::to_ascii_lowercase));
+                .extend(bytes[start..end].iter().map(u8::to_ascii_lowercase));
             emit(&buf.bytes, 0);
         }
+        i = end;
     }
+}
+
+/// Bit `k` set where `chunk[k]` (at most 64 bytes) is `[A-Za-z0-9]`.
+#[inline(always)]
+fn alphanumeric_bits(chunk: &[u8]) -> u64 {
+    chunk.iter().enumerate().fold(0, |bits, (k, &b)| {
+        let digit = b.wrapping_sub(b'0') < 10;
+        let letter = (b | 0x20).wrapping_sub(b'a') < 26;
+        bits | (u64::from(digit | letter) << k)
+    })
+}
+
+/// The first position at or after `from` whose bit in `mask` differs
+/// from `flip`'s (0: the next set bit; all ones: the next clear one).
+#[inline(always)]
+fn next_bit(mask: &[u64], from: usize, flip: u64) -> Option<usize> {
+    let mut w = from / 64;
+    let mut word = (*mask.get(w)? ^ flip) & (u64::MAX << (from % 64));
+    while word == 0 {
+        w += 1;
+        word = *mask.get(w)? ^ flip;
+    }
+    Some(w * 64 + word.trailing_zeros() as usize)
 }
 
 /// Packs the ASCII alphanumeric run `bytes[start..start + len]`
@@ -549,6 +575,8 @@ mod tests {
             "abcdefghijklmnopq",
             long,
             &format!("{long}. {long}"),
+            // Tokens ending and starting at the bitmap's 64-byte words.
+            &format!("{} {} c{}", "A".repeat(63), "b".repeat(64), "9".repeat(63)),
             "don't\tstop\r\nx9Y8z7 __init__ 3.14",
             "“Café” — naïve Zürich straße, 北京 2024",
             "İstanbul 5\u{212a}m",
