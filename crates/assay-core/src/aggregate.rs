@@ -461,11 +461,14 @@ impl SplitMix64 {
     /// reaches the top).
     #[inline(always)]
     fn positions_from(seed: u64, step: u64, n: usize, out: &mut [u32]) {
-        let n = n as u64;
+        // Held in 32 bits so that the compiler multiplies the halves as
+        // 32-bit numbers (one instruction, where 64-bit lanes take three).
+        let n = u64::from(n as u32);
         let start = seed.wrapping_add(step.wrapping_mul(Self::GAMMA));
         for (j, p) in out.iter_mut().enumerate() {
             let z = Self::mix(start.wrapping_add((j as u64 + 1).wrapping_mul(Self::GAMMA)));
-            *p = (((z >> 32) * n + (((z & 0xFFFF_FFFF) * n) >> 32)) >> 32) as u32;
+            let (high, low) = (u64::from((z >> 32) as u32), u64::from(z as u32));
+            *p = ((high * n + ((low * n) >> 32)) >> 32) as u32;
         }
     }
 
