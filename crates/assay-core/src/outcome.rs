@@ -401,6 +401,24 @@ pub struct OutcomeRecord {
     pub repeat: Option<u32>,
 }
 
+/// An empty record (no sample, skipped, nothing said), to be refilled.
+impl Default for OutcomeRecord {
+    fn default() -> OutcomeRecord {
+        OutcomeRecord {
+            format_version: RESULTS_FORMAT_VERSION,
+            sample_id: String::new(),
+            row: 0,
+            metric: String::new(),
+            status: Status::Skipped,
+            value: None,
+            details: None,
+            reason: None,
+            error: None,
+            repeat: None,
+        }
+    }
+}
+
 /// The `error` object of a failed outcome.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorRecord {
@@ -412,37 +430,47 @@ impl OutcomeRecord {
     /// Takes the outcome whole: its details move into the record
     /// uncopied, which a run writing millions of them notices.
     pub fn new(sample_id: &str, row: u64, metric: &str, outcome: Outcome) -> OutcomeRecord {
-        let mut rec = OutcomeRecord {
-            format_version: RESULTS_FORMAT_VERSION,
-            sample_id: sample_id.to_string(),
-            row,
-            metric: metric.to_string(),
-            status: outcome.status(),
-            value: None,
-            details: None,
-            reason: None,
-            error: None,
-            repeat: None,
-        };
+        let mut rec = OutcomeRecord::default();
+        rec.refill(sample_id, row, metric, outcome);
+        rec
+    }
+
+    /// Makes this record [`OutcomeRecord::new`]'s of the arguments, in
+    /// place: a run writing millions of records refills one and keeps its
+    /// strings' memory instead of allocating two for each.
+    pub fn refill(&mut self, sample_id: &str, row: u64, metric: &str, outcome: Outcome) {
+        self.format_version = RESULTS_FORMAT_VERSION;
+        self.sample_id.clear();
+        self.sample_id.push_str(sample_id);
+        self.row = row;
+        self.metric.clear();
+        self.metric.push_str(metric);
+        self.status = outcome.status();
+        (
+            self.value,
+            self.details,
+            self.reason,
+            self.error,
+            self.repeat,
+        ) = (None, None, None, None, None);
         match outcome {
             Outcome::Scored {
                 value,
                 reason,
                 details,
             } => {
-                rec.value = Some(value);
-                rec.reason = reason;
-                rec.details = Some(details);
+                self.value = Some(value);
+                self.reason = reason;
+                self.details = Some(details);
             }
-            Outcome::Skipped(why) => rec.reason = Some(why.to_string()),
+            Outcome::Skipped(why) => self.reason = Some(why.to_string()),
             Outcome::Failed(f) => {
-                rec.error = Some(ErrorRecord {
+                self.error = Some(ErrorRecord {
                     kind: f.kind,
                     message: f.message,
                 })
             }
         }
-        rec
     }
 
     /// Appends the record's `results.jsonl` line: the bytes of
@@ -502,6 +530,11 @@ impl OutcomeRecord {
         Ok(())
     }
 
+    /// Sets which judging this is (0-based); repeat 0 carries no field.
+    pub fn set_repeat(&mut self, repeat: u32) {
+        self.repeat = (repeat > 0).then_some(repeat);
+    }
+
     /// The record of judging `repeat` (0-based); repeat 0 carries no field.
     ///
     /// ```
@@ -511,7 +544,7 @@ impl OutcomeRecord {
     /// assert_eq!(rec.with_repeat(2).repeat, Some(2));
     /// ```
     pub fn with_repeat(mut self, repeat: u32) -> OutcomeRecord {
-        self.repeat = (repeat > 0).then_some(repeat);
+        self.set_repeat(repeat);
         self
     }
 }
@@ -645,6 +678,30 @@ mod tests {
             rec.write_line(&mut line).unwrap();
             let expected = serde_json::to_string(&rec).unwrap() + "\n";
             assert_eq!(String::from_utf8(line).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn a_refilled_record_is_a_new_one() {
+        let failed = || {
+            Outcome::Failed(Failure {
+                kind: FailureKind::Server,
+                message: "503".into(),
+            })
+        };
+        let outcomes = [
+            failed(),
+            Outcome::scored(0.5, Details::numbers(&["recall"], [0.5])),
+            Outcome::Skipped(SkipReason::NoContexts),
+            failed(),
+        ];
+        let mut record = OutcomeRecord::default();
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            let repeat = (i % 2) as u32;
+            record.refill(&format!("s{i}"), i as u64, "m", outcome.clone());
+            record.set_repeat(repeat);
+            let fresh = OutcomeRecord::new(&format!("s{i}"), i as u64, "m", outcome);
+            assert_eq!(record, fresh.with_repeat(repeat), "{i}");
         }
     }
 

@@ -183,6 +183,9 @@ impl Slots {
 struct Sink {
     dir: RunDir,
     slots: Slots,
+    /// Refilled for each outcome written, so that its strings are
+    /// allocated once per run.
+    record: OutcomeRecord,
 }
 
 impl Sink {
@@ -209,7 +212,11 @@ impl Sink {
                 out.join(RESULTS).display()
             )));
         }
-        Ok(Sink { dir, slots })
+        Ok(Sink {
+            dir,
+            slots,
+            record: OutcomeRecord::default(),
+        })
     }
 
     /// Appends `outcomes` to the slots starting at `first`, skipping those
@@ -230,13 +237,13 @@ impl Sink {
             .map(|(k, outcome)| (first + k, outcome))
             .filter(|(slot, _)| done.is_none_or(|d| !d.slots[*slot]))
             .collect();
+        let Sink { dir, slots, record } = self;
         for (slot, outcome) in todo {
-            let (output, repeat) = self.slots.layout.output_of(slot);
-            let record =
-                OutcomeRecord::new(id, row, &self.slots.layout.names[output].name, outcome)
-                    .with_repeat(repeat);
-            self.dir.append(&record)?;
-            self.slots.count(slot, |acc| acc.add_record(&record));
+            let (output, repeat) = slots.layout.output_of(slot);
+            record.refill(id, row, &slots.layout.names[output].name, outcome);
+            record.set_repeat(repeat);
+            dir.append(record)?;
+            slots.count(slot, |acc| acc.add_record(record));
         }
         Ok(())
     }
@@ -368,6 +375,7 @@ pub async fn run(
     }
     let Sink {
         dir,
+        record: _,
         slots:
             Slots {
                 layout,
