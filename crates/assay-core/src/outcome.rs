@@ -491,9 +491,12 @@ impl OutcomeRecord {
             Status::Skipped => b",\"status\":\"skipped\"",
             Status::Failed => b",\"status\":\"failed\"",
         });
+        let mut written = 0..0;
         if let Some(value) = self.value {
             out.extend_from_slice(b",\"value\":");
+            written = out.len()..out.len();
             serde_json::to_writer(&mut *out, &value)?;
+            written.end = out.len();
         }
         match &self.details {
             None => {}
@@ -505,7 +508,14 @@ impl OutcomeRecord {
                     }
                     serde_json::to_writer(&mut *out, name)?;
                     out.push(b':');
-                    serde_json::to_writer(&mut *out, value)?;
+                    // A lexical metric's value is one of its numbers
+                    // (ROUGE's F-measure): its digits are copied, not
+                    // formatted twice.
+                    if self.value.map(f64::to_bits) == Some(value.to_bits()) {
+                        out.extend_from_within(written.clone());
+                    } else {
+                        serde_json::to_writer(&mut *out, value)?;
+                    }
                 }
                 out.push(b'}');
             }
