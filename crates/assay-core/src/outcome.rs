@@ -674,6 +674,25 @@ mod tests {
                 "m/é",
                 Outcome::Skipped(SkipReason::NoContexts),
             ),
+            // A value that is also a detail, and zeros of both signs.
+            OutcomeRecord::new(
+                "r",
+                3,
+                "rougeL",
+                Outcome::scored(
+                    0.1 + 0.2,
+                    Details::numbers(
+                        &["precision", "fmeasure", "zero"],
+                        [0.1 + 0.2, 0.1 + 0.2, -0.0],
+                    ),
+                ),
+            ),
+            OutcomeRecord::new(
+                "z",
+                4,
+                "rouge2",
+                Outcome::scored(0.0, Details::numbers(&["f"], [-0.0])),
+            ),
             OutcomeRecord::new("\u{1}x", 0, "bleu", failed).with_repeat(3),
             OutcomeRecord::new("a", 1, "faithfulness", judged).with_repeat(1),
             OutcomeRecord::new(
