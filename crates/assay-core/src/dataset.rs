@@ -481,15 +481,9 @@ impl Rows {
 
     /// The sample of a row's entries, in the order written.
     fn row_from_object(&mut self, mut entries: Vec<(String, Value)>, at: Position) -> Row {
-        let id_of = |entries: &[(String, Value)]| {
-            entries
-                .iter()
-                .find(|(k, _)| k == "id")
-                .map(|(_, v)| v.clone())
-        };
         if let Some(references) = self.references.as_mut() {
-            let id = match id_of(&entries) {
-                Some(Value::String(s)) => s,
+            let id = match entries.iter().find(|(k, _)| k == "id").map(|(_, v)| v) {
+                Some(Value::String(s)) => s.clone(),
                 Some(Value::Number(n)) => n.to_string(),
                 _ => self.row.to_string(),
             };

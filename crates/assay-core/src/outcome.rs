@@ -76,13 +76,10 @@ impl Details {
     /// counts for one output.
     pub const MAX_NUMBERS: usize = 4;
 
-    /// `names[i]` = `values[i]`.
-    ///
-    /// # Panics
-    /// With more than [`Details::MAX_NUMBERS`] names, or with `N` not
-    /// their number: both are fixed where a metric is written.
-    pub fn numbers<const N: usize>(names: &'static [&'static str], values: [f64; N]) -> Details {
-        assert!(N <= Self::MAX_NUMBERS && names.len() == N);
+    /// `names[i]` = `values[i]`; more than [`Details::MAX_NUMBERS`] do
+    /// not compile.
+    pub fn numbers<const N: usize>(names: &'static [&'static str; N], values: [f64; N]) -> Details {
+        const { assert!(N <= Details::MAX_NUMBERS) };
         let mut slots = [0.0; Details::MAX_NUMBERS];
         slots[..N].copy_from_slice(&values);
         Details::Numbers {
@@ -105,9 +102,14 @@ impl Details {
     /// Sets `key` (the details become a JSON object, an object as they
     /// were when they were one).
     pub fn insert(&mut self, key: &str, value: Value) {
-        let mut json = std::mem::replace(self, Details::Json(Box::default())).into_json();
-        json[key] = value;
-        *self = Details::from(json);
+        match self {
+            Details::Json(json) => json[key] = value,
+            Details::Numbers { .. } => {
+                let mut json = self.clone().into_json();
+                json[key] = value;
+                *self = Details::from(json);
+            }
+        }
     }
 
     /// The details as a JSON value, borrowed where they are one.
@@ -439,20 +441,18 @@ impl OutcomeRecord {
     /// place: a run writing millions of records refills one and keeps its
     /// strings' memory instead of allocating two for each.
     pub fn refill(&mut self, sample_id: &str, row: u64, metric: &str, outcome: Outcome) {
-        self.format_version = RESULTS_FORMAT_VERSION;
-        self.sample_id.clear();
-        self.sample_id.push_str(sample_id);
-        self.row = row;
-        self.metric.clear();
-        self.metric.push_str(metric);
-        self.status = outcome.status();
-        (
-            self.value,
-            self.details,
-            self.reason,
-            self.error,
-            self.repeat,
-        ) = (None, None, None, None, None);
+        let reuse = |mut kept: String, text: &str| {
+            kept.clear();
+            kept.push_str(text);
+            kept
+        };
+        *self = OutcomeRecord {
+            sample_id: reuse(std::mem::take(&mut self.sample_id), sample_id),
+            row,
+            metric: reuse(std::mem::take(&mut self.metric), metric),
+            status: outcome.status(),
+            ..OutcomeRecord::default()
+        };
         match outcome {
             Outcome::Scored {
                 value,

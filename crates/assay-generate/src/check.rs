@@ -520,9 +520,6 @@ mod tests {
         assert_eq!(given_away(&named, en), Ok(()));
     }
 
-    /// A bare answer must take what it adds from the contexts: a year
-    /// they do not give is unsupported, however much of the claim the
-    /// question (which the support holds) covers; one they give is not.
     #[test]
     fn an_answer_cut_mid_sentence_is_unfinished() {
         let answer = |a: &str| Candidate {
@@ -565,6 +562,9 @@ mod tests {
         );
     }
 
+    /// A bare answer must take what it adds from the contexts: a year
+    /// they do not give is unsupported, however much of the claim the
+    /// question (which the support holds) covers; one they give is not.
     #[test]
     fn a_bare_answer_must_come_from_the_contexts() {
         let contexts = ["Le pipeline HTTP a été remplacé dans HTTP/2 par le multiplexage en 2015."];

@@ -92,18 +92,12 @@ fn lowercases_into_ascii(text: &str) -> bool {
 fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
     let mask = &mut buf.mask;
     mask.clear();
-    let mut chunks = bytes.chunks_exact(16);
-    let mut word = 0u64;
-    for (k, chunk) in (&mut chunks).enumerate() {
-        word |= u64::from(alphanumeric_16(chunk)) << (16 * (k % 4));
-        if k % 4 == 3 {
-            mask.push(word);
-            word = 0;
-        }
+    mask.resize(bytes.len() / 64 + 1, 0);
+    let (blocks, rest) = bytes.as_chunks::<16>();
+    for (k, block) in blocks.iter().enumerate() {
+        mask[k / 4] |= u64::from(alphanumeric_16(block)) << (16 * (k % 4));
     }
-    let done = bytes.len() / 16;
-    word |= alphanumeric_bits(chunks.remainder()) << (16 * (done % 4));
-    mask.push(word);
+    mask[blocks.len() / 4] |= alphanumeric_bits(rest) << (16 * (blocks.len() % 4));
     // Bits past the end are clear, so every token ends within the bitmap.
     let mut i = 0;
     while let Some(start) = next_bit(mask, i, 0) {
@@ -127,11 +121,8 @@ fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u
 /// CPU has (the scalar loop took a few cycles a byte).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn alphanumeric_16(chunk: &[u8]) -> u16 {
+fn alphanumeric_16(bytes: &[u8; 16]) -> u16 {
     use std::arch::x86_64::*;
-    let Some(bytes) = chunk.first_chunk::<16>() else {
-        return alphanumeric_bits(chunk) as u16;
-    };
     // SAFETY: SSE2 is part of x86-64, and the load reads the 16 bytes of
     // `bytes`, unaligned.
     unsafe {
@@ -149,8 +140,8 @@ fn alphanumeric_16(chunk: &[u8]) -> u16 {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn alphanumeric_16(chunk: &[u8]) -> u16 {
-    alphanumeric_bits(chunk) as u16
+fn alphanumeric_16(bytes: &[u8; 16]) -> u16 {
+    alphanumeric_bits(bytes) as u16
 }
 
 /// Bit `k` set where `chunk[k]` (at most 64 bytes) is `[A-Za-z0-9]`.
@@ -643,8 +634,8 @@ mod tests {
     #[test]
     fn sixteen_bytes_at_once_classify_as_one_at_a_time() {
         let all: Vec<u8> = (0..=255).collect();
-        for chunk in all.chunks(16) {
-            assert_eq!(u64::from(alphanumeric_16(chunk)), alphanumeric_bits(chunk));
+        for block in all.as_chunks::<16>().0 {
+            assert_eq!(u64::from(alphanumeric_16(block)), alphanumeric_bits(block));
         }
     }
 
