@@ -358,9 +358,10 @@ const _: () = assert!((BOOTSTRAP_MAX_N as u64) < 1 << 32);
 /// (`below(n)`, one resample after another) and sums each column in the
 /// order drawn: exactly what that loop gives, bit for bit. Faster because
 /// SplitMix64's output at any step is a pure function of the step, so
-/// positions are made in blocks that the compiler vectorises (where the
-/// CPU has 64-bit vector multiplication, found at run time) and four
-/// resamples are summed together.
+/// positions are made many at once, without a chain from one draw to the
+/// next, and several resamples are summed together: with AVX-512 (64-bit
+/// vector multiplication, found at run time) eight, one per lane; elsewhere
+/// four, from blocks of positions that the compiler vectorises as it can.
 fn resamples_sums(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f")
@@ -372,13 +373,102 @@ fn resamples_sums(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f64; LANE
     resamples_sums_with(rows, resamples, seed)
 }
 
+/// [`resamples_sums_with`]'s sums, eight resamples at a time: the
+/// generator's state for each sits in one lane of a vector, so a step
+/// makes the positions of all eight at once, and a few steps' positions
+/// are summed right after they are made, so that making them overlaps
+/// with the loads of the rows (made in long blocks first, the two took
+/// turns). Each resample still adds its rows in the order drawn.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq")]
 fn resamples_sums_avx512(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
-    resamples_sums_with(rows, resamples, seed)
+    use std::arch::x86_64::*;
+    /// Resamples drawn side by side, one per 64-bit lane.
+    const WIDE: usize = 8;
+    /// Steps whose positions are made before they are summed.
+    const STEPS: usize = 16;
+    let n = rows.len();
+    let splat = |v: u64| _mm512_set1_epi64(v as i64);
+    let (gamma, n_lanes) = (splat(SplitMix64::GAMMA), splat(n as u64));
+    let (m1, m2) = (splat(SplitMix64::M1), splat(SplitMix64::M2));
+    let mut out = Vec::with_capacity(resamples);
+    let mut positions = [0u32; WIDE * STEPS];
+    for first in (0..resamples).step_by(WIDE) {
+        // Lane r holds resample `first + r`'s state before its first draw.
+        let starts: [u64; WIDE] = std::array::from_fn(|r| {
+            seed.wrapping_add((((first + r) * n) as u64).wrapping_mul(SplitMix64::GAMMA))
+        });
+        // SAFETY: `starts` is 64 bytes, read unaligned.
+        let mut state = unsafe { _mm512_loadu_si512(starts.as_ptr().cast()) };
+        let mut sums = [_mm256_setzero_pd(); WIDE];
+        for done in (0..n).step_by(STEPS) {
+            let steps = STEPS.min(n - done);
+            let (made, _) = positions.as_chunks_mut::<WIDE>();
+            for step in made.iter_mut().take(steps) {
+                state = _mm512_add_epi64(state, gamma);
+                // SplitMix64::mix, then `below(n)` in 32-bit halves, as
+                // `positions_from` takes them.
+                let z = _mm512_xor_si512(state, _mm512_srli_epi64(state, 30));
+                let z = _mm512_mullo_epi64(z, m1);
+                let z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)), m2);
+                let z = _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+                let high = _mm512_mul_epu32(_mm512_srli_epi64(z, 32), n_lanes);
+                let low = _mm512_srli_epi64(_mm512_mul_epu32(z, n_lanes), 32);
+                let below = _mm512_srli_epi64(_mm512_add_epi64(high, low), 32);
+                // SAFETY: `step` is eight u32, 32 bytes, written unaligned.
+                unsafe {
+                    _mm256_storeu_si256(step.as_mut_ptr().cast(), _mm512_cvtepi64_epi32(below))
+                };
+            }
+            sums_add_rows(&mut sums, rows, &positions.as_chunks::<WIDE>().0[..steps]);
+        }
+        for sum in &sums[..WIDE.min(resamples - first)] {
+            let mut lanes = [0.0; LANES];
+            // SAFETY: `lanes` is four f64, written unaligned.
+            unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), *sum) };
+            out.push(lanes);
+        }
+    }
+    out
 }
 
-#[inline(always)]
+/// Adds to each of the eight sums its resample's rows at `positions`
+/// (each below `rows.len()`), step by step. A function of its own, with
+/// the sums taken into registers on entry: within the loop that also makes
+/// the positions, they were loaded and stored at every addition.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+#[inline(never)]
+fn sums_add_rows(
+    sums: &mut [std::arch::x86_64::__m256d; 8],
+    rows: &[Lanes],
+    positions: &[[u32; 8]],
+) {
+    use std::arch::x86_64::*;
+    let [mut s0, mut s1, mut s2, mut s3, mut s4, mut s5, mut s6, mut s7] = *sums;
+    macro_rules! add {
+        ($sum:ident, $p:ident) => {
+            // SAFETY: each position is below rows.len() (`below(n)` is:
+            // high * n + carry < 2^32 * n), and `Lanes` is four f64 aligned
+            // to 32 bytes.
+            $sum = _mm256_add_pd($sum, unsafe {
+                _mm256_load_pd(rows.get_unchecked($p as usize).0.as_ptr())
+            })
+        };
+    }
+    for &[p0, p1, p2, p3, p4, p5, p6, p7] in positions {
+        add!(s0, p0);
+        add!(s1, p1);
+        add!(s2, p2);
+        add!(s3, p3);
+        add!(s4, p4);
+        add!(s5, p5);
+        add!(s6, p6);
+        add!(s7, p7);
+    }
+    *sums = [s0, s1, s2, s3, s4, s5, s6, s7];
+}
+
 fn resamples_sums_with(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f64; LANES]> {
     let n = rows.len();
     let mut out = Vec::with_capacity(resamples);
@@ -440,6 +530,8 @@ pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+    const M1: u64 = 0xBF58_476D_1CE4_E5B9;
+    const M2: u64 = 0x94D0_49BB_1331_11EB;
 
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(Self::GAMMA);
@@ -448,8 +540,8 @@ impl SplitMix64 {
 
     #[inline(always)]
     fn mix(mut z: u64) -> u64 {
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z = (z ^ (z >> 30)).wrapping_mul(Self::M1);
+        z = (z ^ (z >> 27)).wrapping_mul(Self::M2);
         z ^ (z >> 31)
     }
 
