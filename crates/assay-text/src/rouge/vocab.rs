@@ -29,8 +29,10 @@ const SHORT: usize = 16;
 pub(super) struct TokenBuf {
     bytes: Vec<u8>,
     key: u128,
-    /// [`ascii_tokens`]' bitmap of the line's alphanumeric bytes.
+    /// [`ascii_tokens`]' bitmaps of the text's alphanumeric bytes and of
+    /// its line breaks.
     mask: Vec<u64>,
+    breaks: Vec<u64>,
 }
 
 impl TokenBuf {
@@ -67,7 +69,7 @@ pub(super) fn for_each_raw_token(
     mut emit: impl FnMut(&[u8], u128),
 ) {
     if !lowercases_into_ascii(text) {
-        ascii_tokens(text.as_bytes(), buf, &mut emit);
+        ascii_tokens(text.as_bytes(), buf, &mut |token, key, _| emit(token, key));
     } else {
         unicode_tokens(text, buf, &mut emit);
     }
@@ -85,43 +87,59 @@ fn lowercases_into_ascii(text: &str) -> bool {
 
 /// The common case: no lowercasing into ASCII beyond ASCII's own, and a
 /// token is a slice of the input, so its key is one unaligned load.
+/// `emit`'s third argument says whether a line break (`\n`) lies between
+/// the token and the one before it, so that a text's lines are found in
+/// the same pass (splitting it first took a pass of its own).
 ///
-/// The bytes are first classified into a bitmap, then each token's two
+/// The bytes are first classified into bitmaps, then each token's two
 /// ends are found by bit searches: a loop over the bytes that stops at
 /// each end cost a mispredicted branch per token.
-fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128)) {
-    let mask = &mut buf.mask;
-    mask.clear();
-    mask.resize(bytes.len() / 64 + 1, 0);
+fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128, bool)) {
+    let (mask, breaks) = (&mut buf.mask, &mut buf.breaks);
+    for bits in [&mut *mask, &mut *breaks] {
+        bits.clear();
+        bits.resize(bytes.len() / 64 + 1, 0);
+    }
     let (blocks, rest) = bytes.as_chunks::<16>();
     for (k, block) in blocks.iter().enumerate() {
-        mask[k / 4] |= u64::from(alphanumeric_16(block)) << (16 * (k % 4));
+        let (alphanumeric, newline) = classify_16(block);
+        let shift = 16 * (k % 4);
+        mask[k / 4] |= u64::from(alphanumeric) << shift;
+        breaks[k / 4] |= u64::from(newline) << shift;
     }
-    mask[blocks.len() / 4] |= alphanumeric_bits(rest) << (16 * (blocks.len() % 4));
+    let (alphanumeric, newline) = classify_bits(rest);
+    let shift = 16 * (blocks.len() % 4);
+    mask[blocks.len() / 4] |= alphanumeric << shift;
+    breaks[blocks.len() / 4] |= newline << shift;
     // Bits past the end are clear, so every token ends within the bitmap.
     let mut i = 0;
+    let mut next_break = next_bit(breaks, 0, 0);
     while let Some(start) = next_bit(mask, i, 0) {
+        let new_line = next_break.is_some_and(|b| b < start);
+        if new_line {
+            next_break = next_bit(breaks, start, 0);
+        }
         let end = next_bit(mask, start, u64::MAX).unwrap_or(bytes.len());
         let len = end - start;
         if len <= SHORT {
             let key = lowercase_key(bytes, start, len);
             let packed = key.to_le_bytes();
-            emit(&packed[..len], key);
+            emit(&packed[..len], key, new_line);
         } else {
             buf.bytes.clear();
             buf.bytes
                 .extend(bytes[start..end].iter().map(u8::to_ascii_lowercase));
-            emit(&buf.bytes, 0);
+            emit(&buf.bytes, 0, new_line);
         }
         i = end;
     }
 }
 
-/// [`alphanumeric_bits`] of 16 bytes at once: SSE2, which every x86-64
-/// CPU has (the scalar loop took a few cycles a byte).
+/// [`classify_bits`] of 16 bytes at once: SSE2, which every x86-64 CPU
+/// has (the scalar loop took a few cycles a byte).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn alphanumeric_16(bytes: &[u8; 16]) -> u16 {
+fn classify_16(bytes: &[u8; 16]) -> (u16, u16) {
     use std::arch::x86_64::*;
     // SAFETY: SSE2 is part of x86-64, and the load reads the 16 bytes of
     // `bytes`, unaligned.
@@ -134,24 +152,36 @@ fn alphanumeric_16(bytes: &[u8; 16]) -> u16 {
         };
         let digit = within(x, b'0', 9);
         let letter = within(_mm_or_si128(x, _mm_set1_epi8(0x20)), b'a', 25);
-        _mm_movemask_epi8(_mm_or_si128(digit, letter)) as u16
+        let newline = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\n' as i8));
+        (
+            _mm_movemask_epi8(_mm_or_si128(digit, letter)) as u16,
+            _mm_movemask_epi8(newline) as u16,
+        )
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn alphanumeric_16(bytes: &[u8; 16]) -> u16 {
-    alphanumeric_bits(bytes) as u16
+fn classify_16(bytes: &[u8; 16]) -> (u16, u16) {
+    let (alphanumeric, newline) = classify_bits(bytes);
+    (alphanumeric as u16, newline as u16)
 }
 
-/// Bit `k` set where `chunk[k]` (at most 64 bytes) is `[A-Za-z0-9]`.
+/// Bit `k` set in the first where `chunk[k]` (at most 64 bytes) is
+/// `[A-Za-z0-9]`, in the second where it is `\n`.
 #[inline(always)]
-fn alphanumeric_bits(chunk: &[u8]) -> u64 {
-    chunk.iter().enumerate().fold(0, |bits, (k, &b)| {
-        let digit = b.wrapping_sub(b'0') < 10;
-        let letter = (b | 0x20).wrapping_sub(b'a') < 26;
-        bits | (u64::from(digit | letter) << k)
-    })
+fn classify_bits(chunk: &[u8]) -> (u64, u64) {
+    chunk
+        .iter()
+        .enumerate()
+        .fold((0, 0), |(alphanumeric, newline), (k, &b)| {
+            let digit = b.wrapping_sub(b'0') < 10;
+            let letter = (b | 0x20).wrapping_sub(b'a') < 26;
+            (
+                alphanumeric | (u64::from(digit | letter) << k),
+                newline | (u64::from(b == b'\n') << k),
+            )
+        })
 }
 
 /// The first position at or after `from` whose bit in `mask` differs
@@ -463,15 +493,35 @@ impl Vocab {
         out.clear();
         line_ends.clear();
         let mut buf = std::mem::take(&mut self.buf);
-        for line in text.split('\n') {
-            let before = out.len();
-            for_each_raw_token(line, &mut buf, |token, key| {
+        if lowercases_into_ascii(text) {
+            for line in text.split('\n') {
+                let before = out.len();
+                for_each_raw_token(line, &mut buf, |token, key| {
+                    let id = self.local_id(token, key, stemming, side);
+                    if id != DROPPED {
+                        out.push(id);
+                    }
+                });
+                if out.len() > before {
+                    line_ends.push(out.len() as u32);
+                }
+            }
+        } else {
+            // The same lines, found as the tokens are.
+            let mut line_start = 0;
+            ascii_tokens(text.as_bytes(), &mut buf, &mut |token, key, new_line| {
+                if new_line {
+                    if out.len() > line_start {
+                        line_ends.push(out.len() as u32);
+                    }
+                    line_start = out.len();
+                }
                 let id = self.local_id(token, key, stemming, side);
                 if id != DROPPED {
                     out.push(id);
                 }
             });
-            if out.len() > before {
+            if out.len() > line_start {
                 line_ends.push(out.len() as u32);
             }
         }
@@ -583,11 +633,12 @@ mod tests {
     fn collect(text: &str, ascii_path: bool) -> Vec<(Vec<u8>, u128)> {
         let mut out = Vec::new();
         let mut buf = TokenBuf::default();
-        let mut emit = |t: &[u8], k: u128| out.push((t.to_vec(), k));
         if ascii_path {
-            ascii_tokens(text.as_bytes(), &mut buf, &mut emit);
+            ascii_tokens(text.as_bytes(), &mut buf, &mut |t, k, _| {
+                out.push((t.to_vec(), k))
+            });
         } else {
-            unicode_tokens(text, &mut buf, &mut emit);
+            unicode_tokens(text, &mut buf, &mut |t, k| out.push((t.to_vec(), k)));
         }
         out
     }
@@ -631,11 +682,53 @@ mod tests {
         }
     }
 
+    /// A text's tokens and lines, found in one pass, are those of its
+    /// `\n`-separated lines tokenized one by one.
+    #[test]
+    fn lines_found_with_the_tokens_are_the_split_lines() {
+        let long_line = format!("{}\n{}", "word ".repeat(20), "b".repeat(70));
+        for text in [
+            "",
+            "\n\n",
+            "one line",
+            "a\nb",
+            "\nleading and trailing\n",
+            "first.\n\n  \n!!\nsecond line, two\r\nthird",
+            "x\n\ny\n.\nz",
+            "“Café”\nnaïve — Zürich",
+            long_line.as_str(),
+        ] {
+            let mut ids: Vec<Vec<u8>> = Vec::new();
+            let (mut expected, mut expected_ends) = (Vec::new(), Vec::new());
+            for line in text.split('\n') {
+                for_each_raw_token(line, &mut TokenBuf::default(), |t, _| {
+                    let id = match ids.iter().position(|seen| seen == t) {
+                        Some(id) => id,
+                        None => {
+                            ids.push(t.to_vec());
+                            ids.len() - 1
+                        }
+                    };
+                    expected.push(id as u32);
+                });
+                if expected_ends.last().copied().unwrap_or(0) < expected.len() as u32 {
+                    expected_ends.push(expected.len() as u32);
+                }
+            }
+            let (mut out, mut ends) = (Vec::new(), Vec::new());
+            let mut vocab = Vocab::default();
+            vocab.tokenize(text, Stemming::Off, Side::Prediction, &mut out, &mut ends);
+            assert_eq!((out, ends), (expected, expected_ends), "{text:?}");
+        }
+    }
+
     #[test]
     fn sixteen_bytes_at_once_classify_as_one_at_a_time() {
         let all: Vec<u8> = (0..=255).collect();
         for block in all.as_chunks::<16>().0 {
-            assert_eq!(u64::from(alphanumeric_16(block)), alphanumeric_bits(block));
+            let (alphanumeric, newline) = classify_16(block);
+            let bits = (u64::from(alphanumeric), u64::from(newline));
+            assert_eq!(bits, classify_bits(block));
         }
     }
 
