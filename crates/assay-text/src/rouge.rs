@@ -35,7 +35,7 @@ mod lcs;
 mod ngram;
 mod vocab;
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
@@ -417,10 +417,10 @@ pub struct RougeScorer {
     /// Largest n-gram order needed (at least 1 when rougeLsum needs the
     /// prediction's token counts).
     levels: usize,
-    state: Cell<State>,
+    state: RefCell<State>,
 }
 
-/// Caches and scratch buffers; taken out of the `Cell` for each call.
+/// Caches and scratch buffers, borrowed for each call.
 #[derive(Default)]
 struct State {
     vocab: Vocab,
@@ -456,7 +456,7 @@ impl RougeScorer {
             stemming,
             tokenizer: RougeTokenizer::Default,
             levels,
-            state: Cell::new(State::default()),
+            state: RefCell::new(State::default()),
         })
     }
 
@@ -499,7 +499,9 @@ impl RougeScorer {
             return self.score_multi_builtin(references, prediction);
         }
         let mut best = vec![Prf::default(); self.types.len()];
-        let mut st = self.state.take();
+        // Borrowed in place: taken out of a `Cell` and put back, the
+        // state was copied twice a call.
+        let st = &mut *self.state.borrow_mut();
         st.vocab.begin();
         st.vocab.tokenize(
             prediction,
@@ -521,10 +523,9 @@ impl RougeScorer {
                 &mut st.reference,
                 &mut st.ref_lines,
             );
-            self.score_reference(&mut st, k == 0, &mut best);
+            self.score_reference(st, k == 0, &mut best);
         }
         st.vocab.end();
-        self.state.set(st);
         best
     }
 
@@ -546,9 +547,8 @@ impl RougeScorer {
             references.iter().map(|r| lines(r.as_ref())).collect();
         let references: Vec<&[Vec<String>]> = references.iter().map(Vec::as_slice).collect();
         let mut best = vec![Prf::default(); self.types.len()];
-        let mut st = self.state.take();
-        self.score_lines(&mut st, &prediction, &references, &mut best);
-        self.state.set(st);
+        let st = &mut *self.state.borrow_mut();
+        self.score_lines(st, &prediction, &references, &mut best);
         best
     }
 
@@ -579,7 +579,7 @@ impl RougeScorer {
         let n = self.types.len();
         let has_lsum = self.types.contains(&RougeType::Lsum);
         let has_others = self.types.iter().any(|t| *t != RougeType::Lsum);
-        let mut st = self.state.take();
+        let st = &mut *self.state.borrow_mut();
         let mut best = vec![Prf::default(); n];
         let one_pass = !has_others
             || (has_lsum
@@ -590,29 +590,28 @@ impl RougeScorer {
             let prediction = [prediction.tokens.as_slice()];
             let lines: Vec<[&[T]; 1]> = references.iter().map(|r| [r.tokens.as_slice()]).collect();
             let references: Vec<&[&[T]]> = lines.iter().map(|l| l.as_slice()).collect();
-            self.score_lines(&mut st, &prediction, &references, &mut best);
+            self.score_lines(st, &prediction, &references, &mut best);
         } else if one_pass {
             let references: Vec<&[Vec<T>]> =
                 references.iter().map(|r| r.sentences.as_slice()).collect();
-            self.score_lines(&mut st, &prediction.sentences, &references, &mut best);
+            self.score_lines(st, &prediction.sentences, &references, &mut best);
         } else {
             // The sentences' tokens differ from the whole text's: rougeLsum
             // from the one, the other types from the other.
             let sentences: Vec<&[Vec<T>]> =
                 references.iter().map(|r| r.sentences.as_slice()).collect();
             let mut lsum = vec![Prf::default(); n];
-            self.score_lines(&mut st, &prediction.sentences, &sentences, &mut lsum);
+            self.score_lines(st, &prediction.sentences, &sentences, &mut lsum);
             let whole = [prediction.tokens.as_slice()];
             let lines: Vec<[&[T]; 1]> = references.iter().map(|r| [r.tokens.as_slice()]).collect();
             let references: Vec<&[&[T]]> = lines.iter().map(|l| l.as_slice()).collect();
-            self.score_lines(&mut st, &whole, &references, &mut best);
+            self.score_lines(st, &whole, &references, &mut best);
             for ((t, b), l) in self.types.iter().zip(best.iter_mut()).zip(lsum) {
                 if *t == RougeType::Lsum {
                     *b = l;
                 }
             }
         }
-        self.state.set(st);
         best
     }
 
@@ -720,7 +719,7 @@ impl Clone for RougeScorer {
             stemming: self.stemming,
             tokenizer: self.tokenizer,
             levels: self.levels,
-            state: Cell::new(State::default()),
+            state: RefCell::new(State::default()),
         }
     }
 }
