@@ -273,7 +273,7 @@ impl Sample {
             Field::Response => self.response.is_some(),
             Field::RetrievedContexts => self.retrieved_contexts.is_some(),
             Field::Reference => self.reference.is_some(),
-            Field::References => self.reference_list().is_some(),
+            Field::References => self.references.is_some() || self.reference.is_some(),
             Field::ReferenceContexts => self.reference_contexts.is_some(),
             Field::Messages => self.messages.is_some(),
             Field::ReferenceToolCalls => self.reference_tool_calls.is_some(),
