@@ -68,9 +68,7 @@ pub(super) fn for_each_raw_token(
     buf: &mut TokenBuf,
     mut emit: impl FnMut(&[u8], u128),
 ) {
-    if !lowercases_into_ascii(text) {
-        ascii_tokens(text.as_bytes(), buf, &mut |token, key, _| emit(token, key));
-    } else {
+    if !ascii_tokens(text, buf, &mut |token, key, _| emit(token, key)) {
         unicode_tokens(text, buf, &mut emit);
     }
 }
@@ -89,28 +87,38 @@ fn lowercases_into_ascii(text: &str) -> bool {
 /// token is a slice of the input, so its key is one unaligned load.
 /// `emit`'s third argument says whether a line break (`\n`) lies between
 /// the token and the one before it, so that a text's lines are found in
-/// the same pass (splitting it first took a pass of its own).
+/// the same pass (splitting it first took a pass of its own). Returns
+/// false, having emitted nothing, for a text that [`lowercases_into_ascii`]:
+/// the pass that classifies the bytes also looks for the first byte of
+/// those two characters, so that most texts need no pass of their own for
+/// it.
 ///
 /// The bytes are first classified into bitmaps, then each token's two
 /// ends are found by bit searches: a loop over the bytes that stops at
 /// each end cost a mispredicted branch per token.
-fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128, bool)) {
+fn ascii_tokens(text: &str, buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u128, bool)) -> bool {
+    let bytes = text.as_bytes();
     let (mask, breaks) = (&mut buf.mask, &mut buf.breaks);
     for bits in [&mut *mask, &mut *breaks] {
         bits.clear();
         bits.resize(bytes.len() / 64 + 1, 0);
     }
     let (blocks, rest) = bytes.as_chunks::<16>();
+    let mut leads = 0;
     for (k, block) in blocks.iter().enumerate() {
-        let (alphanumeric, newline) = classify_16(block);
+        let [alphanumeric, newline, lead] = classify_16(block);
         let shift = 16 * (k % 4);
         mask[k / 4] |= u64::from(alphanumeric) << shift;
         breaks[k / 4] |= u64::from(newline) << shift;
+        leads |= lead;
     }
-    let (alphanumeric, newline) = classify_bits(rest);
+    let [alphanumeric, newline, lead] = classify_bits(rest);
     let shift = 16 * (blocks.len() % 4);
     mask[blocks.len() / 4] |= alphanumeric << shift;
     breaks[blocks.len() / 4] |= newline << shift;
+    if (leads != 0 || lead != 0) && lowercases_into_ascii(text) {
+        return false;
+    }
     // Bits past the end are clear, so every token ends within the bitmap.
     let mut i = 0;
     let mut next_break = next_bit(breaks, 0, 0);
@@ -133,13 +141,17 @@ fn ascii_tokens(bytes: &[u8], buf: &mut TokenBuf, emit: &mut impl FnMut(&[u8], u
         }
         i = end;
     }
+    true
 }
+
+/// The first bytes of the UTF-8 of U+0130 and KELVIN SIGN (U+212A).
+const LEADS: [u8; 2] = [0xC4, 0xE2];
 
 /// [`classify_bits`] of 16 bytes at once: SSE2, which every x86-64 CPU
 /// has (the scalar loop took a few cycles a byte).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn classify_16(bytes: &[u8; 16]) -> (u16, u16) {
+fn classify_16(bytes: &[u8; 16]) -> [u16; 3] {
     use std::arch::x86_64::*;
     // SAFETY: SSE2 is part of x86-64, and the load reads the 16 bytes of
     // `bytes`, unaligned.
@@ -152,35 +164,38 @@ fn classify_16(bytes: &[u8; 16]) -> (u16, u16) {
         };
         let digit = within(x, b'0', 9);
         let letter = within(_mm_or_si128(x, _mm_set1_epi8(0x20)), b'a', 25);
-        let newline = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\n' as i8));
-        (
+        let is = |b: u8| _mm_cmpeq_epi8(x, _mm_set1_epi8(b as i8));
+        let lead = _mm_or_si128(is(LEADS[0]), is(LEADS[1]));
+        [
             _mm_movemask_epi8(_mm_or_si128(digit, letter)) as u16,
-            _mm_movemask_epi8(newline) as u16,
-        )
+            _mm_movemask_epi8(is(b'\n')) as u16,
+            _mm_movemask_epi8(lead) as u16,
+        ]
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn classify_16(bytes: &[u8; 16]) -> (u16, u16) {
-    let (alphanumeric, newline) = classify_bits(bytes);
-    (alphanumeric as u16, newline as u16)
+fn classify_16(bytes: &[u8; 16]) -> [u16; 3] {
+    classify_bits(bytes).map(|bits| bits as u16)
 }
 
 /// Bit `k` set in the first where `chunk[k]` (at most 64 bytes) is
-/// `[A-Za-z0-9]`, in the second where it is `\n`.
+/// `[A-Za-z0-9]`, in the second where it is `\n`, in the third where it is
+/// one of [`LEADS`].
 #[inline(always)]
-fn classify_bits(chunk: &[u8]) -> (u64, u64) {
+fn classify_bits(chunk: &[u8]) -> [u64; 3] {
     chunk
         .iter()
         .enumerate()
-        .fold((0, 0), |(alphanumeric, newline), (k, &b)| {
+        .fold([0; 3], |[alphanumeric, newline, lead], (k, &b)| {
             let digit = b.wrapping_sub(b'0') < 10;
             let letter = (b | 0x20).wrapping_sub(b'a') < 26;
-            (
+            [
                 alphanumeric | (u64::from(digit | letter) << k),
                 newline | (u64::from(b == b'\n') << k),
-            )
+                lead | (u64::from(LEADS.contains(&b)) << k),
+            ]
         })
 }
 
@@ -493,7 +508,26 @@ impl Vocab {
         out.clear();
         line_ends.clear();
         let mut buf = std::mem::take(&mut self.buf);
-        if lowercases_into_ascii(text) {
+        // The lines found as the tokens are, unless the text needs the
+        // general path, which takes it line by line.
+        let mut line_start = 0;
+        let found = ascii_tokens(text, &mut buf, &mut |token, key, new_line| {
+            if new_line {
+                if out.len() > line_start {
+                    line_ends.push(out.len() as u32);
+                }
+                line_start = out.len();
+            }
+            let id = self.local_id(token, key, stemming, side);
+            if id != DROPPED {
+                out.push(id);
+            }
+        });
+        if found {
+            if out.len() > line_start {
+                line_ends.push(out.len() as u32);
+            }
+        } else {
             for line in text.split('\n') {
                 let before = out.len();
                 for_each_raw_token(line, &mut buf, |token, key| {
@@ -505,24 +539,6 @@ impl Vocab {
                 if out.len() > before {
                     line_ends.push(out.len() as u32);
                 }
-            }
-        } else {
-            // The same lines, found as the tokens are.
-            let mut line_start = 0;
-            ascii_tokens(text.as_bytes(), &mut buf, &mut |token, key, new_line| {
-                if new_line {
-                    if out.len() > line_start {
-                        line_ends.push(out.len() as u32);
-                    }
-                    line_start = out.len();
-                }
-                let id = self.local_id(token, key, stemming, side);
-                if id != DROPPED {
-                    out.push(id);
-                }
-            });
-            if out.len() > line_start {
-                line_ends.push(out.len() as u32);
             }
         }
         self.buf = buf;
@@ -634,9 +650,8 @@ mod tests {
         let mut out = Vec::new();
         let mut buf = TokenBuf::default();
         if ascii_path {
-            ascii_tokens(text.as_bytes(), &mut buf, &mut |t, k, _| {
-                out.push((t.to_vec(), k))
-            });
+            let taken = ascii_tokens(text, &mut buf, &mut |t, k, _| out.push((t.to_vec(), k)));
+            assert_eq!(taken, !lowercases_into_ascii(text), "{text:?}");
         } else {
             unicode_tokens(text, &mut buf, &mut |t, k| out.push((t.to_vec(), k)));
         }
@@ -668,10 +683,11 @@ mod tests {
                 text.contains(['\u{130}', '\u{212a}']),
                 "{text:?}"
             );
+            let fast = collect(text, true);
             if lowercases_into_ascii(text) {
+                assert!(fast.is_empty(), "{text:?}");
                 continue;
             }
-            let fast = collect(text, true);
             let general = collect(text, false);
             assert_eq!(fast, general, "{text:?}");
             for (token, key) in &fast {
@@ -696,6 +712,8 @@ mod tests {
             "first.\n\n  \n!!\nsecond line, two\r\nthird",
             "x\n\ny\n.\nz",
             "“Café”\nnaïve — Zürich",
+            // The general path, line by line.
+            "İstanbul\n\n5\u{212a}m, “Zürich”\n",
             long_line.as_str(),
         ] {
             let mut ids: Vec<Vec<u8>> = Vec::new();
@@ -726,9 +744,7 @@ mod tests {
     fn sixteen_bytes_at_once_classify_as_one_at_a_time() {
         let all: Vec<u8> = (0..=255).collect();
         for block in all.as_chunks::<16>().0 {
-            let (alphanumeric, newline) = classify_16(block);
-            let bits = (u64::from(alphanumeric), u64::from(newline));
-            assert_eq!(bits, classify_bits(block));
+            assert_eq!(classify_16(block).map(u64::from), classify_bits(block));
         }
     }
 
