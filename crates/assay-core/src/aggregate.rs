@@ -420,7 +420,8 @@ fn resamples_sums_avx512(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f6
                     _mm256_storeu_si256(step.as_mut_ptr().cast(), _mm512_cvtepi64_epi32(below))
                 };
             }
-            sums_add_rows(&mut sums, rows, &positions.as_chunks::<WIDE>().0[..steps]);
+            // SAFETY: `below(n)` is below n: high * n + carry < 2^32 * n.
+            unsafe { sums_add_rows(&mut sums, rows, &positions.as_chunks::<WIDE>().0[..steps]) };
         }
         for sum in &sums[..WIDE.min(resamples - first)] {
             let mut lanes = [0.0; LANES];
@@ -432,14 +433,17 @@ fn resamples_sums_avx512(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f6
     out
 }
 
-/// Adds to each of the eight sums its resample's rows at `positions`
-/// (each below `rows.len()`), step by step. A function of its own, with
-/// the sums taken into registers on entry: within the loop that also makes
-/// the positions, they were loaded and stored at every addition.
+/// Adds to each of the eight sums its resample's rows at `positions`,
+/// step by step. A function of its own, with the sums taken into registers
+/// on entry: within the loop that also makes the positions, they were
+/// loaded and stored at every addition.
+///
+/// # Safety
+/// Every position must be below `rows.len()` (rows are read unchecked).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
 #[inline(never)]
-fn sums_add_rows(
+unsafe fn sums_add_rows(
     sums: &mut [std::arch::x86_64::__m256d; 8],
     rows: &[Lanes],
     positions: &[[u32; 8]],
@@ -448,9 +452,8 @@ fn sums_add_rows(
     let [mut s0, mut s1, mut s2, mut s3, mut s4, mut s5, mut s6, mut s7] = *sums;
     macro_rules! add {
         ($sum:ident, $p:ident) => {
-            // SAFETY: each position is below rows.len() (`below(n)` is:
-            // high * n + carry < 2^32 * n), and `Lanes` is four f64 aligned
-            // to 32 bytes.
+            // SAFETY: each position is below rows.len() (the caller's
+            // promise), and `Lanes` is four f64 aligned to 32 bytes.
             $sum = _mm256_add_pd($sum, unsafe {
                 _mm256_load_pd(rows.get_unchecked($p as usize).0.as_ptr())
             })
