@@ -434,15 +434,16 @@ fn resamples_sums_avx512(rows: &[Lanes], resamples: usize, seed: u64) -> Vec<[f6
 }
 
 /// Adds to each of the eight sums its resample's rows at `positions`,
-/// step by step. A function of its own, with the sums taken into registers
-/// on entry: within the loop that also makes the positions, they were
-/// loaded and stored at every addition.
+/// step by step. The sums are taken into eight locals for the loop and
+/// written back after it, so that they stay in registers: indexed in an
+/// array within the loop that also makes the positions, they were loaded
+/// and stored at every addition (the release build's loop is eight
+/// `vaddpd` into ymm registers, with no store).
 ///
 /// # Safety
 /// Every position must be below `rows.len()` (rows are read unchecked).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
-#[inline(never)]
 unsafe fn sums_add_rows(
     sums: &mut [std::arch::x86_64::__m256d; 8],
     rows: &[Lanes],

@@ -80,7 +80,7 @@ pub(super) fn for_each_raw_token(
 /// byte of its UTF-8 does in [`ascii_tokens`], so text in other scripts,
 /// or with curly quotes and dashes, takes the fast path too.
 fn lowercases_into_ascii(text: &str) -> bool {
-    !text.is_ascii() && (text.contains('\u{130}') || text.contains('\u{212a}'))
+    text.contains('\u{130}') || text.contains('\u{212a}')
 }
 
 /// The common case: no lowercasing into ASCII beyond ASCII's own, and a
@@ -518,10 +518,7 @@ impl Vocab {
                 }
                 line_start = out.len();
             }
-            let id = self.local_id(token, key, stemming, side);
-            if id != DROPPED {
-                out.push(id);
-            }
+            self.push(out, token, key, stemming, side);
         });
         if found {
             if out.len() > line_start {
@@ -531,10 +528,7 @@ impl Vocab {
             for line in text.split('\n') {
                 let before = out.len();
                 for_each_raw_token(line, &mut buf, |token, key| {
-                    let id = self.local_id(token, key, stemming, side);
-                    if id != DROPPED {
-                        out.push(id);
-                    }
+                    self.push(out, token, key, stemming, side);
                 });
                 if out.len() > before {
                     line_ends.push(out.len() as u32);
@@ -542,6 +536,22 @@ impl Vocab {
             }
         }
         self.buf = buf;
+    }
+
+    /// Appends the token's local id to `out`, unless it is dropped.
+    #[inline]
+    fn push(
+        &mut self,
+        out: &mut Vec<u32>,
+        token: &[u8],
+        key: u128,
+        stemming: Stemming,
+        side: Side,
+    ) {
+        let id = self.local_id(token, key, stemming, side);
+        if id != DROPPED {
+            out.push(id);
+        }
     }
 
     /// The token's local id, `NONE` for a reference token the prediction
