@@ -127,3 +127,25 @@ def test_texts_and_framework_documents_and_a_dry_run(tmp_path, judge):
     ]
     result = assay.evaluate(rows, ["rouge"], progress=False)
     assert len(result.records) == 6 * 4
+
+
+def test_a_grounding_model_reads_the_answers(tmp_path, judge):
+    """`grounding=DIR`: the model reads whether each answer is supported;
+    its identity is in the signature, its verdicts in the rejections, and
+    a folder it cannot read is refused before any call."""
+    model = REPO / "crates" / "assay-classifier" / "tests" / "fixtures" / "modernbert"
+    made = assay.generate(
+        DOCS,
+        9,
+        seed=3,
+        out=tmp_path / "set.jsonl",
+        grounding=model,
+        **judge_keywords(judge, tmp_path),
+    )
+    assert len(made) == 9
+    assert " grounding=modernbert@sha256:" in made.summary["generator"]
+    unsupported = [r for r in made.rejected if r["rejection"]["reason"] == "unsupported"]
+    assert unsupported
+    assert all(r["rejection"]["evidence"].startswith("P(supported) 0.") for r in unsupported)
+    with pytest.raises(assay.UsageError, match="grounding"):
+        assay.generate(DOCS, 2, grounding=tmp_path, **judge_keywords(judge, tmp_path))

@@ -284,7 +284,8 @@ declare! {
         /// every closed grounding question of every metric (faithfulness,
         /// context_recall, context_precision, hallucination,
         /// answer_correctness's matches, summarization_score's answers),
-        /// whatever the judge.
+        /// whatever the judge, and whether `assay generate`'s reference
+        /// answers are supported by their contexts.
         Grounding grounding: Option<PathBuf> = None, How::value("DIR");
         /// The grounding model's label that means supported, by name or index
         /// [default: the one its id2label calls entailment, supported,

@@ -1,7 +1,8 @@
 //! Whether a question the judge wrote is kept, each check without a call:
 //! the answer is there and is supported by its reference contexts (every
-//! sentence of it, by the lexical grounding verdict of `assay-grounding`;
-//! a bare answer of a few words is read after its question, as a claim),
+//! sentence of it, by the lexical grounding verdict of `assay-grounding`
+//! or by a grounding model the caller gives; a bare answer of a few words
+//! is read after its question, as a claim),
 //! the question is in the document's language (where the detector is
 //! sure of both), and it is not a near duplicate of a question already
 //! kept ([`crate::dedup`]: by its words, or by its meaning where the
@@ -15,13 +16,13 @@
 //! use assay_grounding::words::Lexicon;
 //! let contexts = ["Radium was discovered by Marie and Pierre Curie in 1898."];
 //! let right = Candidate { question: "When was radium discovered?".into(), answer: "In 1898.".into() };
-//! assert_eq!(supported(&right, &contexts, Lexicon::ENGLISH), Ok(()));
+//! assert_eq!(supported(&right, &contexts, Lexicon::ENGLISH, None), Ok(()));
 //! let wrong = Candidate { question: "When was radium discovered?".into(), answer: "Radium was discovered in 1911 by Ernest Rutherford.".into() };
-//! assert!(matches!(supported(&wrong, &contexts, Lexicon::ENGLISH), Err(Rejection::Unsupported { .. })));
+//! assert!(matches!(supported(&wrong, &contexts, Lexicon::ENGLISH, None), Err(Rejection::Unsupported { .. })));
 //! ```
 
 use assay_grounding::words::Lexicon;
-use assay_grounding::{language, Model, Support};
+use assay_grounding::{language, Model, Support, Verifier};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -43,7 +44,8 @@ pub enum Rejection {
     Judge { error: String },
     /// A sentence of the answer is not supported by the contexts.
     Unsupported { claim: String, evidence: String },
-    /// The question is written in another language than its document.
+    /// The question or its answer is written in another language than
+    /// its document.
     OtherLanguage { expected: String, found: String },
     /// The question is a near duplicate of one already kept, by its
     /// words or by its meaning.
@@ -67,6 +69,9 @@ pub enum Rejection {
     /// The answer stops mid-sentence: on a word that cannot end one, or
     /// on an opening bracket or quote.
     Unfinished { ending: String },
+    /// The grounding model could not read the answer against its
+    /// contexts.
+    Grounding { error: String },
 }
 
 impl fmt::Display for Rejection {
@@ -104,6 +109,7 @@ impl fmt::Display for Rejection {
             Rejection::Unfinished { ending } => {
                 write!(f, "unfinished: the answer stops at {ending:?}")
             }
+            Rejection::Grounding { error } => write!(f, "grounding: {error}"),
         }
     }
 }
@@ -158,6 +164,9 @@ impl Rejection {
                 "its answer stopped mid-sentence, at \"{ending}\": write it whole, with any \
                  quotation marks it copies escaped"
             ),
+            Rejection::Grounding { .. } => {
+                "its answer could not be checked against the context".to_string()
+            }
         }
     }
 
@@ -173,6 +182,7 @@ impl Rejection {
             Rejection::AnswerableWithoutContext { .. } => "answerable_without_context",
             Rejection::CopiesPrompt { .. } => "copies_prompt",
             Rejection::Unfinished { .. } => "unfinished",
+            Rejection::Grounding { .. } => "grounding",
         }
     }
 }
@@ -215,25 +225,16 @@ impl Candidate {
 }
 
 /// Whether every sentence of the candidate's answer is supported by
-/// `contexts` (the question beside them, as faithfulness reads a
-/// response), in `lexicon`'s language.
+/// `contexts`, in `lexicon`'s language: by `model` where one is given,
+/// else by the lexical grounding verdict (the question beside the
+/// contexts, as faithfulness reads a response).
 pub fn supported(
     candidate: &Candidate,
     contexts: &[&str],
     lexicon: Lexicon,
+    model: Option<&dyn Verifier>,
 ) -> Result<(), Rejection> {
-    let support = Support::in_language(
-        std::iter::once(candidate.question.as_str()).chain(contexts.iter().copied()),
-        lexicon,
-    );
     let bare = assay_grounding::features::words(&candidate.answer).len() < BARE_ANSWER_WORDS;
-    if bare {
-        // Read after its question, a bare answer's claim is mostly the
-        // question, which the support holds too: what it adds must be in
-        // the contexts (the local judge answered "2098" to a question
-        // about a French page that gave no year).
-        absent_from(candidate, contexts, lexicon)?;
-    }
     let claims: Vec<String> = if bare {
         vec![format!("{} {}", candidate.question, candidate.answer)]
     } else {
@@ -242,6 +243,40 @@ pub fn supported(
             .map(String::from)
             .collect()
     };
+    if let Some(model) = model {
+        // The contexts alone: a model reads meaning, and a question
+        // among its sources would support an answer that restates the
+        // question's false premise.
+        let texts: Vec<&str> = claims.iter().map(String::as_str).collect();
+        let verified = model
+            .verify(&texts, contexts)
+            .map_err(|error| Rejection::Grounding { error })?;
+        let threshold = model.threshold();
+        return match claims
+            .into_iter()
+            .zip(verified)
+            .find(|(_, v)| v.probability < threshold)
+        {
+            Some((claim, v)) => Err(Rejection::Unsupported {
+                evidence: v.reason(threshold),
+                claim,
+            }),
+            None => Ok(()),
+        };
+    }
+    let support = Support::in_language(
+        std::iter::once(candidate.question.as_str()).chain(contexts.iter().copied()),
+        lexicon,
+    );
+    // The question is in the support, so that an answer may name what it
+    // asks about; what an answer takes from it must still be the
+    // contexts'. A bare answer's claim is mostly its question, so a
+    // question's false premise with a bare answer the contexts hold for
+    // something else passes ("What year did Pierre Curie begin his
+    // studies at the University of Paris? 1859"): read against the
+    // contexts alone, a right claim fails too, on the question's own
+    // words ("year", "quelle année") that no context holds.
+    absent_from(candidate, contexts, lexicon, bare)?;
     for claim in claims {
         let judgement = Model::builtin().judge(&claim, &support);
         if !judgement.supported() {
@@ -254,12 +289,20 @@ pub fn supported(
     Ok(())
 }
 
-/// Whether each content word a bare answer adds to its question (by
-/// stem) is in `contexts`; the first that is not rejects it.
+/// Whether the content words of the answer that its contexts do not hold
+/// (by stem) are ones the support may lack; the first that is not
+/// rejects it. A bare answer may have none: it is read after its
+/// question, which the support holds, so what it says must be the
+/// contexts' (the local judge answered "2098" to a question about a
+/// French page that gave no year). A longer answer may have none from
+/// its question: one that restates a false premise ("Pierre Curie began
+/// his studies at the University of Paris in 1859", asked of a context
+/// that names no university) is otherwise supported by the question.
 fn absent_from(
     candidate: &Candidate,
     contexts: &[&str],
     lexicon: Lexicon,
+    bare: bool,
 ) -> Result<(), Rejection> {
     let question = stems(&candidate.question, lexicon);
     let held: HashSet<String> = contexts.iter().flat_map(|c| stems(c, lexicon)).collect();
@@ -268,12 +311,16 @@ fn absent_from(
         .filter(|w| !lexicon.is_stop(w))
         .find(|w| {
             let stem = lexicon.stem(w);
-            !question.contains(&stem) && !held.contains(&stem)
+            !held.contains(&stem) && (bare || question.contains(&stem))
         });
     match missing {
-        Some(word) => Err(Rejection::Unsupported {
+        Some(word) if bare => Err(Rejection::Unsupported {
             claim: format!("{} {}", candidate.question, candidate.answer),
             evidence: format!("the answer's \"{word}\" is not in the contexts"),
+        }),
+        Some(word) => Err(Rejection::Unsupported {
+            claim: candidate.answer.clone(),
+            evidence: format!("the answer's \"{word}\" is its question's and not in the contexts"),
         }),
         None => Ok(()),
     }
@@ -422,22 +469,31 @@ pub fn given_away(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejecti
     }
 }
 
-/// Whether the question is in `expected` (an English name), where the
-/// detector is sure of the question's language.
+/// Whether the question and its answer are in `expected` (an English
+/// name), each where the detector is sure of its language: the 1.5B
+/// judge asked a German document "Python version 1995" and answered in
+/// English.
 pub fn in_language(candidate: &Candidate, expected: Option<&str>) -> Result<(), Rejection> {
-    let found = language::detected(&[&candidate.question]);
-    match (expected, found) {
-        (Some(expected), Some(found)) if expected != found => Err(Rejection::OtherLanguage {
+    let Some(expected) = expected else {
+        return Ok(());
+    };
+    let other = [&candidate.question, &candidate.answer]
+        .into_iter()
+        .filter_map(|text| language::detected(&[text]))
+        .find(|found| found != expected);
+    match other {
+        Some(found) => Err(Rejection::OtherLanguage {
             expected: expected.to_string(),
             found,
         }),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use assay_grounding::Verified;
     use serde_json::json;
 
     #[test]
@@ -573,7 +629,7 @@ mod tests {
             answer: answer.into(),
         };
         let invented = c("In which year did the Curies discover radium?", "2098");
-        match supported(&invented, &contexts, Lexicon::FRENCH) {
+        match supported(&invented, &contexts, Lexicon::FRENCH, None) {
             Err(Rejection::Unsupported { evidence, .. }) => {
                 assert!(evidence.contains("\"2098\""), "{evidence}")
             }
@@ -583,7 +639,7 @@ mod tests {
             "En quelle année HTTP/2 a-t-il remplacé le pipeline HTTP ?",
             "En 2015.",
         );
-        assert_eq!(supported(&given, &contexts, Lexicon::FRENCH), Ok(()));
+        assert_eq!(supported(&given, &contexts, Lexicon::FRENCH, None), Ok(()));
     }
 
     /// A long answer is checked sentence by sentence: one unsupported
@@ -597,9 +653,136 @@ mod tests {
             question: "What do we know of Pierre Curie's life?".into(),
             answer: "Pierre Curie was born in Paris on 15 May 1859. He later moved to Berlin and taught chemistry there.".into(),
         };
-        match supported(&c, &contexts, Lexicon::ENGLISH) {
+        match supported(&c, &contexts, Lexicon::ENGLISH, None) {
             Err(Rejection::Unsupported { claim, .. }) => {
                 assert!(claim.contains("Berlin"), "{claim}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// An answer in another language than its document's is rejected
+    /// where the detector is sure, as its question is.
+    #[test]
+    fn an_answer_in_another_language_is_rejected() {
+        let german = Candidate {
+            question: "Wann wurde die erste Version von Python veröffentlicht?".into(),
+            answer: "Die erste Version wurde im Februar 1991 veröffentlicht.".into(),
+        };
+        assert_eq!(in_language(&german, Some("German")), Ok(()));
+        let english = Candidate {
+            answer: "The first version was released in February 1991 by Guido van Rossum.".into(),
+            ..german.clone()
+        };
+        assert_eq!(
+            in_language(&english, Some("German")),
+            Err(Rejection::OtherLanguage {
+                expected: "German".into(),
+                found: "English".into()
+            })
+        );
+    }
+
+    /// The lexical verdict reads an answer with its question in the
+    /// support, but a word the answer takes from its question must be
+    /// in the contexts: a restated false premise is unsupported, naming
+    /// the word; an answer that names what its question asks about, in
+    /// the contexts' words, is not.
+    #[test]
+    fn an_answer_restating_its_question_s_false_premise_is_unsupported() {
+        let contexts = ["Pierre Curie was born in Paris on 15 May 1859."];
+        let c = |question: &str, answer: &str| Candidate {
+            question: question.into(),
+            answer: answer.into(),
+        };
+        let premise = c(
+            "In which year did Pierre Curie begin his studies at the University of Paris?",
+            "Pierre Curie began his studies at the University of Paris in 1859.",
+        );
+        match supported(&premise, &contexts, Lexicon::ENGLISH, None) {
+            Err(Rejection::Unsupported { evidence, .. }) => assert_eq!(
+                evidence,
+                "the answer's \"studies\" is its question's and not in the contexts"
+            ),
+            other => panic!("{other:?}"),
+        }
+        let named = c(
+            "Where and when was Pierre Curie born?",
+            "Pierre Curie was born in Paris on 15 May 1859.",
+        );
+        assert_eq!(supported(&named, &contexts, Lexicon::ENGLISH, None), Ok(()));
+    }
+
+    /// A verifier that reads words: a claim is supported where each of
+    /// its content words is in a source, and its evidence is the first
+    /// source.
+    struct EveryWord;
+
+    impl Verifier for EveryWord {
+        fn identity(&self) -> &str {
+            "every-word"
+        }
+        fn verify(&self, claims: &[&str], sources: &[&str]) -> Result<Vec<Verified>, String> {
+            let held: HashSet<String> = sources
+                .iter()
+                .flat_map(|s| assay_grounding::features::words(s))
+                .collect();
+            Ok(claims
+                .iter()
+                .map(|c| Verified {
+                    probability: if assay_grounding::features::words(c)
+                        .iter()
+                        .all(|w| Lexicon::ENGLISH.is_stop(w) || held.contains(w))
+                    {
+                        0.9
+                    } else {
+                        0.1
+                    },
+                    evidence: sources.first().map_or(String::new(), |s| s.to_string()),
+                })
+                .collect())
+        }
+    }
+
+    /// A grounding model reads the answer against its contexts alone: an
+    /// answer that restates its question's false premise (Curie "at the
+    /// University of Paris", which the context never says) is rejected
+    /// with the model's probability and window; a bare answer is read
+    /// after its question.
+    #[test]
+    fn a_grounding_model_reads_the_contexts_without_the_question() {
+        let contexts = ["Pierre Curie was born in Paris on 15 May 1859."];
+        let premise = Candidate {
+            question:
+                "In which year did Pierre Curie begin his studies at the University of Paris?"
+                    .into(),
+            answer: "Pierre Curie began his studies at the University of Paris in 1859.".into(),
+        };
+        match supported(&premise, &contexts, Lexicon::ENGLISH, Some(&EveryWord)) {
+            Err(Rejection::Unsupported { claim, evidence }) => {
+                assert_eq!(claim, premise.answer);
+                assert_eq!(
+                    evidence,
+                    "P(supported) 0.10 (supported from 0.50); best window: \"Pierre Curie was born in Paris on 15 May 1859.\""
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let bare = Candidate {
+            question: "Where was Pierre Curie born".into(),
+            answer: "in Paris".into(),
+        };
+        assert_eq!(
+            supported(&bare, &contexts, Lexicon::ENGLISH, Some(&EveryWord)),
+            Ok(())
+        );
+        let wrong = Candidate {
+            question: "Where was Pierre Curie born".into(),
+            answer: "in Warsaw".into(),
+        };
+        match supported(&wrong, &contexts, Lexicon::ENGLISH, Some(&EveryWord)) {
+            Err(Rejection::Unsupported { claim, .. }) => {
+                assert_eq!(claim, "Where was Pierre Curie born in Warsaw")
             }
             other => panic!("{other:?}"),
         }

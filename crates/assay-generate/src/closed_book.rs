@@ -19,17 +19,17 @@
 //! };
 //! assert!(request(&c.question).user.ends_with("question:\nWhat is the capital of France?"));
 //! let known = json!({"known": true, "answer": "The capital of France is Paris."});
-//! assert!(verdict(&c, &known, Lexicon::ENGLISH).is_err());
+//! assert!(verdict(&c, &known, Lexicon::ENGLISH, None).is_err());
 //! let wrong = json!({"known": true, "answer": "The capital of France is Lyon."});
-//! assert_eq!(verdict(&c, &wrong, Lexicon::ENGLISH), Ok(()));
+//! assert_eq!(verdict(&c, &wrong, Lexicon::ENGLISH, None), Ok(()));
 //! let unknown = json!({"known": false, "answer": ""});
-//! assert_eq!(verdict(&c, &unknown, Lexicon::ENGLISH), Ok(()));
+//! assert_eq!(verdict(&c, &unknown, Lexicon::ENGLISH, None), Ok(()));
 //! ```
 
 use crate::check::{Candidate, Rejection};
 use crate::request::{Prompt, Request};
 use assay_grounding::words::Lexicon;
-use assay_grounding::{Model, Support};
+use assay_grounding::{Model, Support, Verifier};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -49,9 +49,14 @@ pub fn request(question: &str) -> Request {
 
 /// Whether the candidate needs its contexts: `Ok` where the judge's
 /// closed-book `answer` says it does not know, or does not support every
-/// sentence of the reference answer; an answer without `known` is the
-/// judge's failure.
-pub fn verdict(candidate: &Candidate, answer: &Value, lexicon: Lexicon) -> Result<(), Rejection> {
+/// sentence of the reference answer (read by `model` where one is given);
+/// an answer without `known` is the judge's failure.
+pub fn verdict(
+    candidate: &Candidate,
+    answer: &Value,
+    lexicon: Lexicon,
+    model: Option<&dyn Verifier>,
+) -> Result<(), Rejection> {
     let known = answer["known"].as_bool().ok_or_else(|| Rejection::Judge {
         error: "the closed-book answer has no known".to_string(),
     })?;
@@ -59,12 +64,25 @@ pub fn verdict(candidate: &Candidate, answer: &Value, lexicon: Lexicon) -> Resul
     if !known || said.is_empty() {
         return Ok(());
     }
-    let support = Support::in_language([candidate.question.as_str(), said], lexicon);
     let sentences = assay_text::sentences::split_sentences(&candidate.answer);
     let all = !sentences.is_empty()
-        && sentences
-            .iter()
-            .all(|s| Model::builtin().judge(s, &support).supported());
+        && match model {
+            Some(model) => {
+                // The judge's answer after its question, as one text: a
+                // bare "Paris." reads as an answer to it.
+                let source = format!("{} {said}", candidate.question);
+                let verified = model
+                    .verify(&sentences, &[source.as_str()])
+                    .map_err(|error| Rejection::Grounding { error })?;
+                verified.iter().all(|v| v.probability >= model.threshold())
+            }
+            None => {
+                let support = Support::in_language([candidate.question.as_str(), said], lexicon);
+                sentences
+                    .iter()
+                    .all(|s| Model::builtin().judge(s, &support).supported())
+            }
+        };
     if all {
         Err(Rejection::AnswerableWithoutContext {
             answer: said.to_string(),

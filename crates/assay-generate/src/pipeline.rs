@@ -24,8 +24,10 @@ use crate::request::{self, render, Context, Draw, Earlier, Request, Voice, RETRY
 use assay_core::aggregate::SplitMix64;
 use assay_grounding::language;
 use assay_grounding::words::Lexicon;
+use assay_grounding::Verifier;
 use serde_json::{json, Value};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// How a test set is made.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,7 +79,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -125,6 +127,9 @@ pub struct Prepared<'a> {
     /// (set by whoever asks them; empty until then).
     pub judge: String,
     pub embedder: Option<String>,
+    /// The grounding model that reads whether an answer is supported (and
+    /// answered without its contexts), in place of the lexical verdict.
+    pub grounding: Option<Arc<dyn Verifier>>,
 }
 
 /// A candidate that passed the checks needing no call, not kept yet.
@@ -133,6 +138,7 @@ pub struct Checked {
     kept: Kept,
     candidate: Candidate,
     lexicon: Lexicon,
+    grounding: Option<Arc<dyn Verifier>>,
     row: Value,
 }
 
@@ -145,7 +151,12 @@ impl Checked {
     /// Whether it needs its contexts, by the judge's closed-book `answer`
     /// ([`crate::closed_book::verdict`]).
     pub fn closed_book(&self, answer: &Value) -> Result<(), Rejection> {
-        crate::closed_book::verdict(&self.candidate, answer, self.lexicon)
+        crate::closed_book::verdict(
+            &self.candidate,
+            answer,
+            self.lexicon,
+            self.grounding.as_deref(),
+        )
     }
 }
 
@@ -263,6 +274,7 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
         kept: Vec::new(),
         judge: String::new(),
         embedder: None,
+        grounding: None,
     }
 }
 
@@ -425,7 +437,7 @@ impl Prepared<'_> {
             &contexts,
         )?;
         check::finished(&candidate, lexicon)?;
-        check::supported(&candidate, &contexts, lexicon)?;
+        check::supported(&candidate, &contexts, lexicon, self.grounding.as_deref())?;
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
         check::in_language(&candidate, expected)?;
@@ -490,6 +502,7 @@ impl Prepared<'_> {
             kept: mine,
             candidate,
             lexicon,
+            grounding: self.grounding.clone(),
             row,
         })
     }
@@ -522,6 +535,9 @@ impl Prepared<'_> {
             o.min_chunk_tokens,
             self.judge
         );
+        if let Some(model) = &self.grounding {
+            signature.push_str(&format!(" grounding={}", model.identity()));
+        }
         if let Some(embedder) = &self.embedder {
             signature.push_str(&format!(
                 " embedder={embedder} same_meaning_from={}",

@@ -12,6 +12,40 @@ pub struct Verified {
     pub evidence: String,
 }
 
+impl Verified {
+    /// The verdict in words, as a reason quotes it: the probability, the
+    /// threshold it is read against, and the start of the best window.
+    ///
+    /// ```
+    /// use assay_grounding::Verified;
+    /// let v = Verified { probability: 0.97, evidence: "Radium was found in 1898.".into() };
+    /// assert_eq!(
+    ///     v.reason(0.5),
+    ///     "P(supported) 0.97 (supported from 0.50); best window: \"Radium was found in 1898.\""
+    /// );
+    /// ```
+    pub fn reason(&self, threshold: f64) -> String {
+        let p = self.probability;
+        if self.evidence.is_empty() {
+            format!("P(supported) {p:.2} (supported from {threshold:.2}); no text to check against")
+        } else {
+            format!(
+                "P(supported) {p:.2} (supported from {threshold:.2}); best window: \"{}\"",
+                clip(&self.evidence, 240)
+            )
+        }
+    }
+}
+
+/// The first `max` characters of `s`, with an ellipsis where it was cut.
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(max).collect();
+    format!("{cut}…")
+}
+
 /// A model that answers "do these texts support this claim?".
 pub trait Verifier: Send + Sync {
     /// What names the model in signatures and cache keys: its weights'
@@ -24,5 +58,12 @@ pub trait Verifier: Send + Sync {
     /// P(supported) from which a claim reads as supported.
     fn threshold(&self) -> f64 {
         0.5
+    }
+}
+
+/// A model is shown by its identity.
+impl std::fmt::Debug for dyn Verifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.identity())
     }
 }

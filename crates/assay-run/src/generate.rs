@@ -19,6 +19,7 @@ use assay_metrics::judged::prompt::PromptSet;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where a document comes from.
 #[derive(Clone, Debug)]
@@ -70,20 +71,16 @@ impl TestSet {
     }
 }
 
-/// The judge options a test set would silently go without: its answers
-/// are checked by the built-in lexical grounding verdict, which neither
-/// a grounding model nor an alignment file replaces yet, so naming one
-/// is a usage error rather than a check that did not happen.
+/// The judge option a test set would silently go without: an alignment
+/// file refits the verdicts of `assay eval`'s metrics, which the
+/// generator's checks are not, so naming one is a usage error rather
+/// than a refit that did not happen.
 fn checked_judge(judge: &JudgeConfig) -> Result<(), Error> {
-    let unused = [
-        (judge.grounding.is_some(), JudgeOption::Grounding),
-        (judge.alignment.is_some(), JudgeOption::Alignment),
-    ];
-    match unused.into_iter().find(|(named, _)| *named) {
-        Some((_, option)) => Err(UsageError::of(
-            Field::Judge(option),
-            "assay generate checks its answers with the built-in lexical grounding verdict; \
-             a grounding model or an alignment file is not used by it yet",
+    match judge.alignment {
+        Some(_) => Err(UsageError::of(
+            Field::Judge(JudgeOption::Alignment),
+            "assay generate checks its answers with the built-in lexical grounding verdict \
+             or a grounding model (--grounding); an alignment file is not used by it",
         )
         .into()),
         None => Ok(()),
@@ -238,6 +235,7 @@ pub fn generate(
     )?;
     let price = run.prices.get(&run.judge.identity().model);
     let embedder = run.embedder.as_ref().map(|(e, _)| e);
+    prepared.grounding = run.prompts.grounding().map(|g| Arc::clone(&g.0));
     let done = assay_engine::generate::generate(
         &run.judge,
         embedder,

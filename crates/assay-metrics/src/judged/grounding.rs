@@ -285,27 +285,9 @@ impl Judged {
                 verified,
                 threshold,
                 ..
-            } => {
-                let p = verified.probability;
-                if verified.evidence.is_empty() {
-                    format!("P(supported) {p:.2} (supported from {threshold:.2}); no text to check against")
-                } else {
-                    format!(
-                        "P(supported) {p:.2} (supported from {threshold:.2}); best window: \"{}\"",
-                        clip(&verified.evidence, 240)
-                    )
-                }
-            }
+            } => verified.reason(*threshold),
         }
     }
-}
-
-fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let cut: String = s.chars().take(max).collect();
-    format!("{cut}…")
 }
 
 /// A statement's verdict: yes when supported; with `three` labels, no

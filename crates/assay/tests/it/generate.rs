@@ -7,6 +7,7 @@
 
 use crate::common::{assay, read_json, read_jsonl, repo, stderr};
 use crate::judged::{ok, Fixture, KEY};
+use assay_classifier::{Classifier, Options};
 use assay_test_server::{chat, judge, Reply};
 use serde_json::json;
 use std::path::Path;
@@ -477,27 +478,111 @@ fn questions_a_document_cannot_give_move_to_the_others_within_one_of_their_quota
             .contains("fr_")));
 }
 
-/// A grounding model or an alignment file, which the generator's checks
-/// do not use, is a usage error before any call or file, on a dry run too.
+/// An alignment file, which the generator's checks do not use, is a
+/// usage error before any call or file, on a dry run too.
 #[test]
-fn a_grounding_model_the_checks_would_not_use_is_refused() {
+fn an_alignment_the_checks_would_not_use_is_refused() {
     let fx = Fixture::content_reading();
-    for (flag, dry) in [("--grounding", false), ("--alignment", true)] {
+    for dry in [false, true] {
         let out = fx.path("set.jsonl");
-        let value = fx.path("model").to_string_lossy().into_owned();
-        let mut args = vec!["--size", "2", flag, value.as_str()];
+        let value = fx.path("align.json").to_string_lossy().into_owned();
+        let mut args = vec!["--size", "2", "--alignment", value.as_str()];
         if dry {
             args.push("--dry-run");
         }
         let o = generate(&fx, &out, &args);
-        assert_eq!(o.status.code(), Some(2), "{flag}: {}", stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(
-            stderr(&o).contains(&format!("{flag}: assay generate checks its answers")),
+            stderr(&o).contains("--alignment: assay generate checks its answers"),
             "{}",
             stderr(&o)
         );
         assert!(!out.exists());
     }
+}
+
+/// The claims the generator checks of an answer: a bare one after its
+/// question, a longer one sentence by sentence.
+fn claims(question: &str, answer: &str) -> Vec<String> {
+    if answer.split_whitespace().count() < 6 {
+        vec![format!("{question} {answer}")]
+    } else {
+        assay_text::sentences::split_sentences(answer)
+            .into_iter()
+            .map(String::from)
+            .collect()
+    }
+}
+
+/// `--grounding DIR`: the model, not the lexical verdict, reads whether
+/// an answer is supported, against its contexts alone. Every claim of a
+/// kept row is one the model supports; a candidate rejected as
+/// unsupported has a claim it does not, with the model's best window as
+/// the evidence; the model is in the generator's signature.
+#[test]
+fn a_grounding_model_reads_the_answers_against_their_contexts() {
+    let fx = Fixture::content_reading();
+    let out = fx.path("set.jsonl");
+    // A tiny random ModernBERT whose P(supported) falls on both sides of
+    // 0.5 for the loopback judge's answers.
+    let dir = repo().join("crates/assay-classifier/tests/fixtures/modernbert");
+    let o = generate(
+        &fx,
+        &out,
+        &[
+            "--size",
+            "9",
+            "--seed",
+            "3",
+            "--grounding",
+            dir.to_str().unwrap(),
+        ],
+    );
+    let model = Classifier::load(&dir, &Options::default()).unwrap();
+    let supported = |question: &str, answer: &str, contexts: &[&str]| -> Vec<bool> {
+        let claims = claims(question, answer);
+        let texts: Vec<&str> = claims.iter().map(String::as_str).collect();
+        let verified = model.verify(&texts, contexts).unwrap();
+        verified.iter().map(|v| v.probability >= 0.5).collect()
+    };
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = read_jsonl(&out);
+    for row in &rows {
+        let contexts: Vec<&str> = row["reference_contexts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        let question = row["user_input"].as_str().unwrap();
+        let answer = row["reference"].as_str().unwrap();
+        assert!(
+            supported(question, answer, &contexts).iter().all(|s| *s),
+            "{row}"
+        );
+    }
+    let rejected = read_jsonl(&fx.path("set.rejected.jsonl"));
+    let unsupported: Vec<_> = rejected
+        .iter()
+        .filter(|r| r["rejection"]["reason"] == "unsupported")
+        .collect();
+    assert!(!unsupported.is_empty(), "{rejected:?}");
+    for r in &unsupported {
+        let evidence = r["rejection"]["evidence"].as_str().unwrap();
+        assert!(
+            evidence.starts_with("P(supported) 0.") && evidence.contains("best window: \""),
+            "{evidence}"
+        );
+    }
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(summary["made"], rows.len(), "{}", stderr(&o));
+    assert!(
+        summary["generator"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("grounding={}", model.identity())),
+        "{summary}"
+    );
 }
 
 /// `--max-calls 2`: two answers, then the rest named as not made, and
