@@ -186,8 +186,10 @@ def quality(assay: str, server: str, rows: list[dict], docs: list[Path]) -> dict
     share of questions with a near duplicate among the others (assay's
     local MiniLM, cosine at or above SAME_MEANING_FROM), the share of
     reference answers the real judge finds wholly supported by their
-    contexts (assay's faithfulness, every statement supported), the share
-    written in their document's language, and the count per document."""
+    contexts (assay's faithfulness, every statement supported), the same
+    share against the next row's contexts (the judge's trivial check:
+    those hold little of each answer), the share written in their
+    document's language, and the count per document."""
     n = len(rows)
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     similar = scored(
@@ -202,19 +204,26 @@ def quality(assay: str, server: str, rows: list[dict], docs: list[Path]) -> dict
     for (i, j), cosine in zip(pairs, similar):
         if cosine is not None and cosine >= SAME_MEANING_FROM:
             duplicated.update((i, j))
-    faithful = scored(
+
+    # Each answer against its own contexts, then (the judge's trivial
+    # check) against the next row's, which hold little of it: a judge
+    # that finds those supported too says little with its first share.
+    def read(r: dict, contexts: list[str]) -> dict:
+        return {
+            "user_input": r["question"],
+            "response": r["answer"],
+            "retrieved_contexts": contexts,
+        }
+
+    others = [read(r, rows[(i + 1) % n]["contexts"]) for i, r in enumerate(rows)]
+    others = others if n > 1 else []
+    both = scored(
         assay,
-        [
-            {
-                "user_input": r["question"],
-                "response": r["answer"],
-                "retrieved_contexts": r["contexts"],
-            }
-            for r in rows
-        ],
+        [read(r, r["contexts"]) for r in rows] + others,
         ["-m", "faithfulness", "--judge", "openai:bench", "--base-url", server]
         + ["--timeout", str(TIMEOUT_S), "--concurrency", "2", "--no-cache"],
     )
+    faithful, elsewhere = both[:n], both[n:]
     lang = {p.name: p.name[:2] for p in docs}
     in_language = sum(
         1
@@ -225,6 +234,7 @@ def quality(assay: str, server: str, rows: list[dict], docs: list[Path]) -> dict
     return {
         "near_duplicate": len(duplicated) / n if n else None,
         "supported": sum(v == 1.0 for v in faithful) / n if n else None,
+        "supported_elsewhere": sum(v == 1.0 for v in elsewhere) / n if others else None,
         "faithfulness_unscored": sum(v is None for v in faithful),
         "in_language": in_language / n if n else None,
         "by_document": {p.name: sum(r["source"] == p.name for r in rows) for p in docs},
@@ -441,7 +451,7 @@ def worth(args, docs: list[Path], runs: dict) -> None:
     )
     print(
         f"  {'library':<15} {'kept':>4} {'near-dup':>8} {'supported':>9} "
-        f"{'in lang':>7} {'docs':>5} {'off quota':>9} {'wall s':>8}"
+        f"{'elsewhere':>9} {'in lang':>7} {'docs':>5} {'off quota':>9} {'wall s':>8}"
     )
     embedder = Judge(args.judge, 0)
     try:
@@ -463,7 +473,8 @@ def worth(args, docs: list[Path], runs: dict) -> None:
             share = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
             print(
                 f"  {name:<15} {len(rows):>4} {share(q['near_duplicate']):>8} "
-                f"{share(q['supported']):>9} {share(q['in_language']):>7} "
+                f"{share(q['supported']):>9} {share(q['supported_elsewhere']):>9} "
+                f"{share(q['in_language']):>7} "
                 f"{represented:>3}/{len(docs)} {off:>9.1f} {wall:>8.1f}",
                 flush=True,
             )

@@ -154,7 +154,10 @@ def generate(
     checks for self-containment and clarity, 0 to 1, and those below this
     are rejected with its feedback. `closed_book`: the judge is also asked
     each question alone, without its contexts, and those it answers as the
-    reference does are rejected. `progress`: True prints the generation's notes on stderr (a
+    reference does are rejected. `grounding`: a grounding model's folder
+    (an NLI cross-encoder, MiniCheck, HHEM) reads whether each reference
+    answer is supported by its contexts, in place of the lexical verdict.
+    `progress`: True prints the generation's notes on stderr (a
     line at each tenth of the plan), a callable receives them as
     `("note", line)`, False is silent. Ctrl-C, or `stop` (a
     `threading.Event`) once set, stops the generation with what was made

@@ -3,8 +3,8 @@
 //! sentence of it, by the lexical grounding verdict of `assay-grounding`
 //! or by a grounding model the caller gives; a bare answer of a few words
 //! is read after its question, as a claim),
-//! the question is in the document's language (where the detector is
-//! sure of both), and it is not a near duplicate of a question already
+//! the question and its answer are in the document's language (each
+//! where the detector is sure of it), and it is not a near duplicate of a question already
 //! kept ([`crate::dedup`]: by its words, or by its meaning where the
 //! caller gives embeddings), and the question alone does not hold its
 //! answer. A rejected candidate keeps its reason, and the judge's next
