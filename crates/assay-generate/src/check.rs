@@ -224,6 +224,27 @@ impl Candidate {
     }
 }
 
+impl Candidate {
+    /// Whether the answer is a bare phrase ("In 1898."), read after its
+    /// question.
+    pub fn is_bare(&self) -> bool {
+        assay_grounding::features::words(&self.answer).len() < BARE_ANSWER_WORDS
+    }
+
+    /// The claims its answer is checked as: a bare answer after its
+    /// question, as one claim; a longer one sentence by sentence.
+    pub fn claims(&self) -> Vec<String> {
+        if self.is_bare() {
+            vec![format!("{} {}", self.question, self.answer)]
+        } else {
+            assay_text::sentences::split_sentences(&self.answer)
+                .into_iter()
+                .map(String::from)
+                .collect()
+        }
+    }
+}
+
 /// Whether every sentence of the candidate's answer is supported by
 /// `contexts`, in `lexicon`'s language: by `model` where one is given,
 /// else by the lexical grounding verdict (the question beside the
@@ -234,15 +255,8 @@ pub fn supported(
     lexicon: Lexicon,
     model: Option<&dyn Verifier>,
 ) -> Result<(), Rejection> {
-    let bare = assay_grounding::features::words(&candidate.answer).len() < BARE_ANSWER_WORDS;
-    let claims: Vec<String> = if bare {
-        vec![format!("{} {}", candidate.question, candidate.answer)]
-    } else {
-        assay_text::sentences::split_sentences(&candidate.answer)
-            .into_iter()
-            .map(String::from)
-            .collect()
-    };
+    let bare = candidate.is_bare();
+    let claims = candidate.claims();
     if let Some(model) = model {
         // The contexts alone: a model reads meaning, and a question
         // among its sources would support an answer that restates the

@@ -8,6 +8,7 @@
 use crate::common::{assay, read_json, read_jsonl, repo, stderr};
 use crate::judged::{ok, Fixture, KEY};
 use assay_classifier::{Classifier, Options};
+use assay_generate::check::Candidate;
 use assay_test_server::{chat, judge, Reply};
 use serde_json::json;
 use std::path::Path;
@@ -501,19 +502,6 @@ fn an_alignment_the_checks_would_not_use_is_refused() {
     }
 }
 
-/// The claims the generator checks of an answer: a bare one after its
-/// question, a longer one sentence by sentence.
-fn claims(question: &str, answer: &str) -> Vec<String> {
-    if answer.split_whitespace().count() < 6 {
-        vec![format!("{question} {answer}")]
-    } else {
-        assay_text::sentences::split_sentences(answer)
-            .into_iter()
-            .map(String::from)
-            .collect()
-    }
-}
-
 /// `--grounding DIR`: the model, not the lexical verdict, reads whether
 /// an answer is supported, against its contexts alone. Every claim of a
 /// kept row is one the model supports; a candidate rejected as
@@ -540,7 +528,11 @@ fn a_grounding_model_reads_the_answers_against_their_contexts() {
     );
     let model = Classifier::load(&dir, &Options::default()).unwrap();
     let supported = |question: &str, answer: &str, contexts: &[&str]| -> Vec<bool> {
-        let claims = claims(question, answer);
+        let claims = Candidate {
+            question: question.into(),
+            answer: answer.into(),
+        }
+        .claims();
         let texts: Vec<&str> = claims.iter().map(String::as_str).collect();
         let verified = model.verify(&texts, contexts).unwrap();
         verified.iter().map(|v| v.probability >= 0.5).collect()
