@@ -72,6 +72,10 @@ pub enum Rejection {
     /// The grounding model could not read the answer against its
     /// contexts.
     Grounding { error: String },
+    /// The question points at the text it was made from ("the study",
+    /// "le texte"): without that text no reader, and no retriever, can
+    /// tell what it asks about.
+    NotSelfContained { phrase: String },
 }
 
 impl fmt::Display for Rejection {
@@ -105,6 +109,10 @@ impl fmt::Display for Rejection {
             Rejection::CopiesPrompt { copied } => write!(
                 f,
                 "copies_prompt: {copied:?} is the prompt's, not the context's"
+            ),
+            Rejection::NotSelfContained { phrase } => write!(
+                f,
+                "not_self_contained: the question points at its source ({phrase:?})"
             ),
             Rejection::Unfinished { ending } => {
                 write!(f, "unfinished: the answer stops at {ending:?}")
@@ -167,6 +175,10 @@ impl Rejection {
             Rejection::Grounding { .. } => {
                 "its answer could not be checked against the context".to_string()
             }
+            Rejection::NotSelfContained { phrase } => format!(
+                "it points at \"{phrase}\", which a reader without the context cannot \
+                 know: name what it asks about"
+            ),
         }
     }
 
@@ -183,6 +195,7 @@ impl Rejection {
             Rejection::CopiesPrompt { .. } => "copies_prompt",
             Rejection::Unfinished { .. } => "unfinished",
             Rejection::Grounding { .. } => "grounding",
+            Rejection::NotSelfContained { .. } => "not_self_contained",
         }
     }
 }
@@ -385,6 +398,13 @@ fn premise_held(
 /// answer holds an odd number of them.
 const OPENERS: &[char] = &['(', '[', '{', '<', '«', '„', '“', '‘'];
 
+/// Marks after which a sentence goes on: an answer that ends on one was
+/// cut ("According to Mozilla's manifesto, which outlines goals,
+/// principles, and a pledge,"); a dash only where it stands alone, not
+/// ending a word.
+const CONTINUING: &[char] = &[',', ';', ':'];
+const DASHES: &[char] = &['-', '–', '—'];
+
 /// Words that cannot end a sentence or a phrase (articles, conjunctions,
 /// prepositions), per language: an answer without a final stop that ends
 /// on one was cut.
@@ -410,8 +430,9 @@ fn cannot_end(lexicon: Lexicon) -> &'static [&'static str] {
 }
 
 /// Whether the candidate's answer is whole: it does not end on an
-/// opening bracket or quote, nor, without a final stop, on a word that
-/// cannot end a phrase ([`cannot_end`]). The 1.5B judge, copying a
+/// opening bracket or quote, on a comma, semicolon, colon or lone dash,
+/// nor, without a final stop, on a word that cannot end a phrase
+/// ([`cannot_end`]). The 1.5B judge, copying a
 /// context that quotes a name, ended its JSON string at the quotation
 /// mark: "No vote is required to update note blocks and the".
 ///
@@ -432,7 +453,11 @@ pub fn finished(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection
         return Ok(());
     };
     let open_quote = ['"', '`'].contains(&last) && answer.matches(last).count() % 2 == 1;
+    let lone_dash = DASHES.contains(&last)
+        && answer[..answer.len() - last.len_utf8()].ends_with(char::is_whitespace);
     let cut = OPENERS.contains(&last)
+        || CONTINUING.contains(&last)
+        || lone_dash
         || open_quote
         || (last.is_alphanumeric()
             && assay_grounding::features::words(answer)
@@ -521,6 +546,134 @@ pub fn given_away(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejecti
     } else {
         Ok(())
     }
+}
+
+/// Phrases by which a question points at the text it was made from,
+/// per language, as lower-cased words: a determiner (or an adjective of
+/// pointing) and a noun for a text. Not "the context" or "the document",
+/// which the documents themselves use ("in the context of", the HTTP
+/// pages' documents).
+fn pointing(lexicon: Lexicon) -> &'static [&'static [&'static str]] {
+    match lexicon.language {
+        "French" => &[
+            &["le", "texte"],
+            &["ce", "texte"],
+            &["du", "texte"],
+            &["l", "extrait"],
+            &["cet", "extrait"],
+            &["le", "passage"],
+            &["ce", "passage"],
+            &["l", "article"],
+            &["cet", "article"],
+            &["l", "étude"],
+            &["cette", "étude"],
+            &["les", "auteurs"],
+            &["ci", "dessus"],
+        ],
+        "German" => &[
+            &["der", "text"],
+            &["des", "textes"],
+            &["dem", "text"],
+            &["den", "text"],
+            &["im", "text"],
+            &["dieser", "text"],
+            &["diesem", "text"],
+            &["dieses", "textes"],
+            &["der", "artikel"],
+            &["des", "artikels"],
+            &["im", "artikel"],
+            &["dieser", "artikel"],
+            &["diesem", "artikel"],
+            &["die", "studie"],
+            &["der", "studie"],
+            &["dieser", "studie"],
+            &["die", "autoren"],
+            &["der", "abschnitt"],
+            &["im", "abschnitt"],
+            &["oben", "genannten"],
+        ],
+        "Spanish" => &[
+            &["el", "texto"],
+            &["este", "texto"],
+            &["del", "texto"],
+            &["el", "pasaje"],
+            &["el", "fragmento"],
+            &["el", "artículo"],
+            &["este", "artículo"],
+            &["del", "artículo"],
+            &["el", "estudio"],
+            &["este", "estudio"],
+            &["del", "estudio"],
+            &["los", "autores"],
+        ],
+        _ => &[
+            &["the", "text"],
+            &["this", "text"],
+            &["the", "passage"],
+            &["this", "passage"],
+            &["the", "excerpt"],
+            &["this", "excerpt"],
+            &["the", "snippet"],
+            &["code", "snippet"],
+            &["the", "article"],
+            &["this", "article"],
+            &["the", "paper"],
+            &["this", "paper"],
+            &["the", "study"],
+            &["this", "study"],
+            &["the", "authors"],
+            &["the", "author"],
+            &["given", "context"],
+            &["provided", "context"],
+            &["the", "above"],
+            &["mentioned", "above"],
+        ],
+    }
+}
+
+/// Words after which a pointing phrase names what it means ("the study
+/// of radium", "the study on sequential compression in trauma", "le
+/// texte de la loi"): no pointing then.
+const NAMING: &[&str] = &[
+    "of", "on", "about", "de", "du", "des", "d", "sur", "von", "vom", "über", "del", "sobre",
+];
+
+/// Whether the question can be read alone: it does not point at the text
+/// it was made from with a phrase of [`pointing`] ("What was the main
+/// finding of the study?", "What is the error in the code snippet
+/// provided?", "Was ist die Lizenz des Textes?", all made by the 1.5B
+/// judge), unless a word of [`NAMING`] follows and says which. DeepEval's
+/// critic asks the same of its questions ("self-containment") with a
+/// model; this reads words, in the languages with a list.
+///
+/// ```
+/// use assay_generate::check::{self_contained, Candidate, Rejection};
+/// use assay_grounding::words::Lexicon;
+/// let asked = |q: &str| Candidate { question: q.into(), answer: "It helps.".into() };
+/// let en = Lexicon::ENGLISH;
+/// assert_eq!(
+///     self_contained(&asked("What was the main finding of the study?"), en),
+///     Err(Rejection::NotSelfContained { phrase: "the study".into() })
+/// );
+/// assert_eq!(self_contained(&asked("Who led the study of radioactivity?"), en), Ok(()));
+/// assert_eq!(self_contained(&asked("What did the heart-failure programmes give patients?"), en), Ok(()));
+/// ```
+pub fn self_contained(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
+    let words = assay_grounding::words::words(&candidate.question);
+    for phrase in pointing(lexicon) {
+        let found = words.windows(phrase.len()).enumerate().find(|(at, w)| {
+            w.iter().zip(phrase.iter()).all(|(a, b)| a == b)
+                && !words
+                    .get(at + phrase.len())
+                    .is_some_and(|next| NAMING.contains(&next.as_str()))
+        });
+        if found.is_some() {
+            return Err(Rejection::NotSelfContained {
+                phrase: phrase.join(" "),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Whether the question and its answer are in `expected` (an English
@@ -631,6 +784,49 @@ mod tests {
     }
 
     #[test]
+    fn a_question_that_points_at_its_source_is_not_self_contained() {
+        let asked = |q: &str| Candidate {
+            question: q.into(),
+            answer: "Oui.".into(),
+        };
+        let phrase = |q: &str, lexicon| match self_contained(&asked(q), lexicon) {
+            Ok(()) => None,
+            Err(Rejection::NotSelfContained { phrase }) => Some(phrase),
+            Err(other) => panic!("{other:?}"),
+        };
+        let (en, fr, de) = (Lexicon::ENGLISH, Lexicon::FRENCH, Lexicon::GERMAN);
+        // The 1.5B judge's, on the shared corpus.
+        assert_eq!(
+            phrase("What is the error in the code snippet provided?", en),
+            Some("code snippet".into())
+        );
+        assert_eq!(
+            phrase("Was ist die Lizenz des Textes?", de),
+            Some("des textes".into())
+        );
+        assert_eq!(
+            phrase("Que dit l'extrait à propos des en-têtes ?", fr),
+            Some("l extrait".into())
+        );
+        assert_eq!(
+            phrase("What is the paper's main conclusion?", en),
+            Some("the paper".into())
+        );
+        // Named, or not pointing at all.
+        assert_eq!(phrase("Quel est le texte de la RFC 2616 ?", fr), None);
+        assert_eq!(phrase("Who is the author of PEP 13?", en), None);
+        assert_eq!(
+            phrase(
+                "Which device did the study on compression in trauma use?",
+                en
+            ),
+            None
+        );
+        assert_eq!(phrase("What is the given name of Curie's wife?", en), None);
+        assert_eq!(phrase("Wer entwickelte Python?", de), None);
+    }
+
+    #[test]
     fn an_answer_cut_mid_sentence_is_unfinished() {
         let answer = |a: &str| Candidate {
             question: "What did the council say?".into(),
@@ -662,6 +858,20 @@ mod tests {
             Some("the `".into())
         );
         assert_eq!(ending("It calls `len`", Lexicon::ENGLISH), None);
+        // A mark after which the sentence goes on, as the 1.5B judge cut
+        // a copied sentence; a dash alone, not one ending a word.
+        assert_eq!(
+            ending(
+                "According to the manifesto, which outlines goals,",
+                Lexicon::ENGLISH
+            ),
+            Some("outlines goals,".into())
+        );
+        assert_eq!(
+            ending("Plus tard surnommé HTTP/0.9 -", Lexicon::FRENCH),
+            Some("HTTP/0.9 -".into())
+        );
+        assert_eq!(ending("It is self-", Lexicon::ENGLISH), None);
         assert_eq!(
             ending("Le code de statut de la", Lexicon::FRENCH),
             Some("de la".into())

@@ -45,6 +45,110 @@ pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
+/// The [`markup_share`] from which a chunk is markup, not text.
+pub const MARKUP_FROM: f64 = 0.5;
+
+/// The share of `text`'s visible characters (all but white space) that
+/// are inside HTML tags: a Markdown file's raw HTML table is mostly its
+/// tags, and a chunk cut from it is no source for a question. A tag cut
+/// by the chunk's edge counts from that edge.
+///
+/// ```
+/// use assay_generate::chunk::markup_share;
+/// assert_eq!(markup_share("Radium is a metal."), 0.0);
+/// assert_eq!(markup_share("<b>x</b>"), 0.875);
+/// assert_eq!(markup_share("b\">yes"), 0.5);
+/// assert_eq!(markup_share("Vec<T> and x < y"), 0.25);
+/// ```
+pub fn markup_share(text: &str) -> f64 {
+    // Before the first tag opens, a `>` closes one the chunk's edge cut.
+    let cut = text
+        .find('<')
+        .map_or(text, |i| &text[..i])
+        .find('>')
+        .map_or(0, |end| end + 1);
+    let mut inside = text[..cut].chars().filter(|c| !c.is_whitespace()).count();
+    let (mut visible, mut tag) = (inside, false);
+    let mut chars = text[cut..].chars().peekable();
+    while let Some(c) = chars.next() {
+        if !tag
+            && c == '<'
+            && chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!'))
+        {
+            tag = true;
+        }
+        if !c.is_whitespace() {
+            visible += 1;
+            inside += usize::from(tag);
+        }
+        if tag && c == '>' {
+            tag = false;
+        }
+    }
+    if visible == 0 {
+        0.0
+    } else {
+        inside as f64 / visible as f64
+    }
+}
+
+/// Section names of a document's apparatus (its references, notes,
+/// links), in English, German, French and Spanish, lower-cased.
+const APPARATUS: &[&str] = &[
+    "references",
+    "notes",
+    "notes and references",
+    "footnotes",
+    "citations",
+    "cited sources",
+    "works cited",
+    "sources",
+    "bibliography",
+    "further reading",
+    "external links",
+    "see also",
+    "einzelnachweise",
+    "anmerkungen",
+    "fußnoten",
+    "belege",
+    "quellen",
+    "literatur",
+    "weblinks",
+    "siehe auch",
+    "références",
+    "notes et références",
+    "bibliographie",
+    "liens externes",
+    "voir aussi",
+    "referencias",
+    "notas",
+    "bibliografía",
+    "enlaces externos",
+    "véase también",
+    "fuentes",
+];
+
+/// Whether a heading names a section of the document's apparatus
+/// ([`APPARATUS`]), after what an editor adds in brackets or parentheses
+/// ("References[edit]", "Cited sources (reference list)"): a chunk of a
+/// reference list gives questions about a citation, not about the
+/// document. A heading that only begins so is the document's own
+/// ("References and Borrowing").
+///
+/// ```
+/// use assay_generate::chunk::is_apparatus;
+/// assert!(is_apparatus("Einzelnachweise[Bearbeiten | Quelltext bearbeiten]"));
+/// assert!(is_apparatus("Cited sources (reference list, entries with text only)"));
+/// assert!(!is_apparatus("References and Borrowing"));
+/// ```
+pub fn is_apparatus(heading: &str) -> bool {
+    let name = heading.split(['[', '(']).next().unwrap_or("");
+    let name = name.trim().trim_end_matches(':').trim().to_lowercase();
+    APPARATUS.contains(&name.as_str())
+}
+
 /// The chunks of `doc`, each of at most `budget` estimated tokens (a
 /// single word longer than that is a chunk of its own).
 pub fn chunk(doc: &Document, budget: usize) -> Vec<Chunk> {

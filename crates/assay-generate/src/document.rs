@@ -1,7 +1,8 @@
 //! A document as text and the blocks of its structure: headings and
 //! paragraphs, each a byte range of the text. Plain text and Markdown keep
 //! their own text (a span is a span of the file); HTML becomes the text
-//! of its body, without tags, scripts or styles, one block per heading,
+//! of its body, without tags, scripts, styles or the page's navigation
+//! and footer, one block per heading,
 //! paragraph, list item, table cell or preformatted block (a span is a
 //! span of that text).
 //!
@@ -186,14 +187,17 @@ impl Document {
 
     /// HTML: the text of the body (the whole document where there is no
     /// `<body>`), without the contents of `script`, `style`, `noscript`,
-    /// `svg`, `head` and `template`, character references decoded.
+    /// `svg`, `head` and `template`, nor of the page's navigation, banner,
+    /// search, footer and asides (by element or ARIA role), character
+    /// references decoded.
     /// Headings `h1` to `h6` are headings; every other block element ends
     /// a paragraph.
     pub fn html(name: &str, html: &str) -> Document {
         let mut text = String::new();
         let mut blocks: Vec<Block> = Vec::new();
         let mut open: Option<(usize, BlockKind)> = None;
-        let mut skip: Option<String> = None;
+        // The element being left out, and how many of its name are open.
+        let mut skip: Option<(String, usize)> = None;
         let mut kind = BlockKind::Paragraph;
         let body = html
             .find("<body")
@@ -240,20 +244,22 @@ impl Document {
                 .take_while(|c| c.is_ascii_alphanumeric())
                 .collect::<String>()
                 .to_ascii_lowercase();
-            if let Some(skipped) = &skip {
-                if closing && &tag_name == skipped {
-                    skip = None;
+            let opens = !closing && !tag.ends_with('/') && !is_void(&tag_name);
+            if let Some((skipped, depth)) = &mut skip {
+                if &tag_name == skipped {
+                    if opens {
+                        *depth += 1;
+                    } else if closing {
+                        *depth -= 1;
+                        if *depth == 0 {
+                            skip = None;
+                        }
+                    }
                 }
                 continue;
             }
-            if !closing
-                && !tag.ends_with('/')
-                && matches!(
-                    tag_name.as_str(),
-                    "script" | "style" | "noscript" | "svg" | "head" | "template"
-                )
-            {
-                skip = Some(tag_name);
+            if opens && is_left_out(&tag_name, tag) {
+                skip = Some((tag_name, 1));
                 continue;
             }
             let heading = match tag_name.as_bytes() {
@@ -371,6 +377,67 @@ fn push_text(text: &mut String, open: &mut Option<(usize, BlockKind)>, kind: Blo
     }
 }
 
+/// Whether an element's contents are not the page's text: scripts,
+/// styles and the like, and the page's furniture by HTML's own marks:
+/// `nav`, `footer` and `aside` elements and any element whose ARIA role
+/// is one of those landmarks (navigation, contentinfo, complementary) or
+/// the site's banner or search. A navigation box's list of names and a
+/// footer's licence are no source for questions about the page.
+fn is_left_out(name: &str, tag: &str) -> bool {
+    matches!(
+        name,
+        "script" | "style" | "noscript" | "svg" | "head" | "template" | "nav" | "footer" | "aside"
+    ) || matches!(
+        attribute(tag, "role")
+            .map(str::to_ascii_lowercase)
+            .as_deref(),
+        Some("navigation" | "contentinfo" | "complementary" | "banner" | "search")
+    )
+}
+
+/// The value of attribute `name` in a tag's text (`div role="x" id=y`),
+/// quoted or not.
+fn attribute<'t>(tag: &'t str, name: &str) -> Option<&'t str> {
+    let mut rest = tag;
+    while let Some(at) = rest.find(name) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + name.len()..].trim_start();
+        rest = &rest[at + name.len()..];
+        if !before.is_some_and(char::is_whitespace) {
+            continue;
+        }
+        let Some(value) = after.strip_prefix('=') else {
+            continue;
+        };
+        let value = value.trim_start();
+        return Some(match value.chars().next() {
+            Some(q @ ('"' | '\'')) => value[1..].split(q).next().unwrap_or(""),
+            _ => value.split(char::is_whitespace).next().unwrap_or(""),
+        });
+    }
+    None
+}
+
+/// Whether an element never has contents or a closing tag.
+fn is_void(tag: &str) -> bool {
+    matches!(
+        tag,
+        "area"
+            | "base"
+            | "br"
+            | "col"
+            | "embed"
+            | "hr"
+            | "img"
+            | "input"
+            | "link"
+            | "meta"
+            | "source"
+            | "track"
+            | "wbr"
+    )
+}
+
 /// Whether an element ends a paragraph.
 fn is_block(tag: &str) -> bool {
     matches!(
@@ -392,9 +459,6 @@ fn is_block(tag: &str) -> bool {
             | "section"
             | "article"
             | "header"
-            | "footer"
-            | "nav"
-            | "aside"
             | "main"
             | "figure"
             | "figcaption"
@@ -552,6 +616,47 @@ mod tests {
             ]
         );
         assert!(!d.text.contains("hidden") && !d.text.contains("var a"));
+    }
+
+    #[test]
+    fn html_leaves_out_the_page_s_navigation_and_footer() {
+        // As Wikipedia writes them: a navigation box (a div with the
+        // navigation role, divs nested in it), a footer by its role, the
+        // article's text between; an attribute that only ends in "role"
+        // leaves nothing out.
+        let html = "<body><div id=\"mw-head\"><nav class=\"menu\"><ul><li>Log in</li></ul></nav></div>\
+            <div id=\"content\"><p>Mozilla is a free software community.</p>\
+            <div role=\"navigation\" class=\"navbox\"><div><table><tr><td>Rhino</td></tr></table></div>\
+            <div><img src=x><br/>Camino</div></div>\
+            <p data-role=navigation>It was founded in 1998.</p><aside>See also</aside></div>\
+            <div id=\"footer\" role='contentinfo'><ul><li>Text is available under CC BY-SA.</li></ul></div>\
+            <p>After.</p></body>";
+        let d = Document::html("m.html", html);
+        assert_eq!(
+            blocks(&d),
+            [
+                (
+                    BlockKind::Paragraph,
+                    "Mozilla is a free software community."
+                ),
+                (BlockKind::Paragraph, "It was founded in 1998."),
+                (BlockKind::Paragraph, "After."),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_shared_wikipedia_pages_keep_their_article_without_its_navigation() {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/docs");
+        let path = docs.join("en_wikipedia_mozilla.html");
+        let (read, _) = read_paths(std::slice::from_ref(&path))
+            .unwrap_or_else(|e| panic!("{e} (is ../shared beside the repository?)"));
+        let text = &read[0].text;
+        assert!(text.contains("Mozilla is a free-software community, created in 1998"));
+        // Names only its navigation box lists, and its footer's links.
+        for furniture in ["Swiftweasel", "Skywriter", "Privacy policy"] {
+            assert!(!text.contains(furniture), "{furniture}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! A test set's generation, every step but the judge's calls: the
 //! documents chunked, near-duplicate chunks dropped, chunks too small to
-//! ask about set aside, the links and the plan made ([`prepare`]); for each
+//! ask about, mostly markup or of a reference list set aside, the links and the plan made ([`prepare`]); for each
 //! planned question the request to send ([`Prepared::request`]); and for
 //! each answer, the checks and, when they pass, the test-set row
 //! ([`Prepared::accept`]). The caller (`assay-engine`'s `generate`) sends
@@ -13,7 +13,7 @@
 //! `length`, and `meta` (document, language, the generator's signature).
 
 use crate::check::{self, Candidate, Rejection, Similarity};
-use crate::chunk::{chunk, Chunk};
+use crate::chunk::{chunk, is_apparatus, markup_share, Chunk, MARKUP_FROM};
 use crate::dedup::{self, shingles};
 use crate::document::Document;
 use crate::evolve::Evolution;
@@ -79,7 +79,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -116,10 +116,13 @@ pub struct Prepared<'a> {
     personas: Vec<String>,
     pub pieces: Vec<Piece>,
     pub slots: Vec<Result<Slot, Shortfall>>,
-    /// Chunks dropped as near duplicates of an earlier one, and as too
-    /// small.
+    /// Chunks dropped as near duplicates of an earlier one, as too
+    /// small, as mostly markup (a raw HTML table in Markdown), and as
+    /// the document's apparatus (under a heading such as "References").
     pub duplicate_chunks: usize,
     pub small_chunks: usize,
+    pub markup_chunks: usize,
+    pub apparatus_chunks: usize,
     pub options: Options,
     /// The questions kept so far, for the duplicate check.
     kept: Vec<Kept>,
@@ -219,6 +222,12 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
     let before = kept.len();
     kept.retain(|(_, c)| c.tokens >= options.min_chunk_tokens);
     let small_chunks = before - kept.len();
+    let before = kept.len();
+    kept.retain(|(d, c)| markup_share(&documents[*d].text[c.span.clone()]) < MARKUP_FROM);
+    let markup_chunks = before - kept.len();
+    let before = kept.len();
+    kept.retain(|(_, c)| !c.headings.iter().any(|h| is_apparatus(h)));
+    let apparatus_chunks = before - kept.len();
     let lexicons: Vec<Lexicon> = documents
         .iter()
         .map(|d| language::lexicon_of(&[&d.text]).unwrap_or(Lexicon::ENGLISH))
@@ -269,6 +278,8 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
         pieces,
         duplicate_chunks,
         small_chunks,
+        markup_chunks,
+        apparatus_chunks,
         options: options.clone(),
         personas,
         kept: Vec::new(),
@@ -437,6 +448,7 @@ impl Prepared<'_> {
             &contexts,
         )?;
         check::finished(&candidate, lexicon)?;
+        check::self_contained(&candidate, lexicon)?;
         check::supported(&candidate, &contexts, lexicon, self.grounding.as_deref())?;
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
@@ -638,6 +650,39 @@ mod tests {
             [Some("English".into()), Some("English".into())]
         );
         assert!(p.estimated_tokens() > 0);
+    }
+
+    #[test]
+    fn a_chunk_of_raw_html_is_set_aside_and_counted() {
+        let mut d = docs();
+        let table =
+            "# Versions\n\n<table class=\"wikitable\"><tr><td data-sort-value=\"1.2\">1.2</td>\
+                     <td data-sort-value=\"13.4.1995\">13. Apr. 1995</td></tr></table>";
+        d.push(Document::markdown("python.md", table));
+        let p = prepare(&d, &options(4));
+        assert_eq!((p.markup_chunks, p.small_chunks), (1, 0));
+        assert_eq!(p.pieces.len(), 3);
+        assert!(p.pieces.iter().all(|x| x.document < 2));
+    }
+
+    #[test]
+    fn a_reference_list_is_set_aside_and_counted() {
+        let mut d = docs();
+        let notes = "# Polonium\n\nPolonium was named after Poland, the homeland of Marie Curie, \
+                     who found it with Pierre Curie in July 1898.\n\n## References[edit]\n\n\
+                     1. Curie P, Curie M: Sur une substance nouvelle radio-active. \
+                     Comptes Rendus 1898, 127:175-8.";
+        d.push(Document::markdown("polonium.md", notes));
+        let p = prepare(&d, &options(4));
+        assert_eq!(p.apparatus_chunks, 1);
+        let polonium: Vec<&str> = p
+            .pieces
+            .iter()
+            .filter(|x| x.document == 2)
+            .map(|x| piece_text(&d, x))
+            .collect();
+        assert_eq!(polonium.len(), 1);
+        assert!(polonium[0].starts_with("Polonium was named"));
     }
 
     /// The plan of four questions over [`docs`], and its single-hop slot

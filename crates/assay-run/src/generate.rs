@@ -208,6 +208,8 @@ fn chunks(prepared: &Prepared<'_>) -> Value {
         "asked_about": prepared.pieces.len(),
         "near_duplicates": prepared.duplicate_chunks,
         "too_small": prepared.small_chunks,
+        "markup": prepared.markup_chunks,
+        "apparatus": prepared.apparatus_chunks,
     })
 }
 

@@ -76,13 +76,15 @@ fn lines(v: &Value, lead: &str) -> String {
 
 fn plan_table(s: &Value) -> String {
     format!(
-        "{} documents, {} chunks to ask about ({} near duplicates and {} too small set aside)\n\
+        "{} documents, {} chunks to ask about ({} near duplicates, {} too small, {} mostly markup and {} of reference lists set aside)\n\
          {} questions planned: {}\n\
          judge calls: {} to {}; about {} prompt tokens for the first attempts (4 characters a token)\n{}{}",
         s["documents"],
         s["chunks"]["asked_about"],
         s["chunks"]["near_duplicates"],
         s["chunks"]["too_small"],
+        s["chunks"]["markup"],
+        s["chunks"]["apparatus"],
         s["planned"],
         counts(&s["by_type"]),
         s["judge_calls"]["at_least"],
