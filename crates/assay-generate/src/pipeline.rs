@@ -219,15 +219,13 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
         .map(|(c, _)| c)
         .collect();
     let duplicate_chunks = before - kept.len();
-    let before = kept.len();
-    kept.retain(|(_, c)| c.tokens >= options.min_chunk_tokens);
-    let small_chunks = before - kept.len();
-    let before = kept.len();
-    kept.retain(|(d, c)| markup_share(&documents[*d].text[c.span.clone()]) < MARKUP_FROM);
-    let markup_chunks = before - kept.len();
-    let before = kept.len();
-    kept.retain(|(_, c)| !c.headings.iter().any(|h| is_apparatus(h)));
-    let apparatus_chunks = before - kept.len();
+    let small_chunks = set_aside(&mut kept, |(_, c)| c.tokens < options.min_chunk_tokens);
+    let markup_chunks = set_aside(&mut kept, |(d, c)| {
+        markup_share(&documents[*d].text[c.span.clone()]) >= MARKUP_FROM
+    });
+    let apparatus_chunks = set_aside(&mut kept, |(_, c)| {
+        c.headings.iter().any(|h| is_apparatus(h))
+    });
     let lexicons: Vec<Lexicon> = documents
         .iter()
         .map(|d| language::lexicon_of(&[&d.text]).unwrap_or(Lexicon::ENGLISH))
@@ -287,6 +285,16 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
         embedder: None,
         grounding: None,
     }
+}
+
+/// Removes the chunks that are `no_source`, and counts them.
+fn set_aside(
+    chunks: &mut Vec<(usize, Chunk)>,
+    no_source: impl Fn(&(usize, Chunk)) -> bool,
+) -> usize {
+    let before = chunks.len();
+    chunks.retain(|c| !no_source(c));
+    before - chunks.len()
 }
 
 /// A piece's text, a span of its document.
