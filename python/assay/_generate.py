@@ -105,6 +105,7 @@ def generate(
     max_cost: float | None = None,
     critic: float | None = None,
     closed_book: bool = False,
+    round_trip: bool = False,
     threads: int | None = None,
     progress: bool | Callable[[str, Any], None] = True,
     stop: threading.Event | None = None,
@@ -154,7 +155,9 @@ def generate(
     checks for self-containment and clarity, 0 to 1, and those below this
     are rejected with its feedback. `closed_book`: the judge is also asked
     each question alone, without its contexts, and those it answers as the
-    reference does are rejected. `grounding`: a grounding model's folder
+    reference does are rejected. `round_trip`: the judge is also asked each
+    single-hop and multi-hop question with its contexts, and those whose
+    reference answer does not agree with its answer are rejected. `grounding`: a grounding model's folder
     (an NLI cross-encoder, MiniCheck, HHEM) reads whether each reference
     answer is supported by its contexts, in place of the lexical verdict.
     `progress`: True prints the generation's notes on stderr (a

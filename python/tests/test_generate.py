@@ -98,6 +98,13 @@ def test_texts_and_framework_documents_and_a_dry_run(tmp_path, judge):
     both = assay.generate(documents, 6, dry_run=True, critic=0.5, closed_book=True).summary
     assert both["judge_calls"] == {"at_least": 18, "at_most": 324}
     assert both["estimated_prompt_tokens"] > criticised["estimated_prompt_tokens"]
+    # The round trip asks the specific questions again, not the abstract
+    # ones, of which the default mix has some.
+    by_type = plan.summary["by_type"]
+    specific = by_type.get("single_hop", 0) + by_type.get("multi_hop", 0)
+    assert 0 < specific < 6
+    trip = assay.generate(documents, 6, dry_run=True, round_trip=True).summary
+    assert trip["judge_calls"] == {"at_least": 6 + specific, "at_most": 18 * (6 + specific)}
     # At a price, the plan's tokens cost: prompts as estimated, answers of
     # 80 tokens each, every attempt at most (three on each of three chunks
     # of two documents).

@@ -229,34 +229,42 @@ pub fn generate(
                     continue;
                 }
             };
-            let criticised = match prepared.options.critic {
-                None => Ok(()),
-                Some(min) => {
-                    let request = to_chat(critic::request(checked.question()));
-                    match asker.ask(&request, &mut done)? {
-                        Asked::Answered(verdict) => critic::verdict(&verdict, min).map(|_| ()),
-                        Asked::Failed(error) => Err(Rejection::Judge { error }),
-                        Asked::Interrupted => {
-                            done.stopped = Some("interrupted");
-                            break;
-                        }
+            // The calls a candidate that passed the checks needing none
+            // is sent to, each only where the one before passed.
+            let question = checked.question();
+            let further: [Option<(Request, Verdict<'_>)>; 3] = [
+                prepared.options.critic.map(|min| {
+                    let verdict: Verdict = Box::new(move |v| critic::verdict(v, min).map(drop));
+                    (critic::request(question), verdict)
+                }),
+                prepared.options.closed_book.then(|| {
+                    let verdict: Verdict = Box::new(|v| checked.closed_book(v));
+                    (closed_book::request(question), verdict)
+                }),
+                prepared.round_trip_request(slot, question).map(|request| {
+                    let verdict: Verdict = Box::new(|v| checked.round_trip(v));
+                    (request, verdict)
+                }),
+            ];
+            let mut criticised = Ok(());
+            let mut interrupted = false;
+            for (request, verdict) in further.into_iter().flatten() {
+                criticised = match asker.ask(&to_chat(request), &mut done)? {
+                    Asked::Answered(answer) => verdict(&answer),
+                    Asked::Failed(error) => Err(Rejection::Judge { error }),
+                    Asked::Interrupted => {
+                        interrupted = true;
+                        break;
                     }
+                };
+                if criticised.is_err() {
+                    break;
                 }
-            };
-            let criticised = match criticised {
-                Ok(()) if prepared.options.closed_book => {
-                    let request = to_chat(closed_book::request(checked.question()));
-                    match asker.ask(&request, &mut done)? {
-                        Asked::Answered(answer) => checked.closed_book(&answer),
-                        Asked::Failed(error) => Err(Rejection::Judge { error }),
-                        Asked::Interrupted => {
-                            done.stopped = Some("interrupted");
-                            break;
-                        }
-                    }
-                }
-                other => other,
-            };
+            }
+            if interrupted {
+                done.stopped = Some("interrupted");
+                break;
+            }
             match criticised {
                 Ok(()) => {
                     if slot.document != tries[0].document {
@@ -403,6 +411,9 @@ fn chat_request(
 ) -> ChatRequest {
     to_chat(prepared.request(slot, attempt, earlier))
 }
+
+/// What a further call's answer decides of a candidate.
+type Verdict<'a> = Box<dyn Fn(&Value) -> std::result::Result<(), Rejection> + 'a>;
 
 /// A generation request as the judge's chat request.
 fn to_chat(r: Request) -> ChatRequest {

@@ -76,6 +76,12 @@ pub enum Rejection {
     /// "le texte"): without that text no reader, and no retriever, can
     /// tell what it asks about.
     NotSelfContained { phrase: String },
+    /// The judge, asked the question with its contexts, found no answer
+    /// in them ([`crate::round_trip`]).
+    Unanswered,
+    /// The judge, asked the question with its contexts, answered
+    /// otherwise than the reference does ([`crate::round_trip`]).
+    Inconsistent { answer: String, agreement: f64 },
 }
 
 impl fmt::Display for Rejection {
@@ -118,6 +124,14 @@ impl fmt::Display for Rejection {
                 write!(f, "unfinished: the answer stops at {ending:?}")
             }
             Rejection::Grounding { error } => write!(f, "grounding: {error}"),
+            Rejection::Unanswered => {
+                f.write_str("unanswered: the judge found no answer in the contexts")
+            }
+            Rejection::Inconsistent { answer, agreement } => write!(
+                f,
+                "inconsistent: the judge answered {answer:?} from the contexts \
+                 (agreement {agreement:.2})"
+            ),
         }
     }
 }
@@ -179,6 +193,15 @@ impl Rejection {
                 "it points at \"{phrase}\", which a reader without the context cannot \
                  know: name what it asks about"
             ),
+            Rejection::Unanswered => {
+                "a reader of the context found no answer to it there: ask what the context \
+                 states"
+                    .to_string()
+            }
+            Rejection::Inconsistent { answer, .. } => format!(
+                "a reader of the context answered it \"{answer}\", not as its answer did: \
+                 make the answer answer the question, in the context's words"
+            ),
         }
     }
 
@@ -196,6 +219,8 @@ impl Rejection {
             Rejection::Unfinished { .. } => "unfinished",
             Rejection::Grounding { .. } => "grounding",
             Rejection::NotSelfContained { .. } => "not_self_contained",
+            Rejection::Unanswered => "unanswered",
+            Rejection::Inconsistent { .. } => "inconsistent",
         }
     }
 }
@@ -214,6 +239,22 @@ pub fn text_field(answer: &Value, name: &str) -> Result<String, Rejection> {
         .ok_or_else(|| Rejection::Judge {
             error: format!("the answer has no {name}"),
         })
+}
+
+/// The answer a further check's judge gave (the closed-book and the
+/// round-trip checks): its `answer`, where its boolean `flag` says it
+/// gave one and the answer is not empty; `None` where it gave none; an
+/// answer without the flag is the judge's failure, `check`'s.
+pub fn flagged_answer<'a>(
+    answer: &'a Value,
+    flag: &str,
+    check: &str,
+) -> Result<Option<&'a str>, Rejection> {
+    let gave = answer[flag].as_bool().ok_or_else(|| Rejection::Judge {
+        error: format!("the {check} answer has no {flag}"),
+    })?;
+    let said = answer["answer"].as_str().unwrap_or("").trim();
+    Ok((gave && !said.is_empty()).then_some(said))
 }
 
 /// A question of fewer words is not one (the local judge once wrote
@@ -472,6 +513,58 @@ pub fn finished(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection
     })
 }
 
+/// The characters a judge's JSON string was closed at, where its answer
+/// copied a context up to one: quotation marks, a backtick, a template's
+/// braces.
+const QUOTES: [char; 8] = [
+    '"', '\u{201c}', '\u{201e}', '\u{ab}', '`', '{', '\'', '\u{2018}',
+];
+
+/// Whether the candidate's answer stops where the context it copies goes
+/// on at a quotation mark: the local 1.5B judge ended its answer's JSON
+/// string at a quote it should have escaped, "Firefox OS ... aims to
+/// support HTML5 apps written using" where the context goes on
+/// `"open Web" technologies`. An answer with a final stop is whole; so are
+/// a bare phrase and an answer that does not copy its last words from a
+/// context.
+///
+/// ```
+/// use assay_generate::check::{cut_at_quote, Candidate, Rejection};
+/// let context = ["It supports HTML5 apps written using \"open Web\" technologies."];
+/// let answer = |a: &str| Candidate { question: "What does it support?".into(), answer: a.into() };
+/// let cut = cut_at_quote(&answer("It supports HTML5 apps written using"), &context);
+/// assert_eq!(cut, Err(Rejection::Unfinished { ending: "written using".into() }));
+/// assert_eq!(cut_at_quote(&answer("HTML5 apps written with open Web technologies"), &context), Ok(()));
+/// assert_eq!(cut_at_quote(&answer("It supports HTML5 apps."), &context), Ok(()));
+/// let named = ["Its project name is Boot to Gecko \"B2G\"."];
+/// assert_eq!(cut_at_quote(&answer("Boot to Gecko"), &named), Ok(()));
+/// ```
+pub fn cut_at_quote(candidate: &Candidate, contexts: &[&str]) -> Result<(), Rejection> {
+    let answer: Vec<&str> = candidate.answer.split_whitespace().collect();
+    let stopped = answer
+        .last()
+        .and_then(|w| w.chars().last())
+        .is_none_or(|c| !c.is_alphanumeric());
+    // A bare phrase ("Boot to Gecko") may end where its context goes on.
+    if stopped || answer.len() < BARE_ANSWER_WORDS {
+        return Ok(());
+    }
+    let tail = answer[answer.len() - 2..].join(" ");
+    let cut = contexts.iter().any(|context| {
+        let context = context.split_whitespace().collect::<Vec<_>>().join(" ");
+        context.match_indices(&tail).any(|(at, _)| {
+            context[at + tail.len()..]
+                .trim_start()
+                .starts_with(|c: char| QUOTES.contains(&c))
+        })
+    });
+    if cut {
+        Err(Rejection::Unfinished { ending: tail })
+    } else {
+        Ok(())
+    }
+}
+
 /// Words in a row that, found in the prompt and not in the contexts,
 /// make a copy: five, so that a name or a common phrase does not, of
 /// which at least two are not stop words (English ones: the prompts are
@@ -519,6 +612,15 @@ pub fn copies_prompt(texts: &[&str], prompt: &str, contexts: &[&str]) -> Result<
     }
 }
 
+/// The stems of `text`'s content words (its function words left out).
+pub(crate) fn content_stems(text: &str, lexicon: Lexicon) -> HashSet<String> {
+    assay_grounding::features::words(text)
+        .iter()
+        .filter(|w| !lexicon.is_stop(w))
+        .map(|w| lexicon.stem(w))
+        .collect()
+}
+
 /// The stems of `text`'s words.
 fn stems(text: &str, lexicon: Lexicon) -> HashSet<String> {
     assay_grounding::features::words(text)
@@ -535,12 +637,8 @@ fn stems(text: &str, lexicon: Lexicon) -> HashSet<String> {
 /// coverage.)
 pub fn given_away(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
     let question = stems(&candidate.question, lexicon);
-    let answer_words = assay_grounding::features::words(&candidate.answer);
-    let content: Vec<&String> = answer_words
-        .iter()
-        .filter(|w| !lexicon.is_stop(w))
-        .collect();
-    let away = !content.is_empty() && content.iter().all(|w| question.contains(&lexicon.stem(w)));
+    let content = content_stems(&candidate.answer, lexicon);
+    let away = !content.is_empty() && content.is_subset(&question);
     if away {
         Err(Rejection::AnswerInQuestion)
     } else {
@@ -698,7 +796,7 @@ pub fn in_language(candidate: &Candidate, expected: Option<&str>) -> Result<(), 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use assay_grounding::Verified;
     use serde_json::json;
@@ -998,7 +1096,7 @@ mod tests {
     /// A verifier that reads words: a claim is supported where each of
     /// its content words is in a source, and its evidence is the first
     /// source.
-    struct EveryWord;
+    pub(crate) struct EveryWord;
 
     impl Verifier for EveryWord {
         fn identity(&self) -> &str {

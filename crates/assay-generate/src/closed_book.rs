@@ -26,7 +26,7 @@
 //! assert_eq!(verdict(&c, &unknown, Lexicon::ENGLISH, None), Ok(()));
 //! ```
 
-use crate::check::{Candidate, Rejection};
+use crate::check::{flagged_answer, Candidate, Rejection};
 use crate::request::{Prompt, Request};
 use assay_grounding::words::Lexicon;
 use assay_grounding::{Model, Support, Verifier};
@@ -57,13 +57,9 @@ pub fn verdict(
     lexicon: Lexicon,
     model: Option<&dyn Verifier>,
 ) -> Result<(), Rejection> {
-    let known = answer["known"].as_bool().ok_or_else(|| Rejection::Judge {
-        error: "the closed-book answer has no known".to_string(),
-    })?;
-    let said = answer["answer"].as_str().unwrap_or("").trim();
-    if !known || said.is_empty() {
+    let Some(said) = flagged_answer(answer, "known", "closed-book")? else {
         return Ok(());
-    }
+    };
     let sentences = assay_text::sentences::split_sentences(&candidate.answer);
     let all = !sentences.is_empty()
         && match model {

@@ -6,8 +6,9 @@
 //! shingles ([`dedup`]), and the questions a test set asks for shared
 //! exactly between question types and documents ([`quota`]); then each
 //! planned question's request ([`request`]), the checks of the judge's
-//! answer ([`check`]), the critic's request and verdict ([`critic`]), and
-//! the closed-book check's ([`closed_book`]).
+//! answer ([`check`]), the critic's request and verdict ([`critic`]), the
+//! closed-book check's ([`closed_book`]) and the round-trip check's
+//! ([`round_trip`]).
 //!
 //! Everything here is a pure function of its inputs: the same documents
 //! and settings give the same chunks and quotas, bit for bit.
@@ -24,6 +25,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod quota;
 pub mod request;
+pub mod round_trip;
 
 /// The one of `all` that `name_of` names `name`, or an error saying it is
 /// not `what` and listing the names.

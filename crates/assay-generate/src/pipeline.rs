@@ -57,6 +57,10 @@ pub struct Options {
     /// Whether each candidate's question is asked of the judge alone,
     /// without its contexts ([`crate::closed_book`]).
     pub closed_book: bool,
+    /// Whether each specific question is asked of the judge again with its
+    /// contexts, and kept only where its answer agrees with the reference
+    /// ([`crate::round_trip`]).
+    pub round_trip: bool,
 }
 
 impl Default for Options {
@@ -74,12 +78,13 @@ impl Default for Options {
             max_cost: None,
             critic: None,
             closed_book: false,
+            round_trip: false,
         }
     }
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -149,6 +154,17 @@ impl Checked {
     /// Its question.
     pub fn question(&self) -> &str {
         &self.kept.question
+    }
+
+    /// Whether its reference answer is the one the judge's round-trip
+    /// `answer` gives ([`crate::round_trip::verdict`]).
+    pub fn round_trip(&self, answer: &Value) -> Result<(), Rejection> {
+        crate::round_trip::verdict(
+            &self.candidate,
+            answer,
+            self.lexicon,
+            self.grounding.as_deref(),
+        )
     }
 
     /// Whether it needs its contexts, by the judge's closed-book `answer`
@@ -370,17 +386,29 @@ impl Prepared<'_> {
         }
     }
 
-    /// The request for `slot`, attempt `attempt` (from 0), told of the
-    /// `earlier` attempt's rejected candidate where there is one.
-    pub fn request(&self, slot: &Slot, attempt: usize, earlier: Option<Earlier<'_>>) -> Request {
-        let contexts: Vec<Context<'_>> = self
-            .asked(slot)
+    /// The chunks `slot` asks about, as its request shows them.
+    fn contexts(&self, slot: &Slot) -> Vec<Context<'_>> {
+        self.asked(slot)
             .into_iter()
             .map(|i| Context {
                 headings: self.pieces[i].chunk.headings.clone(),
                 text: piece_text(self.documents, &self.pieces[i]),
             })
-            .collect();
+            .collect()
+    }
+
+    /// The round-trip request for `question`, made for `slot`, where the
+    /// options ask for one and its type is checked
+    /// ([`crate::round_trip`]).
+    pub fn round_trip_request(&self, slot: &Slot, question: &str) -> Option<Request> {
+        (self.options.round_trip && crate::round_trip::checks(slot.kind))
+            .then(|| crate::round_trip::request(&self.contexts(slot), question))
+    }
+
+    /// The request for `slot`, attempt `attempt` (from 0), told of the
+    /// `earlier` attempt's rejected candidate where there is one.
+    pub fn request(&self, slot: &Slot, attempt: usize, earlier: Option<Earlier<'_>>) -> Request {
+        let contexts = self.contexts(slot);
         let shared = match slot.partner {
             Some(_) => self.pieces[slot.chunk]
                 .partner
@@ -456,6 +484,7 @@ impl Prepared<'_> {
             &contexts,
         )?;
         check::finished(&candidate, lexicon)?;
+        check::cut_at_quote(&candidate, &contexts)?;
         check::self_contained(&candidate, lexicon)?;
         check::supported(&candidate, &contexts, lexicon, self.grounding.as_deref())?;
         check::given_away(&candidate, lexicon)?;
@@ -576,6 +605,13 @@ impl Prepared<'_> {
                 crate::closed_book::prompt().version
             ));
         }
+        if o.round_trip {
+            signature.push_str(&format!(
+                " round_trip@v{}>={}",
+                crate::round_trip::prompt().version,
+                crate::round_trip::AGREE_FROM
+            ));
+        }
         if !o.evolutions.is_empty() {
             let names: Vec<&str> = o.evolutions.iter().map(|e| e.name()).collect();
             signature.push_str(&format!(
@@ -587,10 +623,20 @@ impl Prepared<'_> {
         signature
     }
 
+    /// The judge calls a candidate of `slot` takes when it passes every
+    /// check: its question's, and one more for each of the critic, the
+    /// closed-book and the round-trip checks that the options ask for.
+    pub fn calls_per_candidate(&self, slot: &Slot) -> usize {
+        let o = &self.options;
+        1 + usize::from(o.critic.is_some())
+            + usize::from(o.closed_book)
+            + usize::from(o.round_trip && crate::round_trip::checks(slot.kind))
+    }
+
     /// The estimated tokens of every planned request's messages (the
-    /// first attempts, and the critic's and the closed-book prompts for
-    /// each where they are asked, less the question they are shown), for
-    /// a dry run.
+    /// first attempts, and the critic's, the closed-book and the
+    /// round-trip prompts for each where they are asked, less the question
+    /// they are shown), for a dry run.
     pub fn estimated_tokens(&self) -> usize {
         let tokens = |r: Request| {
             crate::chunk::estimate_tokens(&r.system) + crate::chunk::estimate_tokens(&r.user)
@@ -605,7 +651,10 @@ impl Prepared<'_> {
         self.slots
             .iter()
             .flatten()
-            .map(|s| tokens(self.request(s, 0, None)) + critic)
+            .map(|s| {
+                let round_trip = self.round_trip_request(s, "").map_or(0, tokens);
+                tokens(self.request(s, 0, None)) + critic + round_trip
+            })
             .sum()
     }
 }

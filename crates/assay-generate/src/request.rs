@@ -68,6 +68,17 @@ impl Prompt {
         }
     }
 
+    /// The request that shows this prompt's judge `contexts` and a
+    /// `question` about them (the round-trip check).
+    pub fn about_contexts(&self, contexts: &[Context<'_>], question: &str) -> Request {
+        let mut user = blocks(contexts);
+        user.push(format!("question:\n{question}"));
+        Request {
+            user: user.join("\n\n"),
+            ..self.about_question(question)
+        }
+    }
+
     /// Appends the worked examples to a system message.
     pub fn append_examples(&self, system: &mut String) {
         for example in &self.examples {
@@ -170,6 +181,19 @@ fn block(context: &Context<'_>) -> String {
     }
 }
 
+/// The contexts as the user message's blocks: `context:`, or numbered
+/// where there are several.
+fn blocks(contexts: &[Context<'_>]) -> Vec<String> {
+    match contexts {
+        [one] => vec![format!("context:\n{}", block(one))],
+        many => many
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("context {}:\n{}", i + 1, block(c)))
+            .collect(),
+    }
+}
+
 /// Who asks, in what language, made harder how: what a request says
 /// besides the slot and its contexts.
 #[derive(Clone, Copy, Debug)]
@@ -224,14 +248,9 @@ pub fn render(
         format!("style:\n{}", slot.style.name()),
         format!("length:\n{}", slot.length.name()),
     ];
-    match contexts {
-        [one] => user.push(format!("context:\n{}", block(one))),
-        many => {
-            for (i, c) in many.iter().enumerate() {
-                user.push(format!("context {}:\n{}", i + 1, block(c)));
-            }
-            user.push(format!("shared terms:\n{}", shared.join(", ")));
-        }
+    user.extend(blocks(contexts));
+    if contexts.len() > 1 {
+        user.push(format!("shared terms:\n{}", shared.join(", ")));
     }
     if attempt > 0 {
         user.push(format!(

@@ -59,6 +59,7 @@ pub fn generate(
     generation.max_cost = keywords.take("max_cost")?;
     generation.critic = keywords.take("critic")?;
     generation.closed_book = keywords.take("closed_book")?.unwrap_or(false);
+    generation.round_trip = keywords.take("round_trip")?.unwrap_or(false);
     let dry_run = keywords.take("dry_run")?.unwrap_or(false);
     let config = GenerateConfig {
         documents: paths

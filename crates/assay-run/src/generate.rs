@@ -125,10 +125,10 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
     let (documents, unread) = documents(&config.documents)?;
     let prepared = prepare(&documents, &config.options);
     let planned: Vec<_> = prepared.slots.iter().flatten().collect();
-    // A criticised candidate takes a call more, and so does one asked
-    // closed-book.
-    let calls_per_candidate =
-        1 + usize::from(config.options.critic.is_some()) + usize::from(config.options.closed_book);
+    let first_calls: usize = planned
+        .iter()
+        .map(|s| prepared.calls_per_candidate(s))
+        .sum();
     let prompt_tokens = prepared.estimated_tokens();
     let mut by_type: BTreeMap<&str, usize> = BTreeMap::new();
     for slot in &planned {
@@ -151,15 +151,15 @@ pub fn plan(config: &GenerateConfig) -> Result<TestSet, Error> {
         "by_type": by_type,
         "not_planned": not_planned,
         "judge_calls": {
-            "at_least": planned.len() * calls_per_candidate,
-            "at_most": planned.len() * attempts * calls_per_candidate,
+            "at_least": first_calls,
+            "at_most": first_calls * attempts,
         },
         "estimated_prompt_tokens": prompt_tokens,
         "estimated_cost": estimated_cost(
             config,
             attempts,
             prompt_tokens,
-            planned.len() * calls_per_candidate,
+            first_calls,
         ),
     });
     Ok(TestSet {

@@ -445,16 +445,9 @@ fn generated(s: &BTreeMap<String, String>) -> Value {
         .get("attempt")
         .and_then(|a| a.split_whitespace().next()?.parse().ok())
         .unwrap_or(1);
-    let sentences: Vec<String> = ["context", "context 1", "context 2"]
+    let sentences: Vec<String> = bodies(s)
         .iter()
-        .filter_map(|k| s.get(*k))
-        .map(|c| {
-            // The first line is the headings, in brackets, where there are any.
-            let mut lines: Vec<&str> = c.lines().collect();
-            if lines.len() > 1 && lines[0].starts_with('[') && lines[0].ends_with(']') {
-                lines.remove(0);
-            }
-            let body = lines.join(" ");
+        .map(|body| {
             let parts: Vec<&str> = body.split_inclusive(". ").collect();
             parts
                 .get((attempt - 1) % parts.len().max(1))
@@ -478,6 +471,52 @@ fn generated(s: &BTreeMap<String, String>) -> Value {
         ),
         "answer": sentences.join(" "),
     })
+}
+
+/// The text of each context of a generator's request, without the line
+/// of headings in brackets that opens it where there are any.
+fn bodies(s: &BTreeMap<String, String>) -> Vec<String> {
+    ["context", "context 1", "context 2"]
+        .iter()
+        .filter_map(|k| s.get(*k))
+        .map(|c| {
+            let mut lines: Vec<&str> = c.lines().collect();
+            if lines.len() > 1 && lines[0].starts_with('[') && lines[0].ends_with(']') {
+                lines.remove(0);
+            }
+            lines.join(" ")
+        })
+        .collect()
+}
+
+/// The round-trip answer: the contexts' sentence that shares the most
+/// words of four letters or more with the question, as a reader who
+/// copies its answer would give; none where no sentence shares one.
+fn read_off(s: &BTreeMap<String, String>) -> Value {
+    let long = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().count() >= 4)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let asked = long(s.get("question").map_or("", String::as_str));
+    let best = bodies(s)
+        .iter()
+        .flat_map(|b| {
+            b.split_inclusive(". ")
+                .map(|p| p.trim().to_string())
+                .collect::<Vec<_>>()
+        })
+        .map(|sentence| {
+            let shared = long(&sentence).iter().filter(|w| asked.contains(w)).count();
+            (shared, sentence)
+        })
+        .filter(|(shared, _)| *shared > 0)
+        .max_by_key(|(shared, _)| *shared);
+    match best {
+        Some((_, sentence)) => json!({"answered": true, "answer": sentence}),
+        None => json!({"answered": false, "answer": ""}),
+    }
 }
 
 /// The sections of a rendered user message: `name:\nvalue` blocks
@@ -613,6 +652,7 @@ fn rule(prompt: &str, last: &str) -> Option<Value> {
         }
         // The loopback knows nothing without a context.
         "generate_closed_book" => json!({"known": false, "answer": ""}),
+        "generate_round_trip" => read_off(&s),
         // A question that points at "the source" is not self-contained.
         "generate_critic" => {
             if sec("question").contains("the source") {

@@ -98,6 +98,12 @@ pub struct GenerateArgs {
     /// test of the contexts).
     #[arg(long)]
     pub closed_book: bool,
+    /// Ask the judge each specific (single-hop and multi-hop) question again
+    /// with its contexts, and reject those whose reference answer does not
+    /// agree with the judge's (an answer that does not answer its question,
+    /// or names the wrong one of two things).
+    #[arg(long)]
+    pub round_trip: bool,
     #[command(flatten)]
     pub judged: Judged,
 }

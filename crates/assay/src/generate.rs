@@ -27,6 +27,7 @@ pub fn generate(args: GenerateArgs) -> Result<u8> {
             max_cost: args.max_cost,
             critic: args.critic,
             closed_book: args.closed_book,
+            round_trip: args.round_trip,
             ..Options::default()
         },
         out: Some(args.out.clone()),

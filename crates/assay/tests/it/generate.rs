@@ -10,7 +10,7 @@ use crate::judged::{ok, Fixture, KEY};
 use assay_classifier::{Classifier, Options};
 use assay_generate::check::Candidate;
 use assay_test_server::{chat, judge, Reply};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Output;
 
@@ -861,4 +861,125 @@ fn navigation_markup_and_reference_lists_are_no_sources() {
             "{row}"
         );
     }
+}
+
+/// `--round-trip`: each specific question that passes the other checks is
+/// asked of the judge again with its contexts; a reference answer that
+/// disagrees with the judge's is rejected with the judge's answer (and the
+/// next attempt is told it), one the judge finds no answer for too, one
+/// that agrees is kept. Abstract questions are not asked again.
+#[test]
+fn a_reference_answer_the_judge_reads_otherwise_is_rejected() {
+    // The loopback judge reads off the sentence its question is about:
+    // every specific candidate that reaches the check is asked once more.
+    let fx = Fixture::content_reading();
+    let out = fx.path("set.jsonl");
+    let o = generate(&fx, &out, &["--size", "8", "--round-trip"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rows = read_jsonl(&out);
+    assert_eq!(rows.len(), 8);
+    let specific = rows
+        .iter()
+        .filter(|r| r["question_type"] != "abstract")
+        .count();
+    let summary = read_json(&fx.path("set.summary.json"));
+    let after: u64 = ["unanswered", "inconsistent"]
+        .iter()
+        .filter_map(|r| summary["rejected"][r].as_u64())
+        .sum();
+    assert!(specific > 0 && specific < rows.len(), "{rows:?}");
+    assert_eq!(
+        fx.asked("generate_round_trip") as u64,
+        specific as u64 + after
+    );
+    assert!(summary["generator"]
+        .as_str()
+        .unwrap()
+        .contains("round_trip@v1>=0.5"));
+    for r in fx
+        .chats()
+        .iter()
+        .filter(|r| judge::prompt_name(r) == Some("generate_round_trip"))
+    {
+        let user = r.body["messages"][1]["content"].as_str().unwrap();
+        let question = user.rsplit_once("question:\n").unwrap().1;
+        assert!(user.starts_with("context"), "{user}");
+        let kept = rows.iter().find(|row| row["user_input"] == question);
+        if let Some(row) = kept {
+            let context = row["reference_contexts"][0].as_str().unwrap();
+            let first = context
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap();
+            assert!(user.contains(first.trim()), "{user}\n{row}");
+        }
+    }
+
+    let reader = |said: Value| {
+        move |req: &assay_test_server::Recorded, _: usize| match judge::prompt_name(req) {
+            Some("generate_single_hop") => chat(
+                &json!({"question": "What year was radium found by the Curies?",
+                        "answer": "Marie and Pierre Curie discovered radium in 1898."})
+                .to_string(),
+            ),
+            Some("generate_round_trip") => chat(&said.to_string()),
+            _ => Reply::json(500, json!({"error": "unexpected"})),
+        }
+    };
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::write(
+        docs.path().join("radium.md"),
+        "# Radium\n\nRadium was discovered by Marie and Pierre Curie in 1898 in the mineral \
+         pitchblende, and isolated as a metal by Marie Curie and André-Louis Debierne in 1910.\n",
+    )
+    .unwrap();
+    let args = ["--size", "1", "--mix", "single_hop=1", "--round-trip"];
+    let run = |said: Value| {
+        let fx = Fixture::new(reader(said));
+        let out = fx.path("set.jsonl");
+        let o = command_on(&fx, docs.path(), &out, &args).output().unwrap();
+        (fx, o)
+    };
+
+    let (fx, o) = run(json!({"answered": true, "answer": "1910"}));
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    let rejected = read_jsonl(&fx.path("set.rejected.jsonl"));
+    assert_eq!(rejected.len(), 3, "{rejected:?}");
+    assert!(
+        rejected.iter().all(|r| r["rejection"]
+            == json!({"reason": "inconsistent", "answer": "1910", "agreement": 0.0})),
+        "{rejected:?}"
+    );
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(summary["rejected"], json!({"inconsistent": 3}));
+    let retries: Vec<String> = fx
+        .chats()
+        .iter()
+        .filter_map(|r| r.body["messages"][1]["content"].as_str().map(String::from))
+        .filter(|user| user.contains("attempt:\n"))
+        .collect();
+    assert_eq!(retries.len(), 2);
+    assert!(retries.iter().all(|u| u.contains(
+        "why it was rejected:\na reader of the context answered it \"1910\", not as its answer did"
+    )));
+
+    let (fx, o) = run(json!({"answered": false, "answer": ""}));
+    assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
+    let summary = read_json(&fx.path("set.summary.json"));
+    assert_eq!(summary["rejected"], json!({"unanswered": 3}));
+
+    let (fx, o) = run(json!({"answered": true, "answer": "in 1898"}));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(read_jsonl(&fx.path("set.jsonl")).len(), 1);
+
+    let mut dry = args.to_vec();
+    dry.push("--dry-run");
+    let o = command_on(&fx, docs.path(), &fx.path("plan.jsonl"), &dry)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    // Two calls a candidate, up to three attempts on each of three chunks.
+    assert!(printed.contains("judge calls: 2 to 18"), "{printed}");
 }
