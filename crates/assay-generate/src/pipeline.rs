@@ -13,7 +13,9 @@
 //! `length`, and `meta` (document, language, the generator's signature).
 
 use crate::check::{self, Candidate, Rejection, Similarity};
-use crate::chunk::{chunk, is_apparatus, markup_share, Chunk, MARKUP_FROM};
+use crate::chunk::{
+    chunk, citations, is_apparatus, markup_share, Chunk, CITATIONS_FROM, MARKUP_FROM,
+};
 use crate::dedup::{self, shingles};
 use crate::document::Document;
 use crate::evolve::Evolution;
@@ -123,7 +125,8 @@ pub struct Prepared<'a> {
     pub slots: Vec<Result<Slot, Shortfall>>,
     /// Chunks dropped as near duplicates of an earlier one, as too
     /// small, as mostly markup (a raw HTML table in Markdown), and as
-    /// the document's apparatus (under a heading such as "References").
+    /// the document's apparatus (under a heading such as "References", or
+    /// holding [`CITATIONS_FROM`] citations or more).
     pub duplicate_chunks: usize,
     pub small_chunks: usize,
     pub markup_chunks: usize,
@@ -239,8 +242,9 @@ pub fn prepare<'a>(documents: &'a [Document], options: &Options) -> Prepared<'a>
     let markup_chunks = set_aside(&mut kept, |(d, c)| {
         markup_share(&documents[*d].text[c.span.clone()]) >= MARKUP_FROM
     });
-    let apparatus_chunks = set_aside(&mut kept, |(_, c)| {
+    let apparatus_chunks = set_aside(&mut kept, |(d, c)| {
         c.headings.iter().any(|h| is_apparatus(h))
+            || citations(&documents[*d].text[c.span.clone()]) >= CITATIONS_FROM
     });
     let lexicons: Vec<Lexicon> = documents
         .iter()
@@ -740,6 +744,45 @@ mod tests {
             .collect();
         assert_eq!(polonium.len(), 1);
         assert!(polonium[0].starts_with("Polonium was named"));
+    }
+
+    /// The shared corpus's two papers, read from their PDFs: their
+    /// reference lists have no heading in the text, and are set aside by
+    /// their citations; the papers' own text, which cites a source or
+    /// two at a time, stays.
+    #[test]
+    fn a_pdf_s_reference_list_is_set_aside_by_its_citations() {
+        let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+        let papers = [
+            "en_datta2010_dvt_prophylaxis_trauma_review.pdf",
+            "en_tully2010_heart_failure_programmes.pdf",
+        ]
+        .map(|f| shared.join("data/docs").join(f));
+        let (d, _) = crate::document::read_paths(&papers)
+            .unwrap_or_else(|e| panic!("{e} (is ../shared beside the repository?)"));
+        let p = prepare(&d, &options(4));
+        let texts: Vec<String> = p
+            .pieces
+            .iter()
+            .map(|x| {
+                piece_text(&d, x)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        assert!(p.apparatus_chunks >= 4, "{}", p.apparatus_chunks);
+        assert!(texts.iter().all(|t| citations(t) < CITATIONS_FROM));
+        for entry in ["Br J Haematol 2002", "Lindhoff-Last E"] {
+            assert!(!texts.iter().any(|t| t.contains(entry)), "{entry}");
+        }
+        for prose in [
+            "Search terms included",
+            "The risk of insertion related complications",
+            "Findings indicate that the programmes had met the needs of patients",
+        ] {
+            assert!(texts.iter().any(|t| t.contains(prose)), "{prose}");
+        }
     }
 
     /// The plan of four questions over [`docs`], and its single-hop slot
