@@ -514,11 +514,10 @@ pub fn finished(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection
 }
 
 /// The characters a judge's JSON string was closed at, where its answer
-/// copied a context up to one: quotation marks, a backtick, a template's
-/// braces.
-const QUOTES: [char; 8] = [
-    '"', '\u{201c}', '\u{201e}', '\u{ab}', '`', '{', '\'', '\u{2018}',
-];
+/// copied a context up to one: double quotation marks, a backtick, a
+/// template's braces. Not an apostrophe, which ends no JSON string and
+/// follows many a name ("the Curies' laboratory").
+const QUOTES: [char; 6] = ['"', '\u{201c}', '\u{201e}', '\u{ab}', '`', '{'];
 
 /// Whether the candidate's answer stops where the context it copies goes
 /// on at a quotation mark: the local 1.5B judge ended its answer's JSON
@@ -538,6 +537,8 @@ const QUOTES: [char; 8] = [
 /// assert_eq!(cut_at_quote(&answer("It supports HTML5 apps."), &context), Ok(()));
 /// let named = ["Its project name is Boot to Gecko \"B2G\"."];
 /// assert_eq!(cut_at_quote(&answer("Boot to Gecko"), &named), Ok(()));
+/// let owned = ["Radium was isolated in the Curies' laboratory in 1902."];
+/// assert_eq!(cut_at_quote(&answer("Radium was isolated by the Curies"), &owned), Ok(()));
 /// ```
 pub fn cut_at_quote(candidate: &Candidate, contexts: &[&str]) -> Result<(), Rejection> {
     let answer: Vec<&str> = candidate.answer.split_whitespace().collect();
