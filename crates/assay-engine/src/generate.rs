@@ -15,7 +15,7 @@ use assay_generate::check::Rejection;
 use assay_generate::pipeline::{Prepared, CHUNKS_PER_QUESTION, DOCUMENTS_PER_QUESTION};
 use assay_generate::plan::Slot;
 use assay_generate::request::{Earlier, Request};
-use assay_generate::{closed_book, critic};
+use assay_generate::{closed_book, critic, round_trip};
 use assay_llm::{
     CachedEmbedder, ChatModel, ChatRequest, ChatResponse, Embedder, Judge, JudgeHistory, Message,
     ModelIdentity, Price, PromptRef, Source, Usage,
@@ -238,11 +238,11 @@ pub fn generate(
                     (critic::request(question), verdict)
                 }),
                 prepared.options.closed_book.then(|| {
-                    let verdict: Verdict = Box::new(|v| checked.closed_book(v));
+                    let verdict: Verdict = Box::new(|v| checked.read(closed_book::verdict, v));
                     (closed_book::request(question), verdict)
                 }),
                 prepared.round_trip_request(slot, question).map(|request| {
-                    let verdict: Verdict = Box::new(|v| checked.round_trip(v));
+                    let verdict: Verdict = Box::new(|v| checked.read(round_trip::verdict, v));
                     (request, verdict)
                 }),
             ];

@@ -241,6 +241,12 @@ pub fn text_field(answer: &Value, name: &str) -> Result<String, Rejection> {
         })
 }
 
+/// How a further check reads the judge's answer about a candidate (the
+/// closed-book and the round-trip checks): with the document's lexicon,
+/// or the grounding model where one is given.
+pub type FurtherVerdict =
+    fn(&Candidate, &Value, Lexicon, Option<&dyn Verifier>) -> Result<(), Rejection>;
+
 /// The answer a further check's judge gave (the closed-book and the
 /// round-trip checks): its `answer`, where its boolean `flag` says it
 /// gave one and the answer is not empty; `None` where it gave none; an

@@ -159,21 +159,12 @@ impl Checked {
         &self.kept.question
     }
 
-    /// Whether its reference answer is the one the judge's round-trip
-    /// `answer` gives ([`crate::round_trip::verdict`]).
-    pub fn round_trip(&self, answer: &Value) -> Result<(), Rejection> {
-        crate::round_trip::verdict(
-            &self.candidate,
-            answer,
-            self.lexicon,
-            self.grounding.as_deref(),
-        )
-    }
-
-    /// Whether it needs its contexts, by the judge's closed-book `answer`
-    /// ([`crate::closed_book::verdict`]).
-    pub fn closed_book(&self, answer: &Value) -> Result<(), Rejection> {
-        crate::closed_book::verdict(
+    /// What `verdict` (a further check's: [`crate::closed_book::verdict`],
+    /// [`crate::round_trip::verdict`]) makes of the judge's `answer` about
+    /// this candidate, read with its document's lexicon and the grounding
+    /// model where there is one.
+    pub fn read(&self, verdict: check::FurtherVerdict, answer: &Value) -> Result<(), Rejection> {
+        verdict(
             &self.candidate,
             answer,
             self.lexicon,
