@@ -32,6 +32,7 @@ the documents' language, the spread.
 
 Usage: bench/generate/run.sh [--size 24] [--latency-ms 200]
 [--concurrency 16] [--docs DIR] [--only LIBRARY] [--server URL]
+[--assay-flag FLAG ...]
 """
 
 from __future__ import annotations
@@ -242,16 +243,24 @@ def quality(assay: str, server: str, rows: list[dict], docs: list[Path]) -> dict
     }
 
 
-def run_assay(assay: str, url: str, docs: list[Path], size: int, concurrency: int):
-    """`assay generate` on `docs`: each kept row's question, reference
-    answer, contexts and the document of its first context."""
+def run_assay(
+    assay: str,
+    url: str,
+    docs: list[Path],
+    size: int,
+    concurrency: int,
+    flags: list[str],
+):
+    """`assay generate` on `docs` with `flags` beside its defaults: each
+    kept row's question, reference answer, contexts and the document of
+    its first context."""
     with tempfile.TemporaryDirectory() as out:
         testset = Path(out, "set.jsonl")
         done = subprocess.run(
             [assay, "generate", *map(str, docs), "--size", str(size)]
             + ["--out", str(testset), "--judge", "openai:bench", "--base-url", url]
             + ["--concurrency", str(concurrency), "--no-cache", "--format", "json"]
-            + ["--timeout", str(TIMEOUT_S)],
+            + ["--timeout", str(TIMEOUT_S), *flags],
             capture_output=True,
             text=True,
         )
@@ -357,6 +366,12 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--only", help="one library: assay, ragas or deepeval")
     parser.add_argument(
+        "--assay-flag",
+        action="append",
+        default=[],
+        help="a flag for `assay generate` (e.g. --round-trip); repeat for more",
+    )
+    parser.add_argument(
         "--server",
         help="a real OpenAI-compatible chat server (base URL ending in /v1): "
         "measure what the kept questions are worth instead of what they cost",
@@ -370,8 +385,8 @@ def main() -> None:
 
     docs = documents(args.docs.resolve())
     runs = {
-        "assay": lambda url, _: run_assay(
-            args.assay, url, docs, args.size, args.concurrency
+        " ".join(["assay", *args.assay_flag]): lambda url, _: run_assay(
+            args.assay, url, docs, args.size, args.concurrency, args.assay_flag
         ),
         "ragas 0.4.3": lambda url, embed: run_ragas(
             url, embed, docs, args.size, args.concurrency
@@ -479,7 +494,9 @@ def worth(args, docs: list[Path], runs: dict) -> None:
                 flush=True,
             )
             print(f"    per document: {json.dumps(by_doc)}", flush=True)
-            Path(f"generate-{name.split()[0]}.json").write_text(
+            # generate-ragas.json, generate-assay-round-trip.json
+            stem = "-".join(w.strip("-") for w in name.split() if not w[0].isdigit())
+            Path(f"generate-{stem}.json").write_text(
                 json.dumps({"rows": rows, "quality": q, "wall_s": wall}, indent=1)
             )
     finally:
