@@ -43,6 +43,7 @@ import gzip
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,14 +137,22 @@ def sources(contexts: list[list[str]], docs: list[Path]) -> list[str | None]:
     return [source(c) for c in contexts]
 
 
-def made(question, answer, contexts, source) -> dict:
-    """One kept question as every library's is compared."""
+def made(question, answer, contexts, source, kind=None) -> dict:
+    """One kept question as every library's is compared (its type where
+    the library names it)."""
     return {
         "question": question or "",
         "answer": answer or "",
         "contexts": [c for c in contexts if c],
         "source": source,
+        "type": kind,
     }
+
+
+def stem(library: str) -> str:
+    """A library's name in file names: "ragas 0.4.3" -> "ragas",
+    "assay --round-trip" -> "assay-round-trip"."""
+    return "-".join(w.strip("-") for w in library.split() if not w[0].isdigit())
 
 
 def language(text: str) -> str | None:
@@ -267,12 +276,18 @@ def run_assay(
         if done.returncode not in (0, 5):
             raise SystemExit(f"assay generate failed: {done.stderr[-2000:]}")
         rows = [json.loads(line) for line in testset.read_text().splitlines()]
+        # What the checks rejected, and why, is kept beside the set.
+        shutil.copy(
+            testset.with_name("set.rejected.jsonl"),
+            f"generate-{stem(' '.join(['assay', *flags]))}.rejected.jsonl",
+        )
     return [
         made(
             r["user_input"],
             r["reference"],
             r["reference_contexts"],
             Path(r["reference_context_spans"][0]["document"]).name,
+            r["question_type"],
         )
         for r in rows
     ]
@@ -410,12 +425,13 @@ def cost(args, docs: list[Path], runs: dict) -> None:
     """Each library against a willing loopback judge: calls, prompt tokens
     and wall time per kept question, and the spread over documents."""
     quota = args.size / len(docs)
+    width = max(map(len, runs), default=0) + 1
     print(
         f"{len(docs)} documents, {args.size} questions asked, latency "
         f"{args.latency_ms} ms, {args.concurrency} in flight, no cache"
     )
     print(
-        f"  {'library':<15} {'kept':>4} {'calls':>6} {'/asked':>6} {'calls/kept':>10} "
+        f"  {'library':<{width}} {'kept':>4} {'calls':>6} {'/asked':>6} {'calls/kept':>10} "
         f"{'ktok/kept':>9} {'embed req':>9} {'wall s':>7} {'peak':>5} "
         f"{'docs':>5} {'off quota':>9}   vs assay: calls/kept  wall"
     )
@@ -439,7 +455,7 @@ def cost(args, docs: list[Path], runs: dict) -> None:
         represented = sum(1 for n in by_doc.values() if n)
         off = max(abs(n - quota) for n in by_doc.values())
         line = (
-            f"  {name:<15} {kept:>4} {calls:>6} {calls / args.size:>6.2f} "
+            f"  {name:<{width}} {kept:>4} {calls:>6} {calls / args.size:>6.2f} "
             f"{per_kept:>10.2f} {ktok:>9.2f} "
             f"{counts.get('embedding_requests', 0):>9} {wall:>7.2f} "
             f"{counts.get('peak_in_flight', 0):>5} {represented:>3}/{len(docs)} "
@@ -458,14 +474,16 @@ def worth(args, docs: list[Path], runs: dict) -> None:
     loopback judge without latency, the same bag of letters for both;
     assay embeds in-process): what its kept questions are worth, measured
     by `quality`, and its wall time. Each set and its measures are also
-    written as JSON to the current folder (generate-<library>.json)."""
+    written as JSON to the current folder (generate-<library>.json;
+    assay's rejected candidates beside, generate-assay.rejected.jsonl)."""
     quota = args.size / len(docs)
+    width = max(map(len, runs), default=0) + 1
     print(
         f"{len(docs)} documents, {args.size} questions asked, server "
         f"{args.server}, {args.concurrency} in flight, no cache"
     )
     print(
-        f"  {'library':<15} {'kept':>4} {'near-dup':>8} {'supported':>9} "
+        f"  {'library':<{width}} {'kept':>4} {'near-dup':>8} {'supported':>9} "
         f"{'elsewhere':>9} {'in lang':>7} {'docs':>5} {'off quota':>9} {'wall s':>8}"
     )
     embedder = Judge(args.judge, 0)
@@ -476,7 +494,7 @@ def worth(args, docs: list[Path], runs: dict) -> None:
                 rows = work(args.server, embedder.url)
             except Exception as e:  # noqa: BLE001 - a peer's failure is a result
                 print(
-                    f"  {name:<15} failed: {type(e).__name__}: {str(e)[:300]}",
+                    f"  {name:<{width}} failed: {type(e).__name__}: {str(e)[:300]}",
                     flush=True,
                 )
                 continue
@@ -487,16 +505,14 @@ def worth(args, docs: list[Path], runs: dict) -> None:
             off = max(abs(n - quota) for n in by_doc.values())
             share = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
             print(
-                f"  {name:<15} {len(rows):>4} {share(q['near_duplicate']):>8} "
+                f"  {name:<{width}} {len(rows):>4} {share(q['near_duplicate']):>8} "
                 f"{share(q['supported']):>9} {share(q['supported_elsewhere']):>9} "
                 f"{share(q['in_language']):>7} "
                 f"{represented:>3}/{len(docs)} {off:>9.1f} {wall:>8.1f}",
                 flush=True,
             )
             print(f"    per document: {json.dumps(by_doc)}", flush=True)
-            # generate-ragas.json, generate-assay-round-trip.json
-            stem = "-".join(w.strip("-") for w in name.split() if not w[0].isdigit())
-            Path(f"generate-{stem}.json").write_text(
+            Path(f"generate-{stem(name)}.json").write_text(
                 json.dumps({"rows": rows, "quality": q, "wall_s": wall}, indent=1)
             )
     finally:
