@@ -15,6 +15,7 @@ use assay_generate::pipeline::{
     prepare, Options, Prepared, CHUNKS_PER_QUESTION, DOCUMENTS_PER_QUESTION,
 };
 use assay_llm::{ChatModel, Usage};
+use assay_local::KnownJudge;
 use assay_metrics::judged::prompt::PromptSet;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -226,7 +227,7 @@ pub fn generate(
     let mut prepared = prepare(&documents, &config.options);
     let threads = assay_config::threads(config.threads)?;
     if let Some(note) = round_trip_note(&config.options, &config.judge) {
-        observer.note(note);
+        observer.note(&note);
     }
     // Questions are compared by meaning as well as words: the local
     // embedder unless another is named.
@@ -295,18 +296,29 @@ pub fn generate(
     })
 }
 
-/// What a user of the round trip with the local default judge is told
-/// before any call: measured on `examples/docs` (docs/generate.md), the
-/// 0.5B model's short answers disagree with right references so often
-/// that the check costs questions rather than mending them.
-fn round_trip_note(options: &Options, judge: &JudgeConfig) -> Option<&'static str> {
-    (options.round_trip && judge.judge == ModelChoice::Local(None)).then_some(
-        "the round trip asks the local default judge (Qwen2.5-Coder 0.5B) for short answers, \
-         which it often gets wrong: on examples/docs it made 9 of 20 questions with the check, \
-         20 of 20 without (docs/generate.md); a larger judge serves it (--judge \
-         local:qwen2.5-coder-1.5b after scripts/fetch-models.sh --with qwen2.5-coder-1.5b, \
-         or a served model)",
-    )
+/// What a user of the round trip with a small local judge (the 0.5B
+/// default, or SmolLM2) is told before any call: measured on
+/// `examples/docs` (docs/generate.md), the 0.5B model's short answers
+/// disagree with right references so often that the check costs
+/// questions rather than mending them.
+fn round_trip_note(options: &Options, judge: &JudgeConfig) -> Option<String> {
+    let small = match &judge.judge {
+        ModelChoice::Local(None) => KnownJudge::Qwen25Coder05b,
+        ModelChoice::Local(Some(name)) => KnownJudge::ALL
+            .into_iter()
+            .find(|k| k.as_str() == name && *k != KnownJudge::Qwen25Coder15b)?,
+        ModelChoice::Http(_) => return None,
+    };
+    options.round_trip.then(|| {
+        format!(
+            "the round trip asks the local judge {} for short answers, which it often gets \
+             wrong: with the 0.5B default on examples/docs it made 9 of 20 questions with the \
+             check, 20 of 20 without (docs/generate.md); a larger judge serves it (--judge \
+             local:qwen2.5-coder-1.5b after scripts/fetch-models.sh --with qwen2.5-coder-1.5b, \
+             or a served model)",
+            small.as_str()
+        )
+    })
 }
 
 fn pretty(value: &Value) -> String {
@@ -340,7 +352,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_round_trip_with_the_local_default_judge_is_noted_and_with_others_not() {
+    fn the_round_trip_with_a_small_local_judge_is_noted_and_with_others_not() {
         let on = Options {
             round_trip: true,
             ..Options::default()
@@ -349,7 +361,12 @@ mod tests {
             judge: spec.parse().unwrap(),
             ..JudgeConfig::default()
         };
-        assert!(round_trip_note(&on, &judge("local")).is_some());
+        assert!(round_trip_note(&on, &judge("local"))
+            .is_some_and(|n| n.contains("local judge qwen2.5-coder-0.5b ")));
+        assert!(round_trip_note(&on, &judge("local:qwen2.5-coder-0.5b")).is_some());
+        assert!(round_trip_note(&on, &judge("local:smollm2-135m"))
+            .is_some_and(|n| n.contains("local judge smollm2-135m ")));
+        assert!(round_trip_note(&on, &judge("local:/models/mine.gguf")).is_none());
         assert!(round_trip_note(&on, &judge("local:qwen2.5-coder-1.5b")).is_none());
         assert!(round_trip_note(&on, &judge("openai:gpt-4o-mini")).is_none());
         assert!(round_trip_note(&Options::default(), &judge("local")).is_none());
