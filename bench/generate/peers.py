@@ -2,8 +2,9 @@
 
 `assay generate`, ragas 0.4.3's `TestsetGenerator` and DeepEval 4.3.1's
 `Synthesizer.generate_goldens_from_docs` read the same documents (by
-default the Markdown and text files of `../shared/data/docs/`: English,
-French and German, the formats all three read) and make the same number
+default all 13 of `../shared/data/docs/`: English, French and German,
+Markdown, text, HTML and PDF; see `text` for how the peers read the last
+two) and make the same number
 of questions, each against a fresh loopback judge (`loopback-judge
 --items 2`) answering after the same latency, with at most the same
 number of requests in flight. The loopback judge answers assay's prompts
@@ -30,8 +31,9 @@ latency), and what is measured is what the kept questions are worth
 (`quality`): near duplicates, answers the server's model finds supported,
 the documents' language, the spread.
 
-Usage: bench/generate/run.sh [--size 24] [--latency-ms 200]
-[--concurrency 16] [--docs DIR] [--only LIBRARY] [--server URL]
+Usage: bench/generate/run.sh [--size 26] [--latency-ms 200]
+[--concurrency 16] [--docs DIR] [--formats md,txt,html,pdf]
+[--only LIBRARY] [--server URL]
 [--assay-flag FLAG ...]
 """
 
@@ -40,8 +42,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gzip
+import functools
 import hashlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -64,6 +68,9 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("DEEPEVAL_DISABLE_TIMEOUTS", "1")
 os.environ.setdefault("DEEPEVAL_PER_ATTEMPT_TIMEOUT_SECONDS_OVERRIDE", str(TIMEOUT_S))
 warnings.filterwarnings("ignore", category=DeprecationWarning)
+# pypdf warns of every font it cannot fully parse without fontTools; the
+# text comes out whole without it.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "peers"))
@@ -108,15 +115,37 @@ def stage_encodings() -> None:
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
 
 
-def documents(folder: Path) -> list[Path]:
-    """The corpus' Markdown and text documents (not its README or
-    licences)."""
+def documents(folder: Path, formats: list[str]) -> list[Path]:
+    """The corpus' documents of `formats` (suffixes without the dot; not
+    its README or licences)."""
     skip = {"README.md", "LICENSES.md"}
     return sorted(
         p
         for p in folder.iterdir()
-        if p.suffix in (".md", ".txt") and p.name not in skip
+        if p.suffix.lstrip(".") in formats and p.name not in skip
     )
+
+
+@functools.cache
+def text(path: Path) -> str:
+    """A document's text as the peers' users read it: Markdown and text as
+    they are; a PDF through LangChain's PyPDFLoader, which DeepEval uses
+    itself (its pages joined, so that a document is one document for every
+    library); HTML, which neither peer reads, as BeautifulSoup's visible
+    text (script and style dropped), what LangChain's BSHTMLLoader gives
+    less its scripts."""
+    if path.suffix == ".pdf":
+        from langchain_community.document_loaders import PyPDFLoader
+
+        return "\n".join(page.page_content for page in PyPDFLoader(str(path)).load())
+    if path.suffix == ".html":
+        from bs4 import BeautifulSoup
+
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        for hidden in soup(["script", "style"]):
+            hidden.decompose()
+        return soup.get_text()
+    return path.read_text(encoding="utf-8")
 
 
 def sources(contexts: list[list[str]], docs: list[Path]) -> list[str | None]:
@@ -127,7 +156,7 @@ def sources(contexts: list[list[str]], docs: list[Path]) -> list[str | None]:
     def flat(text: str) -> str:
         return " ".join(text.split())
 
-    texts = {p.name: flat(p.read_text(encoding="utf-8")) for p in docs}
+    texts = {p.name: flat(text(p)) for p in docs}
 
     def source(ctx: list[str]) -> str | None:
         text = flat(ctx[0]) if ctx else ""
@@ -314,10 +343,7 @@ def run_ragas(url: str, embed_url: str, docs: list[Path], size: int, concurrency
     )
     generator = TestsetGenerator(llm=llm, embedding_model=embedder)
     lc_docs = [
-        Document(
-            page_content=p.read_text(encoding="utf-8"), metadata={"source": str(p)}
-        )
-        for p in docs
+        Document(page_content=text(p), metadata={"source": str(p)}) for p in docs
     ]
 
     # Called from a running loop, ragas runs every step on it (it applies
@@ -353,17 +379,27 @@ def run_deepeval(
     model = OpenAIModel(model="gpt-4.1", base_url=url, temperature=0)
     per_doc = max(1, round(size / len(docs)))
     synthesizer = Synthesizer(model=model, async_mode=True, max_concurrent=concurrency)
-    goldens = synthesizer.generate_goldens_from_docs(
-        document_paths=[str(p) for p in docs],
-        max_goldens_per_context=1,
-        context_construction_config=ContextConstructionConfig(
-            critic_model=model,
-            embedder=LocalEmbeddingModel(
-                model="bench", base_url=embed_url, api_key="sk-bench"
+    # DeepEval reads Markdown, text and PDF itself; an HTML page it is
+    # given as its visible text, in a text file of the same name.
+    with tempfile.TemporaryDirectory() as staged:
+        paths = []
+        for p in docs:
+            if p.suffix == ".html":
+                paths.append(Path(staged, f"{p.name}.txt"))
+                paths[-1].write_text(text(p), encoding="utf-8")
+            else:
+                paths.append(p)
+        goldens = synthesizer.generate_goldens_from_docs(
+            document_paths=[str(p) for p in paths],
+            max_goldens_per_context=1,
+            context_construction_config=ContextConstructionConfig(
+                critic_model=model,
+                embedder=LocalEmbeddingModel(
+                    model="bench", base_url=embed_url, api_key="sk-bench"
+                ),
+                max_contexts_per_document=per_doc,
             ),
-            max_contexts_per_document=per_doc,
-        ),
-    )
+        )
     contexts = [g.context or [] for g in goldens]
     return [
         made(g.input, g.expected_output, c, source)
@@ -376,7 +412,12 @@ def main() -> None:
     parser.add_argument("--assay", required=True, help="the assay binary")
     parser.add_argument("--judge", required=True, help="the loopback-judge binary")
     parser.add_argument("--docs", type=Path, default=HERE / "../../../shared/data/docs")
-    parser.add_argument("--size", type=int, default=24)
+    parser.add_argument(
+        "--formats",
+        default="md,txt,html,pdf",
+        help="the documents' suffixes to read, comma-separated",
+    )
+    parser.add_argument("--size", type=int, default=26)
     parser.add_argument("--latency-ms", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--only", help="one library: assay, ragas or deepeval")
@@ -398,7 +439,7 @@ def main() -> None:
     import deepeval.synthesizer  # noqa: F401
     import ragas.testset  # noqa: F401
 
-    docs = documents(args.docs.resolve())
+    docs = documents(args.docs.resolve(), args.formats.split(","))
     runs = {
         " ".join(["assay", *args.assay_flag]): lambda url, _: run_assay(
             args.assay, url, docs, args.size, args.concurrency, args.assay_flag
