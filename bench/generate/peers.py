@@ -73,6 +73,9 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 HERE = Path(__file__).resolve().parent
+# Where the sets and rejected candidates go: the folder run.sh was started
+# from (it moves to the repository's root before this runs).
+OUT = Path(os.environ.get("BENCH_OUT", "."))
 sys.path.insert(0, str(HERE.parent / "peers"))
 from conversations import Judge, measure  # noqa: E402
 
@@ -308,7 +311,7 @@ def run_assay(
         # What the checks rejected, and why, is kept beside the set.
         shutil.copy(
             testset.with_name("set.rejected.jsonl"),
-            f"generate-{stem(' '.join(['assay', *flags]))}.rejected.jsonl",
+            OUT / f"generate-{stem(' '.join(['assay', *flags]))}.rejected.jsonl",
         )
     return [
         made(
@@ -515,8 +518,9 @@ def worth(args, docs: list[Path], runs: dict) -> None:
     loopback judge without latency, the same bag of letters for both;
     assay embeds in-process): what its kept questions are worth, measured
     by `quality`, and its wall time. Each set and its measures are also
-    written as JSON to the current folder (generate-<library>.json;
-    assay's rejected candidates beside, generate-assay.rejected.jsonl)."""
+    written as JSON to the folder the bench was started from
+    (generate-<library>.json; assay's rejected candidates beside,
+    generate-assay.rejected.jsonl)."""
     quota = args.size / len(docs)
     width = max(map(len, runs), default=0) + 1
     print(
@@ -553,7 +557,7 @@ def worth(args, docs: list[Path], runs: dict) -> None:
                 flush=True,
             )
             print(f"    per document: {json.dumps(by_doc)}", flush=True)
-            Path(f"generate-{stem(name)}.json").write_text(
+            (OUT / f"generate-{stem(name)}.json").write_text(
                 json.dumps({"rows": rows, "quality": q, "wall_s": wall}, indent=1)
             )
     finally:

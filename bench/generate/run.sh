@@ -10,6 +10,8 @@
 # Arguments go to peers.py, e.g.
 #   bench/generate/run.sh --size 24 --latency-ms 200 --concurrency 16
 set -euo pipefail
+# What peers.py writes goes to the folder this was started from.
+export BENCH_OUT="${BENCH_OUT:-$PWD}"
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 scripts/fetch-models.sh >/dev/null
