@@ -82,6 +82,9 @@ pub enum Rejection {
     /// The judge, asked the question with its contexts, answered
     /// otherwise than the reference does ([`crate::round_trip`]).
     Inconsistent { answer: String, agreement: f64 },
+    /// The question asks for a year or a count and its answer names none
+    /// ([`answer_type`]).
+    AnswerType { asks: String },
 }
 
 impl fmt::Display for Rejection {
@@ -132,6 +135,12 @@ impl fmt::Display for Rejection {
                 "inconsistent: the judge answered {answer:?} from the contexts \
                  (agreement {agreement:.2})"
             ),
+            Rejection::AnswerType { asks } => {
+                write!(
+                    f,
+                    "answer_type: the question asks for {asks}; the answer names none"
+                )
+            }
         }
     }
 }
@@ -202,6 +211,10 @@ impl Rejection {
                 "a reader of the context answered it \"{answer}\", not as its answer did: \
                  make the answer answer the question, in the context's words"
             ),
+            Rejection::AnswerType { asks } => format!(
+                "the question asks for {asks} and its answer gives none: ask what the \
+                 context's sentence answers"
+            ),
         }
     }
 
@@ -221,6 +234,7 @@ impl Rejection {
             Rejection::NotSelfContained { .. } => "not_self_contained",
             Rejection::Unanswered => "unanswered",
             Rejection::Inconsistent { .. } => "inconsistent",
+            Rejection::AnswerType { .. } => "answer_type",
         }
     }
 }
@@ -781,6 +795,190 @@ pub fn self_contained(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rej
     Ok(())
 }
 
+/// Phrases of a question that asks for a year, by language (words as
+/// [`assay_grounding::words::words`] gives them).
+const ASKS_YEAR: &[&[&str]] = &[
+    &["what", "year"],
+    &["which", "year"],
+    &["quelle", "année"],
+    &["welchem", "jahr"],
+    &["welches", "jahr"],
+    &["qué", "año"],
+    &["cuál", "año"],
+];
+
+/// Phrases of a question that asks for a count.
+const ASKS_COUNT: &[&[&str]] = &[
+    &["how", "many"],
+    &["combien"],
+    &["wie", "viele"],
+    &["cuántos"],
+    &["cuántas"],
+];
+
+/// Words that give a count without digits, in English, French, German
+/// and Spanish ("none" and its kin answer a count too).
+const COUNT_WORDS: &[&str] = &[
+    "no",
+    "none",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "fifteen",
+    "twenty",
+    "thirty",
+    "fifty",
+    "hundred",
+    "hundreds",
+    "thousand",
+    "thousands",
+    "million",
+    "millions",
+    "billion",
+    "dozen",
+    "dozens",
+    "both",
+    "single",
+    "couple",
+    "decade",
+    "decades",
+    "century",
+    "centuries",
+    "millennium",
+    "aucun",
+    "aucune",
+    "zéro",
+    "un",
+    "une",
+    "deux",
+    "trois",
+    "quatre",
+    "cinq",
+    "sept",
+    "huit",
+    "neuf",
+    "dix",
+    "onze",
+    "douze",
+    "quinze",
+    "vingt",
+    "trente",
+    "cent",
+    "cents",
+    "mille",
+    "milliard",
+    "kein",
+    "keine",
+    "null",
+    "ein",
+    "eine",
+    "eins",
+    "zwei",
+    "drei",
+    "vier",
+    "fünf",
+    "sechs",
+    "sieben",
+    "acht",
+    "neun",
+    "zehn",
+    "elf",
+    "zwölf",
+    "zwanzig",
+    "hundert",
+    "tausend",
+    "millionen",
+    "milliarde",
+    "beide",
+    "ninguno",
+    "ninguna",
+    "cero",
+    "uno",
+    "una",
+    "dos",
+    "tres",
+    "cuatro",
+    "cinco",
+    "seis",
+    "siete",
+    "ocho",
+    "nueve",
+    "diez",
+    "veinte",
+    "cien",
+    "ciento",
+    "mil",
+    "millón",
+    "ambos",
+];
+
+/// Whether the answer is of the kind its question asks for, where the
+/// question says: a question that asks for a year ("In which year",
+/// "En quelle année", "In welchem Jahr") needs a number of three or four
+/// digits in its answer, one that asks for a count ("How many",
+/// "combien", "wie viele") a digit or a number's word. The small judges
+/// write the worked example's "In which year" before a sentence without
+/// a year: "In which year did the council term begin?", answered "During
+/// a council term, if changing circumstances cause this rule to be
+/// broken ...", made by the local 0.5B judge from PEP 13, and "In
+/// welchem Jahr basieren ... Google Suche und YouTube auf Python?" by the
+/// 1.5B one. A question of another kind passes.
+///
+/// ```
+/// use assay_generate::check::{answer_type, Candidate, Rejection};
+/// let c = |q: &str, a: &str| Candidate { question: q.into(), answer: a.into() };
+/// assert_eq!(answer_type(&c("In which year did the Curies discover radium?", "In 1898.")), Ok(()));
+/// assert_eq!(
+///     answer_type(&c("In which year did the council term begin?", "During a council term.")),
+///     Err(Rejection::AnswerType { asks: "a year".into() })
+/// );
+/// assert_eq!(answer_type(&c("How many men took part?", "Twelve of the fifteen.")), Ok(()));
+/// assert_eq!(answer_type(&c("Who discovered radium?", "The Curies.")), Ok(()));
+/// ```
+pub fn answer_type(candidate: &Candidate) -> Result<(), Rejection> {
+    let question = assay_grounding::words::words(&candidate.question);
+    let asks = |phrases: &[&[&str]]| {
+        phrases.iter().any(|phrase| {
+            question
+                .windows(phrase.len())
+                .any(|w| w.iter().zip(phrase.iter()).all(|(a, b)| a == b))
+        })
+    };
+    let answer = assay_grounding::words::words(&candidate.answer);
+    // "1898", "2024" of "2024-12-10", "1990" of "the 1990s".
+    let year = || {
+        answer
+            .iter()
+            .any(|w| (3..=4).contains(&w.chars().take_while(char::is_ascii_digit).count()))
+    };
+    let count = || {
+        answer
+            .iter()
+            .any(|w| w.chars().any(|c| c.is_ascii_digit()) || COUNT_WORDS.contains(&w.as_str()))
+    };
+    let missing = if asks(ASKS_YEAR) && !year() {
+        Some("a year")
+    } else if asks(ASKS_COUNT) && !count() {
+        Some("a count")
+    } else {
+        None
+    };
+    match missing {
+        Some(asks) => Err(Rejection::AnswerType { asks: asks.into() }),
+        None => Ok(()),
+    }
+}
+
 /// Whether the question and its answer are in `expected` (an English
 /// name), each where the detector is sure of its language: the 1.5B
 /// judge asked a German document "Python version 1995" and answered in
@@ -886,6 +1084,58 @@ pub(crate) mod tests {
             "Paris is the capital of France.",
         );
         assert_eq!(given_away(&named, en), Ok(()));
+    }
+
+    /// Candidates the judges made on the shared corpus and a README
+    /// (the rejected ones kept by earlier runs), and answers that name
+    /// their year or count in other ways.
+    #[test]
+    fn a_question_for_a_year_or_a_count_needs_one_in_its_answer() {
+        let kind = |q: &str, a: &str| {
+            let c = Candidate {
+                question: q.into(),
+                answer: a.into(),
+            };
+            match answer_type(&c) {
+                Ok(()) => None,
+                Err(Rejection::AnswerType { asks }) => Some(asks),
+                Err(other) => panic!("{other:?}"),
+            }
+        };
+        let year = Some("a year".to_string());
+        let count = Some("a count".to_string());
+        for (q, a, missing) in [
+            (
+                "In which year did the council term begin?",
+                "During a council term, if changing circumstances cause this rule to be broken.",
+                &year,
+            ),
+            (
+                "In welchem Jahr basieren die Projekte Google Suche und YouTube auf Python?",
+                "Bekannte kommerzielle Projekte, etwa Google Suche und YouTube, basieren in Teilen auf Python.[62]",
+                &year,
+            ),
+            (
+                "In which year did Rayon's APIs guarantee data-race freedom?",
+                "Rayon's APIs all guarantee data-race freedom.",
+                &year,
+            ),
+            (
+                "How many years did the core team members stop contributing?",
+                "The core team members who have stopped contributing are encouraged to declare themselves inactive.",
+                &count,
+            ),
+            ("Combien de membres compte le conseil ?", "Le conseil compte cinq membres.", &None),
+            ("En quelle année HTTP/2 a-t-il été publié ?", "En 2015.", &None),
+            ("What year was Multi-winner Bloc STAR voting adopted?", "On 2024-12-10.", &None),
+            ("In what year did radium paint go out of use?", "In the 1960s.", &None),
+            ("How many participants were men?", "Twelve of the fifteen (n = 12).", &None),
+            ("How many vetoes has the council used?", "None.", &None),
+            ("Wie viele Mitglieder hat das Kernteam?", "Ungefähr 25.", &None),
+            ("When did Pierre Curie die?", "In a street accident in Paris.", &None),
+        ] {
+            assert_eq!(&kind(q, a), missing, "{q}");
+        }
     }
 
     #[test]

@@ -86,7 +86,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 10;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -481,6 +481,7 @@ impl Prepared<'_> {
         check::finished(&candidate, lexicon)?;
         check::cut_at_quote(&candidate, &contexts)?;
         check::self_contained(&candidate, lexicon)?;
+        check::answer_type(&candidate)?;
         check::supported(&candidate, &contexts, lexicon, self.grounding.as_deref())?;
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
