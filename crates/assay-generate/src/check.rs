@@ -818,109 +818,16 @@ const ASKS_COUNT: &[&[&str]] = &[
 
 /// Words that give a count without digits, in English, French, German
 /// and Spanish ("none" and its kin answer a count too).
-const COUNT_WORDS: &[&str] = &[
-    "no",
-    "none",
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "fifteen",
-    "twenty",
-    "thirty",
-    "fifty",
-    "hundred",
-    "hundreds",
-    "thousand",
-    "thousands",
-    "million",
-    "millions",
-    "billion",
-    "dozen",
-    "dozens",
-    "both",
-    "single",
-    "couple",
-    "decade",
-    "decades",
-    "century",
-    "centuries",
-    "millennium",
-    "aucun",
-    "aucune",
-    "zéro",
-    "un",
-    "une",
-    "deux",
-    "trois",
-    "quatre",
-    "cinq",
-    "sept",
-    "huit",
-    "neuf",
-    "dix",
-    "onze",
-    "douze",
-    "quinze",
-    "vingt",
-    "trente",
-    "cent",
-    "cents",
-    "mille",
-    "milliard",
-    "kein",
-    "keine",
-    "null",
-    "ein",
-    "eine",
-    "eins",
-    "zwei",
-    "drei",
-    "vier",
-    "fünf",
-    "sechs",
-    "sieben",
-    "acht",
-    "neun",
-    "zehn",
-    "elf",
-    "zwölf",
-    "zwanzig",
-    "hundert",
-    "tausend",
-    "millionen",
-    "milliarde",
-    "beide",
-    "ninguno",
-    "ninguna",
-    "cero",
-    "uno",
-    "una",
-    "dos",
-    "tres",
-    "cuatro",
-    "cinco",
-    "seis",
-    "siete",
-    "ocho",
-    "nueve",
-    "diez",
-    "veinte",
-    "cien",
-    "ciento",
-    "mil",
-    "millón",
-    "ambos",
-];
+const COUNT_WORDS: &str =
+    "no none zero one two three four five six seven eight nine ten eleven twelve \
+     fifteen twenty thirty fifty hundred hundreds thousand thousands million \
+     millions billion dozen dozens both single couple decade decades century \
+     centuries millennium aucun aucune zéro un une deux trois quatre cinq sept huit \
+     neuf dix onze douze quinze vingt trente cent cents mille milliard kein keine \
+     null ein eine eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf \
+     zwanzig hundert tausend millionen milliarde beide ninguno ninguna cero uno una \
+     dos tres cuatro cinco seis siete ocho nueve diez veinte cien ciento mil millón \
+     ambos";
 
 /// Whether the answer is of the kind its question asks for, where the
 /// question says: a question that asks for a year ("In which year",
@@ -962,9 +869,9 @@ pub fn answer_type(candidate: &Candidate) -> Result<(), Rejection> {
             .any(|w| (3..=4).contains(&w.chars().take_while(char::is_ascii_digit).count()))
     };
     let count = || {
-        answer
-            .iter()
-            .any(|w| w.chars().any(|c| c.is_ascii_digit()) || COUNT_WORDS.contains(&w.as_str()))
+        answer.iter().any(|w| {
+            w.chars().any(|c| c.is_ascii_digit()) || COUNT_WORDS.split_whitespace().any(|c| c == w)
+        })
     };
     let missing = if asks(ASKS_YEAR) && !year() {
         Some("a year")
