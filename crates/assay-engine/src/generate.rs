@@ -190,18 +190,16 @@ pub fn generate(
                     "rejection": reason,
                 })
             };
+            let told = earlier.as_ref().map(|(question, why)| Earlier {
+                question: question.as_deref(),
+                why,
+            });
             let asked = match firsts.get_mut(index).and_then(Option::take) {
                 Some(outcome) if attempt == 0 => asker.count(outcome, &mut done)?,
-                _ => {
-                    let told = earlier.as_ref().map(|(question, why)| Earlier {
-                        question: question.as_deref(),
-                        why,
-                    });
-                    asker.ask(
-                        &chat_request(prepared, slot, attempt % attempts, told),
-                        &mut done,
-                    )?
-                }
+                _ => asker.ask(
+                    &chat_request(prepared, slot, attempt % attempts, told),
+                    &mut done,
+                )?,
             };
             let json = match asked {
                 Asked::Answered(json) => json,
@@ -219,7 +217,7 @@ pub fn generate(
                 (Some(e), Some(question)) => Some(embedded(&rt, e, question)?),
                 _ => None,
             };
-            let checked = match prepared.check(slot, &json, embedding) {
+            let checked = match prepared.check(slot, &json, embedding, told) {
                 Ok(checked) => checked,
                 Err(rejection) => {
                     let reason = serde_json::to_value(&rejection).unwrap_or(Value::Null);

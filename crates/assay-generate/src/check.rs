@@ -63,8 +63,9 @@ pub enum Rejection {
     /// The judge answered the question alone, without the contexts, as
     /// the reference does ([`crate::closed_book`]).
     AnswerableWithoutContext { answer: String },
-    /// The question (or scenario) copies words of the prompt's
-    /// instruction or worked example that its contexts do not hold.
+    /// The question, scenario or answer copies words of the prompt's
+    /// instruction or worked example, or of a retry's advice, that its
+    /// contexts do not hold.
     CopiesPrompt { copied: String },
     /// The answer stops mid-sentence: on a word that cannot end one, or
     /// on an opening bracket or quote.
@@ -216,6 +217,55 @@ impl Rejection {
                  context's sentence answers"
             ),
         }
+    }
+
+    /// The advice's own words, without what it quotes of the rejected
+    /// candidate or of the judge (a claim, a question, an answer): what a
+    /// later candidate must not copy. A judge that writes its rejected
+    /// answer again is told why again, not that it copied the advice.
+    ///
+    /// ```
+    /// use assay_generate::check::Rejection;
+    /// let r = Rejection::Unsupported { claim: "Radium is blue.".into(), evidence: "none".into() };
+    /// assert_eq!(r.advice_words(), "the context does not state this part of its answer: ");
+    /// ```
+    pub fn advice_words(&self) -> String {
+        let none = String::new;
+        let bare = match self {
+            Rejection::Judge { .. } => Rejection::Judge { error: none() },
+            Rejection::Unsupported { .. } => Rejection::Unsupported {
+                claim: none(),
+                evidence: none(),
+            },
+            Rejection::OtherLanguage { expected, .. } => Rejection::OtherLanguage {
+                expected: expected.clone(),
+                found: none(),
+            },
+            Rejection::Duplicate { measure, .. } => Rejection::Duplicate {
+                of: none(),
+                similarity: 0.0,
+                measure: *measure,
+            },
+            Rejection::AnswerInQuestion => Rejection::AnswerInQuestion,
+            Rejection::LowQuality { .. } => Rejection::LowQuality {
+                score: 0.0,
+                feedback: none(),
+            },
+            Rejection::AnswerableWithoutContext { .. } => {
+                Rejection::AnswerableWithoutContext { answer: none() }
+            }
+            Rejection::CopiesPrompt { .. } => Rejection::CopiesPrompt { copied: none() },
+            Rejection::Unfinished { .. } => Rejection::Unfinished { ending: none() },
+            Rejection::Grounding { .. } => Rejection::Grounding { error: none() },
+            Rejection::NotSelfContained { .. } => Rejection::NotSelfContained { phrase: none() },
+            Rejection::Unanswered => Rejection::Unanswered,
+            Rejection::Inconsistent { .. } => Rejection::Inconsistent {
+                answer: none(),
+                agreement: 0.0,
+            },
+            Rejection::AnswerType { asks } => Rejection::AnswerType { asks: asks.clone() },
+        };
+        bare.advice()
     }
 
     /// The reason's name, as the summary counts it.
@@ -594,7 +644,7 @@ pub fn cut_at_quote(candidate: &Candidate, contexts: &[&str]) -> Result<(), Reje
 const COPIED_WORDS: usize = 5;
 const COPIED_CONTENT_WORDS: usize = 2;
 
-/// Whether any of `texts` (a candidate's question, its scenario) holds
+/// Whether any of `texts` (a candidate's question, scenario, answer) holds
 /// [`COPIED_WORDS`] words in a row of the prompt's instruction or worked
 /// example (`prompt`) that `contexts` do not hold: the local 0.5B judge
 /// wrote the example's museum question, or the instruction itself, as a

@@ -86,7 +86,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 10;
+pub const VERSION: u32 = 11;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -444,18 +444,21 @@ impl Prepared<'_> {
         answer: &Value,
         embedding: Option<Vec<f32>>,
     ) -> Result<Value, Rejection> {
-        let checked = self.check(slot, answer, embedding)?;
+        let checked = self.check(slot, answer, embedding, None)?;
         Ok(self.keep(checked))
     }
 
     /// The checks of [`Prepared::accept`] that need no call, without
     /// keeping the candidate: what passes them goes to the critic, where
-    /// there is one, before [`Prepared::keep`].
+    /// there is one, before [`Prepared::keep`]. `earlier` is what the
+    /// request that was answered told of an earlier attempt, whose advice
+    /// the candidate must not copy as it must not copy the prompt.
     pub fn check(
         &self,
         slot: &Slot,
         answer: &Value,
         embedding: Option<Vec<f32>>,
+        earlier: Option<Earlier<'_>>,
     ) -> Result<Checked, Rejection> {
         let candidate = Candidate::from_json(answer)?;
         let scenario = match slot.kind {
@@ -470,14 +473,20 @@ impl Prepared<'_> {
             .collect();
         let document = &documents[slot.document];
         let lexicon = self.lexicons[slot.document];
-        let written: Vec<&str> = std::iter::once(candidate.question.as_str())
-            .chain(scenario.as_deref())
-            .collect();
-        check::copies_prompt(
-            &written,
-            &crate::request::prompt(slot.kind).shown(),
-            &contexts,
-        )?;
+        // The 1.5B judge ended a reference answer with the advice its retry
+        // was given ("... write it whole, with any quotation marks it
+        // copies escaped").
+        let written = [Some(candidate.question.as_str()), scenario.as_deref()]
+            .into_iter()
+            .flatten()
+            .chain([candidate.answer.as_str()])
+            .collect::<Vec<_>>();
+        let mut shown = crate::request::prompt(slot.kind).shown();
+        if let Some(e) = earlier {
+            shown.push('\n');
+            shown.push_str(&e.why.advice_words());
+        }
+        check::copies_prompt(&written, &shown, &contexts)?;
         check::finished(&candidate, lexicon)?;
         check::cut_at_quote(&candidate, &contexts)?;
         check::self_contained(&candidate, lexicon)?;
@@ -994,6 +1003,34 @@ mod tests {
         assert_ne!(second.seed, third.seed);
         let again = prepare(&d, &options(4));
         assert_eq!(again.request(&slot, 1, None).draw, Some(second));
+    }
+
+    /// An answer that copies the advice its retry was given, or the worked
+    /// example's answer, copies the prompt; the same answer with no
+    /// retry's advice shown is read as any other.
+    #[test]
+    fn an_answer_that_copies_the_retry_s_advice_or_the_example_copies_the_prompt() {
+        let d = docs();
+        let (p, slot) = curie_single_hop(&d);
+        let why = Rejection::Unfinished {
+            ending: "the".into(),
+        };
+        let told = Earlier {
+            question: Some("Where was Pierre Curie born?"),
+            why: &why,
+        };
+        let leaked = json!({"question": "Where was Pierre Curie born?",
+            "answer": "Pierre Curie was born in Paris. Write it whole, with any quotation marks it copies escaped."});
+        let copied =
+            |r: Result<Checked, Rejection>| matches!(r, Err(Rejection::CopiesPrompt { .. }));
+        assert!(copied(p.check(&slot, &leaked, None, Some(told))));
+        assert!(!copied(p.check(&slot, &leaked, None, None)));
+        let example = json!({"question": "Where did Pierre Curie work?",
+            "answer": "Radium was discovered by Marie and Pierre Curie in 1898."});
+        assert!(copied(p.check(&slot, &example, None, None)));
+        let own = json!({"question": "Where was Pierre Curie born?",
+            "answer": "Pierre Curie was born in Paris in 1859."});
+        assert!(p.check(&slot, &own, None, Some(told)).is_ok());
     }
 
     /// A question worded differently from one kept is still its duplicate
