@@ -807,6 +807,15 @@ const NAMING: &[&str] = &[
     "of", "on", "about", "de", "du", "des", "d", "sur", "von", "vom", "über", "del", "sobre",
 ];
 
+/// Where `phrase` starts among `words`, each place it does.
+fn phrase_at<'a>(words: &'a [String], phrase: &'a [&str]) -> impl Iterator<Item = usize> + 'a {
+    words
+        .windows(phrase.len())
+        .enumerate()
+        .filter(move |(_, w)| w.iter().zip(phrase).all(|(a, b)| a == b))
+        .map(|(at, _)| at)
+}
+
 /// Whether the question can be read alone: it does not point at the text
 /// it was made from with a phrase of [`pointing`] ("What was the main
 /// finding of the study?", "What is the error in the code snippet
@@ -830,13 +839,12 @@ const NAMING: &[&str] = &[
 pub fn self_contained(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
     let words = assay_grounding::words::words(&candidate.question);
     for phrase in pointing(lexicon) {
-        let found = words.windows(phrase.len()).enumerate().find(|(at, w)| {
-            w.iter().zip(phrase.iter()).all(|(a, b)| a == b)
-                && !words
-                    .get(at + phrase.len())
-                    .is_some_and(|next| NAMING.contains(&next.as_str()))
+        let found = phrase_at(&words, phrase).any(|at| {
+            !words
+                .get(at + phrase.len())
+                .is_some_and(|next| NAMING.contains(&next.as_str()))
         });
-        if found.is_some() {
+        if found {
             return Err(Rejection::NotSelfContained {
                 phrase: phrase.join(" "),
             });
@@ -905,11 +913,9 @@ const COUNT_WORDS: &str =
 pub fn answer_type(candidate: &Candidate) -> Result<(), Rejection> {
     let question = assay_grounding::words::words(&candidate.question);
     let asks = |phrases: &[&[&str]]| {
-        phrases.iter().any(|phrase| {
-            question
-                .windows(phrase.len())
-                .any(|w| w.iter().zip(phrase.iter()).all(|(a, b)| a == b))
-        })
+        phrases
+            .iter()
+            .any(|phrase| phrase_at(&question, phrase).next().is_some())
     };
     let answer = assay_grounding::words::words(&candidate.answer);
     // "1898", "2024" of "2024-12-10", "1990" of "the 1990s".
