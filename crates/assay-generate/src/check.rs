@@ -154,6 +154,9 @@ pub enum Similarity {
     Jaccard,
     /// Of their embeddings.
     Cosine,
+    /// Of their reference answers' word shingles
+    /// ([`crate::dedup::same_answer`]): they ask for the same statement.
+    AnswerJaccard,
 }
 
 impl fmt::Display for Similarity {
@@ -161,6 +164,7 @@ impl fmt::Display for Similarity {
         f.write_str(match self {
             Similarity::Jaccard => "Jaccard",
             Similarity::Cosine => "cosine",
+            Similarity::AnswerJaccard => "answers' Jaccard",
         })
     }
 }
@@ -178,6 +182,14 @@ impl Rejection {
             Rejection::OtherLanguage { expected, .. } => {
                 format!("it was not written in {expected}")
             }
+            Rejection::Duplicate {
+                of,
+                measure: Similarity::AnswerJaccard,
+                ..
+            } => format!(
+                "its answer states what an earlier question's answer stated; \
+                 ask about another statement than the one of: {of}"
+            ),
             Rejection::Duplicate { of, .. } => {
                 format!("it asks what an earlier question asked: {of}")
             }

@@ -86,7 +86,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 11;
+pub const VERSION: u32 = 12;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -179,12 +179,13 @@ struct Kept {
     question: String,
     shingles: HashSet<String>,
     embedding: Option<Vec<f32>>,
+    answer: HashSet<String>,
 }
 
 impl Kept {
     /// How alike `other` is to this question when a measure says they
     /// are the same question: their words first, then their meaning where
-    /// both have an embedding.
+    /// both have an embedding, then their answers.
     fn alike(&self, other: &Kept) -> Option<(f64, Similarity)> {
         let by_words = (
             dedup::jaccard(&self.shingles, &other.shingles),
@@ -197,6 +198,7 @@ impl Kept {
         [
             Some(by_words).filter(|(j, _)| *j >= dedup::DUPLICATE_FROM),
             by_meaning.filter(|(c, _)| *c >= dedup::SAME_MEANING_FROM),
+            dedup::same_answer(&self.answer, &other.answer).map(|j| (j, Similarity::AnswerJaccard)),
         ]
         .into_iter()
         .flatten()
@@ -499,6 +501,7 @@ impl Prepared<'_> {
             question: candidate.question.clone(),
             shingles: shingles(&candidate.question),
             embedding,
+            answer: shingles(&candidate.answer),
         };
         let duplicate = self
             .kept
@@ -1041,7 +1044,7 @@ mod tests {
         let d = docs();
         let (mut p, slot) = curie_single_hop(&d);
         let first = json!({"question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
-        let reworded = json!({"question": "In which city did Pierre Curie come into the world?", "answer": "Pierre Curie was born in Paris in 1859."});
+        let reworded = json!({"question": "In which city did Pierre Curie come into the world?", "answer": "He was born in Paris, in 1859."});
         let other = json!({"question": "What did Pierre Curie discover with Marie Curie?", "answer": "With Marie Curie he discovered radium and polonium."});
         let near = dedup::SAME_MEANING_FROM as f32 + 0.01;
         let along = |c: f32| Some(vec![c, (1.0 - c * c).sqrt()]);
@@ -1061,6 +1064,39 @@ mod tests {
         let mut words_only = prepare(&d, &options(4));
         words_only.accept(&slot, &first, None).unwrap();
         words_only.accept(&slot, &reworded, None).unwrap();
+    }
+
+    /// Two questions worded apart whose answers state the same thing ask
+    /// for one fact: the second is a duplicate by its answer, with or
+    /// without embeddings; a short answer that many questions share is
+    /// not compared.
+    #[test]
+    fn questions_whose_answers_state_the_same_are_duplicates() {
+        let d = docs();
+        let (mut p, slot) = curie_single_hop(&d);
+        let first = json!({"question": "Where was Pierre Curie born?",
+            "answer": "Pierre Curie was born in Paris in 1859."});
+        let same = json!({"question": "In which year did Pierre Curie come into the world?",
+            "answer": "Pierre Curie was born in Paris, in 1859."});
+        p.accept(&slot, &first, None).unwrap();
+        match p.accept(&slot, &same, None) {
+            Err(Rejection::Duplicate {
+                of,
+                similarity,
+                measure: Similarity::AnswerJaccard,
+            }) => {
+                assert_eq!(of, "Where was Pierre Curie born?");
+                assert_eq!(similarity, 1.0);
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut short = prepare(&d, &options(4));
+        let with = json!({"question": "What did Pierre Curie discover with Marie Curie?",
+            "answer": "Radium and polonium."});
+        let found = json!({"question": "What did Marie Curie and Pierre Curie discover in pitchblende in 1898?",
+            "answer": "Radium and polonium."});
+        short.accept(&slot, &with, None).unwrap();
+        short.accept(&slot, &found, None).unwrap();
     }
 
     #[test]
