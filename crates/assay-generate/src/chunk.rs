@@ -240,6 +240,7 @@ pub fn chunk(doc: &Document, budget: usize) -> Vec<Chunk> {
                 headings.retain(|(l, _)| *l < level);
                 headings.push((level, text[block.span.clone()].to_string()));
             }
+            BlockKind::Unseen => flush(text, &mut current, path(&headings), &mut out),
             BlockKind::Paragraph => {
                 for piece in pieces(text, block.span.clone(), budget) {
                     let joined = current.as_ref().map(|c| c.start..piece.end);
@@ -346,6 +347,21 @@ mod tests {
 
     fn texts<'a>(d: &'a Document, chunks: &[Chunk]) -> Vec<&'a str> {
         chunks.iter().map(|c| &d.text[c.span.clone()]).collect()
+    }
+
+    /// A link reference definition ends the chunk before it and is in
+    /// none: the paragraphs on either side fit one chunk, and are two.
+    #[test]
+    fn no_chunk_spans_a_link_definition() {
+        let text = "Use [thiserror] for libraries.\n\n[thiserror]: https://github.com/dtolnay/thiserror\n\nUse anyhow in applications.";
+        let d = Document::markdown("a.md", text);
+        assert_eq!(
+            texts(&d, &chunk(&d, 100)),
+            [
+                "Use [thiserror] for libraries.",
+                "Use anyhow in applications."
+            ]
+        );
     }
 
     /// Budget 5 tokens (20 characters): the paragraphs that fit together

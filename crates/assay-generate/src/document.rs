@@ -23,6 +23,12 @@ pub enum BlockKind {
     /// A heading of level 1 (the title) to 6.
     Heading(u8),
     Paragraph,
+    /// Text that a reader of the rendered document does not see: a
+    /// Markdown link reference definition (`[thiserror]:
+    /// https://github.com/dtolnay/thiserror`). No chunk spans it: the
+    /// 0.5B judge made its URL the answer to "What error type does the
+    /// Anyhow library return?".
+    Unseen,
 }
 
 /// One block: its kind and its byte range in the document's text.
@@ -123,7 +129,8 @@ impl Document {
     }
 
     /// Markdown: `#` headings (ATX) and paragraphs separated by blank
-    /// lines; a fenced code block is one paragraph, blank lines and all.
+    /// lines; a fenced code block is one paragraph, blank lines and all;
+    /// each link reference definition line is [`BlockKind::Unseen`].
     pub fn markdown(name: &str, text: &str) -> Document {
         let mut blocks = Vec::new();
         let mut start: Option<usize> = None;
@@ -170,6 +177,15 @@ impl Document {
             }
             if trimmed.is_empty() {
                 flush(&mut start, end, &mut blocks);
+                continue;
+            }
+            // As in CommonMark, a definition cannot interrupt a paragraph.
+            if start.is_none() && is_link_definition(trimmed) {
+                let offset = at + (line.len() - line.trim_start().len());
+                blocks.push(Block {
+                    kind: BlockKind::Unseen,
+                    span: offset..offset + trimmed.len(),
+                });
                 continue;
             }
             if start.is_none() {
@@ -525,6 +541,35 @@ fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// Whether a Markdown line (trimmed) is a link reference definition:
+/// `[label]: destination`, then nothing or a title in quotes or
+/// parentheses; the label not a footnote's (`[^1]: ...` is text the
+/// reader sees).
+fn is_link_definition(line: &str) -> bool {
+    let Some((label, rest)) = line.strip_prefix('[').and_then(|r| r.split_once("]:")) else {
+        return false;
+    };
+    if label.trim().is_empty() || label.starts_with('^') || label.contains(['[', ']']) {
+        return false;
+    }
+    let rest = rest.trim_start();
+    let title = match rest.strip_prefix('<') {
+        Some(r) => match r.split_once('>') {
+            Some((_, after)) => after,
+            None => return false,
+        },
+        None if rest.is_empty() => return false,
+        None => &rest[rest.find(char::is_whitespace).unwrap_or(rest.len())..],
+    }
+    .trim();
+    title.is_empty()
+        || [('"', '"'), ('\'', '\''), ('(', ')')]
+            .iter()
+            .any(|(open, close)| {
+                title.len() >= 2 && title.starts_with(*open) && title.ends_with(*close)
+            })
+}
+
 /// The level of an ATX heading line (`## Title`): 1 to 6 `#` then a space.
 fn heading_level(line: &str) -> Option<u8> {
     let hashes = line.bytes().take_while(|b| *b == b'#').count();
@@ -590,6 +635,31 @@ mod tests {
                 ),
                 (BlockKind::Heading(6), "Six"),
                 (BlockKind::Paragraph, "####### not a heading\n#hashtag"),
+            ]
+        );
+    }
+
+    /// A link reference definition is unseen text, its own block; a
+    /// footnote's definition, a bracketed word and a definition that
+    /// would interrupt a paragraph are text.
+    #[test]
+    fn markdown_link_definitions_are_unseen() {
+        let text = "Use [thiserror] for libraries.\n\n[thiserror]: https://github.com/dtolnay/thiserror\n  [a b]: <./x.md> \"Title\"\n\n[^1]: A footnote.\n\n[note]: is text, not a link?\n[x]: ./x.md\n";
+        let d = Document::markdown("a.md", text);
+        assert_eq!(
+            blocks(&d),
+            [
+                (BlockKind::Paragraph, "Use [thiserror] for libraries."),
+                (
+                    BlockKind::Unseen,
+                    "[thiserror]: https://github.com/dtolnay/thiserror"
+                ),
+                (BlockKind::Unseen, "[a b]: <./x.md> \"Title\""),
+                (BlockKind::Paragraph, "[^1]: A footnote."),
+                (
+                    BlockKind::Paragraph,
+                    "[note]: is text, not a link?\n[x]: ./x.md"
+                ),
             ]
         );
     }
