@@ -200,10 +200,10 @@ impl Rejection {
             Rejection::AnswerableWithoutContext { .. } => "it can be answered from general \
                  knowledge, without the context: ask about what only the context states"
                 .to_string(),
-            Rejection::CopiesPrompt { copied } => format!(
-                "it copied the instructions or their example (\"{copied}\") instead of \
-                 asking about the context"
-            ),
+            // Not the words copied: the 0.5B judge copied them back.
+            Rejection::CopiesPrompt { .. } => "it copied the instructions or their example \
+                 instead of asking about the context"
+                .to_string(),
             Rejection::Unfinished { ending } => format!(
                 "its answer stopped mid-sentence, at \"{ending}\": write it whole, with any \
                  quotation marks it copies escaped"

@@ -258,7 +258,10 @@ pub fn render(
             attempt + 1
         ));
         if let Some(e) = earlier {
-            if let Some(q) = e.question {
+            // A question that copied the prompt is not shown again: the
+            // 0.5B judge copied it back, worked example and all.
+            let copied = matches!(e.why, Rejection::CopiesPrompt { .. });
+            if let Some(q) = e.question.filter(|_| !copied) {
                 user.push(format!("rejected question:\n{q}"));
             }
             user.push(format!("why it was rejected:\n{}", e.why.advice()));
@@ -351,5 +354,17 @@ mod tests {
         assert!(!r.system.contains("Example:"));
         let first = render(&slot, &contexts, &shared, voice, 0, None);
         assert!(first.system.contains("Example:"));
+        let copied = Rejection::CopiesPrompt {
+            copied: "which year did the curies".into(),
+        };
+        let told = Earlier {
+            question: Some("In which year did the Curies discover the parallel iterators?"),
+            why: &copied,
+        };
+        let again = render(&slot, &contexts, &shared, voice, 1, Some(told));
+        assert!(!again.user.contains("rejected question") && !again.user.contains("Curies"));
+        assert!(again
+            .user
+            .contains("why it was rejected:\nit copied the instructions"));
     }
 }
