@@ -21,6 +21,7 @@
 //! assert!(matches!(supported(&wrong, &contexts, Lexicon::ENGLISH, None), Err(Rejection::Unsupported { .. })));
 //! ```
 
+use crate::plan::Style;
 use assay_grounding::words::Lexicon;
 use assay_grounding::{language, Model, Support, Verifier};
 use serde::Serialize;
@@ -86,6 +87,9 @@ pub enum Rejection {
     /// The question asks for a year or a count and its answer names none
     /// ([`answer_type`]).
     AnswerType { asks: String },
+    /// The question, planned in a style that asks, is a string of words
+    /// that asks nothing ([`asks_something`]).
+    NotAQuestion,
 }
 
 impl fmt::Display for Rejection {
@@ -141,6 +145,9 @@ impl fmt::Display for Rejection {
                     f,
                     "answer_type: the question asks for {asks}; the answer names none"
                 )
+            }
+            Rejection::NotAQuestion => {
+                f.write_str("not_a_question: it has no question word and no question mark")
             }
         }
     }
@@ -228,6 +235,9 @@ impl Rejection {
                 "the question asks for {asks} and its answer gives none: ask what the \
                  context's sentence answers"
             ),
+            Rejection::NotAQuestion => "it was a list of words, not a question: write a \
+                 question that ends with a question mark"
+                .to_string(),
         }
     }
 
@@ -276,6 +286,7 @@ impl Rejection {
                 agreement: 0.0,
             },
             Rejection::AnswerType { asks } => Rejection::AnswerType { asks: asks.clone() },
+            Rejection::NotAQuestion => Rejection::NotAQuestion,
         };
         bare.advice()
     }
@@ -297,6 +308,7 @@ impl Rejection {
             Rejection::Unanswered => "unanswered",
             Rejection::Inconsistent { .. } => "inconsistent",
             Rejection::AnswerType { .. } => "answer_type",
+            Rejection::NotAQuestion => "not_a_question",
         }
     }
 }
@@ -954,6 +966,50 @@ pub fn answer_type(candidate: &Candidate) -> Result<(), Rejection> {
     }
 }
 
+/// Words that make a string of words a question, in the four languages
+/// of the lexicons: question words and the verbs a yes/no question opens
+/// with. Spanish ones only with their accent ("que" and "como" are not).
+const ASKING_WORDS: &str = "what which who whom whose when where why how is are was were \
+     do does did can could should would will has have had \
+     qui que quoi quel quelle quels quelles quand où pourquoi comment combien lequel \
+     laquelle lesquels lesquelles qu est \
+     wer wen wem wessen was wann wo wohin woher warum wieso weshalb wie welche welcher \
+     welches welchen welchem ist sind hat haben kann gibt \
+     qué quién quiénes cuál cuáles cuándo dónde cómo cuánto cuánta cuántos cuántas";
+
+/// Whether a question planned in a style that asks (every style but a
+/// search-engine query) asks something: it ends with a question mark or
+/// holds a question word. The judges wrote strings of keywords in those
+/// styles, nearly all of them wrong: "parallel iterators in rust doc html
+/// iter offer parallel perform rayon rest sequenti thread" (the 0.5B, a
+/// multi-hop question planned in poor grammar), "Python version 1995"
+/// (the 1.5B, answered "Python version 1995 was released in 1995."). A
+/// hurried writer's "how to use powers as little as possible" passes.
+///
+/// ```
+/// use assay_generate::check::{asks_something, Candidate, Rejection};
+/// use assay_generate::plan::Style;
+/// let q = |q: &str| Candidate { question: q.into(), answer: "An answer.".into() };
+/// assert_eq!(asks_something(&q("Python version 1995"), Style::PoorGrammar), Err(Rejection::NotAQuestion));
+/// assert_eq!(asks_something(&q("Python version 1995"), Style::WebSearch), Ok(()));
+/// assert_eq!(asks_something(&q("how to use powers as little as possible"), Style::PoorGrammar), Ok(()));
+/// assert_eq!(asks_something(&q("Radium discovered in 1898?"), Style::PerfectGrammar), Ok(()));
+/// assert_eq!(asks_something(&q("qui peut être contrôlé par HTTP"), Style::Misspelled), Ok(()));
+/// ```
+pub fn asks_something(candidate: &Candidate, style: Style) -> Result<(), Rejection> {
+    let question = candidate.question.trim_end();
+    let asking = style == Style::WebSearch
+        || question.ends_with(['?', '？'])
+        || assay_grounding::words::words(question)
+            .iter()
+            .any(|w| ASKING_WORDS.split_whitespace().any(|q| q == w));
+    if asking {
+        Ok(())
+    } else {
+        Err(Rejection::NotAQuestion)
+    }
+}
+
 /// Whether the question and its answer are in `expected` (an English
 /// name), each where the detector is sure of its language: the 1.5B
 /// judge asked a German document "Python version 1995" and answered in
@@ -1110,6 +1166,44 @@ pub(crate) mod tests {
             ("When did Pierre Curie die?", "In a street accident in Paris.", &None),
         ] {
             assert_eq!(&kind(q, a), missing, "{q}");
+        }
+    }
+
+    /// Questions the judges wrote in a style that asks, kept before this
+    /// check (2026-11): the strings of keywords are not questions; a
+    /// question without its mark that holds a question word, in each
+    /// language, is.
+    #[test]
+    fn a_question_in_a_style_that_asks_must_ask() {
+        let asks = |q: &str, style: Style| {
+            let c = Candidate {
+                question: q.into(),
+                answer: "An answer.".into(),
+            };
+            asks_something(&c, style).is_ok()
+        };
+        for q in [
+            "Python core team members vote on election duration",
+            "Python version 1995",
+            "Arch-Linux-Derivate für Einsteiger abgerufen am 20. Juli 2022",
+            "mutable reference immutable reference",
+            "parallel iterators in rust doc html iter offer parallel perform rayon rest sequenti thread",
+            "format error missing attribute",
+        ] {
+            assert!(!asks(q, Style::PoorGrammar), "{q}");
+            assert!(!asks(q, Style::Misspelled), "{q}");
+            assert!(asks(q, Style::WebSearch), "{q}");
+        }
+        for q in [
+            "how to use powers as little as possible",
+            "qui peut être contrôlé par HTTP",
+            "Wie viele Mitglieder hat das Kernteam",
+            "cuántos miembros tiene el consejo",
+            "Is HTTP stateless",
+            "Quel est le premier protocole standardisé de HTTP ?",
+            "Radium was discovered in 1898?",
+        ] {
+            assert!(asks(q, Style::PerfectGrammar), "{q}");
         }
     }
 

@@ -493,6 +493,9 @@ impl Prepared<'_> {
         check::cut_at_quote(&candidate, &contexts)?;
         check::self_contained(&candidate, lexicon)?;
         check::answer_type(&candidate)?;
+        if scenario.is_none() {
+            check::asks_something(&candidate, slot.style)?;
+        }
         check::supported(&candidate, &contexts, lexicon, self.grounding.as_deref())?;
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
