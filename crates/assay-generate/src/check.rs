@@ -613,13 +613,13 @@ pub fn finished(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection
 /// follows many a name ("the Curies' laboratory").
 const QUOTES: [char; 6] = ['"', '\u{201c}', '\u{201e}', '\u{ab}', '`', '{'];
 
-/// Whether the candidate's answer stops where the context it copies goes
-/// on at a quotation mark: the local 1.5B judge ended its answer's JSON
+/// Whether the candidate's answer stops on a word that a context goes on
+/// from at a quotation mark: the local 1.5B judge ended its answer's JSON
 /// string at a quote it should have escaped, "Firefox OS ... aims to
 /// support HTML5 apps written using" where the context goes on
 /// `"open Web" technologies`. An answer with a final stop is whole; so are
-/// a bare phrase and an answer that does not copy its last words from a
-/// context.
+/// a bare phrase and an answer whose last word no context follows with a
+/// quotation mark.
 ///
 /// ```
 /// use assay_generate::check::{cut_at_quote, Candidate, Rejection};
@@ -633,6 +633,11 @@ const QUOTES: [char; 6] = ['"', '\u{201c}', '\u{201e}', '\u{ab}', '`', '{'];
 /// assert_eq!(cut_at_quote(&answer("Boot to Gecko"), &named), Ok(()));
 /// let owned = ["Radium was isolated in the Curies' laboratory in 1902."];
 /// assert_eq!(cut_at_quote(&answer("Radium was isolated by the Curies"), &owned), Ok(()));
+/// let extension = ["It is available as an extension named \"PDF Viewer\" for SeaMonkey."];
+/// let named = answer("The default extension for rendering PDF documents is named");
+/// assert_eq!(cut_at_quote(&named, &extension), Err(Rejection::Unfinished { ending: "is named".into() }));
+/// let renamed = answer("The default extension for rendering PDF documents was renamed");
+/// assert_eq!(cut_at_quote(&renamed, &extension), Ok(()));
 /// ```
 pub fn cut_at_quote(candidate: &Candidate, contexts: &[&str]) -> Result<(), Rejection> {
     let answer: Vec<&str> = candidate.answer.split_whitespace().collect();
@@ -644,17 +649,29 @@ pub fn cut_at_quote(candidate: &Candidate, contexts: &[&str]) -> Result<(), Reje
     if stopped || answer.len() < BARE_ANSWER_WORDS {
         return Ok(());
     }
-    let tail = answer[answer.len() - 2..].join(" ");
+    // Its last word, where a context has it as a word followed by a
+    // space and a quotation mark: not only its last two words, since the
+    // judge words its answer ("... in Firefox is named" of an extension
+    // `named "PDF Viewer"`).
+    let last = answer[answer.len() - 1];
     let cut = contexts.iter().any(|context| {
         let context = context.split_whitespace().collect::<Vec<_>>().join(" ");
-        context.match_indices(&tail).any(|(at, _)| {
-            context[at + tail.len()..]
-                .trim_start()
-                .starts_with(|c: char| QUOTES.contains(&c))
+        context.match_indices(last).any(|(at, _)| {
+            let starts_word = context[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric());
+            let rest = &context[at + last.len()..];
+            starts_word
+                && rest
+                    .strip_prefix(' ')
+                    .is_some_and(|r| r.starts_with(|c: char| QUOTES.contains(&c)))
         })
     });
     if cut {
-        Err(Rejection::Unfinished { ending: tail })
+        Err(Rejection::Unfinished {
+            ending: answer[answer.len() - 2..].join(" "),
+        })
     } else {
         Ok(())
     }
