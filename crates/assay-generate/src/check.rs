@@ -983,20 +983,26 @@ pub fn answer_type(candidate: &Candidate) -> Result<(), Rejection> {
     }
 }
 
-/// Words that make a string of words a question, in the four languages
-/// of the lexicons: question words and the verbs a yes/no question opens
-/// with. Spanish ones only with their accent ("que" and "como" are not).
-const ASKING_WORDS: &str = "what which who whom whose when where why how is are was were \
-     do does did can could should would will has have had \
-     qui que quoi quel quelle quels quelles quand où pourquoi comment combien lequel \
-     laquelle lesquels lesquelles qu est \
-     wer wen wem wessen was wann wo wohin woher warum wieso weshalb wie welche welcher \
-     welches welchen welchem ist sind hat haben kann gibt \
+/// Question words, anywhere in a question, in the four languages of
+/// the lexicons; Spanish ones only with their accent ("que" and "como"
+/// are not). Words that are also common elsewhere ("was", "wie", "que")
+/// are in [`OPENING_WORDS`].
+const ASKING_WORDS: &str = "what which who whom whose when where why how \
+     qui quoi quel quelle quels quelles quand où pourquoi comment combien lequel \
+     laquelle lesquels lesquelles qu \
+     wer wen wem wessen wann wo wohin woher warum wieso weshalb welche welcher \
+     welches welchen welchem \
      qué quién quiénes cuál cuáles cuándo dónde cómo cuánto cuánta cuántos cuántas";
 
+/// Words that make a question only as its first word: the verbs a yes/no
+/// question opens with, which any statement holds further on ("Python
+/// version 1995 was released"), and "was", "wie", "que".
+const OPENING_WORDS: &str = "is are was were do does did can could should would will has \
+     have had que est ist sind hat haben kann gibt wie";
+
 /// Whether a question planned in a style that asks (every style but a
-/// search-engine query) asks something: it ends with a question mark or
-/// holds a question word. The judges wrote strings of keywords in those
+/// search-engine query) asks something: it ends with a question mark,
+/// holds a question word or opens with a verb as a yes/no question does. The judges wrote strings of keywords in those
 /// styles, nearly all of them wrong: "parallel iterators in rust doc html
 /// iter offer parallel perform rayon rest sequenti thread" (the 0.5B, a
 /// multi-hop question planned in poor grammar), "Python version 1995"
@@ -1012,14 +1018,18 @@ const ASKING_WORDS: &str = "what which who whom whose when where why how is are 
 /// assert_eq!(asks_something(&q("how to use powers as little as possible"), Style::PoorGrammar), Ok(()));
 /// assert_eq!(asks_something(&q("Radium discovered in 1898?"), Style::PerfectGrammar), Ok(()));
 /// assert_eq!(asks_something(&q("qui peut être contrôlé par HTTP"), Style::Misspelled), Ok(()));
+/// assert_eq!(asks_something(&q("Is HTTP stateless"), Style::PoorGrammar), Ok(()));
+/// let statement = q("Python version 1995 was released in 1995");
+/// assert_eq!(asks_something(&statement, Style::PoorGrammar), Err(Rejection::NotAQuestion));
 /// ```
 pub fn asks_something(candidate: &Candidate, style: Style) -> Result<(), Rejection> {
     let question = candidate.question.trim_end();
-    let asking = style == Style::WebSearch
-        || question.ends_with(['?', '？'])
-        || assay_grounding::words::words(question)
-            .iter()
-            .any(|w| ASKING_WORDS.split_whitespace().any(|q| q == w));
+    let asking = style == Style::WebSearch || question.ends_with(['?', '？']) || {
+        let words = assay_grounding::words::words(question);
+        let among = |list: &str, w: &String| list.split_whitespace().any(|q| q == w);
+        words.first().is_some_and(|w| among(OPENING_WORDS, w))
+            || words.iter().any(|w| among(ASKING_WORDS, w))
+    };
     if asking {
         Ok(())
     } else {
