@@ -308,10 +308,13 @@ def run_assay(
         if done.returncode not in (0, 5):
             raise SystemExit(f"assay generate failed: {done.stderr[-2000:]}")
         rows = [json.loads(line) for line in testset.read_text().splitlines()]
-        # What the checks rejected, and why, is kept beside the set.
+        # The set as assay wrote it (with the sentences each row cites),
+        # and what the checks rejected and why, are kept.
+        name = stem(" ".join(["assay", *flags]))
+        shutil.copy(testset, OUT / f"generate-{name}.jsonl")
         shutil.copy(
             testset.with_name("set.rejected.jsonl"),
-            OUT / f"generate-{stem(' '.join(['assay', *flags]))}.rejected.jsonl",
+            OUT / f"generate-{name}.rejected.jsonl",
         )
     return [
         made(
@@ -519,7 +522,8 @@ def worth(args, docs: list[Path], runs: dict) -> None:
     assay embeds in-process): what its kept questions are worth, measured
     by `quality`, and its wall time. Each set and its measures are also
     written as JSON to the folder the bench was started from
-    (generate-<library>.json; assay's rejected candidates beside,
+    (generate-<library>.json; assay's set as it wrote it and its rejected
+    candidates beside, generate-assay.jsonl and
     generate-assay.rejected.jsonl)."""
     quota = args.size / len(docs)
     width = max(map(len, runs), default=0) + 1

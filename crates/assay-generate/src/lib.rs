@@ -6,7 +6,7 @@
 //! shingles ([`dedup`]), and the questions a test set asks for shared
 //! exactly between question types and documents ([`quota`]); then each
 //! planned question's request ([`request`]), the checks of the judge's
-//! answer ([`check`]), the critic's request and verdict ([`critic`]), the
+//! answer ([`check`]) against the sentences it cites ([`evidence`]), the critic's request and verdict ([`critic`]), the
 //! closed-book check's ([`closed_book`]) and the round-trip check's
 //! ([`round_trip`]).
 //!
@@ -19,6 +19,7 @@ pub mod closed_book;
 pub mod critic;
 pub mod dedup;
 pub mod document;
+pub mod evidence;
 pub mod evolve;
 pub mod links;
 pub mod pipeline;

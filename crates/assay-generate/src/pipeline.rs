@@ -9,7 +9,9 @@
 //! A row is a sample `assay eval` reads: `user_input`, `reference`,
 //! `reference_contexts`, and beside them what made it:
 //! `reference_context_spans` (each context's document and character span
-//! in that document's text), `question_type`, `persona`, `style`,
+//! in that document's text), `reference_evidence` (the sentence of each
+//! context that the judge cited, where its prompt asks it to cite one:
+//! [`crate::evidence`]), `question_type`, `persona`, `style`,
 //! `length`, and `meta` (document, language, the generator's signature).
 
 use crate::check::{self, Candidate, Rejection, Similarity};
@@ -86,7 +88,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 12;
+pub const VERSION: u32 = 13;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -496,7 +498,26 @@ impl Prepared<'_> {
         if scenario.is_none() {
             check::asks_something(&candidate, slot.style)?;
         }
-        check::supported(&candidate, &contexts, lexicon, self.grounding.as_deref())?;
+        // Where the prompt asks the judge to cite a sentence of each
+        // context, the answer is read against those sentences (each after
+        // its context's headings, which name what a sentence's pronouns
+        // stand for), not against everything the contexts say.
+        let schema = &crate::request::prompt(slot.kind).output_schema;
+        let cited = crate::evidence::cited(schema, answer, &contexts)?;
+        let support: Vec<String> = match &cited {
+            Some(sentences) => asked
+                .iter()
+                .zip(sentences)
+                .map(|(&i, s)| {
+                    let mut lines = self.pieces[i].chunk.headings.clone();
+                    lines.push(s.clone());
+                    lines.join("\n")
+                })
+                .collect(),
+            None => contexts.iter().map(|c| c.to_string()).collect(),
+        };
+        let support: Vec<&str> = support.iter().map(String::as_str).collect();
+        check::supported(&candidate, &support, lexicon, self.grounding.as_deref())?;
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
         check::in_language(&candidate, expected)?;
@@ -546,6 +567,9 @@ impl Prepared<'_> {
                 "generator": self.signature(),
             },
         });
+        if let (Some(cited), Value::Object(fields)) = (cited, &mut row) {
+            fields.insert("reference_evidence".into(), json!(cited));
+        }
         if let (Some(scenario), Value::Object(fields)) = (scenario, &mut row) {
             // DeepEval's conversational golden: the scenario, who the user
             // is and the expected outcome; `reference` keeps the outcome
@@ -687,6 +711,11 @@ mod tests {
         ]
     }
 
+    /// The two sentences of [`docs`]' Curie chunk, as a judge cites them.
+    const BORN: &str = "Pierre Curie was a French physicist, born in Paris in 1859.";
+    const FOUND: &str =
+        "With Marie Curie he discovered radium and polonium in the mineral pitchblende in 1898.";
+
     fn options(size: usize) -> Options {
         Options {
             size,
@@ -807,13 +836,15 @@ mod tests {
     }
 
     /// A supported answer becomes a row `assay eval` reads, with its spans
-    /// in characters; the same question again is a duplicate; an answer
-    /// the contexts do not hold is unsupported.
+    /// in characters and the sentence it cites; the same question again is
+    /// a duplicate; an answer its cited sentence does not hold is
+    /// unsupported, though the rest of its context holds it; a cited
+    /// sentence that is not the context's is the judge's failure.
     #[test]
     fn answers_are_checked_and_kept_as_rows() {
         let d = docs();
         let (mut p, slot) = curie_single_hop(&d);
-        let good = json!({"question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
+        let good = json!({"evidence": BORN, "question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
         let row = p.accept(&slot, &good, None).unwrap();
         assert_eq!(row["user_input"], "Where was Pierre Curie born?");
         let span = &row["reference_context_spans"][0];
@@ -827,12 +858,30 @@ mod tests {
         assert!(row["meta"]["generator"]
             .as_str()
             .unwrap()
-            .contains("single_hop@v1"));
+            .contains("single_hop@v2"));
         assert!(matches!(
             p.accept(&slot, &good, None),
             Err(Rejection::Duplicate { .. })
         ));
-        let bad = json!({"question": "Where did Pierre Curie die?", "answer": "Pierre Curie died in Vienna in 1921 after a long illness."});
+        assert_eq!(row["reference_evidence"], json!([BORN]));
+        // Every word of this answer is in the chunk, but not in the
+        // sentence it cites; and a sentence of the judge's own is none.
+        let elsewhere = json!({"evidence": BORN, "question": "What did Pierre Curie discover in 1898?",
+            "answer": "He discovered radium and polonium in 1898."});
+        assert!(matches!(
+            p.accept(&slot, &elsewhere, None),
+            Err(Rejection::Unsupported { .. })
+        ));
+        let right = json!({"evidence": FOUND, "question": "What did Pierre Curie discover in 1898?",
+            "answer": "He discovered radium and polonium in 1898."});
+        assert!(p.accept(&slot, &right, None).is_ok());
+        let invented = json!({"evidence": "Pierre Curie was born in Paris.",
+            "question": "Where was Pierre Curie born, in which city?", "answer": "In Paris."});
+        assert!(matches!(
+            p.accept(&slot, &invented, None),
+            Err(Rejection::Judge { .. })
+        ));
+        let bad = json!({"evidence": BORN, "question": "Where did Pierre Curie die?", "answer": "Pierre Curie died in Vienna in 1921 after a long illness."});
         assert!(matches!(
             p.accept(&slot, &bad, None),
             Err(Rejection::Unsupported { .. })
@@ -1025,16 +1074,16 @@ mod tests {
             question: Some("Where was Pierre Curie born?"),
             why: &why,
         };
-        let leaked = json!({"question": "Where was Pierre Curie born?",
+        let leaked = json!({"evidence": BORN, "question": "Where was Pierre Curie born?",
             "answer": "Pierre Curie was born in Paris. Write it whole, with any quotation marks it copies escaped."});
         let copied =
             |r: Result<Checked, Rejection>| matches!(r, Err(Rejection::CopiesPrompt { .. }));
         assert!(copied(p.check(&slot, &leaked, None, Some(told))));
         assert!(!copied(p.check(&slot, &leaked, None, None)));
-        let example = json!({"question": "Where did Pierre Curie work?",
+        let example = json!({"evidence": FOUND, "question": "Where did Pierre Curie work?",
             "answer": "Radium was discovered by Marie and Pierre Curie in 1898."});
         assert!(copied(p.check(&slot, &example, None, None)));
-        let own = json!({"question": "Where was Pierre Curie born?",
+        let own = json!({"evidence": BORN, "question": "Where was Pierre Curie born?",
             "answer": "Pierre Curie was born in Paris in 1859."});
         assert!(p.check(&slot, &own, None, Some(told)).is_ok());
     }
@@ -1046,9 +1095,9 @@ mod tests {
     fn questions_that_mean_the_same_are_duplicates_by_their_embeddings() {
         let d = docs();
         let (mut p, slot) = curie_single_hop(&d);
-        let first = json!({"question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
-        let reworded = json!({"question": "In which city did Pierre Curie come into the world?", "answer": "He was born in Paris, in 1859."});
-        let other = json!({"question": "What did Pierre Curie discover with Marie Curie?", "answer": "With Marie Curie he discovered radium and polonium."});
+        let first = json!({"evidence": BORN, "question": "Where was Pierre Curie born?", "answer": "Pierre Curie was born in Paris in 1859."});
+        let reworded = json!({"evidence": BORN, "question": "In which city did Pierre Curie come into the world?", "answer": "He was born in Paris, in 1859."});
+        let other = json!({"evidence": FOUND, "question": "What did Pierre Curie discover with Marie Curie?", "answer": "With Marie Curie he discovered radium and polonium."});
         let near = dedup::SAME_MEANING_FROM as f32 + 0.01;
         let along = |c: f32| Some(vec![c, (1.0 - c * c).sqrt()]);
         p.accept(&slot, &first, along(1.0)).unwrap();
@@ -1077,9 +1126,9 @@ mod tests {
     fn questions_whose_answers_state_the_same_are_duplicates() {
         let d = docs();
         let (mut p, slot) = curie_single_hop(&d);
-        let first = json!({"question": "Where was Pierre Curie born?",
+        let first = json!({"evidence": BORN, "question": "Where was Pierre Curie born?",
             "answer": "Pierre Curie was born in Paris in 1859."});
-        let same = json!({"question": "In which year did Pierre Curie come into the world?",
+        let same = json!({"evidence": BORN, "question": "In which year did Pierre Curie come into the world?",
             "answer": "Pierre Curie was born in Paris, in 1859."});
         p.accept(&slot, &first, None).unwrap();
         match p.accept(&slot, &same, None) {
@@ -1094,9 +1143,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let mut short = prepare(&d, &options(4));
-        let with = json!({"question": "What did Pierre Curie discover with Marie Curie?",
+        let with = json!({"evidence": FOUND, "question": "What did Pierre Curie discover with Marie Curie?",
             "answer": "Radium and polonium."});
-        let found = json!({"question": "What did Marie Curie and Pierre Curie discover in pitchblende in 1898?",
+        let found = json!({"evidence": FOUND, "question": "What did Marie Curie and Pierre Curie discover in pitchblende in 1898?",
             "answer": "Radium and polonium."});
         short.accept(&slot, &with, None).unwrap();
         short.accept(&slot, &found, None).unwrap();
@@ -1152,7 +1201,10 @@ mod languages {
             .request(&slot, 0, None)
             .system
             .contains("Write the question and the answer in German."));
+        let cited = "Sie wurde Anfang der 1990er Jahre von Guido van Rossum am Centrum Wiskunde & \
+                     Informatica in Amsterdam entwickelt.";
         let english = json!({
+            "evidence": cited,
             "question": "Who developed the programming language Python in Amsterdam?",
             "answer": "Python wurde Anfang der 1990er Jahre von Guido van Rossum am Centrum Wiskunde & Informatica in Amsterdam entwickelt."
         });
@@ -1164,6 +1216,7 @@ mod languages {
             })
         );
         let german = json!({
+            "evidence": cited,
             "question": "Von wem und wo wurde die Programmiersprache Python entwickelt?",
             "answer": "Sie wurde Anfang der 1990er Jahre von Guido van Rossum am Centrum Wiskunde & Informatica in Amsterdam entwickelt."
         });

@@ -267,12 +267,13 @@ pub fn render(
             user.push(format!("why it was rejected:\n{}", e.why.advice()));
         }
     }
+    let texts: Vec<&str> = contexts.iter().map(|c| c.text).collect();
     Request {
         prompt: format!("generate/{}", p.id),
         version: p.version,
         system,
         user: user.join("\n\n"),
-        schema: p.output_schema.clone(),
+        schema: crate::evidence::with_sentences(&p.output_schema, &texts),
         draw: None,
     }
 }
@@ -295,8 +296,10 @@ mod tests {
             let p = prompt(kind);
             assert_eq!(p.id, kind.name());
             let required = match kind {
+                QuestionType::SingleHop => json!(["evidence", "question", "answer"]),
+                QuestionType::MultiHop => json!(["evidence_1", "evidence_2", "question", "answer"]),
+                QuestionType::Abstract => json!(["question", "answer"]),
                 QuestionType::Conversation => json!(["scenario", "question", "answer"]),
-                _ => json!(["question", "answer"]),
             };
             assert_eq!(p.output_schema["required"], required);
             assert_eq!(p.output_schema["additionalProperties"], false);
@@ -350,6 +353,14 @@ mod tests {
              why it was rejected:\nthe question itself states its answer"
         );
         assert!(r.system.contains("of 20 to 35 words"));
+        assert_eq!(
+            r.schema["properties"]["evidence_1"]["enum"],
+            json!(["A one."])
+        );
+        assert_eq!(
+            r.schema["properties"]["evidence_2"]["enum"],
+            json!(["B two."])
+        );
         assert_eq!(r.prompt, "generate/multi_hop");
         assert!(!r.system.contains("Example:"));
         let first = render(&slot, &contexts, &shared, voice, 0, None);

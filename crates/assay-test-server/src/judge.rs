@@ -11,8 +11,9 @@
 //! toxic when they contain "stupid"; a context is contradicted when both
 //! it and the response mention cheese; the generation critic scores a
 //! question that says "the source" 0.3, others 0.9; generated questions are the first
-//! statement plus a number; the per-item prompts follow the same rules, one
-//! statement or context at a time; coherence is rated 4; an aspect is present when
+//! statement plus a number, citing the listed sentences that share the
+//! most words with their answer; the per-item prompts follow the same
+//! rules, one statement or context at a time; coherence is rated 4; an aspect is present when
 //! the response mentions Paris; a rubric's evaluation steps are the
 //! sentences of its criterion, and its rating is 1 plus the number of
 //! steps whose last word the response (or the conversation rated) contains
@@ -44,7 +45,7 @@
 
 use crate::{chat, Recorded, Reply};
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A RAG sample the rules above score in known ways: one of the two
 /// response statements is in the contexts, contexts 1 and 4 state the
@@ -116,7 +117,7 @@ pub fn reply_filling(req: &Recorded, fill: &Fill) -> Reply {
         }
     }
     let message = req.last_message();
-    let answer = rule(prompt, message).unwrap_or_else(|| {
+    let mut answer = rule(prompt, message).unwrap_or_else(|| {
         let schema = &req.body["response_format"]["json_schema"]["schema"];
         let schema = match stated_schema(message).filter(|_| schema.is_null()) {
             Some(stated) => stated,
@@ -129,7 +130,51 @@ pub fn reply_filling(req: &Recorded, fill: &Fill) -> Reply {
         };
         Filler::new(fill, texts, names).fill(&schema, &schema)
     });
+    cite(
+        &mut answer,
+        &req.body["response_format"]["json_schema"]["schema"],
+    );
     chat(&answer.to_string())
+}
+
+/// `answer` with the evidence a generator's request asks for and the
+/// answer lacks: for each `evidence...` property of the request's schema
+/// that lists sentences, the first of those sharing the most words with
+/// the answer's `answer`. A scripted judge of a test answers through it.
+pub fn citing(req: &Recorded, mut answer: Value) -> Value {
+    cite(
+        &mut answer,
+        &req.body["response_format"]["json_schema"]["schema"],
+    );
+    answer
+}
+
+fn cite(answer: &mut Value, schema: &Value) {
+    let Some(properties) = schema["properties"].as_object() else {
+        return;
+    };
+    let said = long_words(answer["answer"].as_str().unwrap_or(""));
+    for (name, property) in properties {
+        let listed: Vec<&str> = property["enum"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if !name.starts_with("evidence") || answer.get(name).is_some() || listed.is_empty() {
+            continue;
+        }
+        let shared = |sentence: &str| long_words(sentence).intersection(&said).count();
+        // The first of the most shared, as `max_by_key` gives the last.
+        let chosen = listed
+            .iter()
+            .rev()
+            .max_by_key(|s| shared(s))
+            .unwrap_or(&listed[0]);
+        if let Value::Object(fields) = answer {
+            fields.insert(name.clone(), json!(chosen));
+        }
+    }
 }
 
 /// The sentences a [`Fill::text`] answer is made of: those of the input
@@ -577,18 +622,18 @@ fn verdicts(flags: impl IntoIterator<Item = &'static str>) -> Value {
     json!({"verdicts": flags.into_iter().map(|v| json!({"reason": format!("fake {v}"), "verdict": v})).collect::<Vec<_>>()})
 }
 
-/// Whether two texts share a word longer than 3 letters (lower-cased,
-/// punctuation aside).
+/// Whether two texts share a word longer than 3 letters.
 fn shares_word(a: &str, b: &str) -> bool {
-    let words = |t: &str| -> Vec<String> {
-        t.to_lowercase()
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.len() > 3)
-            .map(str::to_string)
-            .collect()
-    };
-    let b = words(b);
-    words(a).iter().any(|w| b.contains(w))
+    long_words(a).intersection(&long_words(b)).next().is_some()
+}
+
+/// A text's words longer than 3 letters, lower-cased, punctuation aside.
+fn long_words(t: &str) -> BTreeSet<String> {
+    t.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 3)
+        .map(str::to_string)
+        .collect()
 }
 
 /// Whether one of a call's (`NAME {arguments}`) string arguments is a word

@@ -254,8 +254,11 @@ fn a_question_the_judge_answers_without_its_context_is_rejected() {
     let judge_knows = |known: bool| {
         move |req: &assay_test_server::Recorded, _: usize| match judge::prompt_name(req) {
             Some("generate_single_hop") => chat(
-                &json!({"question": "What is the capital of France?",
-                            "answer": "Paris is the capital of France."})
+                &judge::citing(
+                    req,
+                    json!({"question": "What is the capital of France?",
+                            "answer": "Paris is the capital of France."}),
+                )
                 .to_string(),
             ),
             Some("generate_closed_book") => chat(
@@ -409,7 +412,8 @@ fn first_requests_go_to_a_remote_judge_at_once() {
 fn a_judge_whose_answers_are_never_supported_makes_no_row_and_exits_5() {
     let fx = Fixture::new(|req, _| {
         if judge::prompt_name(req).is_some_and(|p| p.starts_with("generate_")) {
-            return chat(&json!({"question": "Who won the 1954 World Cup?", "answer": "West Germany won the 1954 World Cup in Bern."}).to_string());
+            let invented = json!({"question": "Who won the 1954 World Cup?", "answer": "West Germany won the 1954 World Cup in Bern."});
+            return chat(&judge::citing(req, invented).to_string());
         }
         Reply::json(500, json!({"error": "unexpected"}))
     });
@@ -459,7 +463,8 @@ fn questions_a_document_cannot_give_move_to_the_others_within_one_of_their_quota
                 .as_str()
                 .is_some_and(|system| system.contains("answer in French."));
         if about_french {
-            return chat(&json!({"question": "Who won the 1954 World Cup?", "answer": "West Germany won the 1954 World Cup in Bern."}).to_string());
+            let invented = json!({"question": "Who won the 1954 World Cup?", "answer": "West Germany won the 1954 World Cup in Bern."});
+            return chat(&judge::citing(req, invented).to_string());
         }
         judge::reply(req)
     });
@@ -745,8 +750,12 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
     let summary = read_json(&fx.path("strict.summary.json"));
     assert_eq!(summary["made"], 0);
     // Two questions, three attempts on each of three chunks of two
-    // documents.
-    assert_eq!(summary["rejected"], json!({"low_quality": 36}));
+    // documents; six of the loopback's answers run a list's items into one
+    // "sentence", which the one sentence each cites does not hold.
+    assert_eq!(
+        summary["rejected"],
+        json!({"low_quality": 30, "unsupported": 6})
+    );
     let rejected = read_jsonl(&fx.path("strict.rejected.jsonl"));
     assert_eq!(
         rejected[0]["rejection"],
@@ -756,7 +765,8 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
         .as_str()
         .unwrap()
         .contains("critic@v1>=0.5"));
-    // Each retry tells the judge the critic's feedback.
+    // Each retry tells the judge the critic's feedback, where the critic
+    // rejected the attempt before it.
     let retries: Vec<String> = fx
         .chats()
         .iter()
@@ -765,9 +775,20 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
         .collect();
     // The second attempt on each of six chunks, for each question.
     assert_eq!(retries.len(), 12);
-    assert!(retries.iter().all(|user| user.contains(
-        "why it was rejected:\na reviewer scored it 0.30 of 1: Name the subject instead of the source."
-    )));
+    let first_unsupported = rejected
+        .iter()
+        .filter(|r| r["attempt"].as_u64().unwrap() % 3 == 1)
+        .filter(|r| r["rejection"]["reason"] == "unsupported")
+        .count();
+    let told = |why: &str| retries.iter().filter(|user| user.contains(why)).count();
+    assert_eq!(
+        told("why it was rejected:\na reviewer scored it 0.30 of 1: Name the subject instead of the source."),
+        12 - first_unsupported
+    );
+    assert_eq!(
+        told("why it was rejected:\nthe context does not state"),
+        first_unsupported
+    );
 
     let lenient = fx.path("lenient.jsonl");
     let o = generate(&fx, &lenient, &["--size", "2", "--critic", "0.2"]);
@@ -777,10 +798,12 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
     // A question and its critique each, both from the first run's cache.
     assert_eq!(summary["judge"]["calls"], 4);
     assert_eq!(summary["judge"]["cache_hits"], 4);
-    // The server saw one critique per distinct question: a question
-    // made again on another chunk would be critiqued from the cache.
+    // The server saw one critique per distinct question that reached the
+    // critic: a question made again on another chunk would be critiqued
+    // from the cache.
     let mut questions: Vec<&str> = rejected
         .iter()
+        .filter(|r| r["rejection"]["reason"] == "low_quality")
         .map(|r| r["candidate"]["question"].as_str().unwrap())
         .collect();
     questions.sort_unstable();
@@ -919,8 +942,11 @@ fn a_reference_answer_the_judge_reads_otherwise_is_rejected() {
     let reader = |said: Value| {
         move |req: &assay_test_server::Recorded, _: usize| match judge::prompt_name(req) {
             Some("generate_single_hop") => chat(
-                &json!({"question": "What year was radium found by the Curies?",
-                        "answer": "Marie and Pierre Curie discovered radium in 1898."})
+                &judge::citing(
+                    req,
+                    json!({"question": "What year was radium found by the Curies?",
+                        "answer": "Marie and Pierre Curie discovered radium in 1898."}),
+                )
                 .to_string(),
             ),
             Some("generate_round_trip") => chat(&said.to_string()),
