@@ -126,3 +126,36 @@ pub fn cited(
     }
     Ok(Some(out))
 }
+
+/// The choices of one citable sentence per context, the `cited` ones
+/// first, then every other in the contexts' order: the answer is checked
+/// against each until one supports it, so that a judge that cites the
+/// wrong sentence of a chunk whose other sentence states its answer is
+/// not rejected for the citation (the 0.5B default often cites the
+/// sentence before), while an answer no single sentence of each context
+/// states still is.
+///
+/// ```
+/// use assay_generate::evidence::choices;
+/// let all: Vec<Vec<String>> = choices(&["A one. A two.", "B one."], &["A two.".into(), "B one.".into()]).collect();
+/// assert_eq!(all, [vec!["A two.", "B one."], vec!["A one.", "B one."]]);
+/// ```
+pub fn choices<'a>(
+    contexts: &[&str],
+    cited: &'a [String],
+) -> impl Iterator<Item = Vec<String>> + 'a {
+    let each: Vec<Vec<String>> = contexts.iter().map(|c| citable(c)).collect();
+    let total: usize = each.iter().map(Vec::len).product();
+    let others = (0..total).filter_map(move |mut k| {
+        let choice: Vec<String> = each
+            .iter()
+            .map(|sentences| {
+                let s = sentences[k % sentences.len()].clone();
+                k /= sentences.len();
+                s
+            })
+            .collect();
+        (choice != cited).then_some(choice)
+    });
+    std::iter::once(cited.to_vec()).chain(others)
+}

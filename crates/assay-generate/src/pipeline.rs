@@ -499,25 +499,20 @@ impl Prepared<'_> {
             check::asks_something(&candidate, slot.style)?;
         }
         // Where the prompt asks the judge to cite a sentence of each
-        // context, the answer is read against those sentences (each after
-        // its context's headings, which name what a sentence's pronouns
-        // stand for), not against everything the contexts say.
+        // context, the answer must be supported by one sentence of each
+        // (after its context's headings, which name what a sentence's
+        // pronouns stand for), the cited ones first, not by words taken
+        // from all over the contexts.
         let schema = &crate::request::prompt(slot.kind).output_schema;
-        let cited = crate::evidence::cited(schema, answer, &contexts)?;
-        let support: Vec<String> = match &cited {
-            Some(sentences) => asked
-                .iter()
-                .zip(sentences)
-                .map(|(&i, s)| {
-                    let mut lines = self.pieces[i].chunk.headings.clone();
-                    lines.push(s.clone());
-                    lines.join("\n")
-                })
-                .collect(),
-            None => contexts.iter().map(|c| c.to_string()).collect(),
+        let evidence = match crate::evidence::cited(schema, answer, &contexts)? {
+            Some(cited) => {
+                Some(self.one_sentence_each(&candidate, &asked, &contexts, &cited, lexicon)?)
+            }
+            None => {
+                check::supported(&candidate, &contexts, lexicon, self.grounding.as_deref())?;
+                None
+            }
         };
-        let support: Vec<&str> = support.iter().map(String::as_str).collect();
-        check::supported(&candidate, &support, lexicon, self.grounding.as_deref())?;
         check::given_away(&candidate, lexicon)?;
         let expected = self.languages[slot.document].as_deref();
         check::in_language(&candidate, expected)?;
@@ -567,8 +562,8 @@ impl Prepared<'_> {
                 "generator": self.signature(),
             },
         });
-        if let (Some(cited), Value::Object(fields)) = (cited, &mut row) {
-            fields.insert("reference_evidence".into(), json!(cited));
+        if let (Some(evidence), Value::Object(fields)) = (evidence, &mut row) {
+            fields.insert("reference_evidence".into(), json!(evidence));
         }
         if let (Some(scenario), Value::Object(fields)) = (scenario, &mut row) {
             // DeepEval's conversational golden: the scenario, who the user
@@ -589,6 +584,42 @@ impl Prepared<'_> {
             grounding: self.grounding.clone(),
             row,
         })
+    }
+
+    /// The first choice of one sentence of each of the `asked` chunks
+    /// (the `cited` ones first, [`crate::evidence::choices`]) that
+    /// supports `candidate`'s answer, or why the cited ones do not.
+    fn one_sentence_each(
+        &self,
+        candidate: &Candidate,
+        asked: &[usize],
+        contexts: &[&str],
+        cited: &[String],
+        lexicon: Lexicon,
+    ) -> Result<Vec<String>, Rejection> {
+        let mut why = None;
+        for choice in crate::evidence::choices(contexts, cited) {
+            let support: Vec<String> = asked
+                .iter()
+                .zip(&choice)
+                .map(|(&i, s)| {
+                    let mut lines = self.pieces[i].chunk.headings.clone();
+                    lines.push(s.clone());
+                    lines.join("\n")
+                })
+                .collect();
+            let support: Vec<&str> = support.iter().map(String::as_str).collect();
+            match check::supported(candidate, &support, lexicon, self.grounding.as_deref()) {
+                Ok(()) => return Ok(choice),
+                Err(e) => {
+                    why.get_or_insert(e);
+                }
+            }
+        }
+        Err(why.unwrap_or(Rejection::Unsupported {
+            claim: candidate.answer.clone(),
+            evidence: "its contexts have no sentence to cite".into(),
+        }))
     }
 
     /// Keeps a checked candidate: its row, numbered, and its question
@@ -836,10 +867,10 @@ mod tests {
     }
 
     /// A supported answer becomes a row `assay eval` reads, with its spans
-    /// in characters and the sentence it cites; the same question again is
-    /// a duplicate; an answer its cited sentence does not hold is
-    /// unsupported, though the rest of its context holds it; a cited
-    /// sentence that is not the context's is the judge's failure.
+    /// in characters and the sentence that states it; the same question
+    /// again is a duplicate; an answer no one sentence holds is
+    /// unsupported, though its context holds its words; a cited sentence
+    /// that is not the context's is the judge's failure.
     #[test]
     fn answers_are_checked_and_kept_as_rows() {
         let d = docs();
@@ -864,17 +895,19 @@ mod tests {
             Err(Rejection::Duplicate { .. })
         ));
         assert_eq!(row["reference_evidence"], json!([BORN]));
-        // Every word of this answer is in the chunk, but not in the
-        // sentence it cites; and a sentence of the judge's own is none.
-        let elsewhere = json!({"evidence": BORN, "question": "What did Pierre Curie discover in 1898?",
-            "answer": "He discovered radium and polonium in 1898."});
+        // Every word of this answer is in the chunk, but no one sentence
+        // of it states the answer; one that another sentence than the one
+        // cited states is kept, citing that one.
+        let joined = json!({"evidence": BORN, "question": "What did Pierre Curie discover in Paris in 1859?",
+            "answer": "He discovered radium and polonium in Paris in 1859."});
         assert!(matches!(
-            p.accept(&slot, &elsewhere, None),
+            p.accept(&slot, &joined, None),
             Err(Rejection::Unsupported { .. })
         ));
-        let right = json!({"evidence": FOUND, "question": "What did Pierre Curie discover in 1898?",
+        let miscited = json!({"evidence": BORN, "question": "What did Pierre Curie discover in 1898?",
             "answer": "He discovered radium and polonium in 1898."});
-        assert!(p.accept(&slot, &right, None).is_ok());
+        let row = p.accept(&slot, &miscited, None).unwrap();
+        assert_eq!(row["reference_evidence"], json!([FOUND]));
         let invented = json!({"evidence": "Pierre Curie was born in Paris.",
             "question": "Where was Pierre Curie born, in which city?", "answer": "In Paris."});
         assert!(matches!(

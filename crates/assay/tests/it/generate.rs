@@ -750,11 +750,12 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
     let summary = read_json(&fx.path("strict.summary.json"));
     assert_eq!(summary["made"], 0);
     // Two questions, three attempts on each of three chunks of two
-    // documents; six of the loopback's answers run a list's items into one
-    // "sentence", which the one sentence each cites does not hold.
+    // documents; five of the loopback's answers (split at ". " only) join
+    // several sentences of a chunk, a list's items, which no one sentence
+    // of it holds.
     assert_eq!(
         summary["rejected"],
-        json!({"low_quality": 30, "unsupported": 6})
+        json!({"low_quality": 31, "unsupported": 5})
     );
     let rejected = read_jsonl(&fx.path("strict.rejected.jsonl"));
     assert_eq!(
