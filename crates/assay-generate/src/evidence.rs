@@ -4,8 +4,9 @@
 //! each context that states its answer; the request's schema lists each
 //! context's sentences as the property's `enum`, so a grammar-constrained
 //! judge copies one of them word for word. The answer is then checked
-//! against the cited sentences (and the contexts' headings), not the
-//! whole contexts: the 1.5B judge's wrong answers were mostly made of
+//! against one sentence of each context (after the contexts' headings),
+//! the cited ones first ([`choices`]), not the whole contexts: the 1.5B
+//! judge's wrong answers were mostly made of
 //! words from several sentences joined into another meaning ("When was
 //! PEP 8100 adopted?" answered with the date of PEP 8106's line).
 //!

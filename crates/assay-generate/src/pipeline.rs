@@ -10,8 +10,8 @@
 //! `reference_contexts`, and beside them what made it:
 //! `reference_context_spans` (each context's document and character span
 //! in that document's text), `reference_evidence` (the sentence of each
-//! context that the judge cited, where its prompt asks it to cite one:
-//! [`crate::evidence`]), `question_type`, `persona`, `style`,
+//! context that states the answer, where its prompt asks the judge to
+//! cite one: [`crate::evidence`]), `question_type`, `persona`, `style`,
 //! `length`, and `meta` (document, language, the generator's signature).
 
 use crate::check::{self, Candidate, Rejection, Similarity};

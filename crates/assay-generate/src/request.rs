@@ -298,7 +298,7 @@ mod tests {
             let required = match kind {
                 QuestionType::SingleHop => json!(["evidence", "question", "answer"]),
                 QuestionType::MultiHop => json!(["evidence_1", "evidence_2", "question", "answer"]),
-                QuestionType::Abstract => json!(["question", "answer"]),
+                QuestionType::Abstract => json!(["evidence_1", "evidence_2", "question", "answer"]),
                 QuestionType::Conversation => json!(["scenario", "question", "answer"]),
             };
             assert_eq!(p.output_schema["required"], required);
