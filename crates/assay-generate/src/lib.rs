@@ -6,9 +6,9 @@
 //! shingles ([`dedup`]), and the questions a test set asks for shared
 //! exactly between question types and documents ([`quota`]); then each
 //! planned question's request ([`request`]), the checks of the judge's
-//! answer ([`check`]) against the sentences it cites ([`evidence`]), the critic's request and verdict ([`critic`]), the
-//! closed-book check's ([`closed_book`]) and the round-trip check's
-//! ([`round_trip`]).
+//! answer ([`check`]) against the sentences it cites ([`evidence`]), the
+//! critic's request and verdict ([`critic`]), the closed-book check's
+//! ([`closed_book`]) and the round-trip check's ([`round_trip`]).
 //!
 //! Everything here is a pure function of its inputs: the same documents
 //! and settings give the same chunks and quotas, bit for bit.

@@ -597,11 +597,10 @@ impl Prepared<'_> {
         cited: &[String],
         lexicon: Lexicon,
     ) -> Result<Vec<String>, Rejection> {
-        let mut why = None;
-        for choice in crate::evidence::choices(contexts, cited) {
+        let supports = |choice: &[String]| {
             let support: Vec<String> = asked
                 .iter()
-                .zip(&choice)
+                .zip(choice)
                 .map(|(&i, s)| {
                     let mut lines = self.pieces[i].chunk.headings.clone();
                     lines.push(s.clone());
@@ -609,17 +608,15 @@ impl Prepared<'_> {
                 })
                 .collect();
             let support: Vec<&str> = support.iter().map(String::as_str).collect();
-            match check::supported(candidate, &support, lexicon, self.grounding.as_deref()) {
-                Ok(()) => return Ok(choice),
-                Err(e) => {
-                    why.get_or_insert(e);
-                }
-            }
-        }
-        Err(why.unwrap_or(Rejection::Unsupported {
-            claim: candidate.answer.clone(),
-            evidence: "its contexts have no sentence to cite".into(),
-        }))
+            check::supported(candidate, &support, lexicon, self.grounding.as_deref())
+        };
+        let Err(why) = supports(cited) else {
+            return Ok(cited.to_vec());
+        };
+        crate::evidence::choices(contexts, cited)
+            .skip(1)
+            .find(|choice| supports(choice).is_ok())
+            .ok_or(why)
     }
 
     /// Keeps a checked candidate: its row, numbered, and its question
