@@ -6,9 +6,9 @@
 //! judge copies one of them word for word. The answer is then checked
 //! against one sentence of each context (after the contexts' headings),
 //! the cited ones first ([`choices`]), not the whole contexts: the 1.5B
-//! judge's wrong answers were mostly made of
-//! words from several sentences joined into another meaning ("When was
-//! PEP 8100 adopted?" answered with the date of PEP 8106's line).
+//! judge's wrong answers were mostly made of words from several
+//! sentences joined into another meaning ("When was PEP 8100 adopted?"
+//! answered with the date of PEP 8106's line).
 //!
 //! ```
 //! use assay_generate::evidence::{citable, cited, with_sentences};

@@ -10,15 +10,15 @@
 //! the question; opinions are sentences starting "I think", biased or
 //! toxic when they contain "stupid"; a context is contradicted when both
 //! it and the response mention cheese; the generation critic scores a
-//! question that says "the source" 0.3, others 0.9; generated questions are the first
-//! statement plus a number, citing the listed sentences that share the
-//! most words with their answer; the per-item prompts follow the same
-//! rules, one statement or context at a time; coherence is rated 4; an aspect is present when
-//! the response mentions Paris; a rubric's evaluation steps are the
-//! sentences of its criterion, and its rating is 1 plus the number of
-//! steps whose last word the response (or the conversation rated) contains
-//! (at most the scale's top);
-//! an outcome's reason quotes the metric and the score it was given.
+//! question that says "the source" 0.3, others 0.9; generated questions
+//! are the first statement plus a number, citing the listed sentences
+//! that share the most words with their answer; the per-item prompts
+//! follow the same rules, one statement or context at a time; coherence
+//! is rated 4; an aspect is present when the response mentions Paris; a
+//! rubric's evaluation steps are the sentences of its criterion, and its
+//! rating is 1 plus the number of steps whose last word the response (or
+//! the conversation rated) contains (at most the scale's top); an
+//! outcome's reason quotes the metric and the score it was given.
 //! In conversations (`role: text` lines), a user's facts are the sentences
 //! of the message that are not questions; an assistant message forgets one
 //! when it asks a question that shares a word longer than 3 letters with a
@@ -117,7 +117,7 @@ pub fn reply_filling(req: &Recorded, fill: &Fill) -> Reply {
         }
     }
     let message = req.last_message();
-    let mut answer = rule(prompt, message).unwrap_or_else(|| {
+    let answer = rule(prompt, message).unwrap_or_else(|| {
         let schema = &req.body["response_format"]["json_schema"]["schema"];
         let schema = match stated_schema(message).filter(|_| schema.is_null()) {
             Some(stated) => stated,
@@ -130,11 +130,7 @@ pub fn reply_filling(req: &Recorded, fill: &Fill) -> Reply {
         };
         Filler::new(fill, texts, names).fill(&schema, &schema)
     });
-    cite(
-        &mut answer,
-        &req.body["response_format"]["json_schema"]["schema"],
-    );
-    chat(&answer.to_string())
+    chat(&citing(req, answer).to_string())
 }
 
 /// `answer` with the evidence a generator's request asks for and the
@@ -538,13 +534,7 @@ fn bodies(s: &BTreeMap<String, String>) -> Vec<String> {
 /// words of four letters or more with the question, as a reader who
 /// copies its answer would give; none where no sentence shares one.
 fn read_off(s: &BTreeMap<String, String>) -> Value {
-    let long = |t: &str| -> Vec<String> {
-        t.split(|c: char| !c.is_alphanumeric())
-            .filter(|w| w.chars().count() >= 4)
-            .map(str::to_lowercase)
-            .collect()
-    };
-    let asked = long(s.get("question").map_or("", String::as_str));
+    let asked = long_words(s.get("question").map_or("", String::as_str));
     let best = bodies(s)
         .iter()
         .flat_map(|b| {
@@ -553,7 +543,7 @@ fn read_off(s: &BTreeMap<String, String>) -> Value {
                 .collect::<Vec<_>>()
         })
         .map(|sentence| {
-            let shared = long(&sentence).iter().filter(|w| asked.contains(w)).count();
+            let shared = long_words(&sentence).intersection(&asked).count();
             (shared, sentence)
         })
         .filter(|(shared, _)| *shared > 0)
@@ -631,7 +621,7 @@ fn shares_word(a: &str, b: &str) -> bool {
 fn long_words(t: &str) -> BTreeSet<String> {
     t.to_lowercase()
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() > 3)
+        .filter(|w| w.chars().count() > 3)
         .map(str::to_string)
         .collect()
 }
