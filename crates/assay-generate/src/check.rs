@@ -395,8 +395,16 @@ impl Candidate {
 
 /// Whether every sentence of the candidate's answer is supported by
 /// `contexts`, in `lexicon`'s language: by `model` where one is given,
-/// else by the lexical grounding verdict (the question beside the
-/// contexts, as faithfulness reads a response).
+/// else by the lexical grounding verdict, each claim by one context: a
+/// bare answer after its question, with the question beside the context
+/// (as faithfulness reads a response), a sentence of a longer answer by
+/// the context alone, as a model reads it. The lexical verdict reads
+/// words, so a sentence stitched from the words of two contexts, or of a
+/// context and the question, reads supported by them together: the 1.5B
+/// judge's abstract answers contrasted what no context contrasts,
+/// restating their question ("Netscape's announcement of the Mozilla
+/// project was about the source code being free, while the announcement
+/// of the Firefox web browser was about the browser being free").
 pub fn supported(
     candidate: &Candidate,
     contexts: &[&str],
@@ -426,27 +434,28 @@ pub fn supported(
             None => Ok(()),
         };
     }
-    let support = Support::in_language(
-        std::iter::once(candidate.question.as_str()).chain(contexts.iter().copied()),
-        lexicon,
-    );
-    // The question is in the support, so that an answer may name what it
-    // asks about; what an answer takes from it must still be the
-    // contexts', and so must most of a bare answer's question, which is
-    // most of its claim.
+    // A bare answer's claim holds its question, which its support must
+    // hold too; what it takes from the question must still be the
+    // contexts', and so must most of its question, which is most of its
+    // claim.
+    let question = bare.then_some(candidate.question.as_str());
+    let supports: Vec<Support> = contexts
+        .iter()
+        .map(|c| Support::in_language(question.into_iter().chain([*c]), lexicon))
+        .collect();
     let held: HashSet<String> = contexts.iter().flat_map(|c| stems(c, lexicon)).collect();
     absent_from(candidate, &held, lexicon, bare)?;
     if bare {
         premise_held(candidate, &held, lexicon)?;
     }
     for claim in claims {
-        let judgement = Model::builtin().judge(&claim, &support);
-        if !judgement.supported() {
-            return Err(Rejection::Unsupported {
-                evidence: judgement.reason(),
-                claim,
-            });
-        }
+        let judgements = supports.iter().map(|s| Model::builtin().judge(&claim, s));
+        let evidence = match judgements.max_by(|a, b| a.probability.total_cmp(&b.probability)) {
+            Some(judgement) if judgement.supported() => continue,
+            Some(judgement) => judgement.reason(),
+            None => "there is no context".to_string(),
+        };
+        return Err(Rejection::Unsupported { evidence, claim });
     }
     Ok(())
 }
@@ -760,9 +769,9 @@ pub fn given_away(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejecti
 
 /// Phrases by which a question points at the text it was made from,
 /// per language, as lower-cased words: a determiner (or an adjective of
-/// pointing) and a noun for a text. Not "the context" or "the document",
-/// which the documents themselves use ("in the context of", the HTTP
-/// pages' documents).
+/// pointing) and a noun for a text. Not "the document", which the HTTP
+/// pages use for theirs; "the context" only where no word of [`NAMING`]
+/// follows ("in the context of").
 fn pointing(lexicon: Lexicon) -> &'static [&'static [&'static str]] {
     match lexicon.language {
         "French" => &[
@@ -779,6 +788,9 @@ fn pointing(lexicon: Lexicon) -> &'static [&'static [&'static str]] {
             &["cette", "étude"],
             &["les", "auteurs"],
             &["ci", "dessus"],
+            &["le", "contexte"],
+            &["ce", "contexte"],
+            &["du", "contexte"],
         ],
         "German" => &[
             &["der", "text"],
@@ -801,6 +813,10 @@ fn pointing(lexicon: Lexicon) -> &'static [&'static [&'static str]] {
             &["der", "abschnitt"],
             &["im", "abschnitt"],
             &["oben", "genannten"],
+            &["der", "kontext"],
+            &["dem", "kontext"],
+            &["im", "kontext"],
+            &["diesem", "kontext"],
         ],
         "Spanish" => &[
             &["el", "texto"],
@@ -815,6 +831,9 @@ fn pointing(lexicon: Lexicon) -> &'static [&'static [&'static str]] {
             &["este", "estudio"],
             &["del", "estudio"],
             &["los", "autores"],
+            &["el", "contexto"],
+            &["este", "contexto"],
+            &["del", "contexto"],
         ],
         _ => &[
             &["the", "text"],
@@ -837,6 +856,8 @@ fn pointing(lexicon: Lexicon) -> &'static [&'static [&'static str]] {
             &["provided", "context"],
             &["the", "above"],
             &["mentioned", "above"],
+            &["the", "context"],
+            &["this", "context"],
         ],
     }
 }
@@ -861,9 +882,11 @@ fn phrase_at<'a>(words: &'a [String], phrase: &'a [&str]) -> impl Iterator<Item 
 /// it was made from with a phrase of [`pointing`] ("What was the main
 /// finding of the study?", "What is the error in the code snippet
 /// provided?", "Was ist die Lizenz des Textes?", all made by the 1.5B
-/// judge), unless a word of [`NAMING`] follows and says which. DeepEval's
-/// critic asks the same of its questions ("self-containment") with a
-/// model; this reads words, in the languages with a list.
+/// judge), unless a word of [`NAMING`] follows and says which, and holds
+/// no template's placeholder (the 0.5B default's "{persona} wanted a
+/// plain fact ..."). DeepEval's critic asks the same of its questions
+/// ("self-containment") with a model; this reads words, in the languages
+/// with a list.
 ///
 /// ```
 /// use assay_generate::check::{self_contained, Candidate, Rejection};
@@ -876,8 +899,21 @@ fn phrase_at<'a>(words: &'a [String], phrase: &'a [&str]) -> impl Iterator<Item 
 /// );
 /// assert_eq!(self_contained(&asked("Who led the study of radioactivity?"), en), Ok(()));
 /// assert_eq!(self_contained(&asked("What did the heart-failure programmes give patients?"), en), Ok(()));
+/// assert_eq!(
+///     self_contained(&asked("What does the context say about Python 3?"), en),
+///     Err(Rejection::NotSelfContained { phrase: "the context".into() })
+/// );
+/// assert_eq!(self_contained(&asked("What is a task in the context of Tokio?"), en), Ok(()));
+/// assert_eq!(
+///     self_contained(&asked("Why did {persona} want a plain fact?"), en),
+///     Err(Rejection::NotSelfContained { phrase: "{persona}".into() })
+/// );
+/// assert_eq!(self_contained(&asked("What does the {} in format! stand for?"), en), Ok(()));
 /// ```
 pub fn self_contained(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
+    if let Some(phrase) = placeholder(&candidate.question) {
+        return Err(Rejection::NotSelfContained { phrase });
+    }
     let words = assay_grounding::words::words(&candidate.question);
     for phrase in pointing(lexicon) {
         let found = phrase_at(&words, phrase).any(|at| {
@@ -892,6 +928,19 @@ pub fn self_contained(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rej
         }
     }
     Ok(())
+}
+
+/// The first `{name}` of `text`: a template's placeholder written into
+/// a question (a name of letters, digits and underscores that opens
+/// with a letter; an empty `{}`, as in Rust's `format!`, is none).
+fn placeholder(text: &str) -> Option<String> {
+    text.match_indices('{').find_map(|(at, _)| {
+        let rest = &text[at + 1..];
+        let name = &rest[..rest.find('}')?];
+        let mut chars = name.chars();
+        (chars.next()?.is_alphabetic() && chars.all(|c| c.is_alphanumeric() || c == '_'))
+            .then(|| format!("{{{name}}}"))
+    })
 }
 
 /// Phrases of a question that asks for a year, by language (words as
@@ -1002,8 +1051,9 @@ const OPENING_WORDS: &str = "is are was were do does did can could should would 
 
 /// Whether a question planned in a style that asks (every style but a
 /// search-engine query) asks something: it ends with a question mark,
-/// holds a question word or opens with a verb as a yes/no question does. The judges wrote strings of keywords in those
-/// styles, nearly all of them wrong: "parallel iterators in rust doc html
+/// holds a question word or opens with a verb as a yes/no question does.
+/// The judges wrote strings of keywords in those styles, nearly all of
+/// them wrong: "parallel iterators in rust doc html
 /// iter offer parallel perform rayon rest sequenti thread" (the 0.5B, a
 /// multi-hop question planned in poor grammar), "Python version 1995"
 /// (the 1.5B, answered "Python version 1995 was released in 1995."). A
@@ -1374,6 +1424,39 @@ pub(crate) mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Each sentence of an answer must be supported by one context: a
+    /// sentence that contrasts what two contexts say apart, in their
+    /// words, is not (the 1.5B judge's abstract answer about Mozilla),
+    /// while a sentence from each is.
+    #[test]
+    fn a_sentence_stitched_from_two_contexts_is_unsupported() {
+        let contexts = [
+            "On January 23, 1998, Netscape made two announcements: first, that Netscape Communicator will be free; second, that the source code will also be free.",
+            "Mozilla produces many products such as the Firefox web browser, Thunderbird e-mail client, Firefox Mobile web browser and other projects.",
+        ];
+        let asked = |answer: &str| {
+            Candidate {
+            question: "How did Netscape's announcement of the Mozilla project differ from the announcement of the Firefox web browser?".into(),
+            answer: answer.into(),
+        }
+        };
+        let stitched = asked(
+            "Netscape's announcement of the Mozilla project was about the source code being free, while the announcement of the Firefox web browser was about the browser being free.",
+        );
+        assert!(
+            matches!(
+                supported(&stitched, &contexts, Lexicon::ENGLISH, None),
+                Err(Rejection::Unsupported { .. })
+            ),
+            "{:?}",
+            supported(&stitched, &contexts, Lexicon::ENGLISH, None)
+        );
+        let each = asked(
+            "In 1998 Netscape announced that the source code will also be free. Mozilla produces the Firefox web browser and the Thunderbird e-mail client.",
+        );
+        assert_eq!(supported(&each, &contexts, Lexicon::ENGLISH, None), Ok(()));
     }
 
     /// An answer in another language than its document's is rejected

@@ -88,7 +88,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 13;
+pub const VERSION: u32 = 14;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
