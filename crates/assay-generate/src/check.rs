@@ -26,6 +26,7 @@ use assay_grounding::words::Lexicon;
 use assay_grounding::{language, Model, Support, Verifier};
 use serde::Serialize;
 use serde_json::Value;
+use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -90,6 +91,9 @@ pub enum Rejection {
     /// The question, planned in a style that asks, is a string of words
     /// that asks nothing ([`asks_something`]).
     NotAQuestion,
+    /// The answer, a sentence or more, shares no content word with its
+    /// question: it does not answer it ([`on_topic`]).
+    OffTopic,
 }
 
 impl fmt::Display for Rejection {
@@ -148,6 +152,9 @@ impl fmt::Display for Rejection {
             }
             Rejection::NotAQuestion => {
                 f.write_str("not_a_question: it has no question word and no question mark")
+            }
+            Rejection::OffTopic => {
+                f.write_str("off_topic: the answer shares no content word with its question")
             }
         }
     }
@@ -238,6 +245,9 @@ impl Rejection {
             Rejection::NotAQuestion => "it was a list of words, not a question: write a \
                  question that ends with a question mark"
                 .to_string(),
+            Rejection::OffTopic => "its answer spoke of something else than its question: \
+                 answer the question asked, with the sentence of the context that answers it"
+                .to_string(),
         }
     }
 
@@ -287,6 +297,7 @@ impl Rejection {
             },
             Rejection::AnswerType { asks } => Rejection::AnswerType { asks: asks.clone() },
             Rejection::NotAQuestion => Rejection::NotAQuestion,
+            Rejection::OffTopic => Rejection::OffTopic,
         };
         bare.advice()
     }
@@ -309,6 +320,7 @@ impl Rejection {
             Rejection::Inconsistent { .. } => "inconsistent",
             Rejection::AnswerType { .. } => "answer_type",
             Rejection::NotAQuestion => "not_a_question",
+            Rejection::OffTopic => "off_topic",
         }
     }
 }
@@ -395,69 +407,196 @@ impl Candidate {
 
 /// Whether every sentence of the candidate's answer is supported by
 /// `contexts`, in `lexicon`'s language: by `model` where one is given,
-/// else by the lexical grounding verdict, each claim by one context: a
-/// bare answer after its question, with the question beside the context
-/// (as faithfulness reads a response), a sentence of a longer answer by
-/// the context alone, as a model reads it. The lexical verdict reads
-/// words, so a sentence stitched from the words of two contexts, or of a
-/// context and the question, reads supported by them together: the 1.5B
-/// judge's abstract answers contrasted what no context contrasts,
-/// restating their question ("Netscape's announcement of the Mozilla
-/// project was about the source code being free, while the announcement
-/// of the Firefox web browser was about the browser being free").
+/// else by the lexical grounding verdict, each claim by one context (see
+/// [`Readings`]).
 pub fn supported(
     candidate: &Candidate,
     contexts: &[&str],
     lexicon: Lexicon,
     model: Option<&dyn Verifier>,
 ) -> Result<(), Rejection> {
-    let bare = candidate.is_bare();
-    let claims = candidate.claims();
-    if let Some(model) = model {
-        // The contexts alone: a model reads meaning, and a question
-        // among its sources would support an answer that restates the
-        // question's false premise.
-        let texts: Vec<&str> = claims.iter().map(String::as_str).collect();
-        let verified = model
-            .verify(&texts, contexts)
-            .map_err(|error| Rejection::Grounding { error })?;
-        let threshold = model.threshold();
-        return match claims
-            .into_iter()
-            .zip(verified)
-            .find(|(_, v)| v.probability < threshold)
-        {
-            Some((claim, v)) => Err(Rejection::Unsupported {
-                evidence: v.reason(threshold),
-                claim,
-            }),
-            None => Ok(()),
-        };
+    let texts = contexts.iter().map(|c| vec![c.to_string()]).collect();
+    Readings::new(candidate, contexts, texts, lexicon, model).check(&vec![0; contexts.len()])
+}
+
+/// A candidate's claims, each read against the texts of each of its
+/// contexts (the whole context, or each of its sentences after its
+/// headings) once, when a choice of one text per context first needs
+/// it: an answer whose cited sentences do not support it is tried
+/// against every other choice, and a choice is a product of sentences
+/// where its readings are a sum.
+///
+/// Each claim must be supported by one text alone: a bare answer after
+/// its question, with the question beside the text (as faithfulness
+/// reads a response), a sentence of a longer answer by the text alone,
+/// as a model reads it. The lexical verdict reads words, so a sentence
+/// stitched from the words of two contexts, or of a context and the
+/// question, reads supported by them together: the 1.5B judge's
+/// abstract answers contrasted what no context contrasts, restating
+/// their question ("Netscape's announcement of the Mozilla project was
+/// about the source code being free, while the announcement of the
+/// Firefox web browser was about the browser being free"). Nor may the
+/// words the supporting text lacks be another context's and not its
+/// own: the 0.5B default gave one context's sentence another's subject
+/// ("The daughter received the Nobel Prize in Physics with her wife,
+/// Marie Skłodowska-Curie", from "he received ... with his wife" and a
+/// paragraph on the Curies' daughter).
+pub struct Readings<'a> {
+    candidate: &'a Candidate,
+    claims: Vec<String>,
+    lexicon: Lexicon,
+    model: Option<&'a dyn Verifier>,
+    texts: Vec<Vec<String>>,
+    /// Each whole context's stems.
+    wholes: Vec<HashSet<String>>,
+    /// Per context, per text: every claim's reading, once read.
+    read: Vec<Vec<OnceCell<Reading>>>,
+}
+
+/// Every claim read against one text, or why the text could not be read.
+type Reading = Result<Vec<Read>, Rejection>;
+
+/// One claim read against one text.
+#[derive(Clone, Debug)]
+struct Read {
+    probability: f64,
+    /// Why the claim is not supported by the text; `None` where it is.
+    against: Option<String>,
+}
+
+impl<'a> Readings<'a> {
+    /// `candidate`'s claims, to be read against `texts[i]`, the texts of
+    /// `contexts[i]` (the whole context with what stands above it).
+    pub fn new(
+        candidate: &'a Candidate,
+        contexts: &[&str],
+        texts: Vec<Vec<String>>,
+        lexicon: Lexicon,
+        model: Option<&'a dyn Verifier>,
+    ) -> Readings<'a> {
+        let read = texts
+            .iter()
+            .map(|t| t.iter().map(|_| OnceCell::new()).collect())
+            .collect();
+        Readings {
+            candidate,
+            claims: candidate.claims(),
+            lexicon,
+            model,
+            texts,
+            wholes: contexts.iter().map(|c| content_stems(c, lexicon)).collect(),
+            read,
+        }
     }
-    // A bare answer's claim holds its question, which its support must
-    // hold too; what it takes from the question must still be the
-    // contexts', and so must most of its question, which is most of its
-    // claim.
-    let question = bare.then_some(candidate.question.as_str());
-    let supports: Vec<Support> = contexts
-        .iter()
-        .map(|c| Support::in_language(question.into_iter().chain([*c]), lexicon))
-        .collect();
-    let held: HashSet<String> = contexts.iter().flat_map(|c| stems(c, lexicon)).collect();
-    absent_from(candidate, &held, lexicon, bare)?;
-    if bare {
-        premise_held(candidate, &held, lexicon)?;
+
+    /// Whether one text of each context, `choice[i]` of context `i`,
+    /// supports every claim: the first claim none supports rejects it,
+    /// with the reason of the text that came closest.
+    pub fn check(&self, choice: &[usize]) -> Result<(), Rejection> {
+        let bare = self.candidate.is_bare();
+        if self.model.is_none() {
+            let held: HashSet<String> = choice
+                .iter()
+                .enumerate()
+                .flat_map(|(i, &k)| stems(&self.texts[i][k], self.lexicon))
+                .collect();
+            absent_from(self.candidate, &held, self.lexicon, bare)?;
+            if bare {
+                premise_held(self.candidate, &held, self.lexicon)?;
+            }
+        }
+        let mut reads = Vec::new();
+        for (i, &k) in choice.iter().enumerate() {
+            reads.push(self.read(i, k)?);
+        }
+        for (n, claim) in self.claims.iter().enumerate() {
+            let best = reads.iter().map(|r| &r[n]).max_by(|a, b| {
+                (a.against.is_none().cmp(&b.against.is_none()))
+                    .then(a.probability.total_cmp(&b.probability))
+            });
+            let evidence = match best {
+                Some(Read { against: None, .. }) => continue,
+                Some(Read {
+                    against: Some(why), ..
+                }) => why.clone(),
+                None => "there is no context".to_string(),
+            };
+            return Err(Rejection::Unsupported {
+                evidence,
+                claim: claim.clone(),
+            });
+        }
+        Ok(())
     }
-    for claim in claims {
-        let judgements = supports.iter().map(|s| Model::builtin().judge(&claim, s));
-        let evidence = match judgements.max_by(|a, b| a.probability.total_cmp(&b.probability)) {
-            Some(judgement) if judgement.supported() => continue,
-            Some(judgement) => judgement.reason(),
-            None => "there is no context".to_string(),
-        };
-        return Err(Rejection::Unsupported { evidence, claim });
+
+    /// Every claim read against text `k` of context `i`, read once.
+    fn read(&self, i: usize, k: usize) -> Result<&[Read], Rejection> {
+        let read = self.read[i][k].get_or_init(|| self.read_now(i, k));
+        read.as_deref().map_err(Clone::clone)
     }
-    Ok(())
+
+    fn read_now(&self, i: usize, k: usize) -> Result<Vec<Read>, Rejection> {
+        let text = self.texts[i][k].as_str();
+        if let Some(model) = self.model {
+            // The text alone: a model reads meaning, and a question among
+            // its sources would support an answer that restates the
+            // question's false premise.
+            let claims: Vec<&str> = self.claims.iter().map(String::as_str).collect();
+            let verified = model
+                .verify(&claims, &[text])
+                .map_err(|error| Rejection::Grounding { error })?;
+            let threshold = model.threshold();
+            return Ok(verified
+                .into_iter()
+                .map(|v| Read {
+                    probability: v.probability,
+                    against: (v.probability < threshold).then(|| v.reason(threshold)),
+                })
+                .collect());
+        }
+        // A bare answer's claim holds its question, which its support must
+        // hold too.
+        let question = self
+            .candidate
+            .is_bare()
+            .then_some(self.candidate.question.as_str());
+        let support = Support::in_language(question.into_iter().chain([text]), self.lexicon);
+        Ok(self
+            .claims
+            .iter()
+            .map(|claim| {
+                let judgement = Model::builtin().judge(claim, &support);
+                let against = if judgement.supported() {
+                    self.foreign(i, &judgement.features.missing).map(|word| {
+                        format!(
+                            "\"{word}\" is another context's, not this one's; {}",
+                            judgement.reason()
+                        )
+                    })
+                } else {
+                    Some(judgement.reason())
+                };
+                Read {
+                    probability: judgement.probability,
+                    against,
+                }
+            })
+            .collect())
+    }
+
+    /// The first of `missing` (words a claim has and a text of context
+    /// `i` lacks) that another context holds and context `i` does not.
+    fn foreign<'w>(&self, i: usize, missing: &'w [String]) -> Option<&'w String> {
+        missing.iter().find(|w| {
+            let stem = self.lexicon.stem(w);
+            !self.wholes[i].contains(&stem)
+                && self
+                    .wholes
+                    .iter()
+                    .enumerate()
+                    .any(|(j, whole)| j != i && whole.contains(&stem))
+        })
+    }
 }
 
 /// Whether the content words of the answer that its contexts do not hold
@@ -1087,6 +1226,48 @@ pub fn asks_something(candidate: &Candidate, style: Style) -> Result<(), Rejecti
     }
 }
 
+/// Subject pronouns that open an answer speaking of its question's
+/// subject without naming it ("He was born in Paris."), in English,
+/// French, German and Spanish.
+const STANDS_FOR: &str = "he she it they il elle ils elles er sie es él ella ellos ellas";
+
+/// Whether an answer of a sentence or more (not a bare phrase, which
+/// is read after its question) speaks of what its question asks: it
+/// shares a content word (by stem) with the question, or opens with a
+/// pronoun that stands for the question's subject. The 0.5B default
+/// answered "What powers does the steering council use as little as
+/// possible?" with "Phase 1: Candidates advertise their interest in
+/// serving.", and "Who was the first woman to be honored in this way for
+/// her own merits?" with a sentence on the Curies' radium burns, each a
+/// true sentence of a context the question was not about.
+///
+/// ```
+/// use assay_generate::check::{on_topic, Candidate, Rejection};
+/// use assay_grounding::words::Lexicon;
+/// let c = |q: &str, a: &str| Candidate { question: q.into(), answer: a.into() };
+/// let off = c("What powers does the steering council use as little as possible?", "Phase 1: Candidates advertise their interest in serving.");
+/// assert_eq!(on_topic(&off, Lexicon::ENGLISH), Err(Rejection::OffTopic));
+/// let on = c("What powers does the council have?", "The steering council has broad authority over the project.");
+/// assert_eq!(on_topic(&on, Lexicon::ENGLISH), Ok(()));
+/// let pronoun = c("In which city did Pierre Curie come into the world?", "He was born in Paris, in 1859.");
+/// assert_eq!(on_topic(&pronoun, Lexicon::ENGLISH), Ok(()));
+/// assert_eq!(on_topic(&c("When was radium discovered?", "In 1898."), Lexicon::ENGLISH), Ok(()));
+/// ```
+pub fn on_topic(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
+    if candidate.is_bare() {
+        return Ok(());
+    }
+    let opens_with_pronoun = assay_grounding::words::words(&candidate.answer)
+        .first()
+        .is_some_and(|w| STANDS_FOR.split_whitespace().any(|p| p == w));
+    let question = content_stems(&candidate.question, lexicon);
+    if opens_with_pronoun || !content_stems(&candidate.answer, lexicon).is_disjoint(&question) {
+        Ok(())
+    } else {
+        Err(Rejection::OffTopic)
+    }
+}
+
 /// Whether the question and its answer are in `expected` (an English
 /// name), each where the detector is sure of its language: the 1.5B
 /// judge asked a German document "Python version 1995" and answered in
@@ -1459,6 +1640,39 @@ pub(crate) mod tests {
         assert_eq!(supported(&each, &contexts, Lexicon::ENGLISH, None), Ok(()));
     }
 
+    /// The words a sentence's supporting context lacks may not be another
+    /// context's: the 0.5B default's abstract answer gave the sentence on
+    /// Pierre Curie's Nobel Prize the subject of the other context, his
+    /// daughter, and read supported, since every other word is the first
+    /// context's. The sentence as that context tells it is supported.
+    #[test]
+    fn a_sentence_given_another_contexts_subject_is_unsupported() {
+        let contexts = [
+            "PIERRE CURIE was a French physicist. In 1903, he received the Nobel Prize in Physics with his wife, Marie Skłodowska-Curie, and Henri Becquerel.",
+            "Pierre and Marie Curie's daughter, Irène, and their son-in-law were also physicists involved in the study of radioactivity.",
+        ];
+        let asked = |answer: &str| Candidate {
+            question: "How did Pierre Curie's daughter Irène receive the Nobel Prize?".into(),
+            answer: answer.into(),
+        };
+        let swapped = asked(
+            "The daughter received the Nobel Prize in Physics with her wife, Marie Skłodowska-Curie, and Henri Becquerel.",
+        );
+        match supported(&swapped, &contexts, Lexicon::ENGLISH, None) {
+            Err(Rejection::Unsupported { evidence, .. }) => {
+                assert!(
+                    evidence.starts_with("\"daughter\" is another context's"),
+                    "{evidence}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        let told = asked(
+            "In 1903, Pierre Curie received the Nobel Prize in Physics with his wife, Marie Skłodowska-Curie, and Henri Becquerel.",
+        );
+        assert_eq!(supported(&told, &contexts, Lexicon::ENGLISH, None), Ok(()));
+    }
+
     /// An answer in another language than its document's is rejected
     /// where the detector is sure, as its question is.
     #[test]
@@ -1558,6 +1772,61 @@ pub(crate) mod tests {
                 })
                 .collect())
         }
+    }
+
+    /// A grounding model reads each claim against one context's text at a
+    /// time, each text once however many choices of one sentence per
+    /// context are tried: a sentence that needs two contexts' words is
+    /// unsupported after every choice (nine, of six texts, read in six
+    /// calls), and an answer whose sentences each one context states is
+    /// supported by the choice that holds both.
+    #[test]
+    fn a_grounding_model_reads_each_sentence_of_each_context_once() {
+        struct Counted(std::sync::atomic::AtomicUsize);
+        impl Verifier for Counted {
+            fn identity(&self) -> &str {
+                "counted"
+            }
+            fn verify(&self, claims: &[&str], sources: &[&str]) -> Result<Vec<Verified>, String> {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                EveryWord.verify(claims, sources)
+            }
+        }
+        let contexts = [
+            "Radium glows blue. Radium was found in 1898. Radium is rare.",
+            "Polonium is named after Poland. Polonium was found in July. Polonium is toxic.",
+        ];
+        fn read<'a>(c: &'a Candidate, contexts: &[&str], m: &'a dyn Verifier) -> Readings<'a> {
+            let texts = contexts
+                .iter()
+                .map(|c| crate::evidence::citable(c))
+                .collect();
+            Readings::new(c, contexts, texts, Lexicon::ENGLISH, Some(m))
+        }
+        let model = Counted(Default::default());
+        let stitched = Candidate {
+            question: "What do radium and polonium have in common?".into(),
+            answer: "Radium glows blue and polonium is toxic.".into(),
+        };
+        let readings = read(&stitched, &contexts, &model);
+        let mut tried = 0;
+        for a in 0..3 {
+            for b in 0..3 {
+                tried += 1;
+                assert!(
+                    matches!(readings.check(&[a, b]), Err(Rejection::Unsupported { .. })),
+                    "{a} {b}"
+                );
+            }
+        }
+        assert_eq!((tried, model.0.into_inner()), (9, 6));
+        let each = Candidate {
+            question: "What do we know of radium and polonium?".into(),
+            answer: "Radium was found in 1898. Polonium is toxic.".into(),
+        };
+        let readings = read(&each, &contexts, &EveryWord);
+        assert!(readings.check(&[0, 2]).is_err());
+        assert_eq!(readings.check(&[1, 2]), Ok(()));
     }
 
     /// A grounding model reads the answer against its contexts alone: an

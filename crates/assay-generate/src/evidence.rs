@@ -5,7 +5,7 @@
 //! context's sentences as the property's `enum`, so a grammar-constrained
 //! judge copies one of them word for word. The answer is then checked
 //! against one sentence of each context (after the contexts' headings),
-//! the cited ones first ([`choices`]), not the whole contexts: the 1.5B
+//! the cited ones first ([`Cited::choices`]), not the whole contexts: the 1.5B
 //! judge's wrong answers were mostly made of words from several
 //! sentences joined into another meaning ("When was PEP 8100 adopted?"
 //! answered with the date of PEP 8106's line).
@@ -19,7 +19,8 @@
 //! let filled = with_sentences(&schema, &[text]);
 //! assert_eq!(filled["properties"]["evidence"]["enum"][1], "It glows blue.");
 //! let answer = json!({"evidence": "It glows blue.", "question": "What colour does radium glow?"});
-//! assert_eq!(cited(&schema, &answer, &[text]).unwrap(), Some(vec!["It glows blue.".to_string()]));
+//! let found = cited(&schema, &answer, &[text]).unwrap().unwrap();
+//! assert_eq!(found.texts(&found.chosen), ["It glows blue."]);
 //! assert!(cited(&schema, &json!({"evidence": "It glows red."}), &[text]).is_err());
 //! assert!(cited(&schema, &json!({"question": "What colour?"}), &[text]).is_err());
 //! assert_eq!(cited(&json!({}), &json!({"question": "What colour?"}), &[text]).unwrap(), None);
@@ -99,6 +100,56 @@ pub fn with_sentences(schema: &Value, contexts: &[&str]) -> Value {
     schema
 }
 
+/// Each context's citable sentences, and the one of each that an answer
+/// cites, by its place among them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cited {
+    pub sentences: Vec<Vec<String>>,
+    pub chosen: Vec<usize>,
+}
+
+impl Cited {
+    /// The sentences of `choice`, one place per context.
+    pub fn texts(&self, choice: &[usize]) -> Vec<String> {
+        self.sentences
+            .iter()
+            .zip(choice)
+            .map(|(sentences, &k)| sentences[k].clone())
+            .collect()
+    }
+
+    /// The choices of one sentence per context, the cited ones first, then
+    /// every other in the contexts' order: the answer is checked against
+    /// each until one supports it, so that a judge that cites the wrong
+    /// sentence of a chunk whose other sentence states its answer is not
+    /// rejected for the citation (the 0.5B default often cites the
+    /// sentence before), while an answer no single sentence of each
+    /// context states still is.
+    ///
+    /// ```
+    /// use assay_generate::evidence::Cited;
+    /// let cited = Cited { sentences: vec![vec!["A one.".into(), "A two.".into()], vec!["B one.".into()]], chosen: vec![1, 0] };
+    /// let all: Vec<Vec<usize>> = cited.choices().collect();
+    /// assert_eq!(all, [vec![1, 0], vec![0, 0]]);
+    /// ```
+    pub fn choices(&self) -> impl Iterator<Item = Vec<usize>> + '_ {
+        let counts: Vec<usize> = self.sentences.iter().map(Vec::len).collect();
+        let total: usize = counts.iter().product();
+        let others = (0..total).filter_map(move |mut k| {
+            let choice: Vec<usize> = counts
+                .iter()
+                .map(|&n| {
+                    let place = k % n;
+                    k /= n;
+                    place
+                })
+                .collect();
+            (choice != self.chosen).then_some(choice)
+        });
+        std::iter::once(self.chosen.clone()).chain(others)
+    }
+}
+
 /// The sentences `answer` cites, one per context, where `schema` (its
 /// prompt's) asks for them, else `None`; a cited text missing or not a
 /// sentence of its context is the judge's failure (a judge without
@@ -107,56 +158,28 @@ pub fn cited(
     schema: &Value,
     answer: &Value,
     contexts: &[&str],
-) -> Result<Option<Vec<String>>, Rejection> {
-    let mut out = Vec::new();
+) -> Result<Option<Cited>, Rejection> {
+    let mut cited = Cited {
+        sentences: Vec::new(),
+        chosen: Vec::new(),
+    };
     for (n, text) in contexts.iter().enumerate() {
         let name = field(n, contexts.len());
         if schema["properties"].get(&name).is_none() {
             return Ok(None);
         }
         let sentence = answer[&name].as_str().map(str::trim).unwrap_or_default();
-        if !citable(text).iter().any(|s| s == sentence) {
+        let sentences = citable(text);
+        let Some(place) = sentences.iter().position(|s| s == sentence) else {
             return Err(Rejection::Judge {
                 error: format!(
                     "the {name} {} is not a sentence of its context",
                     answer[&name]
                 ),
             });
-        }
-        out.push(sentence.to_string());
+        };
+        cited.sentences.push(sentences);
+        cited.chosen.push(place);
     }
-    Ok(Some(out))
-}
-
-/// The choices of one citable sentence per context, the `cited` ones
-/// first, then every other in the contexts' order: the answer is checked
-/// against each until one supports it, so that a judge that cites the
-/// wrong sentence of a chunk whose other sentence states its answer is
-/// not rejected for the citation (the 0.5B default often cites the
-/// sentence before), while an answer no single sentence of each context
-/// states still is.
-///
-/// ```
-/// use assay_generate::evidence::choices;
-/// let all: Vec<Vec<String>> = choices(&["A one. A two.", "B one."], &["A two.".into(), "B one.".into()]).collect();
-/// assert_eq!(all, [vec!["A two.", "B one."], vec!["A one.", "B one."]]);
-/// ```
-pub fn choices<'a>(
-    contexts: &[&str],
-    cited: &'a [String],
-) -> impl Iterator<Item = Vec<String>> + 'a {
-    let each: Vec<Vec<String>> = contexts.iter().map(|c| citable(c)).collect();
-    let total: usize = each.iter().map(Vec::len).product();
-    let others = (0..total).filter_map(move |mut k| {
-        let choice: Vec<String> = each
-            .iter()
-            .map(|sentences| {
-                let s = sentences[k % sentences.len()].clone();
-                k /= sentences.len();
-                s
-            })
-            .collect();
-        (choice != cited).then_some(choice)
-    });
-    std::iter::once(cited.to_vec()).chain(others)
+    Ok(Some(cited))
 }

@@ -14,7 +14,7 @@
 //! cite one: [`crate::evidence`]), `question_type`, `persona`, `style`,
 //! `length`, and `meta` (document, language, the generator's signature).
 
-use crate::check::{self, Candidate, Rejection, Similarity};
+use crate::check::{self, Candidate, Readings, Rejection, Similarity};
 use crate::chunk::{
     chunk, citations, is_apparatus, markup_share, Chunk, CITATIONS_FROM, MARKUP_FROM,
 };
@@ -88,7 +88,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 14;
+pub const VERSION: u32 = 15;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -497,6 +497,7 @@ impl Prepared<'_> {
         check::answer_type(&candidate)?;
         if scenario.is_none() {
             check::asks_something(&candidate, slot.style)?;
+            check::on_topic(&candidate, lexicon)?;
         }
         // Where the prompt asks the judge to cite a sentence of each
         // context, the answer must be supported by one sentence of each
@@ -587,36 +588,50 @@ impl Prepared<'_> {
     }
 
     /// The first choice of one sentence of each of the `asked` chunks
-    /// (the `cited` ones first, [`crate::evidence::choices`]) that
+    /// (the cited ones first, [`crate::evidence::Cited::choices`]) that
     /// supports `candidate`'s answer, or why the cited ones do not.
     fn one_sentence_each(
         &self,
         candidate: &Candidate,
         asked: &[usize],
         contexts: &[&str],
-        cited: &[String],
+        cited: &crate::evidence::Cited,
         lexicon: Lexicon,
     ) -> Result<Vec<String>, Rejection> {
-        let supports = |choice: &[String]| {
-            let support: Vec<String> = asked
-                .iter()
-                .zip(choice)
-                .map(|(&i, s)| {
-                    let mut lines = self.pieces[i].chunk.headings.clone();
-                    lines.push(s.clone());
-                    lines.join("\n")
-                })
-                .collect();
-            let support: Vec<&str> = support.iter().map(String::as_str).collect();
-            check::supported(candidate, &support, lexicon, self.grounding.as_deref())
+        let above = |i: usize, text: &str| {
+            let mut lines = self.pieces[i].chunk.headings.clone();
+            lines.push(text.to_string());
+            lines.join("\n")
         };
-        let Err(why) = supports(cited) else {
-            return Ok(cited.to_vec());
-        };
-        crate::evidence::choices(contexts, cited)
-            .skip(1)
-            .find(|choice| supports(choice).is_ok())
-            .ok_or(why)
+        let wholes: Vec<String> = asked
+            .iter()
+            .zip(contexts)
+            .map(|(&i, c)| above(i, c))
+            .collect();
+        let wholes: Vec<&str> = wholes.iter().map(String::as_str).collect();
+        let texts = asked
+            .iter()
+            .zip(&cited.sentences)
+            .map(|(&i, sentences)| sentences.iter().map(|s| above(i, s)).collect())
+            .collect();
+        let readings = Readings::new(
+            candidate,
+            &wholes,
+            texts,
+            lexicon,
+            self.grounding.as_deref(),
+        );
+        let mut why = None;
+        for choice in cited.choices() {
+            match readings.check(&choice) {
+                Ok(()) => return Ok(cited.texts(&choice)),
+                Err(e @ Rejection::Grounding { .. }) => return Err(e),
+                Err(e) => {
+                    why.get_or_insert(e);
+                }
+            }
+        }
+        Err(why.expect("the cited choice is the first"))
     }
 
     /// Keeps a checked candidate: its row, numbered, and its question
