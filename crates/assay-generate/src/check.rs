@@ -1797,10 +1797,8 @@ pub(crate) mod tests {
             "Polonium is named after Poland. Polonium was found in July. Polonium is toxic.",
         ];
         fn read<'a>(c: &'a Candidate, contexts: &[&str], m: &'a dyn Verifier) -> Readings<'a> {
-            let texts = contexts
-                .iter()
-                .map(|c| crate::evidence::citable(c))
-                .collect();
+            let sentences = |c: &&str| c.split_inclusive(". ").map(|s| s.trim().into()).collect();
+            let texts = contexts.iter().map(sentences).collect();
             Readings::new(c, contexts, texts, Lexicon::ENGLISH, Some(m))
         }
         let model = Counted(Default::default());
