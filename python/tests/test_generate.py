@@ -87,16 +87,16 @@ def test_texts_and_framework_documents_and_a_dry_run(tmp_path, judge):
     ]
     plan = assay.generate(documents, 6, dry_run=True)
     assert len(plan) == 0 and plan.summary["planned"] == 6
-    # At most three attempts on each of three chunks of two documents.
-    assert plan.summary["judge_calls"] == {"at_least": 6, "at_most": 108}
+    # At most three attempts on each of five chunks of two documents.
+    assert plan.summary["judge_calls"] == {"at_least": 6, "at_most": 180}
     assert plan.summary["estimated_cost"] is None  # the local judge is free
     # A critic's call per candidate doubles the calls.
     criticised = assay.generate(documents, 6, dry_run=True, critic=0.5).summary
-    assert criticised["judge_calls"] == {"at_least": 12, "at_most": 216}
+    assert criticised["judge_calls"] == {"at_least": 12, "at_most": 360}
     assert criticised["estimated_prompt_tokens"] > plan.summary["estimated_prompt_tokens"]
     # So does the closed-book question; both, three calls a candidate.
     both = assay.generate(documents, 6, dry_run=True, critic=0.5, closed_book=True).summary
-    assert both["judge_calls"] == {"at_least": 18, "at_most": 324}
+    assert both["judge_calls"] == {"at_least": 18, "at_most": 540}
     assert both["estimated_prompt_tokens"] > criticised["estimated_prompt_tokens"]
     # The round trip asks the specific questions again, not the abstract
     # ones, of which the default mix has some.
@@ -104,16 +104,16 @@ def test_texts_and_framework_documents_and_a_dry_run(tmp_path, judge):
     specific = by_type.get("single_hop", 0) + by_type.get("multi_hop", 0)
     assert 0 < specific < 6
     trip = assay.generate(documents, 6, dry_run=True, round_trip=True).summary
-    assert trip["judge_calls"] == {"at_least": 6 + specific, "at_most": 18 * (6 + specific)}
+    assert trip["judge_calls"] == {"at_least": 6 + specific, "at_most": 30 * (6 + specific)}
     # At a price, the plan's tokens cost: prompts as estimated, answers of
-    # 80 tokens each, every attempt at most (three on each of three chunks
+    # 80 tokens each, every attempt at most (three on each of five chunks
     # of two documents).
     priced = assay.generate(
         documents, 6, dry_run=True, judge="openai:m", prices={"m": "1/2"}
     ).summary
     first = priced["estimated_prompt_tokens"] * 1e-6 + 6 * 80 * 2e-6
     assert priced["estimated_cost"]["first_attempts"] == pytest.approx(first)
-    assert priced["estimated_cost"]["at_most"] == pytest.approx(18 * first)
+    assert priced["estimated_cost"]["at_most"] == pytest.approx(30 * first)
     made = assay.generate(
         documents,
         6,

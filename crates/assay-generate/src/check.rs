@@ -69,9 +69,9 @@ pub enum Rejection {
     /// instruction or worked example, or of a retry's advice, that its
     /// contexts do not hold.
     CopiesPrompt { copied: String },
-    /// The answer stops mid-sentence: on a word that cannot end one, or
-    /// on an opening bracket or quote.
-    Unfinished { ending: String },
+    /// The answer, or the question, stops mid-sentence: on a word that
+    /// cannot end one, or on an opening bracket or quote.
+    Unfinished { part: Part, ending: String },
     /// The grounding model could not read the answer against its
     /// contexts.
     Grounding { error: String },
@@ -132,8 +132,8 @@ impl fmt::Display for Rejection {
                 f,
                 "not_self_contained: the question points at its source ({phrase:?})"
             ),
-            Rejection::Unfinished { ending } => {
-                write!(f, "unfinished: the answer stops at {ending:?}")
+            Rejection::Unfinished { part, ending } => {
+                write!(f, "unfinished: the {} stops at {ending:?}", part.name())
             }
             Rejection::Grounding { error } => write!(f, "grounding: {error}"),
             Rejection::Unanswered => {
@@ -150,12 +150,31 @@ impl fmt::Display for Rejection {
                     "answer_type: the question asks for {asks}; the answer names none"
                 )
             }
-            Rejection::NotAQuestion => {
-                f.write_str("not_a_question: it has no question word and no question mark")
-            }
+            Rejection::NotAQuestion => f.write_str(
+                "not_a_question: it has no question word and no question mark, or states a \
+                 sentence",
+            ),
             Rejection::OffTopic => {
                 f.write_str("off_topic: the answer shares no content word with its question")
             }
+        }
+    }
+}
+
+/// Which of a candidate's two texts a rejection speaks of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Part {
+    Question,
+    Answer,
+}
+
+impl Part {
+    /// As a rejection's reason and a retry's advice name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Question => "question",
+            Part::Answer => "answer",
         }
     }
 }
@@ -218,9 +237,10 @@ impl Rejection {
             Rejection::CopiesPrompt { .. } => "it copied the instructions or their example \
                  instead of asking about the context"
                 .to_string(),
-            Rejection::Unfinished { ending } => format!(
-                "its answer stopped mid-sentence, at \"{ending}\": write it whole, with any \
-                 quotation marks it copies escaped"
+            Rejection::Unfinished { part, ending } => format!(
+                "its {} stopped mid-sentence, at \"{ending}\": write it whole, with any \
+                 quotation marks it copies escaped",
+                part.name()
             ),
             Rejection::Grounding { .. } => {
                 "its answer could not be checked against the context".to_string()
@@ -242,8 +262,8 @@ impl Rejection {
                 "the question asks for {asks} and its answer gives none: ask what the \
                  context's sentence answers"
             ),
-            Rejection::NotAQuestion => "it was a list of words, not a question: write a \
-                 question that ends with a question mark"
+            Rejection::NotAQuestion => "it was a list of words or a statement, not a question: \
+                 write a question that ends with a question mark"
                 .to_string(),
             Rejection::OffTopic => "its answer spoke of something else than its question: \
                  answer the question asked, with the sentence of the context that answers it"
@@ -287,7 +307,10 @@ impl Rejection {
                 Rejection::AnswerableWithoutContext { answer: none() }
             }
             Rejection::CopiesPrompt { .. } => Rejection::CopiesPrompt { copied: none() },
-            Rejection::Unfinished { .. } => Rejection::Unfinished { ending: none() },
+            Rejection::Unfinished { part, .. } => Rejection::Unfinished {
+                part: *part,
+                ending: none(),
+            },
             Rejection::Grounding { .. } => Rejection::Grounding { error: none() },
             Rejection::NotSelfContained { .. } => Rejection::NotSelfContained { phrase: none() },
             Rejection::Unanswered => Rejection::Unanswered,
@@ -447,6 +470,9 @@ pub struct Readings<'a> {
     lexicon: Lexicon,
     model: Option<&'a dyn Verifier>,
     texts: Vec<Vec<String>>,
+    /// Each text's stems, for the lexical checks of a choice's words
+    /// (none where a model reads).
+    stems: Vec<Vec<HashSet<String>>>,
     /// Each whole context's stems.
     wholes: Vec<HashSet<String>>,
     /// Per context, per text: every claim's reading, once read.
@@ -478,12 +504,20 @@ impl<'a> Readings<'a> {
             .iter()
             .map(|t| t.iter().map(|_| OnceCell::new()).collect())
             .collect();
+        let stems = match model {
+            Some(_) => Vec::new(),
+            None => texts
+                .iter()
+                .map(|t| t.iter().map(|text| stems(text, lexicon)).collect())
+                .collect(),
+        };
         Readings {
             candidate,
             claims: candidate.claims(),
             lexicon,
             model,
             texts,
+            stems,
             wholes: contexts.iter().map(|c| content_stems(c, lexicon)).collect(),
             read,
         }
@@ -498,7 +532,7 @@ impl<'a> Readings<'a> {
             let held: HashSet<String> = choice
                 .iter()
                 .enumerate()
-                .flat_map(|(i, &k)| stems(&self.texts[i][k], self.lexicon))
+                .flat_map(|(i, &k)| self.stems[i][k].iter().cloned())
                 .collect();
             absent_from(self.candidate, &held, self.lexicon, bare)?;
             if bare {
@@ -712,47 +746,62 @@ fn cannot_end(lexicon: Lexicon) -> &'static [&'static str] {
     }
 }
 
-/// Whether the candidate's answer is whole: it does not end on an
-/// opening bracket or quote, on a comma, semicolon, colon or lone dash,
-/// nor, without a final stop, on a word that cannot end a phrase
-/// ([`cannot_end`]). The 1.5B judge, copying a
-/// context that quotes a name, ended its JSON string at the quotation
-/// mark: "No vote is required to update note blocks and the".
+/// Whether the candidate's answer, then its question, is whole: it does
+/// not end on an opening bracket or quote, on a comma, semicolon, colon
+/// or lone dash, nor, without a final stop, on a word that cannot end a
+/// phrase ([`cannot_end`]). The 1.5B judge, copying a context that quotes
+/// a name, ended its JSON string at the quotation mark: "No vote is
+/// required to update note blocks and the". The 0.5B default wrote
+/// question after question until its tokens ran out: "What is the crux
+/// of this discovery? ... What is the implications of this discovery
+/// for the field of".
 ///
 /// ```
-/// use assay_generate::check::{finished, Candidate, Rejection};
+/// use assay_generate::check::{finished, Candidate, Part, Rejection};
 /// use assay_grounding::words::Lexicon;
 /// let answer = |a: &str| Candidate { question: "What needs no vote?".into(), answer: a.into() };
 /// assert_eq!(finished(&answer("Updating the note blocks."), Lexicon::ENGLISH), Ok(()));
 /// assert_eq!(finished(&answer("Guido van Rossum"), Lexicon::ENGLISH), Ok(()));
 /// let cut = finished(&answer("Updating note blocks and the"), Lexicon::ENGLISH);
-/// assert_eq!(cut, Err(Rejection::Unfinished { ending: "and the".into() }));
+/// assert_eq!(cut, Err(Rejection::Unfinished { part: Part::Answer, ending: "and the".into() }));
 /// let bracket = finished(&answer("un verbe tel que {{HTTPMethod("), Lexicon::FRENCH);
 /// assert!(matches!(bracket, Err(Rejection::Unfinished { .. })));
+/// let runaway = Candidate {
+///     question: "What is the crux of this discovery? What are its implications for the field of".into(),
+///     answer: "Curie's law.".into(),
+/// };
+/// let cut = finished(&runaway, Lexicon::ENGLISH);
+/// assert_eq!(cut, Err(Rejection::Unfinished { part: Part::Question, ending: "field of".into() }));
 /// ```
 pub fn finished(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection> {
-    let answer = candidate.answer.trim_end();
-    let Some(last) = answer.chars().last() else {
-        return Ok(());
-    };
-    let open_quote = ['"', '`'].contains(&last) && answer.matches(last).count() % 2 == 1;
+    for (part, text) in [
+        (Part::Answer, &candidate.answer),
+        (Part::Question, &candidate.question),
+    ] {
+        if let Some(ending) = cut_at(text, lexicon) {
+            return Err(Rejection::Unfinished { part, ending });
+        }
+    }
+    Ok(())
+}
+
+/// The last two words of `text` where it stops mid-sentence.
+fn cut_at(text: &str, lexicon: Lexicon) -> Option<String> {
+    let text = text.trim_end();
+    let last = text.chars().last()?;
+    let open_quote = ['"', '`'].contains(&last) && text.matches(last).count() % 2 == 1;
     let lone_dash = DASHES.contains(&last)
-        && answer[..answer.len() - last.len_utf8()].ends_with(char::is_whitespace);
+        && text[..text.len() - last.len_utf8()].ends_with(char::is_whitespace);
     let cut = OPENERS.contains(&last)
         || CONTINUING.contains(&last)
         || lone_dash
         || open_quote
         || (last.is_alphanumeric()
-            && assay_grounding::features::words(answer)
+            && assay_grounding::features::words(text)
                 .last()
                 .is_some_and(|w| cannot_end(lexicon).contains(&w.as_str())));
-    if !cut {
-        return Ok(());
-    }
-    let tail: Vec<&str> = answer.split_whitespace().rev().take(2).collect();
-    Err(Rejection::Unfinished {
-        ending: tail.into_iter().rev().collect::<Vec<_>>().join(" "),
-    })
+    let tail: Vec<&str> = text.split_whitespace().rev().take(2).collect();
+    cut.then(|| tail.into_iter().rev().collect::<Vec<_>>().join(" "))
 }
 
 /// The characters a judge's JSON string was closed at, where its answer
@@ -770,11 +819,11 @@ const QUOTES: [char; 6] = ['"', '\u{201c}', '\u{201e}', '\u{ab}', '`', '{'];
 /// quotation mark.
 ///
 /// ```
-/// use assay_generate::check::{cut_at_quote, Candidate, Rejection};
+/// use assay_generate::check::{cut_at_quote, Candidate, Part, Rejection};
 /// let context = ["It supports HTML5 apps written using \"open Web\" technologies."];
 /// let answer = |a: &str| Candidate { question: "What does it support?".into(), answer: a.into() };
 /// let cut = cut_at_quote(&answer("It supports HTML5 apps written using"), &context);
-/// assert_eq!(cut, Err(Rejection::Unfinished { ending: "written using".into() }));
+/// assert_eq!(cut, Err(Rejection::Unfinished { part: Part::Answer, ending: "written using".into() }));
 /// assert_eq!(cut_at_quote(&answer("HTML5 apps written with open Web technologies"), &context), Ok(()));
 /// assert_eq!(cut_at_quote(&answer("It supports HTML5 apps."), &context), Ok(()));
 /// let named = ["Its project name is Boot to Gecko \"B2G\"."];
@@ -783,7 +832,8 @@ const QUOTES: [char; 6] = ['"', '\u{201c}', '\u{201e}', '\u{ab}', '`', '{'];
 /// assert_eq!(cut_at_quote(&answer("Radium was isolated by the Curies"), &owned), Ok(()));
 /// let extension = ["It is available as an extension named \"PDF Viewer\" for SeaMonkey."];
 /// let named = answer("The default extension for rendering PDF documents is named");
-/// assert_eq!(cut_at_quote(&named, &extension), Err(Rejection::Unfinished { ending: "is named".into() }));
+/// let cut = cut_at_quote(&named, &extension);
+/// assert_eq!(cut, Err(Rejection::Unfinished { part: Part::Answer, ending: "is named".into() }));
 /// let renamed = answer("The default extension for rendering PDF documents was renamed");
 /// assert_eq!(cut_at_quote(&renamed, &extension), Ok(()));
 /// ```
@@ -818,6 +868,7 @@ pub fn cut_at_quote(candidate: &Candidate, contexts: &[&str]) -> Result<(), Reje
     });
     if cut {
         Err(Rejection::Unfinished {
+            part: Part::Answer,
             ending: answer[answer.len() - 2..].join(" "),
         })
     } else {
@@ -1197,6 +1248,12 @@ const OPENING_WORDS: &str = "is are was were do does did can could should would 
 /// multi-hop question planned in poor grammar), "Python version 1995"
 /// (the 1.5B, answered "Python version 1995 was released in 1995."). A
 /// hurried writer's "how to use powers as little as possible" passes.
+/// Nor is a sentence that ends with a full stop and does not open as a
+/// question, in any style: the 0.5B default copied its context's
+/// sentences as questions ("HTTP est utilisé pour récupérer des
+/// documents, ... comme des résultats de formulaires HTML.", planned as
+/// a search query; "Core team membership acknowledges ..., which is open
+/// for one week ...", where "which" is a relative pronoun).
 ///
 /// ```
 /// use assay_generate::check::{asks_something, Candidate, Rejection};
@@ -1210,15 +1267,26 @@ const OPENING_WORDS: &str = "is are was were do does did can could should would 
 /// assert_eq!(asks_something(&q("Is HTTP stateless"), Style::PoorGrammar), Ok(()));
 /// let statement = q("Python version 1995 was released in 1995");
 /// assert_eq!(asks_something(&statement, Style::PoorGrammar), Err(Rejection::NotAQuestion));
+/// let copied = q("Curie studied magnetism, which is now known as Curie's law.");
+/// assert_eq!(asks_something(&copied, Style::Misspelled), Err(Rejection::NotAQuestion));
+/// assert_eq!(asks_something(&copied, Style::WebSearch), Err(Rejection::NotAQuestion));
+/// assert_eq!(asks_something(&q("How do I renew a certificate."), Style::PoorGrammar), Ok(()));
 /// ```
 pub fn asks_something(candidate: &Candidate, style: Style) -> Result<(), Rejection> {
     let question = candidate.question.trim_end();
-    let asking = style == Style::WebSearch || question.ends_with(['?', '？']) || {
-        let words = assay_grounding::words::words(question);
-        let among = |list: &str, w: &String| list.split_whitespace().any(|q| q == w);
-        words.first().is_some_and(|w| among(OPENING_WORDS, w))
-            || words.iter().any(|w| among(ASKING_WORDS, w))
-    };
+    let words = assay_grounding::words::words(question);
+    let among = |list: &str, w: &String| list.split_whitespace().any(|q| q == w);
+    let opens_asking = words
+        .first()
+        .is_some_and(|w| among(OPENING_WORDS, w) || among(ASKING_WORDS, w));
+    // A sentence that ends with a full stop is stated, in any style, unless
+    // it opens as a question; its "which" is a relative pronoun.
+    let stated = question.ends_with('.') && !opens_asking;
+    let asking = !stated
+        && (style == Style::WebSearch
+            || question.ends_with(['?', '？'])
+            || opens_asking
+            || words.iter().any(|w| among(ASKING_WORDS, w)));
     if asking {
         Ok(())
     } else {
@@ -1460,8 +1528,29 @@ pub(crate) mod tests {
             "Is HTTP stateless",
             "Quel est le premier protocole standardisé de HTTP ?",
             "Radium was discovered in 1898?",
+            "What is the main complication? bleeding and thrombocytopenia.",
         ] {
             assert!(asks(q, Style::PerfectGrammar), "{q}");
+        }
+        // Sentences of their contexts, copied or stitched, that the 0.5B
+        // default wrote as questions and the check above let pass (kept
+        // rows of generator v14 to v16, 2026-11).
+        for q in [
+            "core team membership acknowledges sustained and valuable efforts that align well \
+             with the philosophy and the goals of the Python project, and it is granted by \
+             receiving at least two-thirds positive votes in a core team vote which is open \
+             for one week and is not vetoed by the steering council.",
+            "HTTP est utilisé pour récupérer des documents, mais aussi pour des images, des \
+             vidéos ou bien pour renvoyer des contenus vers des serveurs, comme des résultats \
+             de formulaires HTML.",
+            "Pierre Curie discovered the effect of temperature on paramagnetism, and Pierre \
+             Curie studied ferromagnetism, paramagnetism, and diamagnetism for his doctoral \
+             thesis, and discovered the effect of temperature on paramagnetism which is now \
+             known as Curie's law.",
+        ] {
+            for style in [Style::PoorGrammar, Style::Misspelled, Style::WebSearch] {
+                assert!(!asks(q, style), "{q}");
+            }
         }
     }
 
@@ -1516,7 +1605,10 @@ pub(crate) mod tests {
         };
         let ending = |a: &str, lexicon| match finished(&answer(a), lexicon) {
             Ok(()) => None,
-            Err(Rejection::Unfinished { ending }) => Some(ending),
+            Err(Rejection::Unfinished {
+                part: Part::Answer,
+                ending,
+            }) => Some(ending),
             Err(other) => panic!("{other:?}"),
         };
         // Whole: a final stop, a closed quote, a bare answer, a word that

@@ -330,8 +330,8 @@ fn a_question_the_judge_answers_without_its_context_is_rejected() {
     let o = command_on(&fx, docs.path(), &plan, &dry).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let printed = String::from_utf8_lossy(&o.stdout);
-    // Two calls a candidate, up to three attempts on each of three chunks.
-    assert!(printed.contains("judge calls: 2 to 18"), "{printed}");
+    // Two calls a candidate, up to three attempts on each of five chunks.
+    assert!(printed.contains("judge calls: 2 to 30"), "{printed}");
 }
 
 /// `--evolution`: each question draws one of the evolutions named, its
@@ -422,11 +422,11 @@ fn a_judge_whose_answers_are_never_supported_makes_no_row_and_exits_5() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     assert!(read_jsonl(&out).is_empty());
     let rejected = read_jsonl(&fx.path("set.rejected.jsonl"));
-    // Three questions, three attempts on each of three chunks of their
+    // Three questions, three attempts on each of five chunks of their
     // own document, then of another.
-    assert_eq!(rejected.len(), 54);
+    assert_eq!(rejected.len(), 90);
     let asked_in = |q: usize| {
-        let mut documents: Vec<&str> = rejected[q * 18..(q + 1) * 18]
+        let mut documents: Vec<&str> = rejected[q * 30..(q + 1) * 30]
             .iter()
             .map(|r| r["document"].as_str().unwrap())
             .collect();
@@ -446,7 +446,7 @@ fn a_judge_whose_answers_are_never_supported_makes_no_row_and_exits_5() {
     let printed = String::from_utf8_lossy(&o.stdout);
     assert!(
         printed.contains("not made: ")
-            && printed.contains("no candidate kept in 18 attempts over 6 chunks of 2 documents"),
+            && printed.contains("no candidate kept in 30 attempts over 10 chunks of 2 documents"),
         "{printed}"
     );
 }
@@ -749,13 +749,13 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
     assert_eq!(o.status.code(), Some(5), "{}", stderr(&o));
     let summary = read_json(&fx.path("strict.summary.json"));
     assert_eq!(summary["made"], 0);
-    // Two questions, three attempts on each of three chunks of two
-    // documents; five of the loopback's answers (split at ". " only) join
-    // several sentences of a chunk, a list's items, which no one sentence
-    // of it holds.
+    // Two questions, three attempts on each of five chunks of two
+    // documents; eleven of the loopback's answers (split at ". " only) join
+    // several sentences of a chunk (a list's items, a page's front
+    // matter), which no one sentence of it holds.
     assert_eq!(
         summary["rejected"],
-        json!({"low_quality": 31, "unsupported": 5})
+        json!({"low_quality": 49, "unsupported": 11})
     );
     let rejected = read_jsonl(&fx.path("strict.rejected.jsonl"));
     assert_eq!(
@@ -774,8 +774,8 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
         .filter_map(|r| r.body["messages"][1]["content"].as_str().map(String::from))
         .filter(|user| user.contains("attempt:\n2"))
         .collect();
-    // The second attempt on each of six chunks, for each question.
-    assert_eq!(retries.len(), 12);
+    // The second attempt on each of ten chunks, for each question.
+    assert_eq!(retries.len(), 20);
     let first_unsupported = rejected
         .iter()
         .filter(|r| r["attempt"].as_u64().unwrap() % 3 == 1)
@@ -784,7 +784,7 @@ fn a_critic_rejects_questions_below_its_minimum_and_says_why() {
     let told = |why: &str| retries.iter().filter(|user| user.contains(why)).count();
     assert_eq!(
         told("why it was rejected:\na reviewer scored it 0.30 of 1: Name the subject instead of the source."),
-        12 - first_unsupported
+        20 - first_unsupported
     );
     assert_eq!(
         told("why it was rejected:\nthe context does not state"),
@@ -1007,6 +1007,6 @@ fn a_reference_answer_the_judge_reads_otherwise_is_rejected() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let printed = String::from_utf8_lossy(&o.stdout);
-    // Two calls a candidate, up to three attempts on each of three chunks.
-    assert!(printed.contains("judge calls: 2 to 18"), "{printed}");
+    // Two calls a candidate, up to three attempts on each of five chunks.
+    assert!(printed.contains("judge calls: 2 to 30"), "{printed}");
 }
