@@ -470,13 +470,21 @@ pub struct Readings<'a> {
     lexicon: Lexicon,
     model: Option<&'a dyn Verifier>,
     texts: Vec<Vec<String>>,
-    /// Each text's stems, for the lexical checks of a choice's words
-    /// (none where a model reads).
-    stems: Vec<Vec<HashSet<String>>>,
+    /// Each text's stems, for the lexical checks of a choice's words,
+    /// once a choice holds the text (never where a model reads).
+    stems: Vec<Vec<OnceCell<HashSet<String>>>>,
     /// Each whole context's stems.
     wholes: Vec<HashSet<String>>,
     /// Per context, per text: every claim's reading, once read.
     read: Vec<Vec<OnceCell<Reading>>>,
+}
+
+/// An empty cell for each text of each context.
+fn cells<T>(texts: &[Vec<String>]) -> Vec<Vec<OnceCell<T>>> {
+    texts
+        .iter()
+        .map(|t| t.iter().map(|_| OnceCell::new()).collect())
+        .collect()
 }
 
 /// Every claim read against one text, or why the text could not be read.
@@ -500,26 +508,15 @@ impl<'a> Readings<'a> {
         lexicon: Lexicon,
         model: Option<&'a dyn Verifier>,
     ) -> Readings<'a> {
-        let read = texts
-            .iter()
-            .map(|t| t.iter().map(|_| OnceCell::new()).collect())
-            .collect();
-        let stems = match model {
-            Some(_) => Vec::new(),
-            None => texts
-                .iter()
-                .map(|t| t.iter().map(|text| stems(text, lexicon)).collect())
-                .collect(),
-        };
         Readings {
             candidate,
             claims: candidate.claims(),
             lexicon,
             model,
+            read: cells(&texts),
+            stems: cells(&texts),
             texts,
-            stems,
             wholes: contexts.iter().map(|c| content_stems(c, lexicon)).collect(),
-            read,
         }
     }
 
@@ -532,7 +529,11 @@ impl<'a> Readings<'a> {
             let held: HashSet<String> = choice
                 .iter()
                 .enumerate()
-                .flat_map(|(i, &k)| self.stems[i][k].iter().cloned())
+                .flat_map(|(i, &k)| {
+                    let text = &self.texts[i][k];
+                    self.stems[i][k].get_or_init(|| stems(text, self.lexicon))
+                })
+                .cloned()
                 .collect();
             absent_from(self.candidate, &held, self.lexicon, bare)?;
             if bare {
@@ -800,8 +801,13 @@ fn cut_at(text: &str, lexicon: Lexicon) -> Option<String> {
             && assay_grounding::features::words(text)
                 .last()
                 .is_some_and(|w| cannot_end(lexicon).contains(&w.as_str())));
-    let tail: Vec<&str> = text.split_whitespace().rev().take(2).collect();
-    cut.then(|| tail.into_iter().rev().collect::<Vec<_>>().join(" "))
+    cut.then(|| last_two_words(text))
+}
+
+/// The last two words of `text`, to name where it was cut.
+fn last_two_words(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words[words.len().saturating_sub(2)..].join(" ")
 }
 
 /// The characters a judge's JSON string was closed at, where its answer
@@ -869,7 +875,7 @@ pub fn cut_at_quote(candidate: &Candidate, contexts: &[&str]) -> Result<(), Reje
     if cut {
         Err(Rejection::Unfinished {
             part: Part::Answer,
-            ending: answer[answer.len() - 2..].join(" "),
+            ending: last_two_words(&candidate.answer),
         })
     } else {
         Ok(())
