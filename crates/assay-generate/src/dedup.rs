@@ -74,6 +74,39 @@ pub fn same_answer(a: &HashSet<String>, b: &HashSet<String>) -> Option<f64> {
     Some(jaccard(a, b)).filter(|j| *j >= DUPLICATE_FROM)
 }
 
+/// Whether one of two reference answers, each of
+/// [`ANSWER_SHINGLES_FROM`] shingles or more, holds every shingle of the
+/// other: the second question asks for what the first's answer states
+/// (and perhaps more), however the two are worded. The 1.5B judge asked
+/// "What was the highest temperature recorded in Genève–Cointrin in
+/// 2015?" and "What was the highest temperature in July 2015 in
+/// Genève?", answered "The highest temperature recorded in
+/// Genève–Cointrin was in July 2015." and the same followed by ",
+/// according to the information provided." (Jaccard 0.64). Of the 2,287
+/// pairs of distinct questions kept together in the 15 sets on the
+/// development machine (2026-11), it flags 6, three pairs each asking
+/// for that one temperature, three an abstract answer whose first
+/// sentence is another question's whole answer (HTTP/1.0's connection
+/// per exchange); [`same_answer`], with which the sets were made, flags
+/// none.
+///
+/// ```
+/// use assay_generate::dedup::{answer_within, shingles};
+/// let a = shingles("The highest temperature recorded in Genève–Cointrin was in July 2015.");
+/// let b = shingles("The highest temperature recorded in Genève–Cointrin was in July 2015, \
+///     according to the information provided.");
+/// assert!(answer_within(&a, &b) && answer_within(&b, &a));
+/// let lowest = shingles("The lowest temperature recorded in Genève was −20.0 °C in February 1956.");
+/// assert!(!answer_within(&a, &lowest));
+/// let paris = shingles("In Paris.");
+/// assert!(!answer_within(&paris, &shingles("He was born in Paris.")));
+/// ```
+pub fn answer_within(a: &HashSet<String>, b: &HashSet<String>) -> bool {
+    a.len() >= ANSWER_SHINGLES_FROM
+        && b.len() >= ANSWER_SHINGLES_FROM
+        && (a.is_subset(b) || b.is_subset(a))
+}
+
 /// The cosine similarity of two unit vectors.
 pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     a.iter()

@@ -88,7 +88,7 @@ impl Default for Options {
 }
 
 /// The version of the generator's steps, in its signature.
-pub const VERSION: u32 = 16;
+pub const VERSION: u32 = 17;
 
 /// Chunks of its document a question is asked about at most, each for
 /// [`Options::attempts`] attempts, before it moves to another document: a
@@ -205,6 +205,8 @@ impl Kept {
             Some(by_words).filter(|(j, _)| *j >= dedup::DUPLICATE_FROM),
             by_meaning.filter(|(c, _)| *c >= dedup::SAME_MEANING_FROM),
             dedup::same_answer(&self.answer, &other.answer).map(|j| (j, Similarity::AnswerJaccard)),
+            dedup::answer_within(&self.answer, &other.answer)
+                .then_some((1.0, Similarity::AnswerWithin)),
         ]
         .into_iter()
         .flatten()
@@ -503,6 +505,7 @@ impl Prepared<'_> {
             check::asks_something(&candidate, slot.style)?;
             check::on_topic(&candidate, lexicon)?;
         }
+        check::contrasts(&candidate)?;
         // Where the prompt asks the judge to cite a sentence of each
         // context, the answer must be supported by one sentence of each
         // (after its context's headings, which name what a sentence's
@@ -941,6 +944,14 @@ mod tests {
             p.accept(&slot, &bad, None),
             Err(Rejection::Unsupported { .. })
         ));
+        let same = json!({"evidence": BORN, "question": "How does Pierre Curie's birth differ from his brother's?",
+            "answer": "Pierre Curie was born in Paris in 1859, while his brother was born in Paris in 1859."});
+        match p.accept(&slot, &same, None) {
+            Err(Rejection::EmptyContrast { repeated }) => {
+                assert_eq!(repeated, "was born in paris in 1859")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     /// A conversational scenario over one chunk becomes a row with
@@ -1185,8 +1196,9 @@ mod tests {
 
     /// Two questions worded apart whose answers state the same thing ask
     /// for one fact: the second is a duplicate by its answer, with or
-    /// without embeddings; a short answer that many questions share is
-    /// not compared.
+    /// without embeddings, and so is one whose answer holds all of an
+    /// earlier one; a short answer that many questions share is not
+    /// compared.
     #[test]
     fn questions_whose_answers_state_the_same_are_duplicates() {
         let d = docs();
@@ -1205,6 +1217,16 @@ mod tests {
                 assert_eq!(of, "Where was Pierre Curie born?");
                 assert_eq!(similarity, 1.0);
             }
+            other => panic!("{other:?}"),
+        }
+        let within = json!({"evidence": BORN, "question": "What kind of physicist was Pierre Curie, and where was he born?",
+            "answer": "Pierre Curie was born in Paris in 1859, a French physicist."});
+        match p.accept(&slot, &within, None) {
+            Err(Rejection::Duplicate {
+                measure: Similarity::AnswerWithin,
+                similarity,
+                ..
+            }) => assert_eq!(similarity, 1.0),
             other => panic!("{other:?}"),
         }
         let mut short = prepare(&d, &options(4));
