@@ -1409,16 +1409,15 @@ const REPEATED_WORDS: usize = 3;
 /// the same words, three or more and no fewer than either side's own,
 /// and their own words (what each side speaks of) hold no auxiliary
 /// verb and no denial that the other lacks. The 0.5B default answered
-/// "How does the
-/// way a new council is elected differ from a council election?" with
-/// "A new council is elected after each feature release, while a
-/// council election is elected after each feature release.", in every
-/// run on `examples/docs`. Of the 641 distinct answers, kept and
-/// rejected, of the sets on the development machine (2026-11), it
-/// finds 3, each empty when read: that one,
-/// HTTP/2 and HTTP/1.1 that both "use a connection to send multiple
-/// requests at once over one connection", a client and a server that
-/// both "can be considered an HTTP proxy". A contrast drawn within
+/// "How does the way a new council is elected differ from a council
+/// election?" with "A new council is elected after each feature
+/// release, while a council election is elected after each feature
+/// release.", in every run on `examples/docs`. Of the 641 distinct
+/// answers, kept and rejected, of the sets on the development machine
+/// (2026-11), it finds 3, each empty when read: that one, HTTP/2 and
+/// HTTP/1.1 that both "use a connection to send multiple requests at
+/// once over one connection", a client and a server that both "can be
+/// considered an HTTP proxy". A contrast drawn within
 /// the sides' own words by a verb that is not an auxiliary reads empty
 /// where those words are no longer than the shared ending ("X takes a
 /// reference to an object as a parameter instead of taking ownership

@@ -84,10 +84,11 @@ pub fn same_answer(a: &HashSet<String>, b: &HashSet<String>) -> Option<f64> {
 /// Genève–Cointrin was in July 2015." and the same followed by ",
 /// according to the information provided." (Jaccard 0.64). Of the 2,287
 /// pairs of distinct questions kept together in the 15 sets on the
-/// development machine (2026-11), it flags 6, three pairs each asking
-/// for that one temperature, three an abstract answer whose first
-/// sentence is another question's whole answer (HTTP/1.0's connection
-/// per exchange); [`same_answer`], with which the sets were made, flags
+/// development machine (2026-11), it flags 6, three distinct pairs: two
+/// that ask for that one temperature (one of them in two sets), and a
+/// single-hop question beside an abstract one whose first sentence is
+/// the other's whole answer (HTTP/1.0's connection per exchange, in
+/// three sets); [`same_answer`], with which the sets were made, flags
 /// none.
 ///
 /// ```
