@@ -1229,9 +1229,9 @@ pub fn answer_type(candidate: &Candidate) -> Result<(), Rejection> {
             .any(|w| (3..=4).contains(&w.chars().take_while(char::is_ascii_digit).count()))
     };
     let count = || {
-        answer.iter().any(|w| {
-            w.chars().any(|c| c.is_ascii_digit()) || COUNT_WORDS.split_whitespace().any(|c| c == w)
-        })
+        answer
+            .iter()
+            .any(|w| w.chars().any(|c| c.is_ascii_digit()) || listed(COUNT_WORDS, w))
     };
     let missing = if asks(ASKS_YEAR) && !year() {
         Some("a year")
@@ -1299,10 +1299,9 @@ const OPENING_WORDS: &str = "is are was were do does did can could should would 
 pub fn asks_something(candidate: &Candidate, style: Style) -> Result<(), Rejection> {
     let question = candidate.question.trim_end();
     let words = assay_grounding::words::words(question);
-    let among = |list: &str, w: &String| list.split_whitespace().any(|q| q == w);
     let opens_asking = words
         .first()
-        .is_some_and(|w| among(OPENING_WORDS, w) || among(ASKING_WORDS, w));
+        .is_some_and(|w| listed(OPENING_WORDS, w) || listed(ASKING_WORDS, w));
     // A sentence that ends with a full stop is stated, in any style, unless
     // it opens as a question; its "which" is a relative pronoun.
     let stated = question.ends_with('.') && !opens_asking;
@@ -1310,7 +1309,7 @@ pub fn asks_something(candidate: &Candidate, style: Style) -> Result<(), Rejecti
         && (style == Style::WebSearch
             || question.ends_with(['?', '？'])
             || opens_asking
-            || words.iter().any(|w| among(ASKING_WORDS, w)));
+            || words.iter().any(|w| listed(ASKING_WORDS, w)));
     if asking {
         Ok(())
     } else {
@@ -1351,7 +1350,7 @@ pub fn on_topic(candidate: &Candidate, lexicon: Lexicon) -> Result<(), Rejection
     }
     let opens_with_pronoun = assay_grounding::words::words(&candidate.answer)
         .first()
-        .is_some_and(|w| STANDS_FOR.split_whitespace().any(|p| p == w));
+        .is_some_and(|w| listed(STANDS_FOR, w));
     let question = content_stems(&candidate.question, lexicon);
     if opens_with_pronoun || !content_stems(&candidate.answer, lexicon).is_disjoint(&question) {
         Ok(())
@@ -1382,12 +1381,17 @@ const CONTRASTS: [&str; 11] = [
 const NEGATIONS: &str = "not no never cannot nor neither ne pas jamais aucun aucune non \
     nicht kein keine keinen nie niemals nunca ningún ninguna";
 
+/// Whether `word` is one of `list`'s words (separated by white space).
+fn listed(list: &str, word: &str) -> bool {
+    list.split_whitespace().any(|w| w == word)
+}
+
 /// Whether `text` denies something: a word of [`NEGATIONS`] or an "n't".
 fn negated(text: &str) -> bool {
     text.to_lowercase().contains("n't")
         || assay_grounding::words::words(text)
             .iter()
-            .any(|w| NEGATIONS.split_whitespace().any(|n| n == w))
+            .any(|w| listed(NEGATIONS, w))
 }
 
 /// Auxiliary and copular verb forms, in English, French, German and
@@ -1471,7 +1475,7 @@ pub fn contrasts(candidate: &Candidate) -> Result<(), Rejection> {
                 && !own
                     .iter()
                     .flat_map(|o| o.iter())
-                    .any(|w| AUXILIARIES.split_whitespace().any(|a| a == w));
+                    .any(|w| listed(AUXILIARIES, w));
             if empty {
                 let repeated = left[left.len() - same..].join(" ");
                 return Err(Rejection::EmptyContrast { repeated });
